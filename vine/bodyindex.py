@@ -1,0 +1,225 @@
+"""The body index behind ``sniff``: every body line's tokens, in SQLite FTS5.
+
+Each non-blank body line is one row of a contentless FTS5 table whose rowid is
+``gen << LINE_BITS | line``: ``gen`` names one version of one node's body (the
+catalog row holds the live one), ``line`` is the 0-based body line. Rows of
+old versions are never deleted (contentless tables cannot delete on this
+SQLite); a join on the live ``gen`` hides them, and a rebuild drops them once
+they outnumber the live rows.
+
+Tokens are runs of letters and digits of the folded text (lowercased, accents
+dropped), stored space-separated under the ``ascii`` tokenizer so the index
+holds exactly the tokens Python computed. A literal term is found through the
+vocabulary: a one-token term matches every line holding a token that contains
+it, which is exact; a term with punctuation or spaces narrows the lines to
+check, and the lines themselves decide.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from dataclasses import dataclass
+
+from .text import TOKEN, fold
+
+LINE_BITS = 20
+LINE_MASK = (1 << LINE_BITS) - 1
+# Above this many vocabulary tokens, one OR expression is split into chunks.
+OR_CHUNK = 400
+
+
+def create(conn: sqlite3.Connection) -> None:
+    """Create the body index tables when missing."""
+    conn.executescript("""
+        CREATE VIRTUAL TABLE IF NOT EXISTS body_fts USING fts5(
+            text, tokenize='ascii', content='', detail='none');
+        CREATE TABLE IF NOT EXISTS body_vocab(id INTEGER PRIMARY KEY, term TEXT UNIQUE);
+    """)
+
+
+def _meta_int(conn: sqlite3.Connection, key: str) -> int:
+    row = conn.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
+    return int(row[0]) if row else 0
+
+
+def _set_meta(conn: sqlite3.Connection, key: str, value: int) -> None:
+    conn.execute("INSERT OR REPLACE INTO meta VALUES(?, ?)", (key, str(value)))
+
+
+class BodyWriter:
+    """Adds body versions to the index inside a catalog transaction."""
+
+    def __init__(self, conn: sqlite3.Connection, *, bulk: bool) -> None:
+        self.conn = conn
+        self.bulk = bulk
+        self._next_gen: int | None = None
+        self._garbage = 0
+        self._vocab: set[str] = set()
+        self._rows: list[tuple[int, str]] = []
+
+    def clear(self) -> None:
+        """Empty the index (a rebuild)."""
+        self.conn.execute("DELETE FROM body_fts")
+        self.conn.execute("DELETE FROM body_vocab")
+        _set_meta(self.conn, "body_garbage", 0)
+        self._garbage = 0
+
+    def _gen(self) -> int:
+        if self._next_gen is None:
+            self._next_gen = max(1, _meta_int(self.conn, "next_gen"))
+        gen = self._next_gen
+        self._next_gen += 1
+        return gen
+
+    def add(self, body: str) -> tuple[int, int]:
+        """Index one body; returns its ``gen`` and the number of rows written."""
+        gen = self._gen()
+        base = gen << LINE_BITS
+        count = 0
+        rows = self._rows
+        vocab = self._vocab
+        for i, line in enumerate(fold(body).split("\n")):
+            if i > LINE_MASK:
+                break
+            toks = TOKEN.findall(line)
+            if toks:
+                rows.append((base | i, " ".join(toks)))
+                vocab.update(toks)
+                count += 1
+        if len(rows) > 5000:
+            self._flush_rows()
+        return gen, count
+
+    def retire(self, rows: int) -> None:
+        """Count the rows of a replaced body version as garbage."""
+        self._garbage += rows
+
+    def _flush_rows(self) -> None:
+        self.conn.executemany("INSERT INTO body_fts(rowid, text) VALUES(?, ?)", self._rows)
+        self._rows = []
+
+    def finish(self) -> None:
+        """Write what is pending: rows, new vocabulary, counters."""
+        self._flush_rows()
+        if self._vocab:
+            self.conn.executemany("INSERT OR IGNORE INTO body_vocab(term) VALUES(?)",
+                                  ((t,) for t in sorted(self._vocab)))
+            self._vocab = set()
+        if self._next_gen is not None:
+            _set_meta(self.conn, "next_gen", self._next_gen)
+        if self._garbage:
+            _set_meta(self.conn, "body_garbage",
+                      _meta_int(self.conn, "body_garbage") + self._garbage)
+            self._garbage = 0
+
+
+def garbage_ratio(conn: sqlite3.Connection) -> float:
+    """Dead rows per live row."""
+    garbage = _meta_int(conn, "body_garbage")
+    live = conn.execute("SELECT coalesce(sum(body_lines), 0) FROM nodes").fetchone()[0]
+    return garbage / max(live, 1)
+
+
+class Vocabulary:
+    """The index's distinct tokens, held as one newline-joined string.
+
+    Loaded incrementally (the table only grows between rebuilds), so a sniff
+    after an edit reads just the new tokens.
+    """
+
+    def __init__(self) -> None:
+        self._text = "\n"
+        self._last = 0
+
+    def refresh(self, conn: sqlite3.Connection) -> None:
+        """Read tokens added since the last refresh (all of them after a rebuild)."""
+        top = conn.execute("SELECT coalesce(max(id), 0) FROM body_vocab").fetchone()[0]
+        if top < self._last:
+            self._text, self._last = "\n", 0
+        if top == self._last:
+            return
+        new = conn.execute("SELECT id, term FROM body_vocab WHERE id > ? ORDER BY id",
+                           (self._last,)).fetchall()
+        if new:
+            self._text += "\n".join(t for _, t in new) + "\n"
+            self._last = new[-1][0]
+
+    def containing(self, part: str, *, prefix: bool = False, suffix: bool = False) -> list[str]:
+        """Tokens containing ``part`` (starting with it, or ending with it, if asked)."""
+        text = self._text
+        out: list[str] = []
+        pos = text.find(part)
+        while pos != -1:
+            start = text.rfind("\n", 0, pos) + 1
+            end = text.find("\n", pos)
+            ok = (not prefix or start == pos) and (not suffix or end == pos + len(part))
+            if ok:
+                out.append(text[start:end])
+                pos = text.find(part, end)
+            else:
+                pos = text.find(part, pos + 1)
+        return out
+
+
+@dataclass
+class TermPlan:
+    """How the index answers one folded term.
+
+    ``groups`` are lists of tokens: a line is a candidate when it holds a
+    token of every group. ``exact`` means the candidates are the answer;
+    otherwise each candidate line is checked against the literal term.
+    """
+
+    groups: list[list[str]]
+    exact: bool
+
+
+def plan(term: str, vocab: Vocabulary) -> TermPlan | None:
+    """Plan a folded term; None when the index cannot answer it (non-ASCII, no tokens)."""
+    if not term.isascii():
+        return None
+    runs = TOKEN.findall(term)
+    if not runs:
+        return None
+    if len(runs) == 1 and runs[0] == term:
+        return TermPlan([vocab.containing(term)], exact=True)
+    starts_inside = term[0].isalnum()
+    ends_inside = term[-1].isalnum()
+    groups: list[list[str]] = []
+    for i, run in enumerate(runs):
+        first, last = i == 0, i == len(runs) - 1
+        # A run bounded by punctuation inside the term is a whole token on that side.
+        groups.append(vocab.containing(
+            run,
+            prefix=not first or not starts_inside,
+            suffix=not last or not ends_inside,
+        ))
+    return TermPlan(groups, exact=False)
+
+
+def _quote(token: str) -> str:
+    return '"' + token + '"'
+
+
+def expressions(tp: TermPlan) -> list[str]:
+    """FTS5 MATCH expressions whose union is the term's candidate lines."""
+    if any(not g for g in tp.groups):
+        return []
+    if len(tp.groups) == 1:
+        toks = tp.groups[0]
+        return [" OR ".join(map(_quote, toks[i:i + OR_CHUNK]))
+                for i in range(0, len(toks), OR_CHUNK)]
+    # Multi-run terms: AND of the groups, each group an OR (chunking the largest).
+    groups = sorted(tp.groups, key=len)
+    head, rest = groups[-1], groups[:-1]
+    tail = " AND ".join("(" + " OR ".join(map(_quote, g[:OR_CHUNK * 4])) + ")" for g in rest)
+    return ["(" + " OR ".join(map(_quote, head[i:i + OR_CHUNK])) + ") AND " + tail
+            for i in range(0, len(head), OR_CHUNK)]
+
+
+def lines_matching(conn: sqlite3.Connection, expr: str, scope_sql: str,
+                   scope_args: tuple[object, ...]) -> list[tuple[str, int]]:
+    """Live ``(node id, body line)`` pairs whose line matches ``expr``, within scope."""
+    sql = ("SELECT n.id, f.rowid & ? FROM body_fts f JOIN nodes n "
+           "ON n.body_gen = (f.rowid >> ?) WHERE body_fts MATCH ?" + scope_sql)
+    return conn.execute(sql, (LINE_MASK, LINE_BITS, expr, *scope_args)).fetchall()

@@ -1,0 +1,468 @@
+"""The catalog: ``_derived/catalog.db``, the SQLite mirror of a forest's files.
+
+It holds one row per node (curated metadata, derived parent and trail, outline,
+body size), the typed edges, an FTS5 index of curated metadata for ``locate``,
+and the body index that serves ``sniff`` (see :mod:`monkeyllm.bodyindex`).
+It is a disposable cache: anything odd about it is answered by rebuilding.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import sqlite3
+import threading
+import uuid
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from . import bodyindex
+from .budget import tokens
+from .ids import id_of, is_index, parent_of, trail_of
+from .nodes import Node, ParseError, meta_str, parse_bytes
+from .watch import Stat, Watcher
+
+SCHEMA_VERSION = "1"
+_COVERAGE = re.compile(r"^(\d+) bananas?, (\d+) sub-branch(?:es)?\.?$")
+
+_DDL = """
+CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT);
+CREATE TABLE IF NOT EXISTS files(path TEXT PRIMARY KEY, mtime_ns INTEGER, size INTEGER,
+    error TEXT);
+CREATE TABLE IF NOT EXISTS nodes(
+    id TEXT PRIMARY KEY, kind TEXT, type TEXT, title TEXT, summary TEXT,
+    tags TEXT DEFAULT '[]', aliases TEXT DEFAULT '[]', created TEXT, updated TEXT,
+    confidence REAL DEFAULT 1.0, source TEXT, entity_kind TEXT, payload TEXT,
+    payload_type TEXT, payload_hash TEXT, parent TEXT, trail TEXT, coverage TEXT,
+    body_tokens INTEGER, outline TEXT, stale INTEGER DEFAULT 0, body_hash TEXT DEFAULT '',
+    origin TEXT, body_gen INTEGER, body_lines INTEGER DEFAULT 0);
+CREATE INDEX IF NOT EXISTS nodes_parent ON nodes(parent);
+CREATE INDEX IF NOT EXISTS nodes_type ON nodes(type);
+CREATE INDEX IF NOT EXISTS nodes_created ON nodes(created);
+CREATE INDEX IF NOT EXISTS nodes_updated ON nodes(updated);
+CREATE INDEX IF NOT EXISTS nodes_gen ON nodes(body_gen);
+CREATE TABLE IF NOT EXISTS edges(src TEXT, rel TEXT, dst TEXT, confidence REAL DEFAULT 1.0,
+    ord INTEGER, PRIMARY KEY(src, rel, dst));
+CREATE INDEX IF NOT EXISTS edges_dst ON edges(dst);
+CREATE TABLE IF NOT EXISTS moves(old_id TEXT PRIMARY KEY, new_id TEXT);
+CREATE VIRTUAL TABLE IF NOT EXISTS nodes_fts USING fts5(
+    id UNINDEXED, title, aliases, tags, summary,
+    tokenize="unicode61 remove_diacritics 2");
+"""
+
+NODE_COLUMNS = ("id", "kind", "type", "title", "summary", "tags", "aliases", "created",
+                "updated", "confidence", "source", "entity_kind", "payload", "payload_type",
+                "payload_hash", "parent", "trail", "coverage", "body_tokens", "outline",
+                "body_hash", "origin", "body_gen", "body_lines")
+
+
+def parse_coverage(raw: str | None) -> dict[str, int] | str | None:
+    """``"N bananas, M sub-branches"`` as ``{"notes": N, "branches": M}``."""
+    if not raw:
+        return None
+    m = _COVERAGE.match(raw.strip())
+    return {"notes": int(m.group(1)), "branches": int(m.group(2))} if m else raw
+
+
+def _str_list(value: Any) -> list[str]:
+    if value is None:
+        return []
+    if isinstance(value, str | int | float):
+        return [str(value)]
+    if isinstance(value, list):
+        return [str(v) for v in value if v is not None and not isinstance(v, dict | list)]
+    return []
+
+
+def _confidence(value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return 1.0
+    return float(value)
+
+
+def clean_target(value: Any) -> str | None:
+    """A link target as an id (``.md`` and slashes trimmed), or None."""
+    if not isinstance(value, str) or not value.strip():
+        return None
+    target = value.strip().strip("/")
+    return target[:-3] if target.endswith(".md") else target
+
+
+@dataclass
+class Problem:
+    """A node file the catalog skipped, and why."""
+
+    path: str
+    reason: str
+
+
+class Catalog:
+    """One forest's catalog: connections (one per thread), build and sync."""
+
+    def __init__(self, root: Path, *, use_inotify: bool = True) -> None:
+        self.root = root
+        self._local = threading.local()
+        self._sync_lock = threading.RLock()
+        self.watcher = Watcher(root, use_inotify=use_inotify)
+        self.on_change: list[Any] = []
+        self._walked = False
+        self.path, self._uri = self._locate_file()
+        self._open_checked()
+
+    # -- connections ---------------------------------------------------------------
+
+    def _locate_file(self) -> tuple[Path | None, str | None]:
+        derived = self.root / "_derived"
+        try:
+            derived.mkdir(exist_ok=True)
+            probe = derived / f".probe-{os.getpid()}"
+            probe.touch()
+            probe.unlink()
+            return derived / "catalog.db", None
+        except OSError:
+            # A read-only forest still gets a catalog, in memory.
+            return None, f"file:monkeyllm-{uuid.uuid4().hex}?mode=memory&cache=shared"
+
+    def _connect(self) -> sqlite3.Connection:
+        if self._uri:
+            conn = sqlite3.connect(self._uri, uri=True, check_same_thread=False)
+        else:
+            conn = sqlite3.connect(self.path, check_same_thread=False)
+        conn.execute("PRAGMA busy_timeout=5000")
+        try:
+            conn.execute("PRAGMA journal_mode=WAL")
+        except sqlite3.DatabaseError:
+            pass
+        conn.execute("PRAGMA synchronous=NORMAL")
+        return conn
+
+    @property
+    def conn(self) -> sqlite3.Connection:
+        """This thread's connection."""
+        conn = getattr(self._local, "conn", None)
+        if conn is None:
+            conn = self._connect()
+            self._local.conn = conn
+            self._all_conns().append(conn)
+        return conn
+
+    def _all_conns(self) -> list[sqlite3.Connection]:
+        if not hasattr(self, "_conns"):
+            self._conns: list[sqlite3.Connection] = []
+        return self._conns
+
+    def close(self) -> None:
+        """Close every connection and stop watching."""
+        self.watcher.close()
+        self._close_conns()
+
+    def _close_conns(self) -> None:
+        for conn in self._all_conns():
+            try:
+                conn.close()
+            except sqlite3.Error:
+                pass
+        self._conns = []
+        self._local = threading.local()
+
+    def _open_checked(self) -> None:
+        """Open the catalog, throwing away anything unreadable or of another version."""
+        try:
+            conn = self.conn
+            conn.executescript(_DDL)
+            bodyindex.create(conn)
+            version = conn.execute("SELECT value FROM meta WHERE key='schema'").fetchone()
+            if version is None:
+                conn.execute("INSERT OR REPLACE INTO meta VALUES('schema', ?)", (SCHEMA_VERSION,))
+                conn.commit()
+            elif version[0] != SCHEMA_VERSION:
+                raise sqlite3.DatabaseError("catalog of another version")
+            conn.execute("SELECT count(*) FROM nodes").fetchone()
+        except sqlite3.DatabaseError:
+            self._close_conns()
+            self._discard_file()
+            conn = self.conn
+            conn.executescript(_DDL)
+            bodyindex.create(conn)
+            conn.execute("INSERT OR REPLACE INTO meta VALUES('schema', ?)", (SCHEMA_VERSION,))
+            conn.commit()
+
+    def _discard_file(self) -> None:
+        if self.path is None:
+            return
+        for suffix in ("", "-wal", "-shm"):
+            try:
+                os.unlink(str(self.path) + suffix)
+            except FileNotFoundError:
+                pass
+
+    # -- sync ----------------------------------------------------------------------
+
+    def sync(self, *, full: bool = False) -> int:
+        """Bring the catalog in line with the files; returns how many nodes changed."""
+        with self._sync_lock:
+            changes = None if full or not self._walked else self.watcher.poll()
+            if changes is None:
+                self._walked = True
+                return self._sync_walk(self.watcher.walk())
+            if not changes:
+                return 0
+            return self._sync_changes(changes)
+
+    def _sync_changes(self, changes: Any) -> int:
+        conn = self.conn
+        seen: dict[str, Stat | None] = {}
+        for folder in changes.folders:
+            prefix = folder + "/"
+            for (path,) in conn.execute(
+                    "SELECT path FROM files WHERE substr(path, 1, ?) = ?",
+                    (len(prefix), prefix)):
+                seen[path] = None
+            if (self.root / folder).is_dir():
+                seen.update(self.watcher.walk(folder))
+        for path in changes.files:
+            try:
+                st = os.stat(self.root / path, follow_symlinks=False)
+                seen[path] = (st.st_mtime_ns, st.st_size)
+            except OSError:
+                seen[path] = None
+        return self._apply(seen)
+
+    def _sync_walk(self, found: dict[str, Stat]) -> int:
+        known = {path for (path,) in self.conn.execute("SELECT path FROM files")}
+        seen: dict[str, Stat | None] = dict(found)
+        for path in known - found.keys():
+            seen[path] = None
+        if not known:
+            return self.build(found)
+        return self._apply(seen)
+
+    def _apply(self, seen: dict[str, Stat | None]) -> int:
+        """Upsert or drop each path whose stat differs from what was indexed."""
+        conn = self.conn
+        stale: list[tuple[str, Stat | None]] = []
+        for path, stat in seen.items():
+            row = conn.execute("SELECT mtime_ns, size FROM files WHERE path=?", (path,)).fetchone()
+            if stat is None and row is None:
+                continue
+            if stat is not None and row is not None and (row[0], row[1]) == stat:
+                continue
+            stale.append((path, stat))
+        if not stale:
+            return 0
+        changed_ids: list[str] = []
+        with self.transaction() as tx:
+            for path, stat in stale:
+                node_id = id_of(path)
+                if stat is None:
+                    tx.drop(path, node_id)
+                else:
+                    tx.upsert_path(path, stat)
+                changed_ids.append(node_id)
+        for callback in self.on_change:
+            callback(changed_ids)
+        return len(changed_ids)
+
+    def build(self, found: dict[str, Stat] | None = None) -> int:
+        """Index every node file from scratch; returns the number of nodes."""
+        with self._sync_lock:
+            if found is None:
+                found = self.watcher.walk()
+            conn = self.conn
+            with self.transaction(bulk=True) as tx:
+                tx.clear()
+                for path in sorted(found):
+                    tx.upsert_path(path, found[path])
+            for callback in self.on_change:
+                callback(None)
+            return conn.execute("SELECT count(*) FROM nodes").fetchone()[0]
+
+    def transaction(self, *, bulk: bool = False) -> Writer:
+        """A write transaction on this thread's connection."""
+        return Writer(self, bulk=bulk)
+
+    # -- queries -------------------------------------------------------------------
+
+    def row(self, node_id: str) -> sqlite3.Row | None:
+        """The catalog row of a node, or None."""
+        cur = self.conn.execute("SELECT rowid AS ord, * FROM nodes WHERE id=?", (node_id,))
+        cur.row_factory = sqlite3.Row
+        return cur.fetchone()
+
+    def rows(self, sql: str, params: Iterable[Any] = ()) -> list[sqlite3.Row]:
+        """Rows of a query, addressable by column name."""
+        cur = self.conn.execute(sql, tuple(params))
+        cur.row_factory = sqlite3.Row
+        return cur.fetchall()
+
+    def problems(self) -> list[Problem]:
+        """Files skipped because they are not well-formed nodes."""
+        return [Problem(p, e) for p, e in self.conn.execute(
+            "SELECT path, error FROM files WHERE error IS NOT NULL ORDER BY path")]
+
+    def problem(self, node_id: str) -> str | None:
+        """Why the file of ``node_id`` was skipped, if it was."""
+        row = self.conn.execute("SELECT error FROM files WHERE path=?",
+                                (node_id + ".md",)).fetchone()
+        return row[0] if row else None
+
+    def moved_to(self, node_id: str) -> str | None:
+        """Where a transplanted id lives now, if it moved."""
+        row = self.conn.execute("SELECT new_id FROM moves WHERE old_id=?", (node_id,)).fetchone()
+        return row[0] if row else None
+
+    def count(self) -> int:
+        """Number of nodes."""
+        return self.conn.execute("SELECT count(*) FROM nodes").fetchone()[0]
+
+
+class Writer:
+    """A catalog write transaction (a context manager)."""
+
+    def __init__(self, catalog: Catalog, *, bulk: bool) -> None:
+        self.catalog = catalog
+        self.conn = catalog.conn
+        self.bulk = bulk
+        self.body = bodyindex.BodyWriter(self.conn, bulk=bulk)
+
+    def __enter__(self) -> Writer:
+        if self.bulk:
+            self.conn.execute("PRAGMA synchronous=OFF")
+        self.conn.execute("BEGIN IMMEDIATE")
+        return self
+
+    def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
+        if exc_type is not None:
+            self.conn.rollback()
+            if self.bulk:
+                self.conn.execute("PRAGMA synchronous=NORMAL")
+            return
+        self.body.finish()
+        self.conn.commit()
+        if self.bulk:
+            self.conn.execute("PRAGMA synchronous=NORMAL")
+            self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+
+    def clear(self) -> None:
+        """Forget everything (a rebuild)."""
+        for table in ("files", "nodes", "edges", "moves", "nodes_fts"):
+            self.conn.execute(f"DELETE FROM {table}")
+        self.body.clear()
+
+    def upsert_path(self, path: str, stat: Stat) -> None:
+        """Read, parse and index one file (or record why it cannot be)."""
+        node_id = id_of(path)
+        try:
+            with open(self.catalog.root / path, "rb") as fh:
+                data = fh.read()
+            node = parse_bytes(node_id, data)
+        except ParseError as exc:
+            self.drop(path, node_id)
+            self.conn.execute("INSERT OR REPLACE INTO files VALUES(?,?,?,?)",
+                              (path, stat[0], stat[1], str(exc)))
+            return
+        except OSError as exc:
+            self.drop(path, node_id)
+            self.conn.execute("INSERT OR REPLACE INTO files VALUES(?,?,?,?)",
+                              (path, stat[0], stat[1], f"unreadable: {exc.strerror}"))
+            return
+        self.upsert_node(node)
+        self.conn.execute("INSERT OR REPLACE INTO files VALUES(?,?,?,NULL)",
+                          (path, stat[0], stat[1]))
+
+    def drop(self, path: str, node_id: str) -> None:
+        """Remove a node and its file record."""
+        conn = self.conn
+        row = conn.execute("SELECT rowid, body_gen, body_lines FROM nodes WHERE id=?",
+                           (node_id,)).fetchone()
+        if row is not None:
+            conn.execute("DELETE FROM nodes_fts WHERE rowid=?", (row[0],))
+            conn.execute("DELETE FROM nodes WHERE id=?", (node_id,))
+            self.body.retire(row[2] or 0)
+        conn.execute("DELETE FROM edges WHERE src=?", (node_id,))
+        conn.execute("DELETE FROM moves WHERE new_id=?", (node_id,))
+        conn.execute("DELETE FROM files WHERE path=?", (path,))
+
+    def upsert_node(self, node: Node) -> None:
+        """Index a parsed node: its row, metadata FTS, edges, moves and body lines."""
+        conn = self.conn
+        meta = node.meta
+        node_id = node.id
+        ntype = meta_str(meta.get("type")) or ("branch" if is_index(node_id) else "note")
+        tags = _str_list(meta.get("tags"))
+        aliases = _str_list(meta.get("aliases"))
+        body_hash = hashlib.sha256(node.body.encode("utf-8", "surrogatepass")).hexdigest()
+        old = None if self.bulk else conn.execute(
+            "SELECT rowid, body_hash, body_gen, body_lines FROM nodes WHERE id=?",
+            (node_id,)).fetchone()
+        if old is not None and old[1] == body_hash:
+            gen, lines = old[2], old[3]
+        else:
+            if old is not None:
+                self.body.retire(old[3] or 0)
+            gen, lines = self.body.add(node.body)
+        values = {
+            "id": node_id,
+            "kind": "branch" if ntype == "branch" else "banana",
+            "type": ntype,
+            "title": node.title,
+            "summary": node.summary,
+            "tags": json.dumps(tags, ensure_ascii=False),
+            "aliases": json.dumps(aliases, ensure_ascii=False),
+            "created": meta_str(meta.get("created")),
+            "updated": meta_str(meta.get("updated")),
+            "confidence": _confidence(meta.get("confidence", 1.0)),
+            "source": meta_str(meta.get("source")),
+            "entity_kind": meta_str(meta.get("entity_kind")),
+            "payload": meta_str(meta.get("payload")),
+            "payload_type": meta_str(meta.get("payload_type")),
+            "payload_hash": meta_str(meta.get("payload_hash")),
+            "parent": parent_of(node_id),
+            "trail": json.dumps(trail_of(node_id)),
+            "coverage": meta_str(meta.get("coverage")),
+            "body_tokens": tokens(node.body),
+            "outline": json.dumps(node.outline, ensure_ascii=False),
+            "body_hash": body_hash,
+            "origin": meta_str(meta.get("origin")),
+            "body_gen": gen,
+            "body_lines": lines,
+        }
+        cols = ", ".join(NODE_COLUMNS)
+        marks = ", ".join("?" for _ in NODE_COLUMNS)
+        updates = ", ".join(f"{c}=excluded.{c}" for c in NODE_COLUMNS[1:])
+        conn.execute(f"INSERT INTO nodes({cols}) VALUES({marks}) "
+                     f"ON CONFLICT(id) DO UPDATE SET {updates}",
+                     [values[c] for c in NODE_COLUMNS])
+        rowid = old[0] if old is not None else conn.execute(
+            "SELECT rowid FROM nodes WHERE id=?", (node_id,)).fetchone()[0]
+        if old is not None:
+            conn.execute("DELETE FROM nodes_fts WHERE rowid=?", (rowid,))
+        conn.execute("INSERT INTO nodes_fts(rowid, id, title, aliases, tags, summary) "
+                     "VALUES(?,?,?,?,?,?)",
+                     (rowid, node_id, values["title"], " ".join(aliases), " ".join(tags),
+                      values["summary"]))
+        if not self.bulk:
+            conn.execute("DELETE FROM edges WHERE src=?", (node_id,))
+            conn.execute("DELETE FROM moves WHERE new_id=?", (node_id,))
+        conn.executemany("INSERT OR IGNORE INTO edges(src, rel, dst, confidence, ord) "
+                         "VALUES(?,?,?,?,?)", list(_edges(node_id, meta.get("links"))))
+        moved = [(old_id, node_id) for old_id in _str_list(meta.get("moved_from"))
+                 if clean_target(old_id)]
+        if moved:
+            conn.executemany("INSERT OR REPLACE INTO moves VALUES(?,?)", moved)
+
+
+def _edges(node_id: str, links: Any) -> Iterator[tuple[str, str, str, float, int]]:
+    if not isinstance(links, list):
+        return
+    for order, link in enumerate(links):
+        if not isinstance(link, dict):
+            continue
+        rel = link.get("rel")
+        target = clean_target(link.get("target"))
+        if isinstance(rel, str) and rel.strip() and target:
+            yield node_id, rel.strip(), target, _confidence(link.get("confidence", 1.0)), order

@@ -1,0 +1,78 @@
+"""Dataset payloads: finding, opening read-only, and mapping a SQLite file."""
+
+from __future__ import annotations
+
+import os
+import re
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+from .errors import NotFound, QueryForbidden
+
+_BACKTICKED_SELECT = re.compile(r"`((?:SELECT|WITH)\b[^`]*)`", re.IGNORECASE)
+
+
+def payload_path(root: Path, node_id: str, payload: str | None) -> Path:
+    """The local file of a dataset payload, checked to stay inside the forest."""
+    if not payload:
+        raise QueryForbidden(f"{node_id} has no payload", hint="Only datasets can be queried.")
+    if "://" in payload:
+        raise QueryForbidden(f"{node_id}: remote payloads ({payload.split('://')[0]}://) are "
+                             "not served by this engine")
+    folder = os.path.dirname(node_id)
+    full = os.path.realpath(os.path.join(root, folder, payload))
+    base = os.path.realpath(root)
+    if not full.startswith(base + os.sep):
+        raise NotFound(f"payload of {node_id} escapes the forest")
+    return Path(full)
+
+
+def open_readonly(path: Path, node_id: str) -> sqlite3.Connection:
+    """Open a payload read-only (SQLite enforces it), or ``E_NOT_FOUND``."""
+    if not path.is_file():
+        raise NotFound(f"payload of {node_id} is missing: {path.name}",
+                       hint="The dataset's .db file is not in the forest; `vine validate` "
+                            "reports missing payloads.")
+    uri = "file:" + _uri_path(path) + "?mode=ro"
+    conn = sqlite3.connect(uri, uri=True, check_same_thread=False)
+    conn.execute("PRAGMA query_only=1")
+    return conn
+
+
+def _uri_path(path: Path) -> str:
+    return str(path).replace("%", "%25").replace("?", "%3f").replace("#", "%23")
+
+
+def tables(conn: sqlite3.Connection) -> dict[str, list[str]]:
+    """Every table (views excluded) with its columns, in sqlite_master order."""
+    out: dict[str, list[str]] = {}
+    names = [r[0] for r in conn.execute(
+        "SELECT name FROM sqlite_master WHERE type='table' AND name NOT LIKE 'sqlite_%' "
+        "ORDER BY rowid")]
+    for name in names:
+        out[name] = [r[1] for r in conn.execute(f'PRAGMA table_info("{_ident(name)}")')]
+    return out
+
+
+def _ident(name: str) -> str:
+    return name.replace('"', '""')
+
+
+def cell(value: Any) -> Any:
+    """A SQLite value as JSON: BLOBs become ``<blob N bytes>``."""
+    if isinstance(value, bytes | bytearray | memoryview):
+        return f"<blob {len(bytes(value))} bytes>"
+    return value
+
+
+def sample(conn: sqlite3.Connection, table: str, n: int) -> dict[str, Any]:
+    """The first ``n`` rows of a table, columnar."""
+    cur = conn.execute(f'SELECT * FROM "{_ident(table)}" LIMIT {int(n)}')
+    columns = [d[0] for d in cur.description]
+    return {"columns": columns, "rows": [[cell(v) for v in row] for row in cur.fetchall()]}
+
+
+def example_queries(manual: str, n: int = 3) -> list[str]:
+    """Backticked SELECT or WITH statements of a Query manual section."""
+    return [m.group(1).strip() for m in _BACKTICKED_SELECT.finditer(manual)][:n]

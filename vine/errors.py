@@ -1,0 +1,104 @@
+"""The error family of the engine.
+
+Every expected failure is a :class:`VineError`; the call boundary turns it into
+the wire envelope ``{"error": {"code", "message", "hint", ...extras}}``::
+
+    VineError
+    ├── NotFound          E_NOT_FOUND        404
+    ├── Moved             E_MOVED            404
+    ├── SchemaError       E_SCHEMA           400
+    ├── FrontmatterError  E_FRONTMATTER      400
+    ├── ReadOnly          E_READONLY         403
+    ├── QueryForbidden    E_QUERY_FORBIDDEN  403
+    ├── QueryInvalid      E_QUERY_INVALID    400
+    ├── Timeout           E_TIMEOUT          504
+    ├── Locked            E_LOCKED           409
+    ├── Anchored          E_ANCHORED         409
+    ├── Forbidden         E_FORBIDDEN        403
+    └── Internal          E_INTERNAL         500
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class VineError(Exception):
+    """Base of every expected failure; carries its wire code and HTTP status."""
+
+    code = "E_SCHEMA"
+    status = 400
+
+    def __init__(self, message: str, hint: str | None = None, **extras: Any) -> None:
+        super().__init__(message)
+        self.message = message
+        self.hint = hint
+        self.extras = extras
+
+    def envelope(self) -> dict[str, Any]:
+        """The wire form: one ``error`` key holding code, message, hint and extras."""
+        body: dict[str, Any] = {"code": self.code, "message": self.message}
+        if self.hint:
+            body["hint"] = self.hint
+        body.update(self.extras)
+        return {"error": body}
+
+
+class NotFound(VineError):
+    code, status = "E_NOT_FOUND", 404
+
+
+class Moved(VineError):
+    code, status = "E_MOVED", 404
+
+
+class SchemaError(VineError):
+    code, status = "E_SCHEMA", 400
+
+
+class FrontmatterError(VineError):
+    code, status = "E_FRONTMATTER", 400
+
+
+class ReadOnly(VineError):
+    code, status = "E_READONLY", 403
+
+
+class QueryForbidden(VineError):
+    code, status = "E_QUERY_FORBIDDEN", 403
+
+
+class QueryInvalid(VineError):
+    code, status = "E_QUERY_INVALID", 400
+
+
+class Timeout(VineError):
+    code, status = "E_TIMEOUT", 504
+
+
+class Locked(VineError):
+    code, status = "E_LOCKED", 409
+
+
+class Anchored(VineError):
+    code, status = "E_ANCHORED", 409
+
+
+class Forbidden(VineError):
+    code, status = "E_FORBIDDEN", 403
+
+
+class Internal(VineError):
+    code, status = "E_INTERNAL", 500
+
+
+ERROR_STATUS: dict[str, int] = {
+    cls.code: cls.status
+    for cls in (NotFound, Moved, SchemaError, FrontmatterError, ReadOnly, QueryForbidden,
+                QueryInvalid, Timeout, Locked, Anchored, Forbidden, Internal)
+}
+
+
+def is_error(response: Any) -> bool:
+    """True when ``response`` is an error envelope."""
+    return isinstance(response, dict) and set(response) == {"error"}

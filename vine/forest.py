@@ -1,0 +1,193 @@
+"""A forest as the calls see it: its root, catalog, heat and dialect, and the
+helpers that turn an id into a catalog row or a parsed node."""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import threading
+from pathlib import Path
+from typing import Any
+
+from .bodyindex import Vocabulary
+from .catalog import Catalog, parse_coverage
+from .dialect import Dialect, parse_dialect
+from .errors import FrontmatterError, Moved, NotFound
+from .heat import HeatStore
+from .ids import normalize, path_of
+from .nodes import Node, ParseError, parse_bytes
+
+SCHEMA_ID = "_meta/schema"
+_NODE_CACHE = 64
+
+
+def not_found(node_id: str) -> NotFound:
+    """The one ``E_NOT_FOUND`` for a node that is not there (or not visible)."""
+    return NotFound(f"node not found: {node_id}",
+                    hint="Use locate(query) to find entry points, or scan('_index') to list "
+                         "the forest.")
+
+
+class Forest:
+    """Root, catalog, heat and dialect of one open forest."""
+
+    def __init__(self, root: Path, *, alpha: float, half_life_days: float,
+                 use_inotify: bool = True) -> None:
+        self.root = root
+        self.alpha = alpha
+        self.catalog = Catalog(root, use_inotify=use_inotify)
+        self.heat = HeatStore(self.catalog.path.parent if self.catalog.path else None,
+                              half_life_days=half_life_days)
+        self._dialect: Dialect | None = None
+        self._nodes: dict[str, tuple[tuple[int, int], Node]] = {}
+        self._vocab = Vocabulary()
+        self._vocab_lock = threading.Lock()
+        self.catalog.on_change.append(self._changed)
+
+    def close(self) -> None:
+        """Release connections and watches."""
+        self.catalog.close()
+        self.heat.close()
+
+    def _changed(self, ids: list[str] | None) -> None:
+        if ids is None or SCHEMA_ID in ids:
+            self._dialect = None
+        if ids is None:
+            self._nodes.clear()
+        else:
+            for node_id in ids:
+                self._nodes.pop(node_id, None)
+
+    def vocabulary(self) -> Vocabulary:
+        """The body index's vocabulary, brought up to date."""
+        with self._vocab_lock:
+            self._vocab.refresh(self.catalog.conn)
+            return self._vocab
+
+    @property
+    def dialect(self) -> Dialect:
+        """The declared types and rels (defaults when ``_meta/schema.md`` says nothing)."""
+        if self._dialect is None:
+            try:
+                self._dialect = parse_dialect(self.read(SCHEMA_ID).body)
+            except (NotFound, FrontmatterError):
+                self._dialect = Dialect()
+        return self._dialect
+
+    # -- ids -----------------------------------------------------------------------
+
+    def resolve(self, raw: Any, *, param: str = "id") -> sqlite3.Row:
+        """The catalog row of a caller's id, or the right error for its absence."""
+        node_id = normalize(raw, param=param)
+        row = self.catalog.row(node_id)
+        if row is not None:
+            return row
+        raise self.absent(node_id)
+
+    def absent(self, node_id: str) -> Exception:
+        """The error for an id with no catalog row: moved, malformed or not found."""
+        moved = self.catalog.moved_to(node_id)
+        if moved:
+            return Moved(f"node moved: {node_id} is now {moved}", moved_to=moved,
+                         hint=f"Ask for '{moved}' instead.")
+        problem = self.catalog.problem(node_id)
+        if problem:
+            return FrontmatterError(f"{node_id}.md is not a well-formed node: {problem}",
+                                    hint="Fix the file; `vine validate` lists every problem. "
+                                         "The rest of the forest keeps working.")
+        return not_found(node_id)
+
+    def read(self, node_id: str) -> Node:
+        """The parsed file of a cataloged id (cached while the file is unchanged)."""
+        path = path_of(self.root, node_id)
+        try:
+            st = os.stat(path)
+        except OSError:
+            raise not_found(node_id) from None
+        key = (st.st_mtime_ns, st.st_size)
+        hit = self._nodes.get(node_id)
+        if hit is not None and hit[0] == key:
+            return hit[1]
+        try:
+            with open(path, "rb") as fh:
+                node = parse_bytes(node_id, fh.read())
+        except OSError:
+            raise not_found(node_id) from None
+        except ParseError as exc:
+            raise FrontmatterError(f"{node_id}.md is not a well-formed node: {exc}") from None
+        if len(self._nodes) >= _NODE_CACHE:
+            self._nodes.pop(next(iter(self._nodes)))
+        self._nodes[node_id] = (key, node)
+        return node
+
+    def body(self, node: Node) -> str:
+        """A node's body, resolving bodies kept outside the file (``content:``)."""
+        mode = node.meta.get("content")
+        if mode == "cached":
+            cached = self.root / "_derived" / "bodies" / (node.id + ".md")
+            try:
+                return cached.read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError):
+                raise NotFound(f"body of {node.id} is not reachable (cached copy missing)",
+                               hint="look still works; re-fetch the source.") from None
+        if mode == "reference":
+            return self._referenced_body(node)
+        return node.body
+
+    def _referenced_body(self, node: Node) -> str:
+        source_path = node.meta.get("source_path")
+        root = self._source_root()
+        if not isinstance(source_path, str) or root is None:
+            raise NotFound(f"body of {node.id} is not reachable (no source)")
+        target = os.path.realpath(os.path.join(root, source_path))
+        if not target.startswith(os.path.realpath(root) + os.sep):
+            raise NotFound(f"body of {node.id} is not reachable (source escapes its root)")
+        try:
+            with open(target, encoding="utf-8") as fh:
+                return fh.read()
+        except (OSError, UnicodeDecodeError):
+            raise NotFound(f"body of {node.id} is not reachable ({source_path})") from None
+
+    def _source_root(self) -> str | None:
+        try:
+            import yaml
+            data = yaml.safe_load((self.root / "_meta" / "gardener.yaml").read_text("utf-8"))
+        except (OSError, ValueError, ImportError):
+            return None
+        if isinstance(data, dict):
+            value = data.get("source_root") or data.get("source")
+            if isinstance(value, str):
+                return value if os.path.isabs(value) else str(self.root / value)
+        return None
+
+    # -- heat ----------------------------------------------------------------------
+
+    def score(self, strength: float, heat: float) -> float:
+        """``strength * (1 + alpha * heat)``, rounded to 4 decimals."""
+        return round(strength * (1 + self.alpha * heat), 4)
+
+
+def row_list(row: sqlite3.Row, key: str) -> list[Any]:
+    """A JSON list column of a catalog row."""
+    raw = row[key]
+    if not raw:
+        return []
+    try:
+        value = json.loads(raw)
+    except ValueError:
+        return []
+    return value if isinstance(value, list) else []
+
+
+def coverage_text(raw: str) -> str:
+    """A coverage string in the seed's human form: ``"23 bananas, 4 sub-branches."``."""
+    parsed = parse_coverage(raw)
+    if isinstance(parsed, dict):
+        return f"{parsed['notes']} bananas, {parsed['branches']} sub-branches."
+    return raw
+
+
+def wire_kind(kind: str) -> str:
+    """The catalog kind on the wire: ``branch`` or ``banana`` (as the seed spells it)."""
+    return "branch" if kind == "branch" else "banana"

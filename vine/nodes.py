@@ -1,0 +1,187 @@
+"""Parsing a node file: frontmatter, body, headers, outline and sections."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any
+
+import yaml
+from frontmatter.default_handlers import YAMLHandler
+
+_HANDLER = YAMLHandler()
+_HEADER = re.compile(r"^(#{1,6})[ \t]+(.*?)(?:[ \t]+#+)?[ \t]*$")
+_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+REQUIRED = ("id", "type", "title", "summary", "created", "updated")
+
+
+class ParseError(ValueError):
+    """A file that is not a well-formed node; the message says why."""
+
+
+@dataclass(frozen=True)
+class Header:
+    """One markdown header of a body: level, text and 0-based body line."""
+
+    level: int
+    text: str
+    line: int
+
+
+@dataclass
+class Node:
+    """A parsed node file: its frontmatter mapping and its body text."""
+
+    id: str
+    meta: dict[str, Any]
+    body: str
+    _lines: list[str] | None = field(default=None, repr=False)
+
+    @property
+    def lines(self) -> list[str]:
+        """Body lines (without newlines)."""
+        if self._lines is None:
+            self._lines = self.body.split("\n")
+        return self._lines
+
+    @cached_property
+    def headers(self) -> list[Header]:
+        """Every real header, skipping ``#`` lines inside fenced code blocks."""
+        return headers_of(self.lines)
+
+    @property
+    def outline(self) -> list[str]:
+        """The text of every H2 and H3 header, in body order."""
+        return [h.text for h in self.headers if h.level in (2, 3)]
+
+    @property
+    def title(self) -> str:
+        """Frontmatter title, else the first H1, else the id."""
+        title = self.meta.get("title")
+        if isinstance(title, str) and title.strip():
+            return title
+        for h in self.headers:
+            if h.level == 1:
+                return h.text
+        return self.id
+
+    @property
+    def summary(self) -> str:
+        """Frontmatter summary, else the first ``>`` line of the body, else ``""``."""
+        summary = self.meta.get("summary")
+        if isinstance(summary, str) and summary.strip():
+            return summary
+        return blockquote_summary(self.lines)
+
+    def section(self, name: str) -> tuple[Header, str] | None:
+        """The section matching ``name`` and its text (header line included).
+
+        Matching is case-insensitive over all levels: an exact match wins, else
+        the first header that starts with ``name``.
+        """
+        wanted = name.strip().lstrip("#").strip().casefold()
+        if not wanted:
+            return None
+        exact = [h for h in self.headers if h.text.casefold() == wanted]
+        starts = [h for h in self.headers if h.text.casefold().startswith(wanted)]
+        chosen = (exact or starts or [None])[0]
+        if chosen is None:
+            return None
+        return chosen, section_text(self.lines, self.headers, chosen)
+
+    def section_of_line(self, index: int) -> str | None:
+        """The most recent H2/H3 header text above body line ``index`` (0-based)."""
+        current = None
+        for h in self.headers:
+            if h.line > index:
+                break
+            if h.level in (2, 3):
+                current = h.text
+        return current
+
+
+def headers_of(lines: list[str]) -> list[Header]:
+    """Headers of a body, skipping fenced code blocks."""
+    found: list[Header] = []
+    fence: str | None = None
+    for i, line in enumerate(lines):
+        marker = _FENCE.match(line)
+        if fence is not None:
+            if marker and marker.group(1)[0] == fence[0] and len(marker.group(1)) >= len(fence) \
+                    and not line.strip()[len(marker.group(1)):].strip():
+                fence = None
+            continue
+        if marker:
+            fence = marker.group(1)
+            continue
+        if line.startswith("#"):
+            m = _HEADER.match(line)
+            if m and m.group(2):
+                found.append(Header(len(m.group(1)), m.group(2), i))
+    return found
+
+
+def section_text(lines: list[str], headers: list[Header], header: Header) -> str:
+    """From ``header``'s line to the next header of the same or a higher level."""
+    end = len(lines)
+    for h in headers:
+        if h.line > header.line and h.level <= header.level:
+            end = h.line
+            break
+    return "\n".join(lines[header.line:end]).rstrip()
+
+
+def blockquote_summary(lines: list[str]) -> str:
+    """The first ``>`` line before any other non-header text, or ``""``."""
+    for line in lines:
+        stripped = line.strip()
+        if not stripped or stripped.startswith("#"):
+            continue
+        if stripped.startswith(">"):
+            return stripped.lstrip(">").strip()
+        return ""
+    return ""
+
+
+def parse_text(node_id: str, text: str) -> Node:
+    """Parse a node's text; raise :class:`ParseError` saying what is wrong."""
+    if "\x00" in text:
+        raise ParseError("binary content (NUL bytes)")
+    stripped = text.lstrip("\ufeff").strip()
+    if not _HANDLER.detect(stripped):
+        raise ParseError("no frontmatter (the file must start with a '---' line)")
+    try:
+        fm, body = _HANDLER.split(stripped)
+    except ValueError:
+        raise ParseError("unterminated frontmatter (no closing '---' line)") from None
+    try:
+        meta = _HANDLER.load(fm)
+    except yaml.YAMLError as exc:
+        where = getattr(exc, "problem_mark", None)
+        at = f" at line {where.line + 2}" if where is not None else ""
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise ParseError(f"bad YAML{at}: {problem}") from None
+    if meta is None:
+        meta = {}
+    if not isinstance(meta, dict):
+        raise ParseError("frontmatter is not a mapping")
+    return Node(node_id, meta, body.strip("\n").rstrip() if body.strip() else "")
+
+
+def parse_bytes(node_id: str, data: bytes) -> Node:
+    """Parse raw file bytes, refusing binary and non-UTF-8 content."""
+    if b"\x00" in data:
+        raise ParseError("binary content (NUL bytes)")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ParseError(f"not UTF-8 text (byte {exc.start})") from None
+    return parse_text(node_id, text)
+
+
+def meta_str(value: Any) -> str | None:
+    """A frontmatter scalar as catalog text (dates as ISO strings)."""
+    if value is None:
+        return None
+    return value if isinstance(value, str) else str(value)

@@ -1,0 +1,1 @@
+"""The seven read calls, one module each."""

@@ -1,0 +1,174 @@
+"""``pick``: a node's body, one named section, several sections, or a page."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from .. import budget
+from ..errors import NotFound, SchemaError
+from ..forest import Forest
+from ..heat import READ_DEPOSIT
+from ..nodes import Node
+
+_CURSOR = re.compile(r"^b(\d+)$")
+_BLOCKS = re.compile(r".*?(?:\n{2,}|\Z)", re.DOTALL)
+
+
+def pick(forest: Forest, id: str | list[str], section: str | list[str] | None,
+         after: str | None) -> dict[str, Any]:
+    """Dispatch on the shape of the request."""
+    if after is not None and section is not None:
+        raise SchemaError("pick: after and section cannot be combined",
+                          hint="Use section= to read one section, or after= to page.")
+    if isinstance(id, list):
+        if after is not None:
+            raise SchemaError("pick: after cannot be used with a list of ids")
+        return _batch(forest, id, section)
+    out = _one(forest, id, section, after)
+    forest.heat.deposit([out["id"]], READ_DEPOSIT)
+    return out
+
+
+def _one(forest: Forest, raw: str, section: str | list[str] | None,
+         after: str | None) -> dict[str, Any]:
+    row = forest.resolve(raw)
+    node = forest.read(row["id"])
+    body = forest.body(node)
+    if isinstance(section, list):
+        return _sections(node, body, section)
+    if section is not None:
+        return _section(node, body, section)
+    if after is not None:
+        return _page(node, body, after)
+    out: dict[str, Any] = {"id": node.id, "title": node.title, "body": body,
+                           "body_tokens": budget.tokens(body), "truncated": False}
+    if budget.cost(out) <= budget.PICK:
+        return out
+    return _map(node, body)
+
+
+def _view(node: Node, body: str) -> Node:
+    return node if body is node.body else Node(node.id, node.meta, body)
+
+
+def _map(node: Node, body: str) -> dict[str, Any]:
+    """The seed's answer to a body over budget: its outline, never a slice."""
+    outline = _view(node, body).outline
+    out: dict[str, Any] = {
+        "id": node.id, "title": node.title, "outline": outline,
+        "body_tokens": budget.tokens(body), "truncated": True,
+        "hint": (f"Body is {budget.tokens(body)} tokens, over the {budget.PICK}-token budget. "
+                 "Use section=<header> to harvest one section (sections have no cap), or "
+                 "after='' to read it page by page."),
+    }
+    budget.shrink_list(out, "outline", budget.PICK)
+    return out
+
+
+def _section(node: Node, body: str, name: str) -> dict[str, Any]:
+    view = _view(node, body)
+    found = view.section(name)
+    if found is None:
+        raise NotFound(f"section not found: {name!r} in {node.id}",
+                       hint="Outline: " + "; ".join(h.text for h in view.headers) if view.headers
+                       else f"{node.id} has no sections; pick it without section.")
+    header, text = found
+    return {"id": node.id, "title": node.title, "section": header.text, "body": text,
+            "body_tokens": budget.tokens(text), "truncated": False}
+
+
+def _sections(node: Node, body: str, names: list[str]) -> dict[str, Any]:
+    if not names or len(names) > budget.PICK_SECTIONS_MAX:
+        raise SchemaError(f"pick: a section list takes 1 to {budget.PICK_SECTIONS_MAX} names, "
+                          f"got {len(names)}")
+    view = _view(node, body)
+    sections: list[dict[str, Any]] = []
+    missing: list[str] = []
+    for name in dict.fromkeys(names):
+        found = view.section(name)
+        if found is None:
+            missing.append(name)
+            continue
+        header, text = found
+        sections.append({"section": name, "header": header.text, "body": text,
+                         "body_tokens": budget.tokens(text)})
+    out: dict[str, Any] = {"id": node.id, "title": node.title, "sections": sections,
+                           "missing": missing, "dropped": [], "truncated": False}
+    if missing:
+        out["hint"] = "Outline: " + "; ".join(view.outline)
+    while out["sections"] and budget.cost(out) > budget.PICK:
+        out["dropped"].insert(0, out["sections"].pop()["section"])
+        out["truncated"] = True
+    return out
+
+
+def blocks(body: str) -> list[str]:
+    """Split at runs of 2+ newlines; each block keeps its run, so they join back."""
+    return [b for b in _BLOCKS.findall(body) if b]
+
+
+def _page(node: Node, body: str, after: str) -> dict[str, Any]:
+    if after == "":
+        start = 0
+    else:
+        m = _CURSOR.match(after)
+        if not m:
+            raise SchemaError(f"pick: malformed cursor {after!r}",
+                              hint="Cursors look like 'b7'; pass after='' to start.")
+        start = int(m.group(1)) + 1
+    parts = blocks(body)
+    out: dict[str, Any] = {"id": node.id, "title": node.title, "total": len(parts), "body": "",
+                           "body_tokens": 0, "returned": 0, "truncated": False}
+    if start >= len(parts):
+        return out
+    taken: list[str] = []
+    for i in range(start, len(parts)):
+        trial = dict(out, body="".join(taken) + parts[i], returned=len(taken) + 1,
+                     truncated=True, next=f"b{i}")
+        trial["body_tokens"] = budget.tokens(trial["body"])
+        if budget.cost(trial) > budget.PICK:
+            break
+        taken.append(parts[i])
+    cut = False
+    if not taken:
+        # One block over the whole budget: cut it, and still move the cursor on.
+        room = budget.PICK - budget.cost(dict(out, truncated=True, next="b0000000", cut=True))
+        block = parts[start]
+        size = max(1, room - 8)
+        while True:
+            text = budget.truncate_text(block, size)
+            if budget.cost(dict(out, body=text, body_tokens=budget.tokens(text), returned=1,
+                                truncated=True, cut=True, next=f"b{start}")) <= budget.PICK:
+                break
+            size = max(1, size - 50)
+        taken = [text]
+        cut = True
+    last = start + len(taken) - 1
+    out["body"] = "".join(taken)
+    out["body_tokens"] = budget.tokens(out["body"])
+    out["returned"] = len(taken)
+    out["truncated"] = last < len(parts) - 1
+    if cut:
+        out["cut"] = True
+    if out["truncated"]:
+        out["next"] = f"b{last}"
+    return out
+
+
+def _batch(forest: Forest, ids: list[str], section: str | list[str] | None) -> dict[str, Any]:
+    if not ids or len(ids) > budget.PICK_BATCH_MAX:
+        raise SchemaError(f"pick: a batch takes 1 to {budget.PICK_BATCH_MAX} ids, got {len(ids)}")
+    nodes: list[dict[str, Any]] = []
+    missing: list[str] = []
+    for raw in dict.fromkeys(ids):
+        try:
+            nodes.append(_one(forest, raw, section, None))
+        except NotFound:
+            missing.append(raw)
+    out: dict[str, Any] = {"nodes": nodes, "missing": missing, "dropped": [], "truncated": False}
+    while out["nodes"] and budget.cost(out) > budget.PICK_BATCH:
+        out["dropped"].insert(0, out["nodes"].pop()["id"])
+        out["truncated"] = True
+    forest.heat.deposit((n["id"] for n in out["nodes"]), READ_DEPOSIT)
+    return out

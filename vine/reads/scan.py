@@ -1,0 +1,201 @@
+"""``scan``: a metadata query over a branch, served from the catalog alone."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from .. import budget
+from ..errors import SchemaError
+from ..forest import Forest, coverage_text, wire_kind
+from ..heat import LIST_DEPOSIT
+from ..ids import ROOT_INDEX, branch_id, folder_prefix, normalize
+from ..windows import Window
+
+DEFAULT_FIELDS = ["id", "type", "summary", "body_tokens"]
+FIELDS = ("id", "kind", "type", "title", "summary", "tags", "aliases", "created", "updated",
+          "confidence", "source", "entity_kind", "payload_type", "parent", "trail", "coverage",
+          "body_tokens", "outline", "heat", "origin")
+_JSON_FIELDS = ("tags", "aliases", "trail", "outline")
+_EQUALITY = ("type", "source", "entity_kind", "payload_type", "origin", "parent", "title",
+             "summary", "created", "updated", "confidence", "coverage", "id")
+_COMPARE = {"updated_after": ("updated", ">="), "updated_before": ("updated", "<="),
+            "created_after": ("created", ">="), "created_before": ("created", "<=")}
+_KINDS = {"note": "banana", "banana": "banana", "branch": "branch"}
+
+
+def scan(forest: Forest, parent_id: str, filter: dict[str, Any] | None,
+         fields: list[str] | None, recursive: bool, limit: int, after: str | None,
+         win: Window) -> dict[str, Any]:
+    """Children (or the whole subtree) of a branch, filtered, hottest first."""
+    fields = list(dict.fromkeys(fields)) if fields else list(DEFAULT_FIELDS)
+    bad = [f for f in fields if f not in FIELDS]
+    if bad:
+        raise SchemaError(f"scan: unknown field {bad[0]!r}",
+                          hint="fields accepts: " + ", ".join(FIELDS) + ".")
+    if "id" not in fields:
+        fields.insert(0, "id")
+    limit = min(max(limit, 1), budget.SCAN_LIMIT_MAX)
+    parent = _branch(forest, parent_id)
+    where, args = _scope(parent, recursive)
+    fsql, fargs = _filter(filter or {})
+    wsql, wargs = win.sql()
+    where += fsql + wsql
+    args += fargs + wargs
+    conn = forest.catalog.conn
+    total = conn.execute(f"SELECT count(*) FROM nodes WHERE {where}", args).fetchone()[0]
+    if after is not None:
+        rows = forest.catalog.rows(
+            f"SELECT * FROM nodes WHERE {where} AND id > ? ORDER BY id LIMIT ?",
+            (*args, after, limit + 1))
+        heat = forest.heat.many(r["id"] for r in rows)
+    else:
+        rows, heat = _hottest(forest, where, args, limit + 1)
+    more = len(rows) > limit
+    rows = rows[:limit]
+    nodes = [_project(r, fields, heat.get(r["id"], 0.0)) for r in rows]
+    out: dict[str, Any] = {"nodes": nodes, "truncated": more, "total": total,
+                           "returned": len(nodes)}
+    if after is not None and more:
+        out["next"] = nodes[-1]["id"]
+    if win.active:
+        out["window"] = win.echo()
+    _fit(out, after is not None)
+    forest.heat.deposit((n["id"] for n in out["nodes"]), LIST_DEPOSIT)
+    return out
+
+
+def _branch(forest: Forest, raw: str) -> str:
+    node_id = normalize(raw, param="parent_id")
+    index = branch_id(node_id)
+    row = forest.catalog.row(index)
+    if row is None or row["kind"] != "branch":
+        if forest.catalog.row(node_id) is not None:
+            raise SchemaError(f"scan: {node_id} is not a branch",
+                              hint="scan lists a branch; use look or move on a leaf.")
+        raise forest.absent(index)
+    return index
+
+
+def _scope(index: str, recursive: bool) -> tuple[str, list[Any]]:
+    if index == ROOT_INDEX and recursive:
+        return "id != ?", [ROOT_INDEX]
+    if not recursive:
+        return "parent = ?", [index]
+    prefix = folder_prefix(index)
+    # An exact prefix range (LIKE would read '_' as a wildcard).
+    return "id >= ? AND id < ? AND id != ?", [prefix, prefix[:-1] + chr(ord("/") + 1), index]
+
+
+def _filter(spec: dict[str, Any]) -> tuple[str, list[Any]]:
+    sql, args = "", []
+    for key, value in spec.items():
+        if key == "tags_any":
+            tags = value if isinstance(value, list) else [value]
+            if not all(isinstance(t, str) for t in tags):
+                raise SchemaError("scan: tags_any takes a list of strings")
+            marks = ",".join("?" * len(tags))
+            sql += f" AND EXISTS (SELECT 1 FROM json_each(nodes.tags) WHERE value IN ({marks}))"
+            args += tags
+        elif key in _COMPARE:
+            col, op = _COMPARE[key]
+            if not isinstance(value, str):
+                raise SchemaError(f"scan: {key} takes an ISO date string")
+            sql += f" AND {col} IS NOT NULL AND {col} != '' AND {col} {op} ?"
+            args.append(value)
+        elif key == "min_confidence":
+            if isinstance(value, bool) or not isinstance(value, int | float):
+                raise SchemaError("scan: min_confidence takes a number")
+            sql += " AND confidence >= ?"
+            args.append(value)
+        elif key == "origin_prefix":
+            if not isinstance(value, str):
+                raise SchemaError("scan: origin_prefix takes a string")
+            sql += " AND origin IS NOT NULL AND substr(origin, 1, ?) = ?"
+            args += [len(value), value]
+        elif key == "kind":
+            if value not in _KINDS:
+                raise SchemaError("scan: kind is 'note' (or 'banana') or 'branch'")
+            sql += " AND kind = ?"
+            args.append(_KINDS[value])
+        elif key in _EQUALITY:
+            if isinstance(value, dict | list):
+                raise SchemaError(f"scan: filter {key} takes a single value")
+            sql += f" AND {key} = ?"
+            args.append(value)
+        else:
+            raise SchemaError(f"unknown scan filter: {key}", hint=(
+                "Filters: tags_any, updated_after, updated_before, created_after, "
+                "created_before, min_confidence, origin_prefix, kind, or equality on "
+                + ", ".join(_EQUALITY) + "."))
+    return sql, args
+
+
+def _hottest(forest: Forest, where: str, args: list[Any],
+             n: int) -> tuple[list[Any], dict[str, float]]:
+    """The first ``n`` rows by heat, then catalog order, without sorting the whole scope."""
+    hot = forest.heat.hot()
+    rows: list[Any] = []
+    if hot:
+        ids = list(hot)
+        heated: list[Any] = []
+        for i in range(0, len(ids), 900):
+            chunk = ids[i:i + 900]
+            marks = ",".join("?" * len(chunk))
+            heated += forest.catalog.rows(
+                f"SELECT rowid AS ord, * FROM nodes WHERE {where} AND id IN ({marks})",
+                (*args, *chunk))
+        heated.sort(key=lambda r: (-hot[r["id"]], r["ord"]))
+        rows = heated[:n]
+    if len(rows) < n:
+        exclude = [r["id"] for r in rows]
+        extra = ""
+        if exclude:
+            extra = f" AND id NOT IN ({','.join('?' * len(exclude))})"
+        rows += forest.catalog.rows(
+            f"SELECT rowid AS ord, * FROM nodes WHERE {where}{extra} ORDER BY rowid LIMIT ?",
+            (*args, *exclude, n - len(rows)))
+    return rows, {r["id"]: hot.get(r["id"], 0.0) for r in rows}
+
+
+def _project(row: Any, fields: list[str], heat: float) -> dict[str, Any]:
+    item: dict[str, Any] = {}
+    for f in fields:
+        if f == "heat":
+            item[f] = heat
+        elif f == "kind":
+            item[f] = wire_kind(row["kind"])
+        elif f == "coverage":
+            item[f] = coverage_text(row["coverage"]) if row["coverage"] else None
+        elif f in _JSON_FIELDS:
+            item[f] = json.loads(row[f]) if row[f] else []
+        else:
+            item[f] = row[f]
+    if row["id"].startswith("_meta/"):
+        item["system"] = True
+    return item
+
+
+def _fit(out: dict[str, Any], cursor: bool) -> None:
+    """Shed tail nodes to 800 tokens, with the meta fields reserved at full size."""
+    def fits() -> bool:
+        trial = dict(out, truncated=True, returned=out["total"])
+        if cursor:
+            trial["next"] = "x" * 200
+        return budget.cost(trial) <= budget.SCAN
+
+    if fits():
+        return
+    while out["nodes"] and not fits():
+        out["nodes"].pop()
+    out["truncated"] = True
+    out["returned"] = len(out["nodes"])
+    if cursor and out["nodes"]:
+        out["next"] = out["nodes"][-1]["id"]
+    out["hint"] = ("Cut by the 800-token budget, not by the filter: ask for fewer fields "
+                   "(fields=['id','title']) or pass after=<next> to page.")
+    while out["nodes"] and budget.cost(out) > budget.SCAN:
+        out["nodes"].pop()
+        out["returned"] = len(out["nodes"])
+        if cursor and out["nodes"]:
+            out["next"] = out["nodes"][-1]["id"]

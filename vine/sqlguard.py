@@ -1,0 +1,157 @@
+"""Classifying SQL before it reaches a payload.
+
+sqlglot parses the statement so a verdict rests on structure, not keywords:
+``SELECT 'update' AS x`` is a read, while every write, ATTACH, PRAGMA and
+multi-statement text is refused. The read-only connection and the SQLite
+authorizer stay the real control; this module makes the refusals clear.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from dataclasses import dataclass
+from functools import lru_cache
+
+import sqlglot
+from sqlglot import exp
+from sqlglot.errors import ParseError, TokenError
+
+from .errors import QueryForbidden, QueryInvalid
+
+_WRITES = (exp.Insert, exp.Update, exp.Delete, exp.Create, exp.Drop, exp.Alter, exp.Command,
+           exp.Pragma, exp.Attach, exp.Detach, exp.TruncateTable, exp.Merge, exp.Transaction,
+           exp.Commit, exp.Rollback, exp.Analyze, exp.Copy, exp.Use, exp.Set)
+_READ_ROOTS = (exp.Select, exp.SetOperation)
+_DML_ROOTS = {exp.Insert: "INSERT", exp.Update: "UPDATE", exp.Delete: "DELETE"}
+_DENIED_FUNCTIONS = frozenset({"load_extension", "readfile", "writefile", "edit", "fts3_tokenizer"})
+MAX_SQL_CHARS = 100_000
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """A statement that passed the guard: its text to run and what was decided."""
+
+    sql: str
+    verb: str
+    limit_injected: bool = False
+
+
+def _parse(sql: str) -> exp.Expression:
+    text = sql.strip()
+    while text.endswith(";"):
+        text = text[:-1].rstrip()
+    if not text:
+        raise QueryInvalid("empty SQL statement")
+    if len(text) > MAX_SQL_CHARS:
+        raise QueryForbidden(f"statement is {len(text)} characters; the limit is {MAX_SQL_CHARS}")
+    try:
+        statements = [s for s in sqlglot.parse(text, read="sqlite") if s is not None]
+    except (ParseError, TokenError) as exc:
+        message = str(exc).split("\n")[0]
+        raise QueryInvalid(f"SQL syntax error: {message}",
+                           hint="One SQLite statement, e.g. SELECT col FROM t WHERE ...") from None
+    except RecursionError:
+        raise QueryForbidden("statement is nested too deeply to check") from None
+    if len(statements) != 1:
+        raise QueryForbidden("only one statement per call",
+                             hint="Send each statement in its own call.")
+    return statements[0]
+
+
+def _names(tree: exp.Expression) -> list[str]:
+    found = []
+    for node in tree.walk():
+        if isinstance(node, exp.Table):
+            found.append(node.name.lower())
+        elif isinstance(node, exp.Anonymous | exp.Func):
+            found.append((node.name if isinstance(node, exp.Anonymous)
+                          else node.sql_name()).lower())
+    return found
+
+
+def _refuse_hidden(tree: exp.Expression) -> None:
+    for node in tree.walk():
+        if isinstance(node, _WRITES):
+            raise QueryForbidden(f"statement contains {type(node).__name__.upper()}, which "
+                                 "is not allowed here")
+    for name in _names(tree):
+        if name.startswith("pragma_"):
+            raise QueryForbidden(f"{name} is a PRAGMA function and is not allowed")
+        if name in _DENIED_FUNCTIONS:
+            raise QueryForbidden(f"function {name}() is not allowed")
+
+
+@lru_cache(maxsize=512)
+def check_read(sql: str, row_limit: int) -> Verdict:
+    """Guard a ``query`` statement: one SELECT (or WITH ... SELECT), nothing else.
+
+    Injects ``LIMIT row_limit`` when the top-level statement has none.
+    """
+    tree = _parse(sql)
+    if not isinstance(tree, _READ_ROOTS):
+        verb = type(tree).__name__.upper()
+        raise QueryForbidden(f"query is read-only: {verb} is not allowed",
+                             hint="Use SELECT (or WITH ... SELECT); rows are written with tend.")
+    _refuse_hidden(tree)
+    text = sql.strip()
+    while text.endswith(";"):
+        text = text[:-1].rstrip()
+    if tree.args.get("limit") is None:
+        return Verdict(f"{text}\nLIMIT {row_limit}", "SELECT", limit_injected=True)
+    return Verdict(text, "SELECT")
+
+
+@lru_cache(maxsize=512)
+def check_write(sql: str) -> Verdict:
+    """Guard a ``tend`` statement: one INSERT, or UPDATE/DELETE with a WHERE."""
+    tree = _parse(sql)
+    verb = next((v for cls, v in _DML_ROOTS.items() if isinstance(tree, cls)), None)
+    if verb is None:
+        raise QueryForbidden(
+            f"tend takes one INSERT, UPDATE or DELETE, not {type(tree).__name__.upper()}",
+            hint="Read rows with query; change them with INSERT, UPDATE ... WHERE, or "
+                 "DELETE ... WHERE.")
+    if verb in ("UPDATE", "DELETE") and tree.args.get("where") is None:
+        raise QueryForbidden(f"{verb} without WHERE is not allowed",
+                             hint="Add a WHERE clause; to touch every row say WHERE 1=1.")
+    for node in tree.walk():
+        if node is not tree and isinstance(node, _WRITES):
+            raise QueryForbidden(f"statement hides {type(node).__name__.upper()} inside")
+    for name in _names(tree):
+        if name.startswith("pragma_") or name in _DENIED_FUNCTIONS:
+            raise QueryForbidden(f"{name} is not allowed")
+    text = sql.strip()
+    while text.endswith(";"):
+        text = text[:-1].rstrip()
+    return Verdict(text, verb)
+
+
+# SQLite authorizer action codes allowed for reads.
+_READ_ACTIONS = {sqlite3.SQLITE_SELECT, sqlite3.SQLITE_READ, sqlite3.SQLITE_FUNCTION,
+                 getattr(sqlite3, "SQLITE_RECURSIVE", 33)}
+_WRITE_ACTIONS = {sqlite3.SQLITE_INSERT, sqlite3.SQLITE_UPDATE, sqlite3.SQLITE_DELETE}
+
+
+def authorizer(*, allow_writes: bool, tables: frozenset[str] | None = None):  # noqa: ANN201
+    """An SQLite authorizer: reads (and, for tend, row writes) on allowed tables only."""
+
+    def decide(action: int, arg1: str | None, arg2: str | None, db: str | None,
+               source: str | None) -> int:
+        if action == sqlite3.SQLITE_FUNCTION:
+            name = (arg2 or "").lower()
+            return sqlite3.SQLITE_DENY if name in _DENIED_FUNCTIONS else sqlite3.SQLITE_OK
+        if action in _READ_ACTIONS or (allow_writes and action in _WRITE_ACTIONS):
+            table = (arg1 or "").lower()
+            if action in (sqlite3.SQLITE_READ, *_WRITE_ACTIONS):
+                if table.startswith("pragma_"):
+                    return sqlite3.SQLITE_DENY
+                if table.startswith("sqlite_") and action != sqlite3.SQLITE_READ:
+                    return sqlite3.SQLITE_DENY
+                if tables is not None and table not in tables and not table.startswith("sqlite_"):
+                    return sqlite3.SQLITE_DENY
+            return sqlite3.SQLITE_OK
+        if allow_writes and action == sqlite3.SQLITE_TRANSACTION:
+            return sqlite3.SQLITE_OK
+        return sqlite3.SQLITE_DENY
+
+    return decide

@@ -1,0 +1,302 @@
+"""``Vine``: the facade every surface calls. It opens a forest, takes the writer
+lock when asked to, keeps the catalog true to the files, and runs the calls."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+import uuid
+from pathlib import Path
+from typing import Any, Literal
+
+from . import budget, registry
+from .errors import NotFound, SchemaError, VineError
+from .forest import Forest
+from .lock import ForestLock
+from .reads.locate import locate as _locate
+from .reads.look import look as _look
+from .reads.move import move as _move
+from .reads.pick import pick as _pick
+from .reads.query import query as _query
+from .reads.scan import scan as _scan
+from .reads.sniff import sniff as _sniff
+from .registry import CALLS, Call, check_args, internal
+from .windows import window
+
+Scope = Literal["all", "branches", "notes", "bananas"]
+Direction = Literal["out", "in", "both"]
+DateField = Literal["created", "updated"]
+
+
+class Vine:
+    """An open forest.
+
+    ``Vine(path)`` opens the forest at ``path`` for writing, taking its
+    ``.vine.lock`` (a second live writer gets ``E_LOCKED``; a lock left by a
+    dead process is reclaimed). ``writable=False`` never locks, and any number
+    of read-only Vines may be open beside a writer. Opening builds the catalog
+    when it is missing and brings it up to date with the files; after that,
+    every call first notices edits made outside the engine.
+
+    Every call returns a dict: the result, or the error envelope
+    ``{"error": {"code", "message", "hint"}}``. Use it as a context manager,
+    or call :meth:`close`, to release the lock.
+
+    Args:
+        path: The forest's root folder (it holds ``_index.md``).
+        writable: Take the writer lock (needed by plant, graft and tend).
+        alpha: Weight of heat in ranking; 0 turns the pheromone off.
+        half_life_days: How fast heat evaporates.
+        watch: Use inotify (where available) to notice outside edits; without
+            it each call compares file stats.
+    """
+
+    def __init__(self, path: str | os.PathLike[str], writable: bool = True, alpha: float = 0.3,
+                 *, half_life_days: float = 30.0, watch: bool = True) -> None:
+        root = Path(path).expanduser().resolve()
+        if not (root / "_index.md").is_file():
+            raise NotFound(f"no forest at {root} (no _index.md)",
+                           hint="Point at a forest's root folder, or create one with vine init.")
+        if isinstance(alpha, bool) or not isinstance(alpha, int | float) or alpha < 0:
+            raise SchemaError(f"alpha must be a number >= 0, got {alpha!r}")
+        self.root = root
+        self.writable = bool(writable)
+        self.alpha = float(alpha)
+        self.session = uuid.uuid4().hex[:12]
+        self._lock = ForestLock(root)
+        if self.writable:
+            self._lock.acquire()
+        try:
+            self._forest = Forest(root, alpha=self.alpha, half_life_days=half_life_days,
+                                  use_inotify=watch)
+            self._forest.catalog.sync()
+        except BaseException:
+            self._lock.release()
+            raise
+        self._trace = None
+        self._closed = False
+
+    # -- lifecycle -----------------------------------------------------------------
+
+    def close(self) -> None:
+        """Release the lock and every connection. Safe to call twice."""
+        if self._closed:
+            return
+        self._closed = True
+        if self._trace is not None:
+            self._trace.close()
+        self._forest.close()
+        self._lock.release()
+
+    def __enter__(self) -> Vine:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        mode = "writable" if self.writable else "read-only"
+        return f"Vine({str(self.root)!r}, {mode})"
+
+    # -- plumbing ------------------------------------------------------------------
+
+    def call(self, name: str, args: dict[str, Any] | None = None) -> dict[str, Any]:
+        """Run a call by name with a JSON-style argument object (as MCP and REST do)."""
+        spec = CALLS.get(name) if isinstance(name, str) else None
+        if spec is None:
+            return SchemaError(f"unknown call: {name!r}",
+                               hint="Calls: " + ", ".join(sorted(CALLS)) + ".").envelope()
+        try:
+            clean = check_args(spec, {} if args is None else args)
+        except VineError as exc:
+            return exc.envelope()
+        return self._run(spec, clean)
+
+    def _run(self, spec: Call, args: dict[str, Any]) -> dict[str, Any]:
+        if self._closed:
+            return SchemaError("this Vine is closed", hint="Open the forest again.").envelope()
+        started = time.perf_counter()
+        try:
+            self._forest.catalog.sync()
+            result = spec.method(self, **args)
+        except VineError as exc:
+            result = exc.envelope()
+        except Exception as exc:  # noqa: BLE001 - the boundary: never a traceback
+            result = internal(spec.name, exc)
+        self._record(spec, args, result, started)
+        return result
+
+    def _record(self, spec: Call, args: dict[str, Any], result: dict[str, Any],
+                started: float) -> None:
+        """Append one line to ``_derived/traces/<session>.jsonl`` (best effort)."""
+        try:
+            if self._trace is None:
+                folder = self.root / "_derived" / "traces"
+                folder.mkdir(parents=True, exist_ok=True)
+                self._trace = open(folder / f"{self.session}.jsonl", "a",  # noqa: SIM115
+                                   encoding="utf-8", buffering=1)
+            first = spec.params[0].name if spec.params else None
+            line = {"ts": round(time.time(), 3), "session": self.session,
+                    "primitive": spec.name,
+                    "id": args.get("id") if first == "id" and isinstance(args.get("id"), str)
+                    else None,
+                    "tokens_in": budget.cost(args), "tokens_out": budget.cost(result),
+                    "elapsed_ms": round((time.perf_counter() - started) * 1000, 3)}
+            if "error" in result:
+                line["error"] = result["error"].get("code")
+            self._trace.write(json.dumps(line, ensure_ascii=False) + "\n")
+        except (OSError, TypeError, ValueError):
+            self._trace = None
+
+    def problems(self) -> list[dict[str, str]]:
+        """Files the catalog skipped because they are not well-formed nodes."""
+        self._forest.catalog.sync()
+        return [{"path": p.path, "reason": p.reason} for p in self._forest.catalog.problems()]
+
+    def reindex(self) -> dict[str, Any]:
+        """Rebuild the catalog from the files (heat is kept); returns the node count."""
+        started = time.perf_counter()
+        count = self._forest.catalog.build()
+        return {"nodes": count, "skipped": len(self._forest.catalog.problems()),
+                "elapsed_ms": round((time.perf_counter() - started) * 1000, 1)}
+
+    # -- the seven reads -----------------------------------------------------------
+
+    @registry.call("read", budget.LOCATE)
+    def locate(self, query: str, k: int = 5, scope: Scope = "all", type_filter: str | None = None,
+               include: list[str] | None = None, since: str | None = None,
+               until: str | None = None, date_field: DateField = "created") -> dict[str, Any]:
+        """Turn a question into ranked entry points, searching curated metadata only.
+
+        Reach for it when you have a question and no id. It searches titles,
+        aliases, tags and summaries (never bodies: that is sniff) of leaves and
+        branches; scope="branches" lands on whole regions to navigate down from.
+        Score is strength * (1 + alpha * heat). truncated means more entry points
+        matched than k: narrow the query rather than concluding the forest is small.
+
+        Args:
+            query: The question or keywords; searched literally, no syntax to learn.
+            k: How many results to return.
+            scope: all, branches, or notes (leaves; "bananas" is accepted too).
+            type_filter: Only nodes of this type (note, dataset, entity, ...).
+            include: Extra fields per result; ["outline"] adds section headers.
+            since: Window start, YYYY, YYYY-MM or YYYY-MM-DD (inclusive).
+            until: Window end, YYYY, YYYY-MM or YYYY-MM-DD (inclusive).
+            date_field: The date the window applies to: created or updated.
+        """
+        return _locate(self._forest, query, k, scope, type_filter, include,
+                       window(since, until, date_field))
+
+    @registry.call("read", budget.LOOK)
+    def look(self, id: str | list[str], fields: list[str] | None = None) -> dict[str, Any]:
+        """A digest of one node: what it is, what it links to, what its body costs.
+
+        Reach for it after every hop, before paying for pick: summary, tags,
+        edges out and in (hottest first, 12 each, stats.degree is the real total),
+        the outline of a leaf or the children of a branch, and for a dataset its
+        query manual, sample rows and notes. stats.body_tokens prices a pick.
+        Within 500 tokens; a list of up to 10 ids returns a batch within 2000.
+
+        Args:
+            id: A node id, or a list of up to 10 ids.
+            fields: Keep only these keys (plus id), e.g. ["summary"] for a cheap sweep.
+        """
+        return _look(self._forest, id, fields)
+
+    @registry.call("read", budget.MOVE)
+    def move(self, id: str, rel: str | None = None, direction: Direction = "out") -> dict[str, Any]:
+        """Neighbours of a node along typed edges, or the children of a branch.
+
+        Reach for it when a digest showed an edge worth following, or for a
+        region's contents (rel="children"). Incoming edges appear under their
+        inverse name. No filter and no k: on a hub it truncates, and
+        scan(parent_id, filter, fields) is the better call there.
+
+        Args:
+            id: The node to move from.
+            rel: Only this rel (or its inverse); "children" lists a branch's children.
+            direction: out, in or both.
+        """
+        return _move(self._forest, id, rel, direction)
+
+    @registry.call("read", budget.PICK)
+    def pick(self, id: str | list[str], section: str | list[str] | None = None,
+             after: str | None = None) -> dict[str, Any]:
+        """The markdown body of a node, or one named section of it.
+
+        Reach for it last, once a digest or a sniff snippet said this is the
+        node (and ideally which section). A body over 4000 tokens is never cut:
+        you get its outline, body_tokens and a hint to name a section; a section
+        read has no cap. after="" reads an over-budget body page by page.
+
+        Args:
+            id: A node id, or a list of up to 5 ids.
+            section: A header to read (case-insensitive; a prefix works), or up to 10.
+            after: Page cursor: "" for the first page, then the "next" value returned.
+        """
+        return _pick(self._forest, id, section, after)
+
+    @registry.call("read", budget.SCAN)
+    def scan(self, parent_id: str, filter: dict[str, Any] | None = None,
+             fields: list[str] | None = None, recursive: bool = False, limit: int = 50,
+             after: str | None = None, since: str | None = None, until: str | None = None,
+             date_field: DateField = "created") -> dict[str, Any]:
+        """A metadata query over a branch, served from the catalog with no file opened.
+
+        Reach for it when you know the region and want a subset by property: the
+        datasets updated this quarter, the nodes tagged x, everything below a
+        confidence floor. Asking for fewer fields fits more nodes. Hottest first;
+        after= pages by id instead.
+
+        Args:
+            parent_id: The branch (e.g. "sales" or "sales/_index"; "_index" is the root).
+            filter: ANDed keys: tags_any, updated_after, updated_before, created_after,
+                created_before, min_confidence, origin_prefix, kind, or a column's value.
+            fields: Columns to return (default id, type, summary, body_tokens).
+            recursive: The whole subtree instead of direct children.
+            limit: At most this many nodes (1 to 50).
+            after: Cursor: "" to start paging by id, then the "next" value returned.
+            since: Window start, YYYY, YYYY-MM or YYYY-MM-DD (inclusive).
+            until: Window end, YYYY, YYYY-MM or YYYY-MM-DD (inclusive).
+            date_field: The date the window applies to: created or updated.
+        """
+        return _scan(self._forest, parent_id, filter, fields, recursive, limit, after,
+                     window(since, until, date_field))
+
+    @registry.call("read", budget.SNIFF)
+    def sniff(self, terms: str | list[str], scope: str | None = None, k: int = 5,
+              type_filter: str | None = None, since: str | None = None,
+              until: str | None = None, date_field: DateField = "created") -> dict[str, Any]:
+        """Literal substring search over node bodies: node, section, line and snippet.
+
+        Reach for it when the question holds something exact nobody would put in a
+        summary: an invoice number, an error code, a SKU, a proper name. Case- and
+        accent-blind; never reads curated metadata. Ranked by terms hit over terms
+        asked, then by how many lines matched, then heat.
+
+        Args:
+            terms: One term or up to 8; each a literal substring of 2+ characters.
+            scope: A branch (its whole subtree) or one node id; default the whole forest.
+            k: How many nodes to return (1 to 20).
+            type_filter: Only nodes of this type.
+            since: Window start, YYYY, YYYY-MM or YYYY-MM-DD (inclusive).
+            until: Window end, YYYY, YYYY-MM or YYYY-MM-DD (inclusive).
+            date_field: The date the window applies to: created or updated.
+        """
+        return _sniff(self._forest, terms, scope, k, type_filter,
+                      window(since, until, date_field))
+
+    @registry.call("read", budget.QUERY)
+    def query(self, id: str, sql: str) -> dict[str, Any]:
+        """Read-only SQL over a dataset's SQLite payload, returned as columns and rows.
+
+        Reach for it when the answer is an aggregate, a filter or a join over rows:
+        the numbers live only here. One SELECT (or WITH ... SELECT); LIMIT 200 is
+        added when absent; 2 seconds at most. Read the dataset's look first.
+
+        Args:
+            id: The dataset node.
+            sql: One SQLite SELECT statement.
+        """
+        return _query(self._forest, id, sql)
