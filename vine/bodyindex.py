@@ -59,7 +59,7 @@ class BodyWriter:
 
     def clear(self) -> None:
         """Empty the index (a rebuild)."""
-        self.conn.execute("DELETE FROM body_fts")
+        self.conn.execute("INSERT INTO body_fts(body_fts) VALUES('delete-all')")
         self.conn.execute("DELETE FROM body_vocab")
         _set_meta(self.conn, "body_garbage", 0)
         self._garbage = 0
@@ -113,11 +113,13 @@ class BodyWriter:
             self._garbage = 0
 
 
-def garbage_ratio(conn: sqlite3.Connection) -> float:
-    """Dead rows per live row."""
+def needs_compaction(conn: sqlite3.Connection) -> bool:
+    """True when dead rows outnumber live ones (and are many): time to rebuild."""
     garbage = _meta_int(conn, "body_garbage")
+    if garbage < 20_000:
+        return False
     live = conn.execute("SELECT coalesce(sum(body_lines), 0) FROM nodes").fetchone()[0]
-    return garbage / max(live, 1)
+    return garbage > live
 
 
 class Vocabulary:

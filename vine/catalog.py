@@ -207,8 +207,12 @@ class Catalog:
         with self._sync_lock:
             changes = None if full or not self._walked else self.watcher.poll()
             if changes is None:
+                first = not self._walked
                 self._walked = True
-                return self._sync_walk(self.watcher.walk())
+                found = self.watcher.walk()
+                if first and bodyindex.needs_compaction(self.conn):
+                    return self.build(found)
+                return self._sync_walk(found)
             if not changes:
                 return 0
             return self._sync_changes(changes)

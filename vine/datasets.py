@@ -10,7 +10,9 @@ from typing import Any
 
 from .errors import NotFound, QueryForbidden
 
-_BACKTICKED_SELECT = re.compile(r"`((?:SELECT|WITH)\b[^`]*)`", re.IGNORECASE)
+# A list item that is one backticked statement: "- `SELECT * FROM t LIMIT 5`".
+_EXAMPLE = re.compile(r"^\s*[-*]\s+`((?:SELECT|WITH)\b[^`]*)`\s*$",
+                      re.IGNORECASE | re.MULTILINE)
 
 
 def payload_path(root: Path, node_id: str, payload: str | None) -> Path:
@@ -74,5 +76,5 @@ def sample(conn: sqlite3.Connection, table: str, n: int) -> dict[str, Any]:
 
 
 def example_queries(manual: str, n: int = 3) -> list[str]:
-    """Backticked SELECT or WITH statements of a Query manual section."""
-    return [m.group(1).strip() for m in _BACKTICKED_SELECT.finditer(manual)][:n]
+    """Statements listed as backticked items of a Query manual section."""
+    return [m.group(1).strip() for m in _EXAMPLE.finditer(manual)][:n]

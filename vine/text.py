@@ -36,10 +36,18 @@ def index_tokens(folded_line: str) -> list[str]:
 
 
 def fts_query(text: str) -> str:
-    """An FTS5 expression that searches ``text`` literally: every whitespace
-    token quoted (``"`` doubled) and OR-joined, so no input is a syntax error.
+    """An FTS5 expression that searches ``text`` literally, so no input is a syntax
+    error: each whitespace word quoted (``"`` doubled) and OR-joined.
 
-    A quoted token with punctuation (``NF-4412``) becomes an FTS phrase.
+    A word with punctuation (``NF-4412``, ``col:x``) is searched as a phrase and
+    also by its parts, so the exact form ranks first and loose forms still match.
     """
-    words = [w for w in text.split() if any(ch.isalnum() for ch in w)]
-    return " OR ".join('"' + w.replace('"', '""') + '"' for w in words)
+    terms: list[str] = []
+    for word in text.split():
+        parts = TOKEN.findall(word)
+        if not parts:
+            continue
+        terms.append('"' + word.replace('"', '""') + '"')
+        if len(parts) > 1 or parts[0] != word:
+            terms.extend('"' + p + '"' for p in parts)
+    return " OR ".join(dict.fromkeys(terms))

@@ -1,0 +1,139 @@
+"""Shared fixtures: copies of sample-brain/ and small forests built in tests."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from monkeyllm import Vine
+
+REPO = Path(__file__).resolve().parent.parent
+SAMPLE = REPO / "sample-brain"
+_IGNORE = shutil.ignore_patterns("_derived", ".vine.lock", ".git")
+
+
+def copy_sample(dest: Path, *, git: bool = False) -> Path:
+    """A copy of sample-brain/ at ``dest`` (optionally its own git repository)."""
+    shutil.copytree(SAMPLE, dest, ignore=_IGNORE)
+    if git:
+        git_init(dest)
+    return dest
+
+
+def git_init(root: Path) -> None:
+    """Make ``root`` a git repository with one commit of its markdown files."""
+    run = {"cwd": root, "check": True, "capture_output": True}
+    subprocess.run(["git", "init", "-q", "-b", "main"], **run)
+    subprocess.run(["git", "add", "-A"], **run)
+    subprocess.run(["git", "-c", "user.name=vine", "-c", "user.email=vine@monkeyllm.local",
+                    "commit", "-qm", "init: sample forest"], **run)
+
+
+@pytest.fixture(scope="session")
+def sample_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A session-wide copy of sample-brain/ that tests must not change."""
+    return copy_sample(tmp_path_factory.mktemp("sample") / "brain")
+
+
+@pytest.fixture(scope="session")
+def brain(sample_root: Path) -> Iterator[Vine]:
+    """A read-only Vine on the session copy, with heat turned off for stable ranks."""
+    with Vine(sample_root, writable=False, alpha=0) as vine:
+        yield vine
+
+
+@pytest.fixture
+def brain_copy(tmp_path: Path) -> Path:
+    """A per-test writable copy of sample-brain/ (its own git repository)."""
+    return copy_sample(tmp_path / "brain", git=True)
+
+
+def write_node(root: Path, node_id: str, meta: dict[str, Any], body: str = "") -> Path:
+    """Write one node file in the forest format."""
+    path = root / (node_id + ".md")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fm = yaml.safe_dump(meta, sort_keys=False, allow_unicode=True).strip()
+    path.write_text(f"---\n{fm}\n---\n\n{body.strip()}\n", encoding="utf-8")
+    return path
+
+
+def node_meta(node_id: str, ntype: str = "note", **extra: Any) -> dict[str, Any]:
+    """Frontmatter with every required key."""
+    leaf = node_id.rsplit("/", 1)[-1]
+    title = extra.pop("title", leaf.replace("-", " ").title())
+    meta = {"id": node_id, "type": ntype, "title": title,
+            "summary": extra.pop("summary", f"About {title}."),
+            "created": extra.pop("created", "2026-01-10"),
+            "updated": extra.pop("updated", "2026-01-10")}
+    meta.update(extra)
+    return meta
+
+
+SCHEMA_BODY = """# Schema
+
+## Node types
+
+| type | meaning |
+|---|---|
+| `branch` | a folder index |
+| `note` | free text |
+| `dataset` | tabular data |
+| `entity` | a person or thing |
+
+## Edges (rels)
+
+| rel | inverse | meaning |
+|---|---|---|
+| `part-of` | `contains` | hierarchy |
+| `related-to` | `related-to` | generic |
+| `mentioned-in` | `mentions` | named by |
+| `supersedes` | `superseded-by` | replacement |
+| `discovered-shortcut` | — | found by use |
+"""
+
+
+def make_forest(root: Path, nodes: dict[str, tuple[str, dict[str, Any], str]] | None = None
+                ) -> Path:
+    """A minimal forest: master index, dialect, and ``nodes`` as id -> (type, meta, body).
+
+    Branch indexes are written for every folder that holds nodes.
+    """
+    root.mkdir(parents=True, exist_ok=True)
+    write_node(root, "_index", node_meta("_index", "branch", title="Test forest",
+                                         summary="A forest built by a test."),
+               "# Test forest\n\n## Sub-branches\n\n## Direct bananas\n\n## Cross trails\n")
+    write_node(root, "_meta/schema", node_meta("_meta/schema", title="Schema",
+                                               summary="Types and rels of this forest."),
+               SCHEMA_BODY)
+    (root / ".gitignore").write_text("_derived/\n.vine.lock\n*.db\n*.sqlite\n_assets/\n")
+    for node_id, (ntype, extra, body) in (nodes or {}).items():
+        folders = node_id.split("/")[:-1]
+        for depth in range(1, len(folders) + 1):
+            index = "/".join(folders[:depth]) + "/_index"
+            if not (root / (index + ".md")).exists() and index != node_id:
+                write_node(root, index, node_meta(index, "branch",
+                                                  title=folders[depth - 1].title()),
+                           f"# {folders[depth - 1].title()}\n")
+        write_node(root, node_id, node_meta(node_id, ntype, **dict(extra)), body)
+    return root
+
+
+def assert_ok(response: dict[str, Any]) -> dict[str, Any]:
+    """Fail with the envelope when a call answered an error."""
+    assert "error" not in response, response
+    return response
+
+
+def assert_error(response: dict[str, Any], code: str) -> dict[str, Any]:
+    """The response is exactly an error envelope with ``code``."""
+    assert set(response) == {"error"}, response
+    err = response["error"]
+    assert err["code"] == code, err
+    assert isinstance(err["message"], str) and err["message"]
+    return err

@@ -1,0 +1,142 @@
+"""look: the digest of a node within 500 tokens."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from monkeyllm import Vine, budget
+
+from .conftest import assert_error, assert_ok, make_forest, node_meta, write_node
+
+DIGEST_HEAD = ["id", "type", "title", "summary", "tags", "confidence", "created", "updated",
+               "source"]
+
+
+@pytest.fixture
+def forest(tmp_path: Path) -> Path:
+    root = make_forest(tmp_path / "f", {
+        "sales/policy": ("note", {"summary": "Return windows.", "tags": ["sales"],
+                                  "links": [{"rel": "related-to", "target": "sales/ledger"},
+                                            {"rel": "part-of", "target": "sales/_index"},
+                                            {"rel": "related-to", "target": "ghost/node"}]},
+                         "# Policy\n\n## Channels\n\ntext\n\n### Retail\n\n## Deadlines\n\n"
+                         "```sh\n# not a header\n```\n"),
+        "people/ana": ("entity", {"summary": "Commercial director.", "entity_kind": "person",
+                                  "links": [{"rel": "mentioned-in", "target": "sales/policy"}]},
+                       "# Ana\n"),
+        "sales/ledger": ("dataset", {"summary": "Orders, one row each.", "payload": "ledger.db",
+                                     "payload_type": "sqlite"},
+                         "# Ledger\n\n## Query manual\n\nTables:\n- `orders(id INTEGER)`\n\n"
+                         "Example queries:\n- `SELECT * FROM orders LIMIT 5`\n"
+                         "- `SELECT COUNT(*) FROM orders`\n\n## Notes\n\nvalue is in cents."),
+    })
+    db = sqlite3.connect(root / "sales" / "ledger.db")
+    db.execute("CREATE TABLE orders(id INTEGER, customer TEXT, value BLOB)")
+    db.executemany("INSERT INTO orders VALUES(?,?,?)",
+                   [(i, f"c{i}", b"\x00\x01") for i in range(10)])
+    db.commit()
+    db.close()
+    return root
+
+
+def test_leaf_digest_shape(forest: Path) -> None:
+    with Vine(forest, writable=False, alpha=0) as vine:
+        out = assert_ok(vine.look("sales/policy"))
+    assert list(out)[:len(DIGEST_HEAD)] == DIGEST_HEAD
+    assert out["outline"] == ["Channels", "Retail", "Deadlines"]
+    assert out["tags"] == ["sales"]
+    assert out["edges_out"][0] == {"rel": "related-to", "target": "sales/ledger",
+                                   "target_summary": "Orders, one row each."}
+    ghost = next(e for e in out["edges_out"] if e["target"] == "ghost/node")
+    assert ghost["target_summary"] == ""
+    assert out["edges_in"] == [{"rel": "mentions", "source": "people/ana"}]
+    assert out["stats"]["degree"] == 4
+    assert out["stats"]["body_tokens"] > 0
+    assert "truncated" not in out
+
+
+def test_branch_digest_has_children_and_coverage(sample_root: Path) -> None:
+    with Vine(sample_root, writable=False) as vine:
+        out = assert_ok(vine.look("sales/_index"))
+    assert "outline" not in out
+    ids = [c["id"] for c in out["children"]]
+    assert "sales/exchange-policy" in ids
+    assert out["coverage"].endswith("sub-branches.")
+
+
+def test_master_index_cross_trails(sample_root: Path) -> None:
+    with Vine(sample_root, writable=False) as vine:
+        out = assert_ok(vine.look("_index"))
+    assert out["cross_trails"] and all("[[" in t for t in out["cross_trails"])
+
+
+def test_dataset_digest(forest: Path) -> None:
+    with Vine(forest, writable=False) as vine:
+        out = assert_ok(vine.look("sales/ledger"))
+    assert out["query_manual"] == {
+        "tables": {"orders": ["id", "customer", "value"]},
+        "example_queries": ["SELECT * FROM orders LIMIT 5", "SELECT COUNT(*) FROM orders"]}
+    assert out["sample_rows"]["columns"] == ["id", "customer", "value"]
+    assert out["sample_rows"]["rows"][0] == [0, "c0", "<blob 2 bytes>"]
+    assert len(out["sample_rows"]["rows"]) == 3
+    assert out["notes"] == "value is in cents."
+
+
+def test_fields_keeps_only_what_was_asked(forest: Path) -> None:
+    with Vine(forest, writable=False) as vine:
+        assert vine.look("sales/policy", fields=["summary"]) == {
+            "id": "sales/policy", "summary": "Return windows."}
+        assert set(vine.look("sales/ledger", fields=["notes", "nope"])) == {"id", "notes"}
+
+
+def test_missing_and_escaping_ids(forest: Path) -> None:
+    with Vine(forest, writable=False) as vine:
+        err = assert_error(vine.look("sales/nothing"), "E_NOT_FOUND")
+        assert err["message"] == "node not found: sales/nothing"
+        for bad in ("../x", "/etc/passwd", "a/../../b", "x\x00y", ""):
+            assert_error(vine.look(bad), "E_NOT_FOUND")
+
+
+def test_moved_id_answers_e_moved(forest: Path) -> None:
+    write_node(forest, "sales/policy-new", node_meta("sales/policy-new",
+                                                     moved_from=["sales/old-policy"]))
+    with Vine(forest, writable=False) as vine:
+        err = assert_error(vine.look("sales/old-policy"), "E_MOVED")
+    assert err["moved_to"] == "sales/policy-new"
+
+
+def test_batch(forest: Path) -> None:
+    with Vine(forest, writable=False) as vine:
+        out = assert_ok(vine.look(["sales/policy", "nope/x", "people/ana", "sales/policy"]))
+        assert [n["id"] for n in out["nodes"]] == ["sales/policy", "people/ana"]
+        assert out["missing"] == ["nope/x"] and out["dropped"] == []
+        assert out["truncated"] is False
+        assert_error(vine.look([]), "E_SCHEMA")
+        assert_error(vine.look([f"x{i}" for i in range(11)]), "E_SCHEMA")
+
+
+def test_budget_sheds_lists_then_sample_rows(tmp_path: Path) -> None:
+    links = [{"rel": "related-to", "target": f"hub/n{i:02d}"} for i in range(40)]
+    nodes = {f"hub/n{i:02d}": ("note", {"summary": "A neighbour with a long summary " * 3,
+                                        "links": [{"rel": "related-to", "target": "hub/center"}]},
+                               "") for i in range(40)}
+    body = "# Center\n\n" + "\n\n".join(f"## Section number {i} with a long title"
+                                        for i in range(60))
+    nodes["hub/center"] = ("note", {"summary": "The hub.", "links": links}, body)
+    with Vine(make_forest(tmp_path / "f", nodes), writable=False) as vine:
+        out = assert_ok(vine.look("hub/center"))
+    assert budget.cost(out) <= budget.LOOK
+    assert out["truncated"] is True
+    assert out["truncated_fields"][0] == "outline"
+    assert out["stats"]["degree"] == 80
+    assert len(out["edges_out"]) <= budget.EDGE_CAP
+
+
+def test_look_deposits_heat(forest: Path) -> None:
+    with Vine(forest, writable=False) as vine:
+        before = vine.look("people/ana")["stats"]["heat"]
+        after = vine.look("people/ana")["stats"]["heat"]
+    assert after > before

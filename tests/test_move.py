@@ -1,0 +1,69 @@
+"""move: neighbours along typed edges, or a branch's children."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from monkeyllm import Vine, budget
+
+from .conftest import assert_error, assert_ok, make_forest
+
+
+def _forest(tmp_path: Path) -> Path:
+    return make_forest(tmp_path / "f", {
+        "s/policy": ("note", {"summary": "Policy.",
+                              "links": [{"rel": "related-to", "target": "s/ledger"},
+                                        {"rel": "supersedes", "target": "s/old"}]}, ""),
+        "s/ledger": ("dataset", {"summary": "Ledger."}, ""),
+        "s/old": ("note", {"summary": "Old policy."}, ""),
+        "p/ana": ("entity", {"summary": "Ana.", "entity_kind": "person",
+                             "links": [{"rel": "mentioned-in", "target": "s/policy"}]}, ""),
+    })
+
+
+def test_out_in_both_and_inverse_names(tmp_path: Path) -> None:
+    with Vine(_forest(tmp_path), writable=False, alpha=0) as vine:
+        out = assert_ok(vine.move("s/policy"))["neighbors"]
+        assert {(n["id"], n["rel"], n["direction"]) for n in out} == {
+            ("s/ledger", "related-to", "out"), ("s/old", "supersedes", "out")}
+        ins = assert_ok(vine.move("s/policy", direction="in"))["neighbors"]
+        assert ins == [{"id": "p/ana", "rel": "mentions", "direction": "in", "type": "entity",
+                        "summary": "Ana.", "heat": 0.0}]
+        both = assert_ok(vine.move("s/policy", direction="both"))["neighbors"]
+        assert len(both) == 3
+        by_rel = assert_ok(vine.move("s/old", rel="superseded-by", direction="in"))["neighbors"]
+        assert [n["id"] for n in by_rel] == ["s/policy"]
+        by_stored = assert_ok(vine.move("s/old", rel="supersedes", direction="in"))["neighbors"]
+        assert [(n['id'], n['rel']) for n in by_stored] == [('s/policy', 'superseded-by')]
+
+
+def test_children(tmp_path: Path) -> None:
+    with Vine(_forest(tmp_path), writable=False) as vine:
+        out = assert_ok(vine.move("s/_index", rel="children"))["neighbors"]
+    assert {n["id"] for n in out} == {"s/policy", "s/ledger", "s/old"}
+    assert all(n["rel"] == "children" and n["direction"] == "out" for n in out)
+
+
+def test_heat_orders_neighbours(tmp_path: Path) -> None:
+    with Vine(_forest(tmp_path), writable=False) as vine:
+        for _ in range(5):
+            vine.look("s/old")
+        out = vine.move("s/policy")["neighbors"]
+    assert out[0]["id"] == "s/old" and out[0]["heat"] > out[1]["heat"]
+
+
+def test_bad_direction_and_missing(tmp_path: Path) -> None:
+    with Vine(_forest(tmp_path), writable=False) as vine:
+        err = assert_error(vine.move("s/policy", direction="sideways"), "E_SCHEMA")
+        assert "both" in err["message"] + err.get("hint", "")
+        assert_error(vine.move("s/none"), "E_NOT_FOUND")
+
+
+def test_hub_truncates_with_a_hint(tmp_path: Path) -> None:
+    nodes = {f"h/n{i:02d}": ("note", {"summary": "neighbour summary " * 8}, "")
+             for i in range(60)}
+    with Vine(make_forest(tmp_path / "f", nodes), writable=False) as vine:
+        out = assert_ok(vine.move("h/_index", rel="children"))
+    assert budget.cost(out) <= budget.MOVE
+    assert out["truncated"] is True and "scan" in out["hint"]
+    assert all(n["summary"] == "neighbour summary " * 8 for n in out["neighbors"])

@@ -1,0 +1,105 @@
+"""Opening a forest: the lock, read-only mode, the context manager."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from monkeyllm import Vine, VineError
+from monkeyllm.lock import LOCK_NAME
+
+from .conftest import assert_ok, make_forest
+
+
+def test_context_manager_takes_and_releases_the_lock(tmp_path: Path) -> None:
+    root = make_forest(tmp_path / "f")
+    with Vine(root) as vine:
+        assert vine.writable
+        card = json.loads((root / LOCK_NAME).read_text())
+        assert card["pid"] == os.getpid()
+        assert set(card) == {"pid", "host", "since"}
+    assert not (root / LOCK_NAME).exists()
+
+
+def test_second_writer_gets_e_locked(tmp_path: Path) -> None:
+    root = make_forest(tmp_path / "f")
+    with Vine(root):
+        with pytest.raises(VineError) as info:
+            Vine(root)
+        assert info.value.code == "E_LOCKED"
+        assert f"pid {os.getpid()}" in info.value.message
+
+
+def test_read_only_never_locks_and_many_open_beside_a_writer(tmp_path: Path) -> None:
+    root = make_forest(tmp_path / "f", {"a/one": ("note", {}, "# One\n")})
+    with Vine(root) as writer:
+        readers = [Vine(root, writable=False) for _ in range(3)]
+        for reader in readers:
+            assert_ok(reader.look("a/one"))
+        assert_ok(writer.look("a/one"))
+        for reader in readers:
+            reader.close()
+
+
+def test_orphaned_lock_of_a_dead_process_is_reclaimed(tmp_path: Path) -> None:
+    root = make_forest(tmp_path / "f")
+    script = textwrap.dedent(f"""
+        import os
+        from monkeyllm import Vine
+        Vine({str(root)!r})
+        os._exit(0)   # dies holding the lock, without releasing it
+    """)
+    subprocess.run([sys.executable, "-c", script], check=True)
+    assert (root / LOCK_NAME).exists()
+    with Vine(root) as vine:
+        assert json.loads((root / LOCK_NAME).read_text())["pid"] == os.getpid()
+        assert vine.writable
+
+
+def test_live_writer_in_another_process_blocks(tmp_path: Path) -> None:
+    root = make_forest(tmp_path / "f")
+    script = textwrap.dedent(f"""
+        import sys, time
+        from monkeyllm import Vine
+        v = Vine({str(root)!r})
+        print("ready", flush=True)
+        sys.stdin.readline()
+    """)
+    proc = subprocess.Popen([sys.executable, "-c", script], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout.readline().strip() == "ready"
+        with pytest.raises(VineError) as info:
+            Vine(root)
+        assert info.value.code == "E_LOCKED"
+        assert str(proc.pid) in info.value.message
+        with Vine(root, writable=False) as reader:
+            assert_ok(reader.locate("forest"))
+    finally:
+        proc.communicate("\n", timeout=10)
+
+
+def test_not_a_forest(tmp_path: Path) -> None:
+    with pytest.raises(VineError) as info:
+        Vine(tmp_path)
+    assert info.value.code == "E_NOT_FOUND"
+
+
+def test_closed_vine_answers_an_envelope(tmp_path: Path) -> None:
+    vine = Vine(make_forest(tmp_path / "f"), writable=False)
+    vine.close()
+    vine.close()
+    assert "error" in vine.locate("x")
+
+
+def test_alpha_must_be_a_non_negative_number(tmp_path: Path) -> None:
+    root = make_forest(tmp_path / "f")
+    for bad in (-1, True, "0.3"):
+        with pytest.raises(VineError):
+            Vine(root, writable=False, alpha=bad)
