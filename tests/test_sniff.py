@@ -1,0 +1,177 @@
+"""sniff: literal, folded substring search over bodies only."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from monkeyllm import Vine, budget
+from monkeyllm.reads import sniff as sniff_module
+from monkeyllm.reads.sniff import snippet
+
+from .conftest import assert_error, assert_ok, make_forest, node_meta, write_node
+
+POLICY = """# Exchange policy
+
+## Channels
+
+Retail exchange is handled at the counter.
+
+## Deadlines
+
+Return with invoice NF-4412 within 30 days of receipt.
+Nota fiscal NF 4412 is not the same spelling.
+
+## Invoice rules
+
+An exchange reissues the invoice under the same series.
+"""
+
+
+@pytest.fixture
+def forest(tmp_path: Path) -> Path:
+    return make_forest(tmp_path / "f", {
+        "sales/policy": ("note", {"title": "Secret title word", "summary": "metaonly"}, POLICY),
+        "sales/other": ("note", {}, "# Other\n\nexchange once.\n"),
+        "ops/ação": ("note", {}, "# Ação\n\n## Estoque\n\nA correção do ESTOQUE foi feita.\n"),
+    })
+
+
+def test_result_shape(forest: Path) -> None:
+    with Vine(forest, writable=False, alpha=0) as vine:
+        out = assert_ok(vine.sniff(["NF-4412", "exchange"], scope="sales", k=5))
+    top = out["results"][0]
+    assert top["id"] == "sales/policy"
+    assert top["match_count"] == 4 and top["truncated_matches"] is True
+    assert top["matches"][0] == {"section": None, "line": 1, "snippet": "# Exchange policy"}
+    assert top["matches"][1] == {"section": "Channels", "line": 5,
+                                 "snippet": "Retail exchange is handled at the counter."}
+    assert top["matches"][2]["section"] == "Deadlines"
+    assert "NF-4412" in top["matches"][2]["snippet"]
+    assert out["scanned_nodes"] == 3  # sales/_index, sales/policy, sales/other
+    assert top["score"] > out["results"][1]["score"]
+
+
+def test_never_reads_metadata(forest: Path) -> None:
+    with Vine(forest, writable=False) as vine:
+        assert vine.sniff("metaonly")["results"] == []
+        assert vine.sniff("Secret title")["results"] == []
+
+
+def test_literal_not_tokens(forest: Path) -> None:
+    with Vine(forest, writable=False) as vine:
+        lines = vine.sniff("NF-4412", scope="sales/policy")["results"][0]["matches"]
+        assert [m["line"] for m in lines] == [9]
+        both = vine.sniff("NF 4412", scope="sales/policy")["results"][0]["matches"]
+        assert [m["line"] for m in both] == [10]
+        assert vine.sniff("change is ha")["results"][0]["id"] == "sales/policy"
+        assert vine.sniff("xchang")["results"]
+
+
+def test_folding_is_case_and_accent_blind(forest: Path) -> None:
+    with Vine(forest, writable=False) as vine:
+        for term in ("correcao", "CORREÇÃO", "estoque foi", "Ação"):
+            out = assert_ok(vine.sniff(term))
+            assert [r["id"] for r in out["results"]] == ["ops/ação"], term
+
+
+def test_and_preferred_ranking(tmp_path: Path) -> None:
+    many = "\n".join("alpha again" for _ in range(40))
+    root = make_forest(tmp_path / "f", {
+        "a/one": ("note", {}, f"# One\n\n{many}\n"),
+        "a/three": ("note", {}, "# Three\n\nalpha beta gamma\n"),
+    })
+    with Vine(root, writable=False, alpha=0) as vine:
+        out = vine.sniff(["alpha", "beta", "gamma", "delta"])
+    assert [r["id"] for r in out["results"]] == ["a/three", "a/one"]
+
+
+def test_index_hits_are_demoted(tmp_path: Path) -> None:
+    root = make_forest(tmp_path / "f", {"a/leaf": ("note", {}, "# Leaf\n\nwombat\n")})
+    write_node(root, "a/_index", node_meta("a/_index", "branch"),
+               "# A\n\n- wombat\n- wombat\n- wombat\n")
+    with Vine(root, writable=False) as vine:
+        out = vine.sniff("wombat")["results"]
+    assert [r["id"] for r in out] == ["a/leaf", "a/_index"]
+    assert out[1]["demoted"] is True and out[1]["score"] > out[0]["score"]
+
+
+def test_scope_forms(forest: Path) -> None:
+    with Vine(forest, writable=False) as vine:
+        assert {r["id"] for r in vine.sniff("exchange", scope="sales")["results"]} == {
+            "sales/policy", "sales/other"}
+        assert {r["id"] for r in vine.sniff("exchange", scope="sales/_index")["results"]} == {
+            "sales/policy", "sales/other"}
+        assert [r["id"] for r in vine.sniff("exchange", scope="sales/other")["results"]] == [
+            "sales/other"]
+        assert vine.sniff("exchange", scope="ops")["results"] == []
+        assert_error(vine.sniff("exchange", scope="nowhere"), "E_NOT_FOUND")
+
+
+def test_term_rules(forest: Path) -> None:
+    with Vine(forest, writable=False) as vine:
+        assert_error(vine.sniff("a"), "E_SCHEMA")
+        assert_error(vine.sniff("  é "), "E_SCHEMA")
+        assert_error(vine.sniff([]), "E_SCHEMA")
+        assert_error(vine.sniff([f"t{i}x" for i in range(9)]), "E_SCHEMA")
+        assert_ok(vine.sniff("->"))
+        assert_ok(vine.sniff('"quoted" (paren) OR *'))
+
+
+def test_k_and_budget(tmp_path: Path) -> None:
+    nodes = {f"n/x{i:02d}": ("note", {}, "# X\n\n" + "\n".join(
+        f"narwhal line {j} " + "filler " * 30 for j in range(5))) for i in range(30)}
+    with Vine(make_forest(tmp_path / "f", nodes), writable=False) as vine:
+        out = assert_ok(vine.sniff("narwhal", k=20))
+        assert budget.cost(out) <= budget.SNIFF
+        assert out["truncated"] is True
+        assert all(len(m["snippet"]) <= 102 for r in out["results"] for m in r["matches"])
+        assert len(vine.sniff("narwhal", k=2)["results"]) == 2
+
+
+def test_snippet_window() -> None:
+    line = "x" * 200 + "HIT" + "y" * 200
+    out = snippet(line, 200)
+    assert out.startswith("…") and out.endswith("…") and "HIT" in out
+    assert len(out) == 102
+    assert snippet("  short line  ", 2) == "short line"
+    assert snippet("HIT" + "z" * 150, 0).startswith("HIT")
+
+
+# -- the body index answers exactly what a direct scan answers ------------------------
+
+WORDS = ["exchange", "Exchange", "invoice", "NF-4412", "nf 4412", "ação", "acao", "correção",
+         "x", "ex", "change", "30", "days", "çã", "--", "a.b", "_id", "über", "straße", "ﬁn"]
+
+
+@pytest.fixture(scope="module")
+def fuzz_vine(tmp_path_factory: pytest.TempPathFactory):  # noqa: ANN201
+    root = make_forest(tmp_path_factory.mktemp("fz") / "f")
+    with Vine(root, writable=False) as vine:
+        yield root, vine
+
+
+@settings(max_examples=60, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(bodies=st.lists(st.lists(st.lists(st.sampled_from(WORDS + [" ", ", ", "-", "\u00a0"]),
+                                         max_size=8).map("".join), max_size=6).map("\n".join),
+                       min_size=1, max_size=4),
+       terms=st.lists(st.sampled_from([w for w in WORDS if len(w.strip()) >= 2]
+                                      + ["nge inv", "ge-", "4412", "ção", "ss"]),
+                      min_size=1, max_size=3))
+def test_index_equals_direct_scan(fuzz_vine, bodies: list[str], terms: list[str]) -> None:
+    root, vine = fuzz_vine
+    for i, body in enumerate(bodies):
+        write_node(root, f"fz/n{i}", node_meta(f"fz/n{i}"), "# T\n\n" + body)
+    assert_ok(vine.sniff("zz"))  # syncs the catalog with the new files
+    forest = vine._forest
+    folded = sniff_module._terms(terms)
+    indexed = sniff_module._indexed(forest, folded, "", ())
+    direct, _ = sniff_module._direct(forest, folded, "", ())
+    if indexed is None:
+        return
+    assert {k: (v.lines, v.terms) for k, v in indexed.items()} == \
+        {k: (v.lines, v.terms) for k, v in direct.items()}
