@@ -20,7 +20,7 @@ from __future__ import annotations
 import sqlite3
 from dataclasses import dataclass
 
-from .text import TOKEN, fold
+from .text import TOKEN, fold, gaps_to_spaces
 
 LINE_BITS = 20
 LINE_MASK = (1 << LINE_BITS) - 1
@@ -32,7 +32,7 @@ def create(conn: sqlite3.Connection) -> None:
     """Create the body index tables when missing."""
     conn.executescript("""
         CREATE VIRTUAL TABLE IF NOT EXISTS body_fts USING fts5(
-            text, tokenize='ascii', content='', detail='none');
+            text, tokenize='ascii', content='', detail='none', columnsize=0);
         CREATE TABLE IF NOT EXISTS body_vocab(id INTEGER PRIMARY KEY, term TEXT UNIQUE);
     """)
 
@@ -78,14 +78,14 @@ class BodyWriter:
         count = 0
         rows = self._rows
         vocab = self._vocab
-        for i, line in enumerate(fold(body).split("\n")):
+        spaced = gaps_to_spaces(fold(body))
+        for i, line in enumerate(spaced.split("\n")):
             if i > LINE_MASK:
                 break
-            toks = TOKEN.findall(line)
-            if toks:
-                rows.append((base | i, " ".join(toks)))
-                vocab.update(toks)
+            if line and not line.isspace():
+                rows.append((base | i, line))
                 count += 1
+        vocab.update(spaced.split())
         if len(rows) > 5000:
             self._flush_rows()
         return gen, count

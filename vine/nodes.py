@@ -10,9 +10,12 @@ from typing import Any
 import yaml
 from frontmatter.default_handlers import YAMLHandler
 
+from . import yamlfast
+
 _HANDLER = YAMLHandler()
 _HEADER = re.compile(r"^(#{1,6})[ \t]+(.*?)(?:[ \t]+#+)?[ \t]*$")
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+_CANDIDATE = re.compile(r"^(?:#| {0,3}(?:```|~~~)).*$", re.MULTILINE)
 REQUIRED = ("id", "type", "title", "summary", "created", "updated")
 
 
@@ -48,7 +51,7 @@ class Node:
     @cached_property
     def headers(self) -> list[Header]:
         """Every real header, skipping ``#`` lines inside fenced code blocks."""
-        return headers_of(self.lines)
+        return headers_of(self.body)
 
     @property
     def outline(self) -> list[str]:
@@ -101,11 +104,20 @@ class Node:
         return current
 
 
-def headers_of(lines: list[str]) -> list[Header]:
-    """Headers of a body, skipping fenced code blocks."""
+def headers_of(body: str) -> list[Header]:
+    """Headers of a body, skipping fenced code blocks.
+
+    Only lines that could open a header or a fence are looked at, found with one
+    regex scan; line numbers are counted between them.
+    """
     found: list[Header] = []
     fence: str | None = None
-    for i, line in enumerate(lines):
+    line_no = 0
+    last = 0
+    for m in _CANDIDATE.finditer(body):
+        line_no += body.count("\n", last, m.start())
+        last = m.start()
+        line = m.group()
         marker = _FENCE.match(line)
         if fence is not None:
             if marker and marker.group(1)[0] == fence[0] and len(marker.group(1)) >= len(fence) \
@@ -115,10 +127,9 @@ def headers_of(lines: list[str]) -> list[Header]:
         if marker:
             fence = marker.group(1)
             continue
-        if line.startswith("#"):
-            m = _HEADER.match(line)
-            if m and m.group(2):
-                found.append(Header(len(m.group(1)), m.group(2), i))
+        h = _HEADER.match(line)
+        if h and h.group(2):
+            found.append(Header(len(h.group(1)), h.group(2), line_no))
     return found
 
 
@@ -156,7 +167,9 @@ def parse_text(node_id: str, text: str) -> Node:
     except ValueError:
         raise ParseError("unterminated frontmatter (no closing '---' line)") from None
     try:
-        meta = _HANDLER.load(fm)
+        meta = yamlfast.load(fm)
+        if meta is None:
+            meta = _HANDLER.load(fm)
     except yaml.YAMLError as exc:
         where = getattr(exc, "problem_mark", None)
         at = f" at line {where.line + 2}" if where is not None else ""

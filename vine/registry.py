@@ -20,6 +20,8 @@ from typing import Any, Literal
 from .errors import Internal, SchemaError, VineError
 
 _MISSING = inspect.Parameter.empty
+# Integers travel as JSON numbers and reach SQLite: keep them within 64 bits.
+INT_LIMIT = 2**63 - 1
 
 
 @dataclass(frozen=True)
@@ -106,6 +108,8 @@ def _schema(hint: Any) -> dict[str, Any]:
 
 def _accepts(hint: Any, value: Any) -> bool:
     origin = typing.get_origin(hint)
+    if origin in (typing.Union, types.UnionType):
+        return any(_accepts(option, value) for option in typing.get_args(hint))
     if hint is Any:
         return True
     if hint is type(None):
@@ -120,10 +124,11 @@ def _accepts(hint: Any, value: Any) -> bool:
     if hint is float:
         return isinstance(value, int | float) and not isinstance(value, bool)
     if hint is int:
-        return isinstance(value, int) and not isinstance(value, bool)
+        return isinstance(value, int) and not isinstance(value, bool) and \
+            -INT_LIMIT <= value <= INT_LIMIT
     if isinstance(hint, type):
         return isinstance(value, hint)
-    return True
+    return False
 
 
 def _describe(hint: Any) -> str:
@@ -140,7 +145,7 @@ def _describe(hint: Any) -> str:
         elif origin is dict or option is dict:
             parts.append("an object")
         else:
-            parts.append({str: "string", int: "integer", float: "number",
+            parts.append({str: "string", int: "integer (64-bit)", float: "number",
                           bool: "boolean"}.get(option, str(option)))
     return " or ".join(parts)
 

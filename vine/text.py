@@ -17,22 +17,53 @@ class _FoldTable(dict[int, int]):
 
 
 _FOLD = _FoldTable()
+_NON_ASCII = re.compile(r"[^\x00-\x7f]")
+
+
+def _fold_char(match: re.Match[str]) -> str:
+    return chr(_FOLD[ord(match.group())])
 
 
 def fold(text: str) -> str:
     """Case- and diacritic-blind form of ``text`` with positions kept 1:1."""
     if text.isascii():
         return text.lower()
-    return text.translate(_FOLD)
+    # Fold the (rare) non-ASCII characters one by one, then lowercase in C: a folded
+    # character is already lowercase, so the result keeps the text's length.
+    return _NON_ASCII.sub(_fold_char, text).lower()
 
 
 # Runs of letters and digits: the tokens of the body index, searched by sniff.
 TOKEN = re.compile(r"[^\W_]+")
 
 
-def index_tokens(folded_line: str) -> list[str]:
-    """The body-index tokens of one folded line."""
-    return TOKEN.findall(folded_line)
+class _GapTable(dict[int, int]):
+    """``str.translate`` table: letters, digits and newlines stay, all else is a space."""
+
+    def __missing__(self, code: int) -> int:
+        char = chr(code)
+        keep = char == "\n" or char.isalnum()
+        self[code] = code if keep else 32
+        return self[code]
+
+
+_GAPS = _GapTable()
+for _code in range(128):
+    _GAPS[_code]  # noqa: B018 - prefill the ASCII range
+
+
+_ASCII_GAPS = bytes(c if (chr(c).isalnum() or c == 10) else 32 for c in range(128)) + \
+    bytes(range(128, 256))
+
+
+def gaps_to_spaces(folded: str) -> str:
+    """The text with every character but letters, digits and newlines turned into a space.
+
+    Its whitespace-separated words are exactly the :data:`TOKEN` runs, line by line.
+    """
+    if folded.isascii():
+        return folded.encode("ascii").translate(_ASCII_GAPS).decode("ascii")
+    return folded.translate(_GAPS)
 
 
 def fts_query(text: str) -> str:

@@ -73,6 +73,9 @@ def window(since: str | None, until: str | None, date_field: str | None) -> Wind
     last = _expand(until, "until", end=True) if until else None
     if lo and last and lo > last:
         raise SchemaError(f"since ({since}) is after until ({until})")
-    hi = last + timedelta(days=1) if last else None
-    return Window(since, until, field, lo.isoformat() if lo else None,
-                  hi.isoformat() if hi else None)
+    hi = last + timedelta(days=1) if last and last < date.max else None
+    if last is not None and hi is None:
+        hi_text = "9999-12-31~"   # past the last representable day, still a string bound
+    else:
+        hi_text = hi.isoformat() if hi else None
+    return Window(since, until, field, lo.isoformat() if lo else None, hi_text)

@@ -14,6 +14,8 @@ from ..windows import Window
 
 SCOPES = {"all": None, "branches": "branch", "notes": "banana", "bananas": "banana"}
 INCLUDES = ("outline",)
+# The pool never needs more: the budget holds far fewer results.
+MAX_K = 1000
 # bm25 weights: id (unindexed), title, aliases, tags, summary.
 _RANK = "bm25(nodes_fts, 0, 4, 3, 2, 1)"
 
@@ -26,7 +28,7 @@ def locate(forest: Forest, query: str, k: int, scope: str, type_filter: str | No
     for item in include or []:
         if item not in INCLUDES:
             raise SchemaError(f"locate: include accepts only {list(INCLUDES)}, got {item!r}")
-    k = max(1, k)
+    k = min(max(1, k), MAX_K)
     kind = SCOPES[scope]
     expr = fts_query(query)
     filters, args = _filters(kind, type_filter, win)

@@ -11,7 +11,7 @@ from ..forest import Forest
 from ..heat import READ_DEPOSIT
 from ..nodes import Node
 
-_CURSOR = re.compile(r"^b(\d+)$")
+_CURSOR = re.compile(r"^b(\d{1,12})$")
 _BLOCKS = re.compile(r".*?(?:\n{2,}|\Z)", re.DOTALL)
 
 

@@ -122,3 +122,7 @@ def _fit(out: dict[str, Any], matched: int) -> None:
         rows.pop()
         out["row_count"] = len(rows)
         out["hint"] = hint(len(rows))
+    if budget.cost(out) > budget.QUERY:
+        raise QueryInvalid(
+            f"the names of the {ncols} result column(s) alone exceed the {budget.QUERY}-token "
+            "budget", hint="Select fewer columns, or give them short aliases.")

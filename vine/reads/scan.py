@@ -87,12 +87,23 @@ def _scope(index: str, recursive: bool) -> tuple[str, list[Any]]:
     return "id >= ? AND id < ? AND id != ?", [prefix, prefix[:-1] + chr(ord("/") + 1), index]
 
 
+def _scalar(key: str, value: Any) -> Any:
+    """A filter value SQLite can compare: a string, a 64-bit integer or a number."""
+    if isinstance(value, bool):
+        return int(value)
+    if isinstance(value, int) and -(2**63) <= value < 2**63:
+        return value
+    if isinstance(value, float | str):
+        return value
+    raise SchemaError(f"scan: filter {key} takes a string or a number, got {value!r:.60}")
+
+
 def _filter(spec: dict[str, Any]) -> tuple[str, list[Any]]:
     sql, args = "", []
     for key, value in spec.items():
         if key == "tags_any":
             tags = value if isinstance(value, list) else [value]
-            if not all(isinstance(t, str) for t in tags):
+            if not tags or not all(isinstance(t, str) for t in tags):
                 raise SchemaError("scan: tags_any takes a list of strings")
             marks = ",".join("?" * len(tags))
             sql += f" AND EXISTS (SELECT 1 FROM json_each(nodes.tags) WHERE value IN ({marks}))"
@@ -107,22 +118,20 @@ def _filter(spec: dict[str, Any]) -> tuple[str, list[Any]]:
             if isinstance(value, bool) or not isinstance(value, int | float):
                 raise SchemaError("scan: min_confidence takes a number")
             sql += " AND confidence >= ?"
-            args.append(value)
+            args.append(float(value))
         elif key == "origin_prefix":
             if not isinstance(value, str):
                 raise SchemaError("scan: origin_prefix takes a string")
             sql += " AND origin IS NOT NULL AND substr(origin, 1, ?) = ?"
             args += [len(value), value]
         elif key == "kind":
-            if value not in _KINDS:
+            if not isinstance(value, str) or value not in _KINDS:
                 raise SchemaError("scan: kind is 'note' (or 'banana') or 'branch'")
             sql += " AND kind = ?"
             args.append(_KINDS[value])
         elif key in _EQUALITY:
-            if isinstance(value, dict | list):
-                raise SchemaError(f"scan: filter {key} takes a single value")
             sql += f" AND {key} = ?"
-            args.append(value)
+            args.append(_scalar(key, value))
         else:
             raise SchemaError(f"unknown scan filter: {key}", hint=(
                 "Filters: tags_any, updated_after, updated_before, created_after, "
