@@ -143,6 +143,8 @@ def _sequence(lines: list[str], i: int, dash: int) -> tuple[list[Any], int]:
 
 def load(text: str) -> dict[str, Any] | None:
     """Frontmatter as a dict when it is in the fast subset, else None."""
+    if "\t" in text or "\r" in text:
+        return None
     lines = text.strip("\n").split("\n")
     while lines and not lines[-1].strip():
         lines.pop()

@@ -1,0 +1,115 @@
+"""Parsing node files: the frontmatter fast path agrees with PyYAML; headers and sections."""
+
+from __future__ import annotations
+
+import datetime
+from pathlib import Path
+
+import pytest
+import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from monkeyllm import yamlfast
+from monkeyllm.nodes import ParseError, parse_text
+
+from .conftest import SAMPLE
+
+scalars = st.one_of(
+    st.text(max_size=120), st.integers(-10**6, 10**6), st.booleans(), st.none(),
+    st.floats(allow_nan=False, allow_infinity=False, width=32),
+    st.dates(min_value=datetime.date(1900, 1, 1), max_value=datetime.date(2100, 1, 1)),
+    st.sampled_from(["yes", "No", "on", "~", "null", "007", "1_000", "0x1f", "1:30", ".5",
+                     "2026-05-04", "2026-05-04T10:00:00", "a: b", "x #y", "- z", "'q'",
+                     "C#", "e-mail", "NF-4412", "ação", "=", "<<", "1e5", ""]),
+)
+keys = st.one_of(st.from_regex(r"[a-z_][a-z0-9_-]{0,12}", fullmatch=True),
+                 st.sampled_from(["on", "yes", "1", "null", "true", "id", "links"]))
+values = st.one_of(
+    scalars,
+    st.lists(scalars, max_size=4),
+    st.lists(st.dictionaries(keys, scalars, min_size=1, max_size=3), max_size=3),
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.dictionaries(keys, values, max_size=8), st.sampled_from([40, 80, 200]))
+def test_fast_path_agrees_with_pyyaml(data: dict, width: int) -> None:
+    text = yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=width)
+    fast = yamlfast.load(text)
+    if fast is not None:
+        assert fast == yaml.safe_load(text)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(alphabet="ab:-'\" #\n\t[]{}1.\\", max_size=60))
+def test_fast_path_never_accepts_what_pyyaml_reads_differently(text: str) -> None:
+    fast = yamlfast.load(text)
+    if fast is None:
+        return
+    try:
+        expected = yaml.safe_load(text)
+    except yaml.YAMLError:
+        pytest.fail(f"fast path accepted invalid YAML: {text!r} -> {fast!r}")
+    assert fast == (expected if expected is not None else {})
+
+
+def test_fast_path_reads_every_sample_brain_file() -> None:
+    files = sorted(SAMPLE.rglob("*.md"))
+    assert len(files) > 40
+    for path in files:
+        text = path.read_text(encoding="utf-8")
+        fm = text.split("\n---\n", 1)[0][4:]
+        fast = yamlfast.load(fm)
+        assert fast is not None, path
+        assert fast == yaml.safe_load(fm), path
+
+
+BODY = """# Title
+
+> The blockquote summary.
+
+## One
+
+```python
+# not a header
+## nor this
+```
+
+### One point one
+
+~~~
+# still code
+~~~
+
+## Two ##
+"""
+
+
+def test_headers_skip_fenced_code_and_trailing_hashes() -> None:
+    node = parse_text("x", "---\nid: x\n---\n\n" + BODY)
+    assert node.outline == ["One", "One point one", "Two"]
+    assert [h.line for h in node.headers] == [0, 4, 11, 17]
+    assert node.title == "Title" and node.summary == "The blockquote summary."
+    assert node.section("one point")[0].text == "One point one"
+    header, text = node.section("One")
+    assert "# not a header" in text and "One point one" in text and "Two" not in text
+    assert node.section_of_line(12) == "One point one"
+
+
+@pytest.mark.parametrize("text, reason", [
+    ("no frontmatter", "no frontmatter"),
+    ("---\ntitle: x\n", "unterminated"),
+    ("---\ntitle: [x\n---\n", "bad YAML"),
+    ("---\n- a\n---\n", "not a mapping"),
+    ("---\nx: 1\n---\n\x00", "binary"),
+])
+def test_parse_errors_say_why(text: str, reason: str) -> None:
+    with pytest.raises(ParseError, match=reason):
+        parse_text("x", text)
+
+
+def test_crlf_and_bom(tmp_path: Path) -> None:
+    node = parse_text("x", "\ufeff---\r\nid: x\r\ntitle: T\r\n---\r\n\r\n# T\r\n\r\nbody\r\n")
+    assert node.meta["title"] == "T"
+    assert node.title == "T"
