@@ -37,7 +37,11 @@ def create(conn: sqlite3.Connection) -> None:
     """)
 
 
-def _meta_int(conn: sqlite3.Connection, key: str) -> int:
+INSERT_ROW = "INSERT INTO body_fts(rowid, text) VALUES(?, ?)"
+
+
+def meta_int(conn: sqlite3.Connection, key: str) -> int:
+    """An integer kept in the catalog's meta table (0 when absent)."""
     row = conn.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
     return int(row[0]) if row else 0
 
@@ -46,27 +50,48 @@ def _set_meta(conn: sqlite3.Connection, key: str, value: int) -> None:
     conn.execute("INSERT OR REPLACE INTO meta VALUES(?, ?)", (key, str(value)))
 
 
-class BodyWriter:
-    """Adds body versions to the index inside a catalog transaction."""
+def body_rows(body: str, gen: int, rows: list[tuple[int, str]]) -> int:
+    """Append the index rows of one body version to ``rows``; returns how many."""
+    base = gen << LINE_BITS
+    count = 0
+    for i, line in enumerate(gaps_to_spaces(fold(body)).split("\n")):
+        if i > LINE_MASK:
+            break
+        if line and not line.isspace():
+            rows.append((base | i, line))
+            count += 1
+    return count
 
-    def __init__(self, conn: sqlite3.Connection, *, bulk: bool) -> None:
+
+def clear(conn: sqlite3.Connection) -> None:
+    """Empty the index (a rebuild)."""
+    conn.execute("INSERT INTO body_fts(body_fts) VALUES('delete-all')")
+    conn.execute("DELETE FROM body_vocab")
+    _set_meta(conn, "body_garbage", 0)
+
+
+def finish_bulk(conn: sqlite3.Connection, next_gen: int) -> None:
+    """After a rebuild: the vocabulary, read back from the index itself, and counters."""
+    conn.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.body_terms "
+                 "USING fts5vocab(main, body_fts, 'row')")
+    conn.execute("INSERT OR IGNORE INTO body_vocab(term) SELECT term FROM temp.body_terms "
+                 "ORDER BY term")
+    conn.execute("DROP TABLE temp.body_terms")
+    _set_meta(conn, "next_gen", next_gen)
+
+
+class BodyWriter:
+    """Adds body versions to the index inside an incremental catalog transaction."""
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
         self.conn = conn
-        self.bulk = bulk
         self._next_gen: int | None = None
         self._garbage = 0
         self._vocab: set[str] = set()
-        self._rows: list[tuple[int, str]] = []
-
-    def clear(self) -> None:
-        """Empty the index (a rebuild)."""
-        self.conn.execute("INSERT INTO body_fts(body_fts) VALUES('delete-all')")
-        self.conn.execute("DELETE FROM body_vocab")
-        _set_meta(self.conn, "body_garbage", 0)
-        self._garbage = 0
 
     def _gen(self) -> int:
         if self._next_gen is None:
-            self._next_gen = max(1, _meta_int(self.conn, "next_gen"))
+            self._next_gen = max(1, meta_int(self.conn, "next_gen"))
         gen = self._next_gen
         self._next_gen += 1
         return gen
@@ -74,33 +99,19 @@ class BodyWriter:
     def add(self, body: str) -> tuple[int, int]:
         """Index one body; returns its ``gen`` and the number of rows written."""
         gen = self._gen()
-        base = gen << LINE_BITS
-        count = 0
-        rows = self._rows
-        vocab = self._vocab
-        spaced = gaps_to_spaces(fold(body))
-        for i, line in enumerate(spaced.split("\n")):
-            if i > LINE_MASK:
-                break
-            if line and not line.isspace():
-                rows.append((base | i, line))
-                count += 1
-        vocab.update(spaced.split())
-        if len(rows) > 5000:
-            self._flush_rows()
+        rows: list[tuple[int, str]] = []
+        count = body_rows(body, gen, rows)
+        self.conn.executemany(INSERT_ROW, rows)
+        for _, line in rows:
+            self._vocab.update(line.split())
         return gen, count
 
     def retire(self, rows: int) -> None:
         """Count the rows of a replaced body version as garbage."""
         self._garbage += rows
 
-    def _flush_rows(self) -> None:
-        self.conn.executemany("INSERT INTO body_fts(rowid, text) VALUES(?, ?)", self._rows)
-        self._rows = []
-
     def finish(self) -> None:
-        """Write what is pending: rows, new vocabulary, counters."""
-        self._flush_rows()
+        """Write what is pending: new vocabulary and counters."""
         if self._vocab:
             self.conn.executemany("INSERT OR IGNORE INTO body_vocab(term) VALUES(?)",
                                   ((t,) for t in sorted(self._vocab)))
@@ -109,13 +120,13 @@ class BodyWriter:
             _set_meta(self.conn, "next_gen", self._next_gen)
         if self._garbage:
             _set_meta(self.conn, "body_garbage",
-                      _meta_int(self.conn, "body_garbage") + self._garbage)
+                      meta_int(self.conn, "body_garbage") + self._garbage)
             self._garbage = 0
 
 
 def needs_compaction(conn: sqlite3.Connection) -> bool:
     """True when dead rows outnumber live ones (and are many): time to rebuild."""
-    garbage = _meta_int(conn, "body_garbage")
+    garbage = meta_int(conn, "body_garbage")
     if garbage < 20_000:
         return False
     live = conn.execute("SELECT coalesce(sum(body_lines), 0) FROM nodes").fetchone()[0]

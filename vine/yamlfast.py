@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import datetime
 import re
+from functools import lru_cache
 from typing import Any
 
 from yaml.resolver import Resolver
@@ -33,8 +34,30 @@ class _Miss(Exception):
     """The text is outside the subset: use PyYAML."""
 
 
+_MISS = object()
+
+
 def _plain(text: str) -> Any:
     """A plain scalar resolved the way PyYAML's SafeLoader resolves it."""
+    if len(text) <= 40:
+        value = _plain_short(text)
+        if value is _MISS:
+            raise _Miss
+        return value
+    return _resolve(text)
+
+
+@lru_cache(maxsize=4096)
+def _plain_short(text: str) -> Any:
+    # Short scalars (dates, tags, rels, types) repeat across a forest: resolve once.
+    # The sentinel keeps a refusal cacheable too.
+    try:
+        return _resolve(text)
+    except _Miss:
+        return _MISS
+
+
+def _resolve(text: str) -> Any:
     if text in _NULLS:
         return None
     if text in _BOOLS:

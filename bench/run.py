@@ -1,0 +1,308 @@
+"""Benchmark the engine on a synthetic forest and print the figures.
+
+Run from the repository root::
+
+    python -m bench.run --nodes 10000            # generates bench/out/forest-10000 once
+    python -m bench.run --nodes 100000 --rounds 50
+    python -m bench.run --forest path/to/forest --json
+
+Each figure is measured here, on this machine: per-call median and p95 latency, the
+cold catalog build, the sniff on first use (a fresh ``Vine`` per query), ``query``
+against the same statement in plain ``sqlite3``, the call that notices an outside
+edit, the size of ``_derived/`` against the forest's markdown, and the peak memory of
+the measuring process (which generates nothing itself).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import re
+import resource
+import shutil
+import sqlite3
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from monkeyllm import Vine
+
+OUT = Path(__file__).resolve().parent / "out"
+
+# Targets on the 10k forest (the issue's), and what the existing engine measured there.
+TARGETS = {
+    "locate": (2.0, 3.6), "look": (1.5, 1.3), "move": (1.5, 0.6), "pick": (1.5, 1.0),
+    "scan (recursive)": (3.0, 6.0), "sniff, 3 terms, first use": (50.0, 5200.0),
+    "cold catalog build (s)": (8.0, 26.0), "notice one outside edit": (30.0, None),
+    "peak memory (MB)": (150.0, 236.0),
+}
+
+
+def ensure_forest(nodes: int, seed: int) -> Path:
+    """The synthetic forest of ``nodes`` nodes, generated in a subprocess the first time."""
+    root = OUT / f"forest-{nodes}-s{seed}"
+    if not (root / "_index.md").exists():
+        if root.exists():
+            shutil.rmtree(root)
+        OUT.mkdir(parents=True, exist_ok=True)
+        print(f"generating {nodes} nodes into {root} ...", file=sys.stderr)
+        subprocess.run([sys.executable, "-m", "bench.generate", "--nodes", str(nodes),
+                        "--out", str(root), "--seed", str(seed)], check=True,
+                       cwd=Path(__file__).resolve().parent.parent)
+    return root
+
+
+def timed(fn: Callable[[], Any]) -> tuple[float, Any]:
+    """Milliseconds taken by one call, and its result."""
+    start = time.perf_counter()
+    result = fn()
+    return (time.perf_counter() - start) * 1000, result
+
+
+def summary(samples: list[float]) -> dict[str, float]:
+    """Median and 95th percentile of millisecond samples."""
+    ordered = sorted(samples)
+    p95 = ordered[min(len(ordered) - 1, int(round(0.95 * (len(ordered) - 1))))]
+    return {"median": round(statistics.median(ordered), 3), "p95": round(p95, 3),
+            "n": len(ordered)}
+
+
+def folder_bytes(root: Path, suffix: str | None = None, skip: str | None = None) -> int:
+    """Total size of the files under ``root`` (only ``suffix`` files, skipping a folder)."""
+    total = 0
+    for dirpath, dirnames, filenames in os.walk(root):
+        if skip and skip in dirnames:
+            dirnames.remove(skip)
+        for name in filenames:
+            if suffix is None or name.endswith(suffix):
+                total += os.path.getsize(os.path.join(dirpath, name))
+    return total
+
+
+def check(result: Any, what: str) -> Any:
+    """Refuse to time a call that failed."""
+    if isinstance(result, dict) and "error" in result:
+        raise SystemExit(f"{what} answered an error: {result['error']}")
+    return result
+
+
+class Workload:
+    """Deterministic arguments drawn from the forest's own catalog."""
+
+    def __init__(self, vine: Vine, seed: int) -> None:
+        rng = random.Random(seed)
+        conn = vine._forest.catalog.conn
+        rows = conn.execute("SELECT id, kind, type, title, body_tokens FROM nodes "
+                            "ORDER BY id").fetchall()
+        self.leaves = [r[0] for r in rows if r[1] == "banana"]
+        self.branches = [r[0] for r in rows if r[1] == "branch"]
+        self.small = [r[0] for r in rows if r[1] == "banana" and r[4] <= 3500]
+        self.datasets = [r[0] for r in rows if r[2] == "dataset"]
+        titles = [r[3] for r in rows if r[1] == "banana"]
+        self.queries = []
+        for title in rng.sample(titles, min(200, len(titles))):
+            words = [w for w in title.split() if len(w) > 3]
+            self.queries.append(" ".join(words[:3]) or title)
+        self.rng = rng
+        self.vine = vine
+
+    def sniff_terms(self, n: int) -> list[list[str]]:
+        """Three terms per query, taken from a real body: two words and a rarer one."""
+        out = []
+        for node_id in self.rng.sample(self.small, n):
+            body = self.vine.pick(node_id)["body"]
+            words = sorted({w.strip(".,;:()[]") for w in body.split()
+                            if len(w.strip(".,;:()[]")) >= 5 and w.isascii()})
+            if len(words) < 3:
+                continue
+            out.append(self.rng.sample(words, 3))
+        return out
+
+
+def bench_calls(vine: Vine, work: Workload, rounds: int) -> dict[str, dict[str, float]]:
+    """Median and p95 of each read call over ``rounds`` varied calls."""
+    rng = work.rng
+    plans: dict[str, Callable[[], Any]] = {
+        "locate": lambda: vine.locate(rng.choice(work.queries), k=5),
+        "look": lambda: vine.look(rng.choice(work.leaves)),
+        "move": lambda: vine.move(rng.choice(work.leaves), direction="both"),
+        "pick": lambda: vine.pick(rng.choice(work.small)),
+        "scan (children)": lambda: vine.scan(rng.choice(work.branches)),
+        "scan (recursive)": lambda: vine.scan(rng.choice(work.branches), recursive=True),
+        "scan (recursive, filtered)": lambda: vine.scan(
+            "_index", recursive=True, filter={"type": "dataset"}, fields=["id", "title"]),
+    }
+    out = {}
+    for name, fn in plans.items():
+        fn()
+        samples = []
+        for _ in range(rounds):
+            ms, result = timed(fn)
+            check(result, name)
+            samples.append(ms)
+        out[name] = summary(samples)
+    return out
+
+
+def bench_sniff(root: Path, work: Workload, n: int) -> dict[str, dict[str, float]]:
+    """Sniff with 3 terms over the whole forest: first use (fresh Vine) and warm."""
+    queries = work.sniff_terms(n)
+    first, warm = [], []
+    for terms in queries:
+        with Vine(root, writable=False) as fresh:
+            ms, result = timed(lambda t=terms, v=fresh: v.sniff(t, k=5))
+            check(result, "sniff")
+            first.append(ms)
+            ms, _ = timed(lambda t=terms, v=fresh: v.sniff(t, k=5))
+            warm.append(ms)
+    return {"sniff, 3 terms, first use": summary(first), "sniff, 3 terms, warm": summary(warm)}
+
+
+def bench_query(root: Path, vine: Vine, work: Workload, rounds: int) -> dict[str, Any]:
+    """query against the same statement in plain sqlite3, on the largest table."""
+    best = None
+    for node_id in work.datasets:
+        row = vine._forest.catalog.row(node_id)
+        path = root / os.path.dirname(node_id) / row["payload"]
+        with sqlite3.connect(path) as conn:
+            for (table,) in conn.execute("SELECT name FROM sqlite_master WHERE type='table'"):
+                count = conn.execute(f'SELECT COUNT(*) FROM "{table}"').fetchone()[0]
+                cols = [c[1] for c in conn.execute(f'PRAGMA table_info("{table}")')]
+                if best is None or count > best[3]:
+                    best = (node_id, path, table, count, cols)
+        conn.close()
+    if best is None:
+        return {}
+    node_id, path, table, count, cols = best
+    group = "region" if "region" in cols else cols[1]
+    statements = {"COUNT": f'SELECT COUNT(*) FROM "{table}"',
+                  "GROUP BY": f'SELECT "{group}", COUNT(*) FROM "{table}" GROUP BY "{group}"'}
+    out: dict[str, Any] = {"table": f"{node_id}:{table}", "rows": count}
+    for name, sql in statements.items():
+        def plain(sql: str = sql) -> Any:
+            conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+            try:
+                return conn.execute(sql).fetchall()
+            finally:
+                conn.close()
+
+        engine_ms, plain_ms = [], []
+        check(vine.query(node_id, sql), "query")
+        plain()
+        for _ in range(rounds):
+            ms, result = timed(lambda sql=sql: vine.query(node_id, sql))
+            check(result, "query")
+            engine_ms.append(ms)
+            ms, _ = timed(plain)
+            plain_ms.append(ms)
+        e, p = statistics.median(engine_ms), statistics.median(plain_ms)
+        out[name] = {"engine_median": round(e, 3), "sqlite3_median": round(p, 3),
+                     "ratio": round(e / p, 3)}
+    return out
+
+
+def bench_outside_edit(root: Path, vine: Vine, work: Workload, n: int) -> dict[str, float]:
+    """The call that comes right after an editor rewrote one node file."""
+    samples = []
+    for i, node_id in enumerate(work.rng.sample(work.small, n)):
+        path = root / (node_id + ".md")
+        text = path.read_text(encoding="utf-8")
+        stamp = f"2031-01-{i % 28 + 1:02d}"
+        edited = re.sub(r"(?m)^updated: .*$", f"updated: '{stamp}'", text, count=1)
+        path.write_text(edited, encoding="utf-8")
+        ms, result = timed(lambda nid=node_id: vine.look(nid, fields=["updated"]))
+        check(result, "look after edit")
+        if result["updated"] != stamp:
+            raise SystemExit(f"the edit of {node_id} was not seen")
+        samples.append(ms)
+        path.write_text(text, encoding="utf-8")
+        vine.look(node_id, fields=["updated"])
+    return summary(samples)
+
+
+def run(root: Path, rounds: int, seed: int) -> dict[str, Any]:
+    """Every figure for one forest."""
+    derived = root / "_derived"
+    shutil.rmtree(derived, ignore_errors=True)
+    lock = root / ".vine.lock"
+    lock.unlink(missing_ok=True)
+    build_s, vine = timed(lambda: Vine(root, writable=False))
+    figures: dict[str, Any] = {
+        "forest": str(root),
+        "nodes": vine._forest.catalog.count(),
+        "cold catalog build (s)": round(build_s / 1000, 2),
+    }
+    work = Workload(vine, seed)
+    figures["calls"] = bench_calls(vine, work, rounds)
+    figures["sniff"] = bench_sniff(root, work, max(5, min(25, rounds // 4)))
+    figures["query"] = bench_query(root, vine, work, max(10, rounds // 5))
+    figures["notice one outside edit"] = bench_outside_edit(root, vine, work,
+                                                            max(5, min(30, rounds // 5)))
+    vine.close()
+    markdown = folder_bytes(root, ".md", skip="_derived")
+    derived_bytes = folder_bytes(derived)
+    figures["markdown (MB)"] = round(markdown / 1e6, 1)
+    figures["_derived (MB)"] = round(derived_bytes / 1e6, 1)
+    figures["_derived / markdown"] = round(derived_bytes / markdown, 3)
+    figures["peak memory (MB)"] = round(
+        resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
+    return figures
+
+
+def render(figures: dict[str, Any]) -> str:
+    """A plain table for people."""
+    lines = [f"forest: {figures['forest']} ({figures['nodes']} nodes)", ""]
+    lines.append(f"{'figure':34} {'median':>10} {'p95':>10}   target [upstream]")
+
+    def target(name: str) -> str:
+        t = TARGETS.get(name)
+        if not t:
+            return ""
+        return f"<= {t[0]:g}" + (f" [{t[1]:g}]" if t[1] is not None else "")
+
+    for name, s in {**figures["calls"], **figures["sniff"]}.items():
+        lines.append(f"{name + ' (ms)':34} {s['median']:>10.3f} {s['p95']:>10.3f}   "
+                     f"{target(name)}")
+    edit = figures["notice one outside edit"]
+    lines.append(f"{'notice one outside edit (ms)':34} {edit['median']:>10.3f} "
+                 f"{edit['p95']:>10.3f}   {target('notice one outside edit')}")
+    q = figures["query"]
+    if q:
+        lines.append("")
+        lines.append(f"query on {q['table']} ({q['rows']} rows): engine vs plain sqlite3")
+        for name in ("COUNT", "GROUP BY"):
+            r = q[name]
+            lines.append(f"  {name:10} {r['engine_median']:>8.3f} ms vs {r['sqlite3_median']:>8.3f}"
+                         f" ms   ratio {r['ratio']:.3f} (target <= 1.10)")
+    lines.append("")
+    for name in ("cold catalog build (s)", "peak memory (MB)"):
+        lines.append(f"{name:34} {figures[name]:>10}   {target(name)}")
+    lines.append(f"{'markdown (MB)':34} {figures['markdown (MB)']:>10}")
+    lines.append(f"{'_derived (MB)':34} {figures['_derived (MB)']:>10}   "
+                 f"ratio {figures['_derived / markdown']} (target <= 1.0) [20]")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of ``python -m bench.run``."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--nodes", type=int, default=10_000)
+    parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--forest", type=Path, help="an existing forest instead")
+    parser.add_argument("--rounds", type=int, default=200, help="calls per figure")
+    parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    args = parser.parse_args(argv)
+    root = args.forest.resolve() if args.forest else ensure_forest(args.nodes, args.seed)
+    figures = run(root, args.rounds, args.seed)
+    print(json.dumps(figures, indent=2) if args.json else render(figures))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
