@@ -389,8 +389,7 @@ def read_node(root: Path, path: str) -> Node | str:
         return f"unreadable: {exc.strerror}"
 
 
-_INSERT_NODE = (f"INSERT INTO nodes(rowid, {', '.join(NODE_COLUMNS)}) "
-                f"VALUES(?, {', '.join('?' for _ in NODE_COLUMNS)})")
+_NODE_INSERT_COLS = ("rowid", *NODE_COLUMNS)
 _UPSERT_NODE = (f"INSERT INTO nodes({', '.join(NODE_COLUMNS)}) "
                 f"VALUES({', '.join('?' for _ in NODE_COLUMNS)}) ON CONFLICT(id) DO UPDATE SET "
                 + ", ".join(f"{c}=excluded.{c}" for c in NODE_COLUMNS[1:]))
@@ -398,6 +397,25 @@ _INSERT_FTS = "INSERT INTO nodes_fts(rowid, id, title, aliases, tags, summary) V
 _INSERT_EDGE = "INSERT OR IGNORE INTO edges(src, rel, dst, confidence, ord) VALUES(?,?,?,?,?)"
 _INSERT_MOVE = "INSERT OR REPLACE INTO moves VALUES(?,?)"
 _INSERT_FILE = "INSERT OR REPLACE INTO files VALUES(?,?,?,?)"
+
+
+def _from_json(verb_table: str, columns: tuple[str, ...]) -> str:
+    """An INSERT that reads a whole batch from one JSON array of rows.
+
+    One bound parameter per batch lets SQLite run the batch without the GIL, so a
+    rebuild's inserts truly overlap with parsing on the other thread.
+    """
+    picks = ", ".join(f"value ->> {i}" for i in range(len(columns)))
+    return f"{verb_table}({', '.join(columns)}) SELECT {picks} FROM json_each(?)"
+
+
+_BULK_NODE = _from_json("INSERT INTO nodes", _NODE_INSERT_COLS)
+_BULK_FTS = _from_json("INSERT INTO nodes_fts",
+                       ("rowid", "id", "title", "aliases", "tags", "summary"))
+_BULK_EDGE = _from_json("INSERT OR IGNORE INTO edges", ("src", "rel", "dst", "confidence", "ord"))
+_BULK_MOVE = _from_json("INSERT OR REPLACE INTO moves", ("old_id", "new_id"))
+_BULK_FILE = _from_json("INSERT OR REPLACE INTO files", ("path", "mtime_ns", "size", "error"))
+_BULK_LINE = _from_json("INSERT INTO body_fts", ("rowid", "text"))
 
 
 class Writer:
@@ -491,9 +509,8 @@ class BulkBuilder:
             if self._error is not None:
                 continue
             try:
-                for sql, rows in batch:
-                    if rows:
-                        self.conn.executemany(sql, rows)
+                for sql, payload in batch:
+                    self.conn.execute(sql, (payload,))
             except BaseException as exc:  # noqa: BLE001 - re-raised by run()
                 self._error = exc
 
@@ -503,6 +520,7 @@ class BulkBuilder:
         conn.execute("PRAGMA synchronous=OFF")
         conn.execute("PRAGMA cache_size=-32768")
         conn.execute("BEGIN IMMEDIATE")
+        conn.execute("INSERT INTO body_fts(body_fts, rank) VALUES('hashsize', ?)", (16 << 20,))
         try:
             for table in ("files", "nodes", "edges", "moves", "nodes_fts"):
                 conn.execute(f"DELETE FROM {table}")
@@ -553,9 +571,11 @@ class BulkBuilder:
               files: list[Any], lines: list[Any]) -> None:
         if self._error is not None:
             raise self._error
-        self._queue.put([(_INSERT_NODE, nodes), (_INSERT_FTS, fts), (_INSERT_EDGE, edges),
-                         (_INSERT_MOVE, moves), (_INSERT_FILE, files),
-                         (bodyindex.INSERT_ROW, lines)])
+        batch = [(sql, json.dumps(rows, ensure_ascii=False))
+                 for sql, rows in ((_BULK_NODE, nodes), (_BULK_FTS, fts), (_BULK_EDGE, edges),
+                                   (_BULK_MOVE, moves), (_BULK_FILE, files),
+                                   (_BULK_LINE, lines)) if rows]
+        self._queue.put(batch)
 
 
 def _edges(node_id: str, links: Any) -> Iterator[tuple[str, str, str, float, int]]:

@@ -1,17 +1,26 @@
 """Heat, the pheromone: how much a node has been used lately, in 0..1.
 
-Stored outside git in ``_derived/trails.db`` (the upstream table shape), so it
-survives catalog rebuilds. A deposit adds to the decayed value and caps at 1;
-the value read is decayed with a half-life, so an old trail fades without any
-job having to run.
+Stored outside git in ``_derived/trails.db`` (the upstream table shape:
+``heat(scope, node_id, heat, updated)``), so it survives catalog rebuilds. A
+deposit adds to the decayed value and caps at 1; the value read is decayed with
+a half-life, so an old trail fades without any job having to run.
+
+In memory each node's heat is held as ``log2(heat) + updated / half_life``: that
+number does not change with time, so comparing two of them compares the heats at
+any moment, and no value has to be recomputed to rank. Deposits apply to this
+view at once and reach the file in the background (at most a second later, and on
+close), as one atomic upsert per node that adds to whatever another process left.
 """
 
 from __future__ import annotations
 
+import atexit
+import math
 import sqlite3
 import threading
 import time
 import uuid
+import weakref
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
@@ -19,6 +28,7 @@ READ_DEPOSIT = 0.02     # a node read by look, pick or query
 LIST_DEPOSIT = 0.005    # a node returned in a list (locate, sniff, scan, move)
 STRONG_DEPOSIT = 0.1    # fortification, a successful hunt
 FLOOR = 0.00005         # rounds to 0.0 at 4 decimals
+FLUSH_SECONDS = 1.0
 
 
 class HeatStore:
@@ -28,24 +38,31 @@ class HeatStore:
                  clock: Callable[[], float] = time.time) -> None:
         self.half_life = max(half_life_days, 1e-9) * 86400.0
         self.clock = clock
-        self._lock = threading.Lock()
-        if derived is not None:
-            try:
-                self._conn = sqlite3.connect(derived / "trails.db", check_same_thread=False)
-                self._setup()
-            except sqlite3.DatabaseError:
-                (derived / "trails.db").unlink(missing_ok=True)
-                self._conn = sqlite3.connect(derived / "trails.db", check_same_thread=False)
-                self._setup()
-        else:
-            uri = f"file:trails-{uuid.uuid4().hex}?mode=memory&cache=shared"
-            self._conn = sqlite3.connect(uri, uri=True, check_same_thread=False)
-            self._setup()
-        self._cache: dict[str, tuple[float, float]] = {}
+        self._lock = threading.RLock()
+        self._keys: dict[str, float] = {}
+        self._pending: dict[str, float] = {}
         self._version: int | None = None
+        self._last_flush = clock()
+        self._conn = self._open(derived)
+        self._closed = False
+        ref = weakref.WeakMethod(self.flush)
+        self._atexit = lambda: (ref() or (lambda: None))()
+        atexit.register(self._atexit)
 
-    def _setup(self) -> None:
-        conn = self._conn
+    def _open(self, derived: Path | None) -> sqlite3.Connection:
+        if derived is None:
+            uri = f"file:trails-{uuid.uuid4().hex}?mode=memory&cache=shared"
+            return self._setup(sqlite3.connect(uri, uri=True, check_same_thread=False))
+        path = derived / "trails.db"
+        try:
+            return self._setup(sqlite3.connect(path, check_same_thread=False))
+        except sqlite3.DatabaseError:
+            # A damaged heat file is only a lost pheromone: start it again.
+            for suffix in ("", "-wal", "-shm"):
+                Path(str(path) + suffix).unlink(missing_ok=True)
+            return self._setup(sqlite3.connect(path, check_same_thread=False))
+
+    def _setup(self, conn: sqlite3.Connection) -> sqlite3.Connection:
         conn.execute("PRAGMA busy_timeout=5000")
         try:
             conn.execute("PRAGMA journal_mode=WAL")
@@ -56,23 +73,45 @@ class HeatStore:
                      "heat REAL, updated REAL, PRIMARY KEY(scope, node_id))")
         conn.create_function("decayed", 3, self._decay, deterministic=True)
         conn.commit()
+        return conn
 
-    def _decay(self, heat: float, updated: float, now: float) -> float:
+    def _decay(self, heat: float | None, updated: float, now: float) -> float:
         if heat is None:
             return 0.0
         return heat * 0.5 ** (max(now - updated, 0.0) / self.half_life)
 
+    def _key(self, heat: float, at: float) -> float:
+        return math.log2(heat) + at / self.half_life if heat > 0 else -math.inf
+
+    def _value(self, key: float, now: float) -> float:
+        return min(1.0, 2.0 ** (key - now / self.half_life)) if key != -math.inf else 0.0
+
     def close(self) -> None:
-        """Close the store."""
+        """Write pending deposits and close the store."""
         with self._lock:
+            if self._closed:
+                return
+            self.flush()
+            self._closed = True
             self._conn.close()
+            atexit.unregister(self._atexit)
 
     def _load(self) -> None:
-        version = self._conn.execute("PRAGMA data_version").fetchone()[0]
-        if version != self._version:
-            self._cache = {nid: (h, u) for nid, h, u in self._conn.execute(
-                "SELECT node_id, heat, updated FROM heat WHERE scope=''")}
-            self._version = version
+        """Re-read the file when another connection changed it."""
+        try:
+            version = self._conn.execute("PRAGMA data_version").fetchone()[0]
+        except sqlite3.Error:
+            return
+        if version == self._version:
+            return
+        now = self.clock()
+        keys = {nid: self._key(h, u) for nid, h, u in self._conn.execute(
+            "SELECT node_id, heat, updated FROM heat WHERE scope=''") if h and h > 0}
+        for nid, amount in self._pending.items():
+            keys[nid] = self._key(min(1.0, self._value(keys.get(nid, -math.inf), now) + amount),
+                                  now)
+        self._keys = keys
+        self._version = version
 
     def get(self, node_id: str) -> float:
         """The heat of one node now, rounded to 4 decimals."""
@@ -83,24 +122,18 @@ class HeatStore:
         now = self.clock()
         with self._lock:
             self._load()
-            cache = self._cache
-            out = {}
-            for nid in ids:
-                row = cache.get(nid)
-                out[nid] = round(min(1.0, self._decay(row[0], row[1], now)), 4) if row else 0.0
-            return out
+            keys = self._keys
+            return {nid: round(self._value(keys[nid], now), 4) if nid in keys else 0.0
+                    for nid in ids}
 
     def hot(self) -> dict[str, float]:
         """Every node whose heat rounds above zero."""
         now = self.clock()
         with self._lock:
             self._load()
-            out = {}
-            for nid, (h, u) in self._cache.items():
-                value = round(min(1.0, self._decay(h, u, now)), 4)
-                if value > 0:
-                    out[nid] = value
-            return out
+            threshold = math.log2(FLOOR) + now / self.half_life
+            return {nid: round(self._value(k, now), 4)
+                    for nid, k in self._keys.items() if k >= threshold}
 
     def deposit(self, ids: Iterable[str], amount: float) -> None:
         """Add ``amount`` to the decayed heat of each id, capped at 1."""
@@ -110,20 +143,32 @@ class HeatStore:
         now = self.clock()
         with self._lock:
             self._load()
+            for nid in unique:
+                current = self._value(self._keys.get(nid, -math.inf), now)
+                self._keys[nid] = self._key(min(1.0, current + amount), now)
+                self._pending[nid] = self._pending.get(nid, 0.0) + amount
+            if now - self._last_flush >= FLUSH_SECONDS:
+                self.flush()
+
+    def flush(self) -> None:
+        """Write pending deposits: each adds to the stored, decayed value."""
+        with self._lock:
+            if not self._pending or self._closed:
+                return
+            now = self.clock()
             try:
                 self._conn.executemany(
-                    "INSERT INTO heat(scope, node_id, heat, updated) VALUES('', ?, min(1.0, ?), ?) "
-                    "ON CONFLICT(scope, node_id) DO UPDATE SET "
+                    "INSERT INTO heat(scope, node_id, heat, updated) "
+                    "VALUES('', ?, min(1.0, ?), ?) ON CONFLICT(scope, node_id) DO UPDATE SET "
                     "heat = min(1.0, decayed(heat, updated, excluded.updated) + ?), "
                     "updated = excluded.updated",
-                    [(nid, amount, now, amount) for nid in unique])
+                    [(nid, amount, now, amount) for nid, amount in self._pending.items()])
                 self._conn.commit()
-            except sqlite3.OperationalError:
-                # A busy or read-only store loses a deposit, never a read.
+            except sqlite3.Error:
+                # A busy or read-only store keeps the deposits for the next flush.
                 self._conn.rollback()
                 return
-            marks = ",".join("?" * len(unique))
-            for nid, h, u in self._conn.execute(
-                    f"SELECT node_id, heat, updated FROM heat WHERE scope='' "
-                    f"AND node_id IN ({marks})", unique):
-                self._cache[nid] = (h, u)
+            self._pending.clear()
+            self._last_flush = now
+            # Our own commit does not move data_version; what we wrote is already in view.
+            self._version = self._conn.execute("PRAGMA data_version").fetchone()[0]

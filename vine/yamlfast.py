@@ -28,6 +28,8 @@ _BOOLS.update({v: False for v in ("no", "No", "NO", "false", "False", "FALSE", "
                                    "OFF")})
 _INDICATORS = frozenset("-?:,[]{}#&*!|>'\"%@`")
 _RESOLVERS = Resolver.yaml_implicit_resolvers
+# Tabs, YAML's other line breaks, a BOM and control characters: PyYAML's business.
+_ODD = re.compile("[\t\r\x85\u2028\u2029\ufeff\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 
 
 class _Miss(Exception):
@@ -123,7 +125,7 @@ def _continuations(lines: list[str], i: int, indent: int) -> tuple[list[str], in
             break
         if stripped.startswith("- ") or stripped == "-" or _KEY.match(stripped):
             raise _Miss
-        parts.append(stripped.rstrip())
+        parts.append(stripped.rstrip(" "))
         i += 1
     return parts, i
 
@@ -136,7 +138,7 @@ def _sequence(lines: list[str], i: int, dash: int) -> tuple[list[Any], int]:
         if not line.startswith(" " * dash + "-") or (len(line) > dash + 1
                                                         and line[dash + 1] != " "):
             break
-        body = line[dash + 2:].rstrip() if len(line) > dash + 1 else ""
+        body = line[dash + 2:].rstrip(" ") if len(line) > dash + 1 else ""
         i += 1
         km = _KEY.match(body)
         if km and not body.startswith(("'", '"')):
@@ -149,7 +151,7 @@ def _sequence(lines: list[str], i: int, dash: int) -> tuple[list[Any], int]:
             inner = " " * (dash + 2)
             while i < len(lines) and lines[i].startswith(inner) and \
                     not lines[i][dash + 2:].startswith(" "):
-                km = _KEY.match(lines[i][dash + 2:].rstrip())
+                km = _KEY.match(lines[i][dash + 2:].rstrip(" "))
                 if not km or not km.group(2):
                     raise _Miss
                 more, j = _continuations(lines, i + 1, dash + 2)
@@ -166,26 +168,26 @@ def _sequence(lines: list[str], i: int, dash: int) -> tuple[list[Any], int]:
 
 def load(text: str) -> dict[str, Any] | None:
     """Frontmatter as a dict when it is in the fast subset, else None."""
-    if "\t" in text or "\r" in text:
+    if _ODD.search(text):
         return None
     lines = text.strip("\n").split("\n")
-    while lines and not lines[-1].strip():
+    while lines and not lines[-1].strip(" "):
         lines.pop()
     out: dict[str, Any] = {}
     try:
         i = 0
         while i < len(lines):
             line = lines[i]
-            if "\t" in line or not line.strip():
+            if "\t" in line or not line.strip(" "):
                 raise _Miss
-            m = _KEY.match(line.rstrip())
+            m = _KEY.match(line.rstrip(" "))
             if not m:
                 raise _Miss
             key, rest = _key(m.group(1)), m.group(2)
             i += 1
             if rest:
                 more, i = _continuations(lines, i, 0)
-                out[key] = _scalar([rest.rstrip(), *more])
+                out[key] = _scalar([rest.rstrip(" "), *more])
                 continue
             nxt = lines[i] if i < len(lines) else ""
             if nxt.startswith("- ") or nxt == "-":

@@ -142,28 +142,24 @@ def _filter(spec: dict[str, Any]) -> tuple[str, list[Any]]:
 
 def _hottest(forest: Forest, where: str, args: list[Any],
              n: int) -> tuple[list[Any], dict[str, float]]:
-    """The first ``n`` rows by heat, then catalog order, without sorting the whole scope."""
+    """The first ``n`` rows by heat, ties in id order, without sorting the whole scope.
+
+    Heated rows in scope come first (there are few); the rest follow in id order,
+    which the primary key gives for free, so a large subtree stops early.
+    """
     hot = forest.heat.hot()
     rows: list[Any] = []
     if hot:
-        ids = list(hot)
-        heated: list[Any] = []
-        for i in range(0, len(ids), 900):
-            chunk = ids[i:i + 900]
-            marks = ",".join("?" * len(chunk))
-            heated += forest.catalog.rows(
-                f"SELECT rowid AS ord, * FROM nodes WHERE {where} AND id IN ({marks})",
-                (*args, *chunk))
-        heated.sort(key=lambda r: (-hot[r["id"]], r["ord"]))
-        rows = heated[:n]
+        rows = forest.catalog.rows(
+            f"SELECT * FROM nodes WHERE {where} AND id IN (SELECT value FROM json_each(?))",
+            (*args, json.dumps(list(hot))))
+        rows.sort(key=lambda r: (-hot[r["id"]], r["id"]))
+        rows = rows[:n]
     if len(rows) < n:
-        exclude = [r["id"] for r in rows]
-        extra = ""
-        if exclude:
-            extra = f" AND id NOT IN ({','.join('?' * len(exclude))})"
+        taken = json.dumps([r["id"] for r in rows])
         rows += forest.catalog.rows(
-            f"SELECT rowid AS ord, * FROM nodes WHERE {where}{extra} ORDER BY rowid LIMIT ?",
-            (*args, *exclude, n - len(rows)))
+            f"SELECT * FROM nodes WHERE {where} AND id NOT IN (SELECT value FROM json_each(?)) "
+            "ORDER BY id LIMIT ?", (*args, taken, n - len(rows)))
     return rows, {r["id"]: hot.get(r["id"], 0.0) for r in rows}
 
 
