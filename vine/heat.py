@@ -15,13 +15,14 @@ close), as one atomic upsert per node that adds to whatever another process left
 from __future__ import annotations
 
 import atexit
+import bisect
 import math
 import sqlite3
 import threading
 import time
 import uuid
 import weakref
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
 READ_DEPOSIT = 0.02     # a node read by look, pick or query
@@ -40,6 +41,7 @@ class HeatStore:
         self.clock = clock
         self._lock = threading.RLock()
         self._keys: dict[str, float] = {}
+        self._order: list[tuple[float, str]] = []   # (-key, id), ascending: hottest first
         self._pending: dict[str, float] = {}
         self._version: int | None = None
         self._last_flush = clock()
@@ -111,6 +113,7 @@ class HeatStore:
             keys[nid] = self._key(min(1.0, self._value(keys.get(nid, -math.inf), now) + amount),
                                   now)
         self._keys = keys
+        self._order = sorted((-k, nid) for nid, k in keys.items())
         self._version = version
 
     def get(self, node_id: str) -> float:
@@ -135,6 +138,27 @@ class HeatStore:
             return {nid: round(self._value(k, now), 4)
                     for nid, k in self._keys.items() if k >= threshold}
 
+    def hottest(self, chunk: int = 256) -> Iterator[list[str]]:
+        """Ids of heated nodes, hottest first (ties by id), ``chunk`` at a time."""
+        with self._lock:
+            self._load()
+            limit = -(math.log2(FLOOR) + self.clock() / self.half_life)
+            order = self._order
+            end = bisect.bisect_right(order, (limit, "\U0010ffff"))
+            snapshot = order[:end]
+        for i in range(0, len(snapshot), chunk):
+            yield [nid for _, nid in snapshot[i:i + chunk]]
+
+    def rank_keys(self) -> tuple[dict[str, float], float]:
+        """The raw ranking keys and the threshold below which heat reads 0.0.
+
+        Sorting by key (descending) sorts by heat, at any moment; use :meth:`many`
+        for the values of the few nodes actually returned.
+        """
+        with self._lock:
+            self._load()
+            return self._keys, math.log2(FLOOR) + self.clock() / self.half_life
+
     def deposit(self, ids: Iterable[str], amount: float) -> None:
         """Add ``amount`` to the decayed heat of each id, capped at 1."""
         unique = list(dict.fromkeys(ids))
@@ -144,8 +168,15 @@ class HeatStore:
         with self._lock:
             self._load()
             for nid in unique:
-                current = self._value(self._keys.get(nid, -math.inf), now)
-                self._keys[nid] = self._key(min(1.0, current + amount), now)
+                old = self._keys.get(nid)
+                if old is not None:
+                    at = bisect.bisect_left(self._order, (-old, nid))
+                    if at < len(self._order) and self._order[at] == (-old, nid):
+                        del self._order[at]
+                current = self._value(old if old is not None else -math.inf, now)
+                key = self._key(min(1.0, current + amount), now)
+                self._keys[nid] = key
+                bisect.insort(self._order, (-key, nid))
                 self._pending[nid] = self._pending.get(nid, 0.0) + amount
             if now - self._last_flush >= FLUSH_SECONDS:
                 self.flush()

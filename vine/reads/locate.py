@@ -44,13 +44,18 @@ def locate(forest: Forest, query: str, k: int, scope: str, type_filter: str | No
     out: dict[str, Any] = {"results": results, "truncated": len(scored) > k}
     if win.active:
         out["window"] = win.echo()
-    if budget.shrink_list(out, "results", budget.LOCATE):
-        out["truncated"] = True
-    if not results:
+    if not scored:
         out["searched"] = forest.catalog.conn.execute(
             "SELECT count(*) FROM nodes n WHERE 1=1" + filters, args).fetchone()[0]
         out["hint"] = ("locate reads titles, aliases, tags and summaries only; to find an "
                        "exact string inside bodies use sniff(terms).")
+    else:
+        matched = len(scored)
+        budget.shrink_with_hint(
+            out, "results", budget.LOCATE,
+            lambda kept: f"{kept} of the top {min(k, matched)} results fit the 800-token "
+                         "budget; the rest exist. Ask for a smaller k, drop include, or "
+                         "narrow the query.")
     forest.heat.deposit((r["id"] for r in out["results"]), LIST_DEPOSIT)
     return out
 

@@ -194,32 +194,40 @@ def _measure(out: dict[str, Any], clipped: list[str]) -> int:
 
 
 def _fit(out: dict[str, Any], limit: int, notes_clipped: bool) -> None:
-    """Shed list tails (outline, children, edges), then whole fields, to fit ``limit``."""
+    """Fit ``limit``: shed list tails (outline, children, edges in, edges out), then drop
+    sample_rows, then clip an oversized title or summary, then drop what is left.
+
+    ``truncated_fields`` names exactly the fields that lost something.
+    """
     clipped: list[str] = ["notes"] if notes_clipped else []
-    stats = out.pop("stats", None)
-    if stats is not None:
-        out["stats"] = stats
 
     def over() -> bool:
         return _measure(out, clipped) > limit
 
-    for key in SHED_ORDER:
-        items = out.get(key)
-        if not items or not over():
-            continue
+    def mark(key: str) -> None:
         if key not in clipped:
             clipped.append(key)
+
+    for key in SHED_ORDER:
+        items = out.get(key)
         while items and over():
             items.pop()
-    for key in LAST_RESORT:
-        if key in out and over():
+            mark(key)
+    for key in ("sample_rows",):
+        if out.get(key) and over():
             del out[key]
-            if key not in clipped:
-                clipped.append(key)
+            mark(key)
     for key in ("summary", "title"):
-        if over() and isinstance(out.get(key), str):
-            out[key] = budget.truncate_text(out[key], budget.SUMMARY_MAX)
-            clipped.append(key)
+        value = out.get(key)
+        if isinstance(value, str) and over():
+            short = budget.truncate_text(value, budget.SUMMARY_MAX)
+            if short != value:
+                out[key] = short
+                mark(key)
+    for key in LAST_RESORT:
+        if out.get(key) and over():
+            del out[key]
+            mark(key)
     if clipped:
         stats = out.pop("stats", None)
         out["truncated"] = True

@@ -11,7 +11,7 @@ from ..forest import Forest
 from ..heat import READ_DEPOSIT
 from ..nodes import Node
 
-_CURSOR = re.compile(r"^b(\d{1,12})$")
+_CURSOR = re.compile(r"^b(\d{1,12})(?::(\d{1,12}))?$")
 _BLOCKS = re.compile(r".*?(?:\n{2,}|\Z)", re.DOTALL)
 
 
@@ -109,51 +109,76 @@ def blocks(body: str) -> list[str]:
 
 
 def _page(node: Node, body: str, after: str) -> dict[str, Any]:
-    if after == "":
-        start = 0
-    else:
-        m = _CURSOR.match(after)
-        if not m:
-            raise SchemaError(f"pick: malformed cursor {after!r}",
-                              hint="Cursors look like 'b7'; pass after='' to start.")
-        start = int(m.group(1)) + 1
+    """One page of whole blocks; a block too big for any page is split into parts.
+
+    Cursors: ``""`` starts; ``b7`` resumes after block 7; ``b7:120`` resumes inside
+    block 7 at character 120. Pages join back to the exact body.
+    """
+    block, offset = _cursor(after)
     parts = blocks(body)
     out: dict[str, Any] = {"id": node.id, "title": node.title, "total": len(parts), "body": "",
                            "body_tokens": 0, "returned": 0, "truncated": False}
-    if start >= len(parts):
+    if block >= len(parts):
         return out
+    # Room for the body text: the page with an empty body and its longest cursor.
+    frame = dict(out, truncated=True, cut=True, next=f"b{len(parts)}:{len(body)}")
+    room = budget.PICK * 4 - len(budget.dumps(frame)) - 8
     taken: list[str] = []
-    for i in range(start, len(parts)):
-        trial = dict(out, body="".join(taken) + parts[i], returned=len(taken) + 1,
-                     truncated=True, next=f"b{i}")
-        trial["body_tokens"] = budget.tokens(trial["body"])
-        if budget.cost(trial) > budget.PICK:
-            break
-        taken.append(parts[i])
-    cut = False
-    if not taken:
-        # One block over the whole budget: cut it, and still move the cursor on.
-        room = budget.PICK - budget.cost(dict(out, truncated=True, next="b0000000", cut=True))
-        block = parts[start]
-        size = max(1, room - 8)
-        while True:
-            text = budget.truncate_text(block, size)
-            if budget.cost(dict(out, body=text, body_tokens=budget.tokens(text), returned=1,
-                                truncated=True, cut=True, next=f"b{start}")) <= budget.PICK:
-                break
-            size = max(1, size - 50)
-        taken = [text]
-        cut = True
-    last = start + len(taken) - 1
+    used = 0
+    i = block
+    cut_at = None
+    while i < len(parts):
+        piece = parts[i][offset:] if i == block else parts[i]
+        size = len(budget.dumps(piece)) - 2
+        if used + size <= room:
+            taken.append(piece)
+            used += size
+            i += 1
+            continue
+        if not taken:
+            # A single block larger than a page: take what fits, up to a space.
+            cut_at = _split_point(piece, room)
+            taken.append(piece[:cut_at])
+        break
     out["body"] = "".join(taken)
     out["body_tokens"] = budget.tokens(out["body"])
-    out["returned"] = len(taken)
-    out["truncated"] = last < len(parts) - 1
-    if cut:
+    if cut_at is not None:
+        out["returned"] = 1
         out["cut"] = True
+        out["truncated"] = True
+        out["next"] = f"b{block}:{offset + cut_at}"
+        return out
+    out["returned"] = i - block
+    out["truncated"] = i < len(parts)
     if out["truncated"]:
-        out["next"] = f"b{last}"
+        out["next"] = f"b{i - 1}"
     return out
+
+
+def _cursor(after: str) -> tuple[int, int]:
+    if after == "":
+        return 0, 0
+    m = _CURSOR.match(after)
+    if not m:
+        raise SchemaError(f"pick: malformed cursor {after!r}",
+                          hint="Cursors look like 'b7' or 'b7:120'; pass after='' to start.")
+    if m.group(2) is not None:
+        return int(m.group(1)), int(m.group(2))
+    return int(m.group(1)) + 1, 0
+
+
+def _split_point(text: str, room: int) -> int:
+    """Where to cut ``text`` so its JSON form fits ``room`` characters: at a space
+    or newline when there is one in the second half, never at zero."""
+    lo, hi = 1, len(text)
+    while lo < hi:  # the longest prefix whose escaped form fits
+        mid = (lo + hi + 1) // 2
+        if len(budget.dumps(text[:mid])) - 2 <= room:
+            lo = mid
+        else:
+            hi = mid - 1
+    space = max(text.rfind(" ", 0, lo), text.rfind("\n", 0, lo))
+    return space + 1 if space >= lo // 2 else lo
 
 
 def _batch(forest: Forest, ids: list[str], section: str | list[str] | None) -> dict[str, Any]:

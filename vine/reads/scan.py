@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from typing import Any
 
 from .. import budget
@@ -50,7 +51,7 @@ def scan(forest: Forest, parent_id: str, filter: dict[str, Any] | None,
             (*args, after, limit + 1))
         heat = forest.heat.many(r["id"] for r in rows)
     else:
-        rows, heat = _hottest(forest, where, args, limit + 1)
+        rows, heat = _hottest(forest, where, args, total, limit + 1)
     more = len(rows) > limit
     rows = rows[:limit]
     nodes = [_project(r, fields, heat.get(r["id"], 0.0)) for r in rows]
@@ -140,27 +141,49 @@ def _filter(spec: dict[str, Any]) -> tuple[str, list[Any]]:
     return sql, args
 
 
-def _hottest(forest: Forest, where: str, args: list[Any],
-             n: int) -> tuple[list[Any], dict[str, float]]:
-    """The first ``n`` rows by heat, ties in id order, without sorting the whole scope.
+# Up to this many nodes in scope, ranking happens on their ids in Python.
+_SMALL_SCOPE = 3000
 
-    Heated rows in scope come first (there are few); the rest follow in id order,
-    which the primary key gives for free, so a large subtree stops early.
+
+def _hottest(forest: Forest, where: str, args: list[Any], total: int,
+             n: int) -> tuple[list[Any], dict[str, float]]:
+    """The first ``n`` rows by heat, ties in id order, without reading the whole scope.
+
+    A small scope is ranked from its ids alone. In a large one the heated nodes
+    (few, in practice) are checked against the scope, and the rest follow in id
+    order, which the primary key gives for free.
     """
-    hot = forest.heat.hot()
-    rows: list[Any] = []
-    if hot:
-        rows = forest.catalog.rows(
-            f"SELECT * FROM nodes WHERE {where} AND id IN (SELECT value FROM json_each(?))",
-            (*args, json.dumps(list(hot))))
-        rows.sort(key=lambda r: (-hot[r["id"]], r["id"]))
-        rows = rows[:n]
-    if len(rows) < n:
-        taken = json.dumps([r["id"] for r in rows])
-        rows += forest.catalog.rows(
-            f"SELECT * FROM nodes WHERE {where} AND id NOT IN (SELECT value FROM json_each(?)) "
-            "ORDER BY id LIMIT ?", (*args, taken, n - len(rows)))
-    return rows, {r["id"]: hot.get(r["id"], 0.0) for r in rows}
+    keys, threshold = forest.heat.rank_keys()
+    conn = forest.catalog.conn
+    floor = -math.inf
+
+    def rank(node_id: str) -> tuple[float, str]:
+        key = keys.get(node_id, floor)
+        return (-key if key >= threshold else math.inf, node_id)
+
+    if total <= _SMALL_SCOPE:
+        ids = [r[0] for r in conn.execute(f"SELECT id FROM nodes WHERE {where}", args)]
+        chosen = sorted(ids, key=rank)[:n]
+    else:
+        chosen = []
+        for chunk in forest.heat.hottest():
+            found = {r[0] for r in conn.execute(
+                f"SELECT id FROM nodes WHERE {where} AND id IN "
+                "(SELECT value FROM json_each(?))", (*args, json.dumps(chunk)))}
+            chosen += [nid for nid in chunk if nid in found]
+            if len(chosen) >= n:
+                chosen = chosen[:n]
+                break
+        if len(chosen) < n:
+            chosen += [r[0] for r in conn.execute(
+                f"SELECT id FROM nodes WHERE {where} AND id NOT IN "
+                "(SELECT value FROM json_each(?)) ORDER BY id LIMIT ?",
+                (*args, json.dumps(chosen), n - len(chosen)))]
+    by_id = {r["id"]: r for r in forest.catalog.rows(
+        "SELECT * FROM nodes WHERE id IN (SELECT value FROM json_each(?))",
+        (json.dumps(chosen),))}
+    rows = [by_id[nid] for nid in chosen if nid in by_id]
+    return rows, forest.heat.many(chosen)
 
 
 def _project(row: Any, fields: list[str], heat: float) -> dict[str, Any]:
@@ -183,24 +206,20 @@ def _project(row: Any, fields: list[str], heat: float) -> dict[str, Any]:
 
 def _fit(out: dict[str, Any], cursor: bool) -> None:
     """Shed tail nodes to 800 tokens, with the meta fields reserved at full size."""
-    def fits() -> bool:
-        trial = dict(out, truncated=True, returned=out["total"])
-        if cursor:
-            trial["next"] = "x" * 200
-        return budget.cost(trial) <= budget.SCAN
-
-    if fits():
+    if budget.cost(out) <= budget.SCAN:
         return
-    while out["nodes"] and not fits():
-        out["nodes"].pop()
+    hint = ("Cut by the 800-token budget, not by the filter: ask for fewer fields "
+            "(fields=['id','title']) or pass after=<next> to page.")
+    # Reserve the largest forms of what the cut adds or grows, then count exactly.
+    trial = dict(out, truncated=True, returned=out["total"], hint=hint)
+    if cursor:
+        trial["next"] = max((n["id"] for n in out["nodes"]), key=len, default="")
+    nodes = out["nodes"]
+    chars = len(budget.dumps(trial))
+    while nodes and budget.tokens_of_chars(chars) > budget.SCAN:
+        chars -= len(budget.dumps(nodes.pop())) + (2 if nodes else 0)
     out["truncated"] = True
-    out["returned"] = len(out["nodes"])
-    if cursor and out["nodes"]:
-        out["next"] = out["nodes"][-1]["id"]
-    out["hint"] = ("Cut by the 800-token budget, not by the filter: ask for fewer fields "
-                   "(fields=['id','title']) or pass after=<next> to page.")
-    while out["nodes"] and budget.cost(out) > budget.SCAN:
-        out["nodes"].pop()
-        out["returned"] = len(out["nodes"])
-        if cursor and out["nodes"]:
-            out["next"] = out["nodes"][-1]["id"]
+    out["returned"] = len(nodes)
+    if cursor and nodes:
+        out["next"] = nodes[-1]["id"]
+    out["hint"] = hint

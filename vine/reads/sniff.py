@@ -51,8 +51,10 @@ def sniff(forest: Forest, terms: str | list[str], scope: str | None, k: int,
                            "truncated": len(ranked) > k}
     if win.active:
         out["window"] = win.echo()
-    if budget.shrink_list(out, "results", budget.SNIFF):
-        out["truncated"] = True
+    budget.shrink_with_hint(
+        out, "results", budget.SNIFF,
+        lambda kept: f"{kept} of {min(k, len(ranked))} matching nodes fit the 800-token "
+                     "budget; the rest exist. Ask for a smaller k, or narrow with scope.")
     forest.heat.deposit((r["id"] for r in out["results"]), LIST_DEPOSIT)
     return out
 
