@@ -96,7 +96,8 @@ def test_index_hits_are_demoted(tmp_path: Path) -> None:
     with Vine(root, writable=False) as vine:
         out = vine.sniff("wombat")["results"]
     assert [r["id"] for r in out] == ["a/leaf", "a/_index"]
-    assert out[1]["demoted"] is True and out[1]["score"] > out[0]["score"]
+    assert out[1]["demoted"] is True and out[1]["score"] == out[0]["score"]
+    assert out[1]["match_count"] > out[0]["match_count"]
 
 
 def test_scope_forms(forest: Path) -> None:
@@ -169,9 +170,11 @@ def test_index_equals_direct_scan(fuzz_vine, bodies: list[str], terms: list[str]
     assert_ok(vine.sniff("zz"))  # syncs the catalog with the new files
     forest = vine._forest
     folded = sniff_module._terms(terms)
-    indexed = sniff_module._indexed(forest, folded, "", ())
+    found = sniff_module._indexed(forest, folded, sniff_module.Scope(), 10**6)
     direct, _ = sniff_module._direct(forest, folded, "", ())
-    if indexed is None:
+    if found is None:
         return
-    assert {k: (v.lines, v.terms) for k, v in indexed.items()} == \
-        {k: (v.lines, v.terms) for k, v in direct.items()}
+    indexed, matched = found
+    assert matched == len(direct)
+    assert {k: (v.count, v.terms) for k, v in indexed.items()} == \
+        {k: (v.count, v.terms) for k, v in direct.items()}

@@ -34,6 +34,8 @@ def create(conn: sqlite3.Connection) -> None:
         CREATE VIRTUAL TABLE IF NOT EXISTS body_fts USING fts5(
             text, tokenize='ascii', content='', detail='none', columnsize=0);
         CREATE TABLE IF NOT EXISTS body_vocab(id INTEGER PRIMARY KEY, term TEXT UNIQUE);
+        CREATE TABLE IF NOT EXISTS body_vocab_blob(
+            one INTEGER PRIMARY KEY CHECK (one = 1), upto INTEGER, terms TEXT);
     """)
 
 
@@ -67,6 +69,7 @@ def clear(conn: sqlite3.Connection) -> None:
     """Empty the index (a rebuild)."""
     conn.execute("INSERT INTO body_fts(body_fts) VALUES('delete-all')")
     conn.execute("DELETE FROM body_vocab")
+    conn.execute("DELETE FROM body_vocab_blob")
     _set_meta(conn, "body_garbage", 0)
 
 
@@ -77,7 +80,13 @@ def finish_bulk(conn: sqlite3.Connection, next_gen: int) -> None:
     conn.execute("INSERT OR IGNORE INTO body_vocab(term) SELECT term FROM temp.body_terms "
                  "ORDER BY term")
     conn.execute("DROP TABLE temp.body_terms")
+    # The whole vocabulary as one text, so a fresh reader loads it in one read.
+    conn.execute("INSERT OR REPLACE INTO body_vocab_blob VALUES(1, "
+                 "(SELECT coalesce(max(id), 0) FROM body_vocab), "
+                 "(SELECT group_concat(term, char(10)) FROM (SELECT term FROM body_vocab "
+                 "ORDER BY id)))")
     _set_meta(conn, "next_gen", next_gen)
+    _set_meta(conn, "vocab_gen", meta_int(conn, "vocab_gen") + 1)
 
 
 class BodyWriter:
@@ -143,14 +152,16 @@ class Vocabulary:
     def __init__(self) -> None:
         self._text = "\n"
         self._last = 0
+        self._gen = -1
 
     def refresh(self, conn: sqlite3.Connection) -> None:
         """Read tokens added since the last refresh (all of them after a rebuild)."""
-        top = conn.execute("SELECT coalesce(max(id), 0) FROM body_vocab").fetchone()[0]
-        if top < self._last:
-            self._text, self._last = "\n", 0
-        if top == self._last:
-            return
+        gen = meta_int(conn, "vocab_gen")
+        if gen != self._gen:
+            row = conn.execute("SELECT upto, terms FROM body_vocab_blob").fetchone()
+            self._text = "\n" + (row[1] + "\n" if row and row[1] else "")
+            self._last = row[0] if row else 0
+            self._gen = gen
         new = conn.execute("SELECT id, term FROM body_vocab WHERE id > ? ORDER BY id",
                            (self._last,)).fetchall()
         if new:

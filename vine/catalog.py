@@ -27,7 +27,7 @@ from .ids import id_of, is_index, parent_of, trail_of
 from .nodes import Node, ParseError, meta_str, parse_bytes
 from .watch import Stat, Watcher
 
-SCHEMA_VERSION = "1"
+SCHEMA_VERSION = "3"
 _COVERAGE = re.compile(r"^(\d+) bananas?, (\d+) sub-branch(?:es)?\.?$")
 
 _DDL = """
@@ -93,6 +93,14 @@ def clean_target(value: Any) -> str | None:
     return target[:-3] if target.endswith(".md") else target
 
 
+def _initialize(conn: sqlite3.Connection) -> None:
+    """Settings of a new catalog: its version and locate's ranking."""
+    # bm25 weights per column: id (unindexed), title 4, aliases 3, tags 2, summary 1.
+    conn.execute("INSERT INTO nodes_fts(nodes_fts, rank) VALUES('rank', 'bm25(0, 4, 3, 2, 1)')")
+    conn.execute("INSERT OR REPLACE INTO meta VALUES('schema', ?)", (SCHEMA_VERSION,))
+    conn.commit()
+
+
 @dataclass
 class Problem:
     """A node file the catalog skipped, and why."""
@@ -111,6 +119,7 @@ class Catalog:
         self.watcher = Watcher(root, use_inotify=use_inotify)
         self.on_change: list[Any] = []
         self._walked = False
+
         self.path, self._uri = self._locate_file()
         self._open_checked()
 
@@ -178,8 +187,7 @@ class Catalog:
             bodyindex.create(conn)
             version = conn.execute("SELECT value FROM meta WHERE key='schema'").fetchone()
             if version is None:
-                conn.execute("INSERT OR REPLACE INTO meta VALUES('schema', ?)", (SCHEMA_VERSION,))
-                conn.commit()
+                _initialize(conn)
             elif version[0] != SCHEMA_VERSION:
                 raise sqlite3.DatabaseError("catalog of another version")
             conn.execute("SELECT count(*) FROM nodes").fetchone()
@@ -189,8 +197,7 @@ class Catalog:
             conn = self.conn
             conn.executescript(_DDL)
             bodyindex.create(conn)
-            conn.execute("INSERT OR REPLACE INTO meta VALUES('schema', ?)", (SCHEMA_VERSION,))
-            conn.commit()
+            _initialize(conn)
 
     def _discard_file(self) -> None:
         if self.path is None:

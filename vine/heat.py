@@ -74,6 +74,7 @@ class HeatStore:
         conn.execute("CREATE TABLE IF NOT EXISTS heat(scope TEXT DEFAULT '', node_id TEXT, "
                      "heat REAL, updated REAL, PRIMARY KEY(scope, node_id))")
         conn.create_function("decayed", 3, self._decay, deterministic=True)
+        conn.create_function("heat_key", 2, self._key, deterministic=True)
         conn.commit()
         return conn
 
@@ -107,8 +108,8 @@ class HeatStore:
         if version == self._version:
             return
         now = self.clock()
-        keys = {nid: self._key(h, u) for nid, h, u in self._conn.execute(
-            "SELECT node_id, heat, updated FROM heat WHERE scope=''") if h and h > 0}
+        keys = dict(self._conn.execute(
+            "SELECT node_id, heat_key(heat, updated) FROM heat WHERE scope='' AND heat > 0"))
         for nid, amount in self._pending.items():
             keys[nid] = self._key(min(1.0, self._value(keys.get(nid, -math.inf), now) + amount),
                                   now)

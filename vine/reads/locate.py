@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from typing import Any
 
@@ -16,8 +17,6 @@ SCOPES = {"all": None, "branches": "branch", "notes": "banana", "bananas": "bana
 INCLUDES = ("outline",)
 # The pool never needs more: the budget holds far fewer results.
 MAX_K = 1000
-# bm25 weights: id (unindexed), title, aliases, tags, summary.
-_RANK = "bm25(nodes_fts, 0, 4, 3, 2, 1)"
 
 
 def locate(forest: Forest, query: str, k: int, scope: str, type_filter: str | None,
@@ -32,12 +31,18 @@ def locate(forest: Forest, query: str, k: int, scope: str, type_filter: str | No
     kind = SCOPES[scope]
     expr = fts_query(query)
     filters, args = _filters(kind, type_filter, win)
-    best = _best(forest, expr) if expr else 0.0
-    rows = _pool(forest, expr, k, filters, args) if expr else []
-    heat = forest.heat.many(r["id"] for r in rows)
+    pool = max(5 * k, 25)
+    top = _ranked(forest, expr, pool, "", []) if expr else []
+    best = top[0][1] if top else 0.0
+    ranked = top if not filters else _ranked(forest, expr, pool, filters, args)
+    rows = _rows(forest, [rowid for rowid, _ in ranked])
+    heat = forest.heat.many(r["id"] for r in rows.values())
     scored = []
-    for r in rows:
-        strength = round(r["rank"] / best, 4) if best < 0 else 1.0
+    for rowid, rank in ranked:
+        r = rows.get(rowid)
+        if r is None:
+            continue
+        strength = round(rank / best, 4) if best < 0 else 1.0
         scored.append((forest.score(strength, heat[r["id"]]), r))
     scored.sort(key=lambda pair: (-pair[0], pair[1]["ord"]))
     results = [_item(forest, r, score, heat[r["id"]], include) for score, r in scored[:k]]
@@ -73,26 +78,27 @@ def _filters(kind: str | None, type_filter: str | None,
     return sql + wsql, args + wargs
 
 
-def _best(forest: Forest, expr: str) -> float:
-    """The best rank over every match, before scope, type and window filters."""
+def _ranked(forest: Forest, expr: str, pool: int, filters: str,
+            args: list[Any]) -> list[tuple[int, float]]:
+    """``(rowid, rank)`` of the best matches, best first (rank is bm25: lower is better)."""
+    if filters:
+        sql = ("SELECT f.rowid, f.rank FROM nodes_fts f JOIN nodes n ON n.rowid = f.rowid "
+               f"WHERE nodes_fts MATCH ?{filters} ORDER BY f.rank LIMIT ?")
+    else:
+        sql = "SELECT rowid, rank FROM nodes_fts WHERE nodes_fts MATCH ? ORDER BY rank LIMIT ?"
     try:
-        row = forest.catalog.conn.execute(
-            f"SELECT {_RANK} AS rank FROM nodes_fts WHERE nodes_fts MATCH ? "
-            "ORDER BY rank LIMIT 1", (expr,)).fetchone()
-    except sqlite3.OperationalError:
-        return 0.0
-    return row[0] if row else 0.0
-
-
-def _pool(forest: Forest, expr: str, k: int, filters: str,
-          args: list[Any]) -> list[sqlite3.Row]:
-    sql = (f"SELECT n.rowid AS ord, n.*, {_RANK} AS rank FROM nodes_fts "
-           "JOIN nodes n ON n.rowid = nodes_fts.rowid "
-           f"WHERE nodes_fts MATCH ?{filters} ORDER BY rank LIMIT ?")
-    try:
-        return forest.catalog.rows(sql, (expr, *args, max(5 * k, 25)))
+        return forest.catalog.conn.execute(sql, (expr, *args, pool)).fetchall()
     except sqlite3.OperationalError:
         return []
+
+
+def _rows(forest: Forest, rowids: list[int]) -> dict[int, sqlite3.Row]:
+    if not rowids:
+        return {}
+    rows = forest.catalog.rows(
+        "SELECT rowid AS ord, * FROM nodes WHERE rowid IN (SELECT value FROM json_each(?))",
+        (json.dumps(rowids),))
+    return {r["ord"]: r for r in rows}
 
 
 def _item(forest: Forest, r: sqlite3.Row, score: float, heat: float,

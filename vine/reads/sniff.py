@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-import math
+import json
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -17,30 +18,55 @@ from ..windows import Window
 
 @dataclass
 class Hits:
-    """What one node matched: its matching lines and which terms it hit."""
+    """What one node matched: how many lines, and which terms."""
 
-    lines: set[int] = field(default_factory=set)
+    count: int = 0
     terms: set[int] = field(default_factory=set)
+
+
+@dataclass
+class Scope:
+    """Which nodes a sniff covers, as a SQL predicate over ``nodes n``."""
+
+    sql: str = ""
+    args: list[Any] = field(default_factory=list)
+
+    def owners(self, forest: Forest, gens: list[int]) -> dict[int, str]:
+        """``body_gen -> id`` of the live, in-scope nodes among ``gens``."""
+        return dict(forest.catalog.conn.execute(
+            "SELECT n.body_gen, n.id FROM nodes n WHERE n.body_gen IN "
+            f"(SELECT value FROM json_each(?)){self.sql}", (json.dumps(gens), *self.args)))
+
+    def count_live(self, forest: Forest, gens: Counter[int]) -> int:
+        """How many of ``gens`` are live nodes in scope (what ``truncated`` is about)."""
+        return forest.catalog.conn.execute(
+            "SELECT count(*) FROM nodes n WHERE n.body_gen IN "
+            f"(SELECT value FROM json_each(?)){self.sql}",
+            (json.dumps(list(gens)), *self.args)).fetchone()[0]
 
 
 def sniff(forest: Forest, terms: str | list[str], scope: str | None, k: int,
           type_filter: str | None, win: Window) -> dict[str, Any]:
-    """Find bodies containing the terms; rank by terms hit, density and heat."""
+    """Find bodies containing the terms; rank by terms hit, heat, then match count."""
     wanted = _terms(terms)
     k = min(max(k, 1), budget.SNIFF_K_MAX)
-    scope_sql, scope_args = _scope(forest, scope)
+    where = _scope(forest, scope)
     if type_filter is not None:
-        scope_sql += " AND n.type = ?"
-        scope_args.append(type_filter)
-    wsql, wargs = win.sql("n.")
-    scope_sql += wsql
-    scope_args += wargs
+        where.sql += " AND n.type = ?"
+        where.args.append(type_filter)
+    if win.active:
+        wsql, wargs = win.sql("n.")
+        where.sql += wsql
+        where.args += wargs
     conn = forest.catalog.conn
-    in_scope = conn.execute(f"SELECT count(*) FROM nodes n WHERE 1=1{scope_sql}",
-                            scope_args).fetchone()[0]
-    hits = _indexed(forest, wanted, scope_sql, tuple(scope_args))
-    if hits is None:
-        hits, in_scope = _direct(forest, wanted, scope_sql, tuple(scope_args))
+    in_scope = conn.execute(f"SELECT count(*) FROM nodes n WHERE 1=1{where.sql}",
+                            where.args).fetchone()[0]
+    found = _indexed(forest, wanted, where, k)
+    if found is None:
+        hits, in_scope = _direct(forest, wanted, where.sql, tuple(where.args))
+        matched = len(hits)
+    else:
+        hits, matched = found
     ranked = _rank(forest, hits, len(wanted))
     results = []
     for node_id, score, heat, hit in ranked[:k]:
@@ -48,12 +74,12 @@ def sniff(forest: Forest, terms: str | list[str], scope: str | None, k: int,
         if item is not None:
             results.append(item)
     out: dict[str, Any] = {"results": results, "scanned_nodes": in_scope,
-                           "truncated": len(ranked) > k}
+                           "truncated": matched > k}
     if win.active:
         out["window"] = win.echo()
     budget.shrink_with_hint(
         out, "results", budget.SNIFF,
-        lambda kept: f"{kept} of {min(k, len(ranked))} matching nodes fit the 800-token "
+        lambda kept: f"{kept} of {min(k, matched)} matching nodes fit the 800-token "
                      "budget; the rest exist. Ask for a smaller k, or narrow with scope.")
     forest.heat.deposit((r["id"] for r in out["results"]), LIST_DEPOSIT)
     return out
@@ -73,25 +99,37 @@ def _terms(terms: str | list[str]) -> list[str]:
     return list(dict.fromkeys(out))
 
 
-def _scope(forest: Forest, scope: str | None) -> tuple[str, list[Any]]:
+def _scope(forest: Forest, scope: str | None) -> Scope:
     if scope is None or scope in ("", ROOT_INDEX):
-        return "", []
+        return Scope()
     node_id = normalize(scope, param="scope")
     row = forest.catalog.row(node_id)
     if row is not None and row["kind"] != "branch":
-        return " AND n.id = ?", [node_id]
+        return Scope(" AND n.id = ?", [node_id])
     index = branch_id(node_id)
     if forest.catalog.row(index) is None:
         raise forest.absent(index if row is None else node_id)
     if index == ROOT_INDEX:
-        return "", []
+        return Scope()
     prefix = folder_prefix(index)
-    return (" AND n.id >= ? AND n.id < ?", [prefix, prefix[:-1] + chr(ord("/") + 1)])
+    return Scope(" AND n.id >= ? AND n.id < ?", [prefix, prefix[:-1] + chr(ord("/") + 1)])
 
 
-def _indexed(forest: Forest, terms: list[str], scope_sql: str,
-             scope_args: tuple[Any, ...]) -> dict[str, Hits] | None:
-    """Hits through the body index, or None when a term needs a direct scan."""
+def _rowids(conn: Any, expr: str) -> list[int]:
+    """Rowids matching an FTS expression, fetched as one string (far cheaper than rows)."""
+    joined = conn.execute("SELECT group_concat(rowid) FROM body_fts WHERE body_fts MATCH ?",
+                          (expr,)).fetchone()[0]
+    return list(map(int, joined.split(","))) if joined else []
+
+
+def _indexed(forest: Forest, terms: list[str], scope: Scope,
+             k: int) -> tuple[dict[str, Hits], int] | None:
+    """Hits through the body index, or None when a term needs a direct scan.
+
+    Ranking is by terms hit first, so ids and line counts are only worked out
+    for the nodes that can still reach the top ``k``; returns those hits and the
+    number of nodes that matched at all.
+    """
     vocab = forest.vocabulary()
     plans = []
     for term in terms:
@@ -100,31 +138,63 @@ def _indexed(forest: Forest, terms: list[str], scope_sql: str,
             return None
         plans.append(tp)
     conn = forest.catalog.conn
-    hits: dict[str, Hits] = {}
+    shift = bodyindex.LINE_BITS
+    per_term: list[list[int]] = []
     for t, tp in enumerate(plans):
-        pairs: set[tuple[str, int]] = set()
+        rowids: list[int] = []
         for expr in bodyindex.expressions(tp):
-            pairs.update(bodyindex.lines_matching(conn, expr, scope_sql, scope_args))
+            rowids += _rowids(conn, expr)
         if not tp.exact:
-            pairs = _verify(forest, terms[t], pairs)
-        for node_id, line in pairs:
-            hit = hits.setdefault(node_id, Hits())
-            hit.lines.add(line)
-            hit.terms.add(t)
-    return hits
+            rowids = sorted(_verify(forest, terms[t], set(rowids)))
+        per_term.append(rowids)
+    gens_of = [{r >> shift for r in rowids} for rowids in per_term]
+    strength: Counter[int] = Counter()
+    for gens in gens_of:
+        strength.update(gens)
+    tiers: dict[int, list[int]] = {}
+    for gen, n in strength.items():
+        tiers.setdefault(n, []).append(gen)
+    # Heat multiplies a score by at most (1 + alpha): once k nodes are in hand, a tier
+    # that far below the best cannot reach the top k, and needs no ids or line counts.
+    owners: dict[int, str] = {}
+    best = 0
+    for n in sorted(tiers, reverse=True):
+        if owners and n * (1 + forest.alpha) < best \
+                and sum(not is_index(i) for i in owners.values()) > k:
+            break
+        found = scope.owners(forest, tiers[n])
+        if found:
+            owners.update(found)
+            best = max(best, n)
+    matched = scope.count_live(forest, strength) if owners else 0
+    counts: Counter[int] = Counter(
+        r >> shift for r in set().union(*per_term) if (r >> shift) in owners)
+    hits = {node_id: Hits(counts[gen], {t for t, gens in enumerate(gens_of) if gen in gens})
+            for gen, node_id in owners.items()}
+    return hits, matched
 
 
-def _verify(forest: Forest, term: str, pairs: set[tuple[str, int]]) -> set[tuple[str, int]]:
+def _verify(forest: Forest, term: str, rowids: set[int]) -> set[int]:
     """Keep the candidate lines that really contain the literal term."""
-    by_node: dict[str, list[int]] = {}
-    for node_id, line in pairs:
-        by_node.setdefault(node_id, []).append(line)
+    shift, mask = bodyindex.LINE_BITS, bodyindex.LINE_MASK
+    by_gen: dict[int, list[int]] = {}
+    for r in rowids:
+        by_gen.setdefault(r >> shift, []).append(r)
+    if not by_gen:
+        return set()
+    owners = dict(forest.catalog.conn.execute(
+        "SELECT body_gen, id FROM nodes WHERE body_gen IN (SELECT value FROM json_each(?))",
+        (json.dumps(list(by_gen)),)))
     kept = set()
-    for node_id, lines in by_node.items():
+    for gen, candidates in by_gen.items():
+        node_id = owners.get(gen)
+        if node_id is None:
+            continue
         body_lines = _body_lines(forest, node_id)
-        for line in lines:
+        for r in candidates:
+            line = r & mask
             if line < len(body_lines) and term in fold(body_lines[line]):
-                kept.add((node_id, line))
+                kept.add(r)
     return kept
 
 
@@ -149,25 +219,35 @@ def _direct(forest: Forest, terms: list[str], scope_sql: str,
         except VineError:
             continue
         scanned += 1
-        for i, line in enumerate(fold(body).split("\n")):
-            for t, term in enumerate(terms):
-                if term in line:
-                    hit = hits.setdefault(node_id, Hits())
-                    hit.lines.add(i)
-                    hit.terms.add(t)
+        lines, hit_terms = matching_lines(body, terms)
+        if lines:
+            hits[node_id] = Hits(len(lines), hit_terms)
     return hits, scanned
+
+
+def matching_lines(body: str, terms: list[str]) -> tuple[list[int], set[int]]:
+    """0-based lines of ``body`` holding any folded term, and which terms were hit."""
+    lines: list[int] = []
+    hit: set[int] = set()
+    for i, line in enumerate(fold(body).split("\n")):
+        found = False
+        for t, term in enumerate(terms):
+            if term in line:
+                hit.add(t)
+                found = True
+        if found:
+            lines.append(i)
+    return lines, hit
 
 
 def _rank(forest: Forest, hits: dict[str, Hits],
           asked: int) -> list[tuple[str, float, float, Hits]]:
+    """The seed's order: strength (terms hit over terms asked) times heat, ties broken by
+    match_count; index nodes after the rest, keeping their true score."""
     heat = forest.heat.many(hits)
-    ranked = []
-    for node_id, hit in hits.items():
-        strength = len(hit.terms) / asked
-        density = 1 + 0.15 * math.log2(len(hit.lines))
-        ranked.append((node_id, forest.score(strength * density, heat[node_id]),
-                       heat[node_id], hit))
-    ranked.sort(key=lambda r: (is_index(r[0]), -r[1], -len(r[3].lines), r[0]))
+    ranked = [(node_id, forest.score(len(hit.terms) / asked, heat[node_id]), heat[node_id], hit)
+              for node_id, hit in hits.items()]
+    ranked.sort(key=lambda r: (is_index(r[0]), -r[1], -r[3].count, r[0]))
     return ranked
 
 
@@ -189,13 +269,15 @@ def _render(forest: Forest, node_id: str, score: float, heat: float, hit: Hits,
         return None
     try:
         node = forest.read(node_id)
-        body_lines = forest.body(node).split("\n")
+        body = forest.body(node)
     except VineError:
         return None
-    view = node if body_lines == node.lines else None
+    body_lines = body.split("\n")
+    lines, _ = matching_lines(body, terms)
+    view = node if body is node.body else None
     matches = []
-    for line in sorted(hit.lines)[:budget.SNIFF_MATCHES_SHOWN]:
-        text = body_lines[line] if line < len(body_lines) else ""
+    for line in lines[:budget.SNIFF_MATCHES_SHOWN]:
+        text = body_lines[line]
         folded = fold(text)
         at = min((p for p in (folded.find(t) for t in terms) if p >= 0), default=0)
         section = view.section_of_line(line) if view is not None else None
@@ -203,8 +285,8 @@ def _render(forest: Forest, node_id: str, score: float, heat: float, hit: Hits,
     item: dict[str, Any] = {
         "id": node_id, "type": row["type"], "title": row["title"],
         "trail": row_list(row, "trail"), "score": score, "heat": heat,
-        "body_tokens": row["body_tokens"], "match_count": len(hit.lines),
-        "truncated_matches": len(hit.lines) > budget.SNIFF_MATCHES_SHOWN, "matches": matches,
+        "body_tokens": row["body_tokens"], "match_count": hit.count,
+        "truncated_matches": hit.count > budget.SNIFF_MATCHES_SHOWN, "matches": matches,
     }
     if is_index(node_id):
         item["demoted"] = True
