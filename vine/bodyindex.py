@@ -20,7 +20,7 @@ from __future__ import annotations
 import sqlite3
 from dataclasses import dataclass
 
-from .text import TOKEN, fold, gaps_to_spaces
+from .text import TOKEN, index_text
 
 LINE_BITS = 20
 LINE_MASK = (1 << LINE_BITS) - 1
@@ -56,7 +56,7 @@ def body_rows(body: str, gen: int, rows: list[tuple[int, str]]) -> int:
     """Append the index rows of one body version to ``rows``; returns how many."""
     base = gen << LINE_BITS
     count = 0
-    for i, line in enumerate(gaps_to_spaces(fold(body)).split("\n")):
+    for i, line in enumerate(index_text(body).split("\n")):
         if i > LINE_MASK:
             break
         if line and not line.isspace():

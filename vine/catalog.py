@@ -580,8 +580,10 @@ class BulkBuilder:
             raise self._error
         batch = [(sql, json.dumps(rows, ensure_ascii=False))
                  for sql, rows in ((_BULK_NODE, nodes), (_BULK_FTS, fts), (_BULK_EDGE, edges),
-                                   (_BULK_MOVE, moves), (_BULK_FILE, files),
-                                   (_BULK_LINE, lines)) if rows]
+                                   (_BULK_MOVE, moves), (_BULK_FILE, files)) if rows]
+        if lines:
+            # Index lines hold only letters, digits and spaces: JSON-safe as they are.
+            batch.append((_BULK_LINE, "[" + ",".join([f'[{r},"{t}"]' for r, t in lines]) + "]"))
         self._queue.put(batch)
 
 

@@ -5,9 +5,11 @@ from __future__ import annotations
 import os
 import re
 import sqlite3
+import threading
 from pathlib import Path
 from typing import Any
 
+from . import sqlguard
 from .errors import NotFound, QueryForbidden
 
 # A list item that is one backticked statement: "- `SELECT * FROM t LIMIT 5`".
@@ -78,3 +80,49 @@ def sample(conn: sqlite3.Connection, table: str, n: int) -> dict[str, Any]:
 def example_queries(manual: str, n: int = 3) -> list[str]:
     """Statements listed as backticked items of a Query manual section."""
     return [m.group(1).strip() for m in _EXAMPLE.finditer(manual)][:n]
+
+
+class PayloadPool:
+    """Read-only payload connections kept open, one per thread and file.
+
+    A warm connection keeps SQLite's page cache, so a repeated aggregate costs what
+    the statement costs. A file replaced under us (another inode) is reopened;
+    changes written into the same file are seen, as SQLite checks on every read.
+    """
+
+    def __init__(self) -> None:
+        self._local = threading.local()
+        self._all: list[sqlite3.Connection] = []
+        self._lock = threading.Lock()
+
+    def get(self, path: Path, node_id: str) -> tuple[sqlite3.Connection, Any]:
+        """A guarded read-only connection to ``path`` and its per-connection state."""
+        pool: dict[str, tuple[int, sqlite3.Connection, Any]] = self._local.__dict__.setdefault(
+            "conns", {})
+        try:
+            inode = os.stat(path).st_ino
+        except OSError:
+            inode = -1
+        key = str(path)
+        held = pool.get(key)
+        if held is not None and held[0] == inode:
+            return held[1], held[2]
+        if held is not None:
+            held[1].close()
+        conn = open_readonly(path, node_id)
+        state = sqlguard.guard_connection(conn, allow_writes=False)
+        pool[key] = (inode, conn, state)
+        with self._lock:
+            self._all.append(conn)
+        return conn, state
+
+    def close(self) -> None:
+        """Close every connection of every thread."""
+        with self._lock:
+            for conn in self._all:
+                try:
+                    conn.close()
+                except sqlite3.Error:
+                    pass
+            self._all = []
+        self._local = threading.local()

@@ -12,6 +12,7 @@ from typing import Any
 
 from .bodyindex import Vocabulary
 from .catalog import Catalog, parse_coverage
+from .datasets import PayloadPool
 from .dialect import Dialect, parse_dialect
 from .errors import FrontmatterError, Moved, NotFound
 from .heat import HeatStore
@@ -41,12 +42,14 @@ class Forest:
                               half_life_days=half_life_days)
         self._dialect: Dialect | None = None
         self._nodes: dict[str, tuple[tuple[int, int], Node]] = {}
+        self.payloads = PayloadPool()
         self._vocab = Vocabulary()
         self._vocab_lock = threading.Lock()
         self.catalog.on_change.append(self._changed)
 
     def close(self) -> None:
         """Release connections and watches."""
+        self.payloads.close()
         self.catalog.close()
         self.heat.close()
 

@@ -15,6 +15,7 @@ from . import yamlfast
 _HANDLER = YAMLHandler()
 _HEADER = re.compile(r"^(#{1,6})[ \t]+(.*?)(?:[ \t]+#+)?[ \t]*$")
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+_OUTLINE = re.compile(r"^#{2,3}[ \t]+(.*?)(?:[ \t]+#+)?[ \t]*$")
 _CANDIDATE = re.compile(r"^(?:#| {0,3}(?:```|~~~)).*$", re.MULTILINE)
 REQUIRED = ("id", "type", "title", "summary", "created", "updated")
 
@@ -56,6 +57,15 @@ class Node:
     @property
     def outline(self) -> list[str]:
         """The text of every H2 and H3 header, in body order."""
+        if "```" not in self.body and "~~~" not in self.body:
+            # No fences: only lines starting with "##" can be H2 or H3 headers.
+            found = []
+            for line in self.lines:
+                if line.startswith("##"):
+                    m = _OUTLINE.match(line)
+                    if m and m.group(1):
+                        found.append(m.group(1))
+            return found
         return [h.text for h in self.headers if h.level in (2, 3)]
 
     @property

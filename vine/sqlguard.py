@@ -9,6 +9,7 @@ authorizer stay the real control; this module makes the refusals clear.
 from __future__ import annotations
 
 import sqlite3
+import time
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -16,6 +17,7 @@ import sqlglot
 from sqlglot import exp
 from sqlglot.errors import ParseError, TokenError
 
+from . import budget
 from .errors import QueryForbidden, QueryInvalid
 
 _WRITES = (exp.Insert, exp.Update, exp.Delete, exp.Create, exp.Drop, exp.Alter, exp.Command,
@@ -155,3 +157,23 @@ def authorizer(*, allow_writes: bool, tables: frozenset[str] | None = None):  # 
         return sqlite3.SQLITE_DENY
 
     return decide
+
+
+_LENGTH_LIMIT = 16 * 1024 * 1024
+
+
+def guard_connection(conn: sqlite3.Connection, *, allow_writes: bool,
+                     tables: frozenset[str] | None = None) -> list[float]:
+    """Install the authorizer, size limits and the 2-second deadline; returns the
+    mutable deadline holder (set ``[0]`` to the start time before running)."""
+    conn.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, _LENGTH_LIMIT)
+    conn.setlimit(sqlite3.SQLITE_LIMIT_SQL_LENGTH, MAX_SQL_CHARS + 64)
+    conn.setlimit(sqlite3.SQLITE_LIMIT_ATTACHED, 0)
+    started = [time.perf_counter()]
+
+    def progress() -> int:
+        return 1 if time.perf_counter() - started[0] > budget.QUERY_SECONDS else 0
+
+    conn.set_progress_handler(progress, 1000)
+    conn.set_authorizer(authorizer(allow_writes=allow_writes, tables=tables))
+    return started

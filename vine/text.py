@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import codecs
 import re
 import unicodedata
 
@@ -54,6 +55,78 @@ for _code in range(128):
 
 _ASCII_GAPS = bytes(c if (chr(c).isalnum() or c == 10) else 32 for c in range(128)) + \
     bytes(range(128, 256))
+
+
+class _IndexTable(dict[int, int]):
+    """``str.translate`` table from raw text to index text in one pass: a letter or
+    digit becomes its folded form, a newline stays, anything else is a space."""
+
+    def __missing__(self, code: int) -> int:
+        char = chr(code)
+        if char == "\n":
+            out = code
+        else:
+            folded = _FOLD[code]
+            out = folded if chr(folded).isalnum() else 32
+        self[code] = out
+        return out
+
+
+_INDEX = _IndexTable()
+
+
+class _NeedsGeneralPath(Exception):
+    """A letter or digit beyond Latin-1: the text takes the general path."""
+
+
+def _gap_or_give_up(error: UnicodeEncodeError) -> tuple[str, int]:
+    bad = error.object[error.start:error.end]
+    if any(ch.isalnum() for ch in bad):
+        raise _NeedsGeneralPath
+    return " " * len(bad), error.end
+
+
+codecs.register_error("monkeyllm-index", _gap_or_give_up)
+
+
+def _latin1_table() -> tuple[bytes, str]:
+    table = bytearray(range(256))
+    general = []
+    for code in range(256):
+        char = chr(code)
+        if char == "\n":
+            continue
+        if char.isalnum():
+            folded = _FOLD[code]
+            if folded < 256:
+                table[code] = folded
+            else:
+                general.append(char)
+        else:
+            table[code] = 32
+    return bytes(table), "".join(general)
+
+
+_LATIN1, _LATIN1_GENERAL = _latin1_table()
+
+
+def index_text(text: str) -> str:
+    """The folded text's tokens, line by line, separated by spaces (a line's count and
+    order kept): what the body index stores for ``text``.
+
+    Same tokens as ``gaps_to_spaces(fold(text))``. Text within Latin-1 (with stray
+    punctuation beyond it) takes C-speed byte translation; other letters take the
+    general path.
+    """
+    if text.isascii():
+        return text.encode("ascii").lower().translate(_ASCII_GAPS).decode("ascii")
+    if any(ch in text for ch in _LATIN1_GENERAL):
+        return gaps_to_spaces(fold(text))
+    try:
+        raw = text.encode("latin-1", "monkeyllm-index")
+    except _NeedsGeneralPath:
+        return gaps_to_spaces(fold(text))
+    return raw.translate(_LATIN1).decode("latin-1")
 
 
 def gaps_to_spaces(folded: str) -> str:

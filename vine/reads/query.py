@@ -11,8 +11,6 @@ from ..errors import QueryForbidden, QueryInvalid, Timeout
 from ..forest import Forest
 from ..heat import READ_DEPOSIT
 
-_LENGTH_LIMIT = 16 * 1024 * 1024
-
 
 def query(forest: Forest, id: str, sql: str) -> dict[str, Any]:
     """Run one guarded SELECT on a dataset's SQLite payload."""
@@ -23,30 +21,11 @@ def query(forest: Forest, id: str, sql: str) -> dict[str, Any]:
                              hint="query reads dataset payloads; use pick for text.")
     verdict = sqlguard.check_read(sql, budget.QUERY_ROW_LIMIT)
     path = datasets.payload_path(forest.root, node_id, row["payload"])
-    conn = datasets.open_readonly(path, node_id)
-    try:
-        out = run_select(conn, verdict, node_id)
-    finally:
-        conn.close()
+    conn, started = forest.payloads.get(path, node_id)
+    out = run_select(conn, started, verdict)
     forest.heat.deposit([node_id], READ_DEPOSIT)
     return out
 
-
-def guard_connection(conn: sqlite3.Connection, *, allow_writes: bool,
-                     tables: frozenset[str] | None = None) -> list[float]:
-    """Install the authorizer, size limits and the 2-second deadline; returns the
-    mutable deadline holder (set ``[0]`` to the start time before running)."""
-    conn.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, _LENGTH_LIMIT)
-    conn.setlimit(sqlite3.SQLITE_LIMIT_SQL_LENGTH, sqlguard.MAX_SQL_CHARS + 64)
-    conn.setlimit(sqlite3.SQLITE_LIMIT_ATTACHED, 0)
-    started = [time.perf_counter()]
-
-    def progress() -> int:
-        return 1 if time.perf_counter() - started[0] > budget.QUERY_SECONDS else 0
-
-    conn.set_progress_handler(progress, 1000)
-    conn.set_authorizer(sqlguard.authorizer(allow_writes=allow_writes, tables=tables))
-    return started
 
 
 def sql_error(conn: sqlite3.Connection, exc: sqlite3.Error, started: float) -> Exception:
@@ -63,6 +42,8 @@ def sql_error(conn: sqlite3.Connection, exc: sqlite3.Error, started: float) -> E
         names = datasets.tables(conn)
     except sqlite3.Error:
         names = {}
+    finally:
+        conn.set_authorizer(sqlguard.authorizer(allow_writes=False))
     listing = "; ".join(f"{t}({', '.join(cols[:25])})" for t, cols in list(names.items())[:4])
     if not names:
         hint = None
@@ -73,22 +54,26 @@ def sql_error(conn: sqlite3.Connection, exc: sqlite3.Error, started: float) -> E
     return QueryInvalid(f"SQL error: {message}", hint=hint)
 
 
-def run_select(conn: sqlite3.Connection, verdict: sqlguard.Verdict,
-               node_id: str) -> dict[str, Any]:
+def run_select(conn: sqlite3.Connection, started: list[float],
+               verdict: sqlguard.Verdict) -> dict[str, Any]:
     """Execute a guarded read and fit the rows to the budget."""
-    started = guard_connection(conn, allow_writes=False)
     started[0] = time.perf_counter()
+    cur = None
     try:
         cur = conn.execute(verdict.sql)
         raw = cur.fetchmany(budget.QUERY_ROW_LIMIT + 1) if not verdict.limit_injected \
             else cur.fetchall()
+        columns = [d[0] for d in cur.description] if cur.description else []
     except sqlite3.Error as exc:
         raise sql_error(conn, exc, started[0]) from None
     except (OverflowError, MemoryError):
         raise QueryInvalid("a value in the result is too large to return",
                            hint="Select fewer or smaller columns.") from None
+    finally:
+        # A pooled connection must not keep a read open: it would block tend.
+        if cur is not None:
+            cur.close()
     elapsed = round((time.perf_counter() - started[0]) * 1000, 2)
-    columns = [d[0] for d in cur.description] if cur.description else []
     capped = len(raw) > budget.QUERY_ROW_LIMIT
     rows = [[datasets.cell(v) for v in r] for r in raw[:budget.QUERY_ROW_LIMIT]]
     limited = (verdict.limit_injected and len(rows) == budget.QUERY_ROW_LIMIT) or capped
