@@ -26,7 +26,7 @@ def payload_path(root: Path, node_id: str, payload: str | None) -> Path:
                              "not served by this engine")
     folder = os.path.dirname(node_id)
     full = os.path.realpath(os.path.join(root, folder, payload))
-    base = os.path.realpath(root)
+    base = str(root)  # resolved when the Vine opened
     if not full.startswith(base + os.sep):
         raise NotFound(f"payload of {node_id} escapes the forest")
     return Path(full)

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 from .errors import NotFound, SchemaError
 
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 ROOT_INDEX = "_index"
 INDEX_LEAF = "_index"
 # Folders under the root that never hold nodes.
@@ -29,7 +31,7 @@ def normalize(raw: object, *, param: str = "id") -> str:
         not text.strip("/")
         or text.startswith(("/", "~"))
         or "\\" in text
-        or any(ord(c) < 0x20 or c == "\x7f" for c in text)
+        or _CONTROL.search(text) is not None
         or (len(text) > 1 and text[1] == ":")
     )
     text = text.strip("/")
@@ -41,10 +43,13 @@ def normalize(raw: object, *, param: str = "id") -> str:
 
 
 def path_of(root: Path, node_id: str) -> Path:
-    """The file of a (normalized) id, checked to resolve inside ``root``."""
+    """The file of a (normalized) id, checked to resolve inside ``root``.
+
+    ``root`` is already resolved (a Vine resolves it on open).
+    """
     path = root / (node_id + ".md")
     real = os.path.realpath(path)
-    base = os.path.realpath(root)
+    base = str(root)
     if real != base and not real.startswith(base + os.sep):
         raise NotFound(f"node not found: {node_id}", hint="The id escapes the forest.")
     return path

@@ -151,7 +151,10 @@ def fts_query(text: str) -> str:
         parts = TOKEN.findall(word)
         if not parts:
             continue
+        if len(parts) == 1:
+            # "notes:" or "(invoice" is the one token: search it once.
+            terms.append('"' + parts[0] + '"')
+            continue
         terms.append('"' + word.replace('"', '""') + '"')
-        if len(parts) > 1 or parts[0] != word:
-            terms.extend('"' + p + '"' for p in parts)
+        terms.extend('"' + p + '"' for p in parts)
     return " OR ".join(dict.fromkeys(terms))
