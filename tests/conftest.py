@@ -18,11 +18,21 @@ SAMPLE = REPO / "sample-brain"
 _IGNORE = shutil.ignore_patterns("_derived", ".vine.lock", ".git")
 
 
+HISTORY = REPO / "tests" / "sample_data" / "sample-brain.bundle"
+
+
 def copy_sample(dest: Path, *, git: bool = False) -> Path:
-    """A copy of sample-brain/ at ``dest`` (optionally its own git repository)."""
-    shutil.copytree(SAMPLE, dest, ignore=_IGNORE)
-    if git:
-        git_init(dest)
+    """A copy of sample-brain/ at ``dest``; with ``git``, a clone of its own history
+    (the bundle) plus the dataset payloads, which never enter git."""
+    if not git:
+        shutil.copytree(SAMPLE, dest, ignore=_IGNORE)
+        return dest
+    subprocess.run(["git", "clone", "-q", str(HISTORY), str(dest)], check=True,
+                   capture_output=True)
+    for payload in SAMPLE.rglob("*.db"):
+        if "_derived" not in payload.parts:
+            target = dest / payload.relative_to(SAMPLE)
+            shutil.copy2(payload, target)
     return dest
 
 
