@@ -8,23 +8,18 @@ It is a disposable cache: anything odd about it is answered by rebuilding.
 
 from __future__ import annotations
 
-import hashlib
-import json
 import os
-import queue
 import re
 import sqlite3
 import threading
-import uuid
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from . import bodyindex
-from .budget import tokens
-from .ids import id_of, is_index, parent_of, trail_of
-from .nodes import Node, ParseError, meta_str, parse_bytes
+from . import bodyindex, derived
+from .ids import id_of
+from .indexing import BulkBuilder, Writer
 from .watch import Stat, Watcher
 
 SCHEMA_VERSION = "3"
@@ -55,42 +50,12 @@ CREATE VIRTUAL TABLE IF NOT EXISTS nodes_fts USING fts5(
     tokenize="unicode61 remove_diacritics 2");
 """
 
-NODE_COLUMNS = ("id", "kind", "type", "title", "summary", "tags", "aliases", "created",
-                "updated", "confidence", "source", "entity_kind", "payload", "payload_type",
-                "payload_hash", "parent", "trail", "coverage", "body_tokens", "outline",
-                "body_hash", "origin", "body_gen", "body_lines")
-
-
 def parse_coverage(raw: str | None) -> dict[str, int] | str | None:
     """``"N bananas, M sub-branches"`` as ``{"notes": N, "branches": M}``."""
     if not raw:
         return None
     m = _COVERAGE.match(raw.strip())
     return {"notes": int(m.group(1)), "branches": int(m.group(2))} if m else raw
-
-
-def _str_list(value: Any) -> list[str]:
-    if value is None:
-        return []
-    if isinstance(value, str | int | float):
-        return [str(value)]
-    if isinstance(value, list):
-        return [str(v) for v in value if v is not None and not isinstance(v, dict | list)]
-    return []
-
-
-def _confidence(value: Any) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return 1.0
-    return float(value)
-
-
-def clean_target(value: Any) -> str | None:
-    """A link target as an id (``.md`` and slashes trimmed), or None."""
-    if not isinstance(value, str) or not value.strip():
-        return None
-    target = value.strip().strip("/")
-    return target[:-3] if target.endswith(".md") else target
 
 
 def _initialize(conn: sqlite3.Connection) -> None:
@@ -135,20 +100,12 @@ class Catalog:
             return derived / "catalog.db", None
         except OSError:
             # A read-only forest still gets a catalog, in memory.
-            return None, f"file:monkeyllm-{uuid.uuid4().hex}?mode=memory&cache=shared"
+            return None, derived.memory_uri("catalog")
 
     def _connect(self) -> sqlite3.Connection:
         if self._uri:
-            conn = sqlite3.connect(self._uri, uri=True, check_same_thread=False)
-        else:
-            conn = sqlite3.connect(self.path, check_same_thread=False)
-        conn.execute("PRAGMA busy_timeout=5000")
-        try:
-            conn.execute("PRAGMA journal_mode=WAL")
-        except sqlite3.DatabaseError:
-            pass
-        conn.execute("PRAGMA synchronous=NORMAL")
-        return conn
+            return derived.connect_uri(self._uri)
+        return derived.connect(self.path, "catalog")
 
     @property
     def conn(self) -> sqlite3.Connection:
@@ -329,271 +286,3 @@ class Catalog:
         return self.conn.execute("SELECT count(*) FROM nodes").fetchone()[0]
 
 
-@dataclass
-class Record:
-    """Everything the catalog stores about one parsed node, ready for SQL."""
-
-    values: dict[str, Any]
-    fts: tuple[Any, ...]
-    edges: list[tuple[str, str, str, float, int]]
-    moves: list[tuple[str, str]]
-
-
-def record(node: Node, gen: int, lines: int, body_hash: str) -> Record:
-    """The rows of one node (``fts`` lacks its leading rowid)."""
-    meta = node.meta
-    node_id = node.id
-    ntype = meta_str(meta.get("type")) or ("branch" if is_index(node_id) else "note")
-    tags = _str_list(meta.get("tags"))
-    aliases = _str_list(meta.get("aliases"))
-    values = {
-        "id": node_id,
-        "kind": "branch" if ntype == "branch" else "banana",
-        "type": ntype,
-        "title": node.title,
-        "summary": node.summary,
-        "tags": json.dumps(tags, ensure_ascii=False),
-        "aliases": json.dumps(aliases, ensure_ascii=False),
-        "created": meta_str(meta.get("created")),
-        "updated": meta_str(meta.get("updated")),
-        "confidence": _confidence(meta.get("confidence", 1.0)),
-        "source": meta_str(meta.get("source")),
-        "entity_kind": meta_str(meta.get("entity_kind")),
-        "payload": meta_str(meta.get("payload")),
-        "payload_type": meta_str(meta.get("payload_type")),
-        "payload_hash": meta_str(meta.get("payload_hash")),
-        "parent": parent_of(node_id),
-        "trail": json.dumps(trail_of(node_id)),
-        "coverage": meta_str(meta.get("coverage")),
-        "body_tokens": tokens(node.body),
-        "outline": json.dumps(node.outline, ensure_ascii=False),
-        "body_hash": body_hash,
-        "origin": meta_str(meta.get("origin")),
-        "body_gen": gen,
-        "body_lines": lines,
-    }
-    fts = (node_id, values["title"], " ".join(aliases), " ".join(tags), values["summary"])
-    moves = [(old_id, node_id) for old_id in _str_list(meta.get("moved_from"))
-             if clean_target(old_id)]
-    return Record(values, fts, list(_edges(node_id, meta.get("links"))), moves)
-
-
-def body_hash(node: Node) -> str:
-    """The hash that tells whether a body changed (and needs re-indexing)."""
-    return hashlib.sha256(node.body.encode("utf-8", "surrogatepass")).hexdigest()
-
-
-def read_node(root: Path, path: str) -> Node | str:
-    """Parse one file, or say why it is not a node."""
-    node_id = id_of(path)
-    try:
-        with open(root / path, "rb") as fh:
-            data = fh.read()
-        return parse_bytes(node_id, data)
-    except ParseError as exc:
-        return str(exc)
-    except OSError as exc:
-        return f"unreadable: {exc.strerror}"
-
-
-_NODE_INSERT_COLS = ("rowid", *NODE_COLUMNS)
-_UPSERT_NODE = (f"INSERT INTO nodes({', '.join(NODE_COLUMNS)}) "
-                f"VALUES({', '.join('?' for _ in NODE_COLUMNS)}) ON CONFLICT(id) DO UPDATE SET "
-                + ", ".join(f"{c}=excluded.{c}" for c in NODE_COLUMNS[1:]))
-_INSERT_FTS = "INSERT INTO nodes_fts(rowid, id, title, aliases, tags, summary) VALUES(?,?,?,?,?,?)"
-_INSERT_EDGE = "INSERT OR IGNORE INTO edges(src, rel, dst, confidence, ord) VALUES(?,?,?,?,?)"
-_INSERT_MOVE = "INSERT OR REPLACE INTO moves VALUES(?,?)"
-_INSERT_FILE = "INSERT OR REPLACE INTO files VALUES(?,?,?,?)"
-
-
-def _from_json(verb_table: str, columns: tuple[str, ...]) -> str:
-    """An INSERT that reads a whole batch from one JSON array of rows.
-
-    One bound parameter per batch lets SQLite run the batch without the GIL, so a
-    rebuild's inserts truly overlap with parsing on the other thread.
-    """
-    picks = ", ".join(f"value ->> {i}" for i in range(len(columns)))
-    return f"{verb_table}({', '.join(columns)}) SELECT {picks} FROM json_each(?)"
-
-
-_BULK_NODE = _from_json("INSERT INTO nodes", _NODE_INSERT_COLS)
-_BULK_FTS = _from_json("INSERT INTO nodes_fts",
-                       ("rowid", "id", "title", "aliases", "tags", "summary"))
-_BULK_EDGE = _from_json("INSERT OR IGNORE INTO edges", ("src", "rel", "dst", "confidence", "ord"))
-_BULK_MOVE = _from_json("INSERT OR REPLACE INTO moves", ("old_id", "new_id"))
-_BULK_FILE = _from_json("INSERT OR REPLACE INTO files", ("path", "mtime_ns", "size", "error"))
-_BULK_LINE = _from_json("INSERT INTO body_fts", ("rowid", "text"))
-
-
-class Writer:
-    """An incremental catalog write transaction (a context manager)."""
-
-    def __init__(self, catalog: Catalog) -> None:
-        self.catalog = catalog
-        self.conn = catalog.conn
-        self.body = bodyindex.BodyWriter(self.conn)
-
-    def __enter__(self) -> Writer:
-        self.conn.execute("BEGIN IMMEDIATE")
-        return self
-
-    def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
-        if exc_type is not None:
-            self.conn.rollback()
-            return
-        self.body.finish()
-        self.conn.commit()
-
-    def upsert_path(self, path: str, stat: Stat) -> None:
-        """Read, parse and index one file (or record why it cannot be)."""
-        node = read_node(self.catalog.root, path)
-        if isinstance(node, str):
-            self.drop(path, id_of(path))
-            self.conn.execute(_INSERT_FILE, (path, stat[0], stat[1], node))
-            return
-        self.upsert_node(node)
-        self.conn.execute(_INSERT_FILE, (path, stat[0], stat[1], None))
-
-    def drop(self, path: str, node_id: str) -> None:
-        """Remove a node and its file record."""
-        conn = self.conn
-        row = conn.execute("SELECT rowid, body_lines FROM nodes WHERE id=?",
-                           (node_id,)).fetchone()
-        if row is not None:
-            conn.execute("DELETE FROM nodes_fts WHERE rowid=?", (row[0],))
-            conn.execute("DELETE FROM nodes WHERE id=?", (node_id,))
-            self.body.retire(row[1] or 0)
-        conn.execute("DELETE FROM edges WHERE src=?", (node_id,))
-        conn.execute("DELETE FROM moves WHERE new_id=?", (node_id,))
-        conn.execute("DELETE FROM files WHERE path=?", (path,))
-
-    def upsert_node(self, node: Node) -> None:
-        """Index a parsed node: its row, metadata FTS, edges, moves and body lines."""
-        conn = self.conn
-        digest = body_hash(node)
-        old = conn.execute("SELECT rowid, body_hash, body_gen, body_lines FROM nodes WHERE id=?",
-                           (node.id,)).fetchone()
-        if old is not None and old[1] == digest:
-            gen, lines = old[2], old[3]
-        else:
-            if old is not None:
-                self.body.retire(old[3] or 0)
-            gen, lines = self.body.add(node.body)
-        rec = record(node, gen, lines, digest)
-        conn.execute(_UPSERT_NODE, [rec.values[c] for c in NODE_COLUMNS])
-        rowid = old[0] if old is not None else conn.execute(
-            "SELECT rowid FROM nodes WHERE id=?", (node.id,)).fetchone()[0]
-        if old is not None:
-            conn.execute("DELETE FROM nodes_fts WHERE rowid=?", (rowid,))
-        conn.execute(_INSERT_FTS, (rowid, *rec.fts))
-        conn.execute("DELETE FROM edges WHERE src=?", (node.id,))
-        conn.execute("DELETE FROM moves WHERE new_id=?", (node.id,))
-        conn.executemany(_INSERT_EDGE, rec.edges)
-        conn.executemany(_INSERT_MOVE, rec.moves)
-
-
-class BulkBuilder:
-    """A full rebuild: parsing here, SQLite on a thread of its own.
-
-    SQLite releases the GIL while it works, so inserting one batch overlaps with
-    parsing the next; the connection is only touched by the thread until it ends.
-    """
-
-    BATCH = 400
-
-    def __init__(self, catalog: Catalog) -> None:
-        self.catalog = catalog
-        self.conn = catalog.conn
-        self._queue: queue.Queue[list[tuple[str, list[Any]]] | None] = queue.Queue(maxsize=4)
-        self._error: BaseException | None = None
-        self._thread = threading.Thread(target=self._drain, name="catalog-build", daemon=True)
-
-    def _drain(self) -> None:
-        while True:
-            batch = self._queue.get()
-            if batch is None:
-                return
-            if self._error is not None:
-                continue
-            try:
-                for sql, payload in batch:
-                    self.conn.execute(sql, (payload,))
-            except BaseException as exc:  # noqa: BLE001 - re-raised by run()
-                self._error = exc
-
-    def run(self, found: dict[str, Stat]) -> None:
-        """Rebuild every table from the files in ``found``."""
-        conn = self.conn
-        conn.execute("PRAGMA synchronous=OFF")
-        conn.execute("PRAGMA cache_size=-32768")
-        conn.execute("BEGIN IMMEDIATE")
-        conn.execute("INSERT INTO body_fts(body_fts, rank) VALUES('hashsize', ?)", (16 << 20,))
-        try:
-            for table in ("files", "nodes", "edges", "moves", "nodes_fts"):
-                conn.execute(f"DELETE FROM {table}")
-            bodyindex.clear(conn)
-            next_gen = max(1, bodyindex.meta_int(conn, "next_gen"))
-            self._thread.start()
-            try:
-                next_gen = self._feed(found, next_gen)
-            finally:
-                self._queue.put(None)
-                self._thread.join()
-            if self._error is not None:
-                raise self._error
-            bodyindex.finish_bulk(conn, next_gen)
-            conn.commit()
-        except BaseException:
-            conn.rollback()
-            raise
-        finally:
-            conn.execute("PRAGMA synchronous=NORMAL")
-            conn.execute("PRAGMA cache_size=-2000")
-        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-
-    def _feed(self, found: dict[str, Stat], gen: int) -> int:
-        root = self.catalog.root
-        nodes, fts, edges, moves, files, lines = [], [], [], [], [], []
-        for rowid, path in enumerate(sorted(found), start=1):
-            stat = found[path]
-            node = read_node(root, path)
-            if isinstance(node, str):
-                files.append((path, stat[0], stat[1], node))
-                continue
-            count = bodyindex.body_rows(node.body, gen, lines)
-            rec = record(node, gen, count, body_hash(node))
-            gen += 1
-            nodes.append((rowid, *[rec.values[c] for c in NODE_COLUMNS]))
-            fts.append((rowid, *rec.fts))
-            edges.extend(rec.edges)
-            moves.extend(rec.moves)
-            files.append((path, stat[0], stat[1], None))
-            if len(nodes) >= self.BATCH:
-                self._send(nodes, fts, edges, moves, files, lines)
-                nodes, fts, edges, moves, files, lines = [], [], [], [], [], []
-        self._send(nodes, fts, edges, moves, files, lines)
-        return gen
-
-    def _send(self, nodes: list[Any], fts: list[Any], edges: list[Any], moves: list[Any],
-              files: list[Any], lines: list[Any]) -> None:
-        if self._error is not None:
-            raise self._error
-        batch = [(sql, json.dumps(rows, ensure_ascii=False))
-                 for sql, rows in ((_BULK_NODE, nodes), (_BULK_FTS, fts), (_BULK_EDGE, edges),
-                                   (_BULK_MOVE, moves), (_BULK_FILE, files)) if rows]
-        if lines:
-            # Index lines hold only letters, digits and spaces: JSON-safe as they are.
-            batch.append((_BULK_LINE, "[" + ",".join([f'[{r},"{t}"]' for r, t in lines]) + "]"))
-        self._queue.put(batch)
-
-
-def _edges(node_id: str, links: Any) -> Iterator[tuple[str, str, str, float, int]]:
-    if not isinstance(links, list):
-        return
-    for order, link in enumerate(links):
-        if not isinstance(link, dict):
-            continue
-        rel = link.get("rel")
-        target = clean_target(link.get("target"))
-        if isinstance(rel, str) and rel.strip() and target:
-            yield node_id, rel.strip(), target, _confidence(link.get("confidence", 1.0)), order

@@ -20,10 +20,11 @@ import math
 import sqlite3
 import threading
 import time
-import uuid
 import weakref
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
+
+from . import derived
 
 READ_DEPOSIT = 0.02     # a node read by look, pick or query
 LIST_DEPOSIT = 0.005    # a node returned in a list (locate, sniff, scan, move)
@@ -51,26 +52,17 @@ class HeatStore:
         self._atexit = lambda: (ref() or (lambda: None))()
         atexit.register(self._atexit)
 
-    def _open(self, derived: Path | None) -> sqlite3.Connection:
-        if derived is None:
-            uri = f"file:trails-{uuid.uuid4().hex}?mode=memory&cache=shared"
-            return self._setup(sqlite3.connect(uri, uri=True, check_same_thread=False))
-        path = derived / "trails.db"
+    def _open(self, folder: Path | None) -> sqlite3.Connection:
+        path = folder / "trails.db" if folder is not None else None
         try:
-            return self._setup(sqlite3.connect(path, check_same_thread=False))
+            return self._setup(derived.connect(path, "trails"))
         except sqlite3.DatabaseError:
             # A damaged heat file is only a lost pheromone: start it again.
             for suffix in ("", "-wal", "-shm"):
                 Path(str(path) + suffix).unlink(missing_ok=True)
-            return self._setup(sqlite3.connect(path, check_same_thread=False))
+            return self._setup(derived.connect(path, "trails"))
 
     def _setup(self, conn: sqlite3.Connection) -> sqlite3.Connection:
-        conn.execute("PRAGMA busy_timeout=5000")
-        try:
-            conn.execute("PRAGMA journal_mode=WAL")
-        except sqlite3.DatabaseError:
-            pass
-        conn.execute("PRAGMA synchronous=NORMAL")
         conn.execute("CREATE TABLE IF NOT EXISTS heat(scope TEXT DEFAULT '', node_id TEXT, "
                      "heat REAL, updated REAL, PRIMARY KEY(scope, node_id))")
         conn.create_function("decayed", 3, self._decay, deterministic=True)
