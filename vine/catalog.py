@@ -91,13 +91,13 @@ class Catalog:
     # -- connections ---------------------------------------------------------------
 
     def _locate_file(self) -> tuple[Path | None, str | None]:
-        derived = self.root / "_derived"
+        folder = self.root / "_derived"
         try:
-            derived.mkdir(exist_ok=True)
-            probe = derived / f".probe-{os.getpid()}"
+            folder.mkdir(exist_ok=True)
+            probe = folder / f".probe-{os.getpid()}"
             probe.touch()
             probe.unlink()
-            return derived / "catalog.db", None
+            return folder / "catalog.db", None
         except OSError:
             # A read-only forest still gets a catalog, in memory.
             return None, derived.memory_uri("catalog")
