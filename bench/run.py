@@ -117,8 +117,8 @@ class Workload:
         out = []
         for node_id in self.rng.sample(self.small, n):
             body = self.vine.pick(node_id)["body"]
-            words = sorted({w.strip(".,;:()[]") for w in body.split()
-                            if len(w.strip(".,;:()[]")) >= 5 and w.isascii()})
+            words = sorted({w.strip(".,;:()[]\"'*`") for w in body.split()
+                            if len(w.strip(".,;:()[]\"'*`")) >= 5 and w.isascii()})
             if len(words) < 3:
                 continue
             out.append(self.rng.sample(words, 3))

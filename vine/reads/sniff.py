@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import bisect
 import json
 from collections import Counter
 from dataclasses import dataclass, field
@@ -36,13 +37,6 @@ class Scope:
         return dict(forest.catalog.conn.execute(
             "SELECT n.body_gen, n.id FROM nodes n WHERE n.body_gen IN "
             f"(SELECT value FROM json_each(?)){self.sql}", (json.dumps(gens), *self.args)))
-
-    def count_live(self, forest: Forest, gens: Counter[int]) -> int:
-        """How many of ``gens`` are live nodes in scope (what ``truncated`` is about)."""
-        return forest.catalog.conn.execute(
-            "SELECT count(*) FROM nodes n WHERE n.body_gen IN "
-            f"(SELECT value FROM json_each(?)){self.sql}",
-            (json.dumps(list(gens)), *self.args)).fetchone()[0]
 
 
 def sniff(forest: Forest, terms: str | list[str], scope: str | None, k: int,
@@ -126,9 +120,11 @@ def _indexed(forest: Forest, terms: list[str], scope: Scope,
              k: int) -> tuple[dict[str, Hits], int] | None:
     """Hits through the body index, or None when a term needs a direct scan.
 
-    Ranking is by terms hit first, so ids and line counts are only worked out
-    for the nodes that can still reach the top ``k``; returns those hits and the
-    number of nodes that matched at all.
+    Ranking is by terms hit first, so nodes are taken tier by tier (most terms
+    first) and only until no later tier can reach the top ``k``: ids, line counts
+    and the file reads that confirm terms with punctuation are spent on those
+    alone. Returns the hits and how many nodes matched in all (a lower bound
+    when the later tiers were never opened, which only happens past ``k``).
     """
     vocab = forest.vocabulary()
     plans = []
@@ -139,63 +135,64 @@ def _indexed(forest: Forest, terms: list[str], scope: Scope,
         plans.append(tp)
     conn = forest.catalog.conn
     shift = bodyindex.LINE_BITS
+    # Rowids per term; for a term with punctuation they are candidates, not hits.
     per_term: list[list[int]] = []
-    for t, tp in enumerate(plans):
+    for tp in plans:
         rowids: list[int] = []
-        for expr in bodyindex.expressions(tp):
+        exprs = bodyindex.expressions(tp)
+        for expr in exprs:
             rowids += _rowids(conn, expr)
-        if not tp.exact:
-            rowids = sorted(_verify(forest, terms[t], set(rowids)))
+        if len(exprs) > 1:
+            rowids = sorted(set(rowids))
         per_term.append(rowids)
     gens_of = [{r >> shift for r in rowids} for rowids in per_term]
-    strength: Counter[int] = Counter()
+    upper: Counter[int] = Counter()
     for gens in gens_of:
-        strength.update(gens)
+        upper.update(gens)
     tiers: dict[int, list[int]] = {}
-    for gen, n in strength.items():
+    for gen, n in upper.items():
         tiers.setdefault(n, []).append(gen)
-    # Heat multiplies a score by at most (1 + alpha): once k nodes are in hand, a tier
-    # that far below the best cannot reach the top k, and needs no ids or line counts.
-    owners: dict[int, str] = {}
-    best = 0
-    for n in sorted(tiers, reverse=True):
-        if owners and n * (1 + forest.alpha) < best \
-                and sum(not is_index(i) for i in owners.values()) > k:
+    inexact = [t for t, tp in enumerate(plans) if not tp.exact]
+    confirmed: dict[int, tuple[str, set[int], set[int]]] = {}   # gen -> id, terms, lines
+    order = sorted(tiers, reverse=True)
+    for i, n in enumerate(order):
+        for gen, node_id in scope.owners(forest, tiers[n]).items():
+            hit_terms = {t for t, gens in enumerate(gens_of) if gen in gens}
+            lines = {r for t in hit_terms if t not in inexact for r in _of_gen(per_term[t],
+                                                                               gen, shift)}
+            if inexact:
+                text = None
+                for t in inexact:
+                    if t not in hit_terms:
+                        continue
+                    if text is None:
+                        text = _body_lines(forest, node_id)
+                    kept = {r for r in _of_gen(per_term[t], gen, shift)
+                            if (r & bodyindex.LINE_MASK) < len(text)
+                            and terms[t] in fold(text[r & bodyindex.LINE_MASK])}
+                    if kept:
+                        lines |= kept
+                    else:
+                        hit_terms.discard(t)
+            if hit_terms:
+                confirmed[gen] = (node_id, hit_terms, lines)
+        # Heat multiplies a score by at most (1 + alpha): stop once more than k
+        # ordinary nodes are confirmed with enough terms that no later tier can pass them.
+        later = order[i + 1] if i + 1 < len(order) else 0
+        sure = sum(1 for node_id, hit_terms, _ in confirmed.values()
+                   if not is_index(node_id) and len(hit_terms) >= later * (1 + forest.alpha))
+        if sure > k:
             break
-        found = scope.owners(forest, tiers[n])
-        if found:
-            owners.update(found)
-            best = max(best, n)
-    matched = scope.count_live(forest, strength) if owners else 0
-    counts: Counter[int] = Counter(
-        r >> shift for r in set().union(*per_term) if (r >> shift) in owners)
-    hits = {node_id: Hits(counts[gen], {t for t, gens in enumerate(gens_of) if gen in gens})
-            for gen, node_id in owners.items()}
-    return hits, matched
+    hits = {node_id: Hits(len(lines), hit_terms)
+            for node_id, hit_terms, lines in confirmed.values()}
+    return hits, len(hits)
 
 
-def _verify(forest: Forest, term: str, rowids: set[int]) -> set[int]:
-    """Keep the candidate lines that really contain the literal term."""
-    shift, mask = bodyindex.LINE_BITS, bodyindex.LINE_MASK
-    by_gen: dict[int, list[int]] = {}
-    for r in rowids:
-        by_gen.setdefault(r >> shift, []).append(r)
-    if not by_gen:
-        return set()
-    owners = dict(forest.catalog.conn.execute(
-        "SELECT body_gen, id FROM nodes WHERE body_gen IN (SELECT value FROM json_each(?))",
-        (json.dumps(list(by_gen)),)))
-    kept = set()
-    for gen, candidates in by_gen.items():
-        node_id = owners.get(gen)
-        if node_id is None:
-            continue
-        body_lines = _body_lines(forest, node_id)
-        for r in candidates:
-            line = r & mask
-            if line < len(body_lines) and term in fold(body_lines[line]):
-                kept.add(r)
-    return kept
+def _of_gen(rowids: list[int], gen: int, shift: int) -> list[int]:
+    """The rowids of one body version, from a list sorted ascending."""
+    lo = bisect.bisect_left(rowids, gen << shift)
+    hi = bisect.bisect_left(rowids, (gen + 1) << shift)
+    return rowids[lo:hi]
 
 
 def _body_lines(forest: Forest, node_id: str) -> list[str]:
