@@ -19,6 +19,7 @@ from typing import Any
 from yaml.resolver import Resolver
 
 _KEY = re.compile(r"^([A-Za-z_][A-Za-z0-9_-]*):(?: +(.*))?$")
+_KEY_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]*$")
 _INT = re.compile(r"^[-+]?(?:0|[1-9][0-9]*)$")
 _FLOAT = re.compile(r"^[-+]?[0-9]+\.[0-9]+$")
 _DATE = re.compile(r"^([0-9]{4})-([0-9]{2})-([0-9]{2})$")
@@ -83,9 +84,8 @@ def _resolve(text: str) -> Any:
     return text
 
 
-def _scalar(parts: list[str]) -> Any:
-    """A scalar written over one or more lines (continuations already stripped)."""
-    text = " ".join(parts)
+def _scalar1(text: str) -> Any:
+    """A scalar (continuation lines already folded into one text)."""
     if not text:
         return None
     first = text[0]
@@ -108,10 +108,26 @@ def _scalar(parts: list[str]) -> Any:
     return _plain(text)
 
 
+_KEYS: dict[str, bool] = {}
+
+
 def _key(raw: str) -> str:
-    if _plain(raw) != raw:
+    ok = _KEYS.get(raw)
+    if ok is None:
+        ok = bool(_KEY_NAME.match(raw)) and _plain(raw) == raw
+        if len(_KEYS) < 10_000:
+            _KEYS[raw] = ok
+    if not ok:
         raise _Miss
     return raw
+
+
+def _split(line: str) -> tuple[str, str]:
+    """``key: value`` as (key, value); value is "" for ``key:``."""
+    key, sep, rest = line.partition(":")
+    if not sep or (rest and rest[0] != " "):
+        raise _Miss
+    return _key(key), rest.strip(" ")
 
 
 def _continuations(lines: list[str], i: int, indent: int) -> tuple[list[str], int]:
@@ -133,36 +149,42 @@ def _continuations(lines: list[str], i: int, indent: int) -> tuple[list[str], in
 def _sequence(lines: list[str], i: int, dash: int) -> tuple[list[Any], int]:
     """A block sequence whose dashes sit at column ``dash``."""
     items: list[Any] = []
-    while i < len(lines):
+    n = len(lines)
+    lead = " " * dash + "- "
+    inner = " " * (dash + 2)
+    while i < n:
         line = lines[i]
-        if not line.startswith(" " * dash + "-") or (len(line) > dash + 1
-                                                        and line[dash + 1] != " "):
+        if not line.startswith(lead):
+            if line == lead[:-1]:
+                raise _Miss
             break
-        body = line[dash + 2:].rstrip(" ") if len(line) > dash + 1 else ""
+        body = line[dash + 2:].rstrip(" ")
         i += 1
-        km = _KEY.match(body)
-        if km and not body.startswith(("'", '"')):
-            item: dict[str, Any] = {}
-            key, rest = km.group(1), km.group(2) or ""
-            more, i = _continuations(lines, i, dash + 2)
+        if body and body[0] not in "'\"" and ": " in body or body.endswith(":"):
+            key, rest = _split(body)
             if not rest:
                 raise _Miss
-            item[_key(key)] = _scalar([rest, *more])
-            inner = " " * (dash + 2)
-            while i < len(lines) and lines[i].startswith(inner) and \
-                    not lines[i][dash + 2:].startswith(" "):
-                km = _KEY.match(lines[i][dash + 2:].rstrip(" "))
-                if not km or not km.group(2):
+            if i < n and lines[i].startswith(inner + " "):
+                more, i = _continuations(lines, i, dash + 2)
+                rest = " ".join([rest, *more])
+            item = {key: _scalar1(rest)}
+            while i < n and lines[i].startswith(inner) and lines[i][dash + 2:dash + 3] != " ":
+                key, rest = _split(lines[i][dash + 2:].rstrip(" "))
+                if not rest:
                     raise _Miss
-                more, j = _continuations(lines, i + 1, dash + 2)
-                item[_key(km.group(1))] = _scalar([km.group(2), *more])
-                i = j
+                i += 1
+                if i < n and lines[i].startswith(inner + " "):
+                    more, i = _continuations(lines, i, dash + 2)
+                    rest = " ".join([rest, *more])
+                item[key] = _scalar1(rest)
             items.append(item)
         else:
             if not body:
                 raise _Miss
-            more, i = _continuations(lines, i, dash)
-            items.append(_scalar([body, *more]))
+            if i < n and lines[i].startswith(inner):
+                more, i = _continuations(lines, i, dash)
+                body = " ".join([body, *more])
+            items.append(_scalar1(body))
     return items, i
 
 
@@ -174,22 +196,22 @@ def load(text: str) -> dict[str, Any] | None:
     while lines and not lines[-1].strip(" "):
         lines.pop()
     out: dict[str, Any] = {}
+    n = len(lines)
     try:
         i = 0
-        while i < len(lines):
+        while i < n:
             line = lines[i]
-            if "\t" in line or not line.strip(" "):
+            if not line or line[0] in " -#":
                 raise _Miss
-            m = _KEY.match(line.rstrip(" "))
-            if not m:
-                raise _Miss
-            key, rest = _key(m.group(1)), m.group(2)
+            key, rest = _split(line.rstrip(" "))
             i += 1
             if rest:
-                more, i = _continuations(lines, i, 0)
-                out[key] = _scalar([rest.rstrip(" "), *more])
+                if i < n and lines[i][:1] == " ":
+                    more, i = _continuations(lines, i, 0)
+                    rest = " ".join([rest, *more])
+                out[key] = _scalar1(rest)
                 continue
-            nxt = lines[i] if i < len(lines) else ""
+            nxt = lines[i] if i < n else ""
             if nxt.startswith("- ") or nxt == "-":
                 out[key], i = _sequence(lines, i, 0)
             elif nxt.startswith("  - ") or nxt == "  -":
