@@ -182,6 +182,18 @@ class Catalog:
                 return 0
             return self._sync_changes(changes)
 
+    def refresh(self, rel_paths: list[str]) -> int:
+        """Re-index these files now (after a write), whatever the watcher says."""
+        seen: dict[str, Stat | None] = {}
+        for path in rel_paths:
+            try:
+                st = os.stat(self.root / path, follow_symlinks=False)
+                seen[path] = (st.st_mtime_ns, st.st_size)
+            except OSError:
+                seen[path] = None
+        with self._sync_lock:
+            return self._apply(seen)
+
     def _sync_changes(self, changes: Any) -> int:
         conn = self.conn
         seen: dict[str, Stat | None] = {}

@@ -5,14 +5,16 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 import time
 import uuid
 from pathlib import Path
 from typing import Any, Literal
 
 from . import budget, registry
-from .errors import NotFound, SchemaError, VineError
+from .errors import NotFound, ReadOnly, SchemaError, VineError
 from .forest import Forest
+from .gitops import Repository
 from .lock import ForestLock
 from .reads.locate import locate as _locate
 from .reads.look import look as _look
@@ -23,6 +25,12 @@ from .reads.scan import scan as _scan
 from .reads.sniff import sniff as _sniff
 from .registry import CALLS, Call, check_args, internal
 from .windows import window
+from .writes.context import WriteContext
+from .writes.graft import graft as _graft
+from .writes.init import init_forest
+from .writes.plant import plant as _plant
+from .writes.tend import tend as _tend
+from .writes.transaction import JOURNAL, recover
 
 Scope = Literal["all", "branches", "notes", "bananas"]
 Direction = Literal["out", "in", "both"]
@@ -76,6 +84,15 @@ class Vine:
             raise
         self._trace = None
         self._closed = False
+        self._write_mutex = threading.Lock()
+        self._repo = Repository(root)
+        if self.writable and (root / "_derived" / JOURNAL).exists():
+            # A writer died mid-write: finish or undo what it left.
+            try:
+                recover(root, self._repo)
+            except VineError:
+                pass
+            self._forest.catalog.sync(full=True)
 
     # -- lifecycle -----------------------------------------------------------------
 
@@ -86,6 +103,7 @@ class Vine:
         self._closed = True
         if self._trace is not None:
             self._trace.close()
+        self._repo.close()
         self._forest.close()
         self._lock.release()
 
@@ -148,6 +166,25 @@ class Vine:
             self._trace.write(json.dumps(line, ensure_ascii=False) + "\n")
         except (OSError, TypeError, ValueError):
             self._trace = None
+
+    @classmethod
+    def init(cls, path: str | os.PathLike[str], title: str, summary: str | None = None,
+             **options: Any) -> Vine:
+        """Create a forest at ``path`` and open it (writable).
+
+        Writes the master ``_index.md``, ``_meta/schema.md`` with the default dialect and
+        ``.gitignore``, makes the folder its own git repository (even inside another
+        one) and commits ``init: forest '<title>' (empty A.5 skeleton)``. Refuses a
+        folder that already holds a forest (``VineError`` with ``E_SCHEMA``).
+        """
+        init_forest(Path(path).expanduser().resolve(), title, summary)
+        return cls(path, **options)
+
+    def _writing(self) -> WriteContext:
+        if not self.writable:
+            raise ReadOnly("this forest is open read-only",
+                           hint="Open it with Vine(path) (writable) to plant, graft or tend.")
+        return WriteContext(self._forest, self._repo)
 
     def problems(self) -> list[dict[str, str]]:
         """Files the catalog skipped because they are not well-formed nodes."""
@@ -286,6 +323,57 @@ class Vine:
         """
         return _sniff(self._forest, terms, scope, k, type_filter,
                       window(since, until, date_field))
+
+    @registry.call("write")
+    def plant(self, node: dict[str, Any], if_absent: bool = False,
+              dry_run: bool = False) -> dict[str, Any]:
+        """Create a node: its file and its entry in the parent index, in one commit.
+
+        Reach for it when something worth keeping was learned, or a document needs a
+        structured twin. A dataset is declared as data (schema and rows): the engine
+        creates the SQLite payload, records its hash and appends a query manual.
+        Unknown keys pass into the frontmatter.
+
+        Args:
+            node: id, type, parent (the branch index id), title, summary, and optionally
+                body, tags, aliases, links, confidence, source; for a dataset schema and rows.
+            if_absent: When the id exists, answer created=false instead of an error.
+            dry_run: Check everything and write nothing.
+        """
+        with self._write_mutex:
+            return _plant(self._writing(), node, if_absent, dry_run)
+
+    @registry.call("write")
+    def graft(self, id: str, patch: dict[str, Any]) -> dict[str, Any]:
+        """Edit a node: frontmatter, links, one section or the whole body, in one commit.
+
+        Reach for it to correct a summary, record a connection, or append what a hunt
+        learned. A summary change is carried to every index that lists the node. Adding
+        a link that exists is fortification: heat rises, nothing is written.
+
+        Args:
+            id: The node to edit.
+            patch: Any of set_frontmatter (title, summary, tags, confidence, aliases,
+                origin), add_links, remove_links, append_section {header, body},
+                replace_section {header, body}, replace_body.
+        """
+        with self._write_mutex:
+            return _graft(self._writing(), id, patch)
+
+    @registry.call("write")
+    def tend(self, id: str, sql: str) -> dict[str, Any]:
+        """Write rows into a dataset: one INSERT, UPDATE ... WHERE or DELETE ... WHERE.
+
+        The only way into a payload. The rows land first; then the node's payload_hash
+        and updated are refreshed and only the markdown is committed as
+        "tend(<id>): <VERB> <n> row(s)".
+
+        Args:
+            id: The dataset node.
+            sql: One INSERT, UPDATE with WHERE, or DELETE with WHERE.
+        """
+        with self._write_mutex:
+            return _tend(self._writing(), id, sql)
 
     @registry.call("read", budget.QUERY)
     def query(self, id: str, sql: str) -> dict[str, Any]:

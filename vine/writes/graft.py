@@ -1,0 +1,224 @@
+"""``graft``: edit a node's frontmatter, links, a section or its body, in one commit;
+a summary change is carried to every index that lists the node."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .. import ids
+from ..catalog import parse_coverage
+from ..errors import NotFound, ReadOnly, SchemaError
+from ..heat import STRONG_DEPOSIT
+from ..nodes import Node, parse_text
+from . import render, rules
+from .context import WriteContext
+from .transaction import fault
+
+PATCH_KEYS = ("set_frontmatter", "add_links", "remove_links", "append_section",
+              "replace_section", "replace_body")
+MUTABLE = ("title", "summary", "tags", "confidence", "aliases", "origin")
+
+
+def graft(ctx: WriteContext, node_id: str, patch: dict[str, Any]) -> dict[str, Any]:
+    """Apply a patch; commit only when a file changed."""
+    _check_patch(patch)
+    row = ctx.forest.resolve(node_id)
+    node_id = row["id"]
+    if ids.is_index(node_id) and "replace_body" in patch:
+        raise SchemaError("replace_body cannot target an index",
+                          hint="Indexes are edited by plant and summary changes; use "
+                               "append_section or replace_section.")
+    node = ctx.forest.read(node_id)
+    meta = dict(node.meta)
+    body = node.body
+    parts: list[str] = []
+    changed_keys = _set_frontmatter(meta, patch.get("set_frontmatter"))
+    if changed_keys:
+        parts.append("set " + ",".join(sorted(changed_keys)))
+    links, added, fortified = _add_links(ctx, meta, patch.get("add_links"), node_id)
+    removed = _remove_links(links, patch.get("remove_links"))
+    if added:
+        parts.append(f"+{added} links")
+    if removed:
+        parts.append(f"-{removed} links")
+    if added or removed:
+        if links:
+            meta["links"] = links
+        else:
+            meta.pop("links", None)
+    body_changed = False
+    if "replace_body" in patch:
+        body = patch["replace_body"]
+        body_changed = body.strip() != node.body.strip()
+        parts.append(f"replace body ({len(body.split())} words)")
+    if "replace_section" in patch:
+        header, text = _section_arg(patch["replace_section"], "replace_section")
+        new = render.replace_section(Node(node_id, meta, body), header, text)
+        if new is None:
+            raise NotFound(f"section not found: {header!r} in {node_id}",
+                           hint="Outline: " + "; ".join(Node(node_id, meta, body).outline))
+        body_changed = body_changed or new.strip() != body.strip()
+        body = new
+        parts.append(f"replace '{header}'")
+    if "append_section" in patch:
+        header, text = _section_arg(patch["append_section"], "append_section")
+        body = render.append_section(body, header, text)
+        body_changed = True
+        parts.append(f"append '{header}'")
+    new_text = render.render(meta, body)
+    old_text = (ctx.root / (node_id + ".md")).read_text(encoding="utf-8")
+    trail = ids.trail_of(node_id)
+    if fortified:
+        ctx.forest.heat.deposit([node_id, *[f["target"] for f in fortified]], STRONG_DEPOSIT)
+    if not changed_keys and not added and not removed and not body_changed:
+        return {"id": node_id, "commit": None, "fortified": fortified, "trail": trail}
+    meta["updated"] = render.today()
+    new_text = render.render(meta, body)
+    if new_text == old_text:
+        return {"id": node_id, "commit": None, "fortified": fortified, "trail": trail}
+    try:
+        parse_text(node_id, new_text)
+    except ValueError as exc:
+        raise SchemaError(f"the edited node would not parse: {exc}") from None
+    summary_changed = "summary" in changed_keys and meta.get("summary") != node.meta.get(
+        "summary")
+    path = ctx.root / (node_id + ".md")
+    touched = [path]
+    txn = ctx.transaction()
+    try:
+        txn.write(path, new_text)
+        fault("after-node")
+        if summary_changed:
+            touched += _propagate(ctx, txn, node_id, meta)
+        fault("after-propagation")
+        sha = txn.commit(f"graft({node_id}): {'; '.join(parts) or 'noop'}")
+    except BaseException:
+        txn.rollback()
+        raise
+    txn.finish()
+    ctx.landed(touched)
+    out: dict[str, Any] = {"id": node_id, "commit": sha, "fortified": fortified,
+                           "trail": trail}
+    if body_changed and "summary" not in (patch.get("set_frontmatter") or {}):
+        out["summary_stale"] = True
+    return out
+
+
+def _check_patch(patch: Any) -> None:
+    if not isinstance(patch, dict) or not patch:
+        raise SchemaError("graft: patch must be a non-empty object",
+                          hint="Keys: " + ", ".join(PATCH_KEYS) + ".")
+    unknown = sorted(set(patch) - set(PATCH_KEYS))
+    if unknown:
+        raise SchemaError(f"graft: unknown patch key {unknown[0]!r}",
+                          hint="Keys: " + ", ".join(PATCH_KEYS) + ".")
+    if "replace_body" in patch and ({"append_section", "replace_section"} & set(patch)):
+        raise SchemaError("replace_body cannot be combined with a section operation")
+    if "replace_body" in patch and not isinstance(patch["replace_body"], str):
+        raise SchemaError("replace_body: a markdown string is required")
+
+
+def _section_arg(value: Any, name: str) -> tuple[str, str]:
+    if not isinstance(value, dict) or not isinstance(value.get("header"), str) \
+            or not value["header"].strip() or not isinstance(value.get("body"), str):
+        raise SchemaError(f"{name}: {{header, body}} strings are required")
+    return value["header"].strip().lstrip("#").strip(), value["body"]
+
+
+def _set_frontmatter(meta: dict[str, Any], values: Any) -> set[str]:
+    if values is None:
+        return set()
+    if not isinstance(values, dict):
+        raise SchemaError("set_frontmatter: an object of fields is required")
+    for key in values:
+        if key not in MUTABLE:
+            raise ReadOnly(f"{key} is immutable",
+                           hint="graft can set: " + ", ".join(MUTABLE) + ".")
+    changed = set()
+    for key, value in values.items():
+        if key == "origin" and value is None:
+            if "origin" in meta:
+                del meta["origin"]
+                changed.add(key)
+            continue
+        check = {"title": rules.check_title, "summary": rules.check_summary,
+                 "tags": rules.check_tags, "aliases": rules.check_aliases,
+                 "origin": rules.check_origin}.get(key)
+        if key == "confidence":
+            value = rules.check_confidence(value)
+        elif check is not None:
+            check(value)
+        if meta.get(key) != value:
+            if key == "confidence" and value == 1.0:
+                meta.pop("confidence", None)
+            else:
+                meta[key] = value
+            changed.add(key)
+    return changed
+
+
+def _add_links(ctx: WriteContext, meta: dict[str, Any], new: Any,
+               node_id: str) -> tuple[list[dict[str, Any]], int, list[dict[str, str]]]:
+    links = [dict(link) for link in meta.get("links") or [] if isinstance(link, dict)]
+    if new is None:
+        return links, 0, []
+    wanted = rules.check_links(new, ctx.forest.dialect)
+    have = {(link.get("rel"), link.get("target")) for link in links}
+    added = 0
+    fortified = []
+    for link in wanted:
+        key = (link["rel"], link["target"])
+        if key in have:
+            fortified.append({"rel": link["rel"], "target": link["target"]})
+            continue
+        if link["rel"] == "discovered-shortcut":
+            link.setdefault("confidence", 0.5)
+            link.setdefault("discovered_by", "agent")
+        links.append(link)
+        have.add(key)
+        added += 1
+    if len(links) > rules.MAX_LINKS:
+        raise SchemaError(f"a node holds at most {rules.MAX_LINKS} links; this would make "
+                          f"{len(links)}")
+    return links, added, fortified
+
+
+def _remove_links(links: list[dict[str, Any]], gone: Any) -> int:
+    if gone is None:
+        return 0
+    if not isinstance(gone, list) or not all(isinstance(g, dict) for g in gone):
+        raise SchemaError("remove_links: a list of {rel, target} objects is required")
+    drop = {(g.get("rel"), str(g.get("target", "")).strip("/").removesuffix(".md"))
+            for g in gone}
+    before = len(links)
+    links[:] = [link for link in links if (link.get("rel"), link.get("target")) not in drop]
+    return before - len(links)
+
+
+def _propagate(ctx: WriteContext, txn: Any, node_id: str, meta: dict[str, Any]) -> list[Any]:
+    """Rewrite the first entry line of ``node_id`` in every branch that lists it."""
+    line = render.entry_line(node_id, meta["summary"])
+    if meta.get("type") == "branch" and meta.get("coverage"):
+        cov = parse_coverage(str(meta["coverage"]))
+        if isinstance(cov, dict):
+            line += f" {cov['notes']} bananas, {cov['branches']} sub-branches."
+    pattern = render.entry_pattern(node_id)
+    touched = []
+    for (branch_id,) in ctx.forest.catalog.conn.execute(
+            "SELECT id FROM nodes WHERE kind = 'branch' ORDER BY id"):
+        path = ctx.root / (branch_id + ".md")
+        try:
+            text = path.read_text(encoding="utf-8")
+        except OSError:
+            continue
+        if f"[[{node_id}" not in text:
+            continue
+        branch = parse_text(branch_id, text)
+        body, count = pattern.subn(lambda _: line, branch.body, count=1)
+        if not count or body == branch.body:
+            continue
+        bmeta = dict(branch.meta)
+        bmeta["updated"] = render.today()
+        txn.write(path, render.render(bmeta, body))
+        touched.append(path)
+    return touched

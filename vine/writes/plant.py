@@ -1,0 +1,179 @@
+"""``plant``: create a node (or a dataset with its payload) and its parent index entry,
+in one commit."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from .. import ids
+from ..errors import FrontmatterError, NotFound, SchemaError
+from ..heat import STRONG_DEPOSIT
+from ..nodes import parse_text
+from . import dataset, render, rules
+from .context import WriteContext
+from .transaction import fault
+
+# Keys plant sets itself, or that only a transplant writes.
+_COMPUTED = ("created", "updated")
+_SPEC_ONLY = ("parent", "body", "schema", "rows")
+
+
+def plant(ctx: WriteContext, node: dict[str, Any], if_absent: bool,
+          dry_run: bool) -> dict[str, Any]:
+    """Validate, then write the node and its parent entry in one commit."""
+    spec = _validate(ctx, node)
+    node_id = spec["id"]
+    trail = ids.trail_of(node_id)
+    path = ctx.root / (node_id + ".md")
+    if ctx.forest.catalog.row(node_id) is not None or path.exists():
+        if if_absent:
+            return {"id": node_id, "created": False, "trail": trail}
+        raise SchemaError(f"id already exists: {node_id}",
+                          hint="Use graft to change it, or if_absent=true to make plant "
+                               "idempotent.")
+    parent_id = spec["parent"]
+    parent_path = ctx.root / (parent_id + ".md")
+    parent_row = ctx.forest.catalog.row(parent_id)
+    if parent_row is None or parent_row["kind"] != "branch":
+        raise NotFound(f"parent branch not found: {parent_id}",
+                       hint="Plant the branch first (type 'branch', id '<folder>/_index').")
+    payload = _payload_path(ctx, spec)
+    if dry_run:
+        return {"id": node_id, "valid": True, "dry_run": True}
+
+    txn = ctx.transaction()
+    try:
+        if payload is not None:
+            txn.created(payload)
+            fault("before-payload")
+            spec["meta"]["payload_hash"] = dataset.birth(payload, spec["schema"],
+                                                         spec.get("rows"))
+            fault("after-payload")
+            if "## Query manual" not in spec["body"]:
+                spec["body"] = spec["body"].rstrip("\n") + "\n\n" + dataset.manual(
+                    payload, with_samples=bool(spec.get("rows")))
+        txn.write(path, render.render(spec["meta"], spec["body"]))
+        fault("after-node")
+        parent = ctx.forest.read(parent_id)
+        section = render.SUB_BRANCHES if spec["meta"]["type"] == "branch" \
+            else render.DIRECT_BANANAS
+        body = render.add_entry(parent.body, section,
+                                render.entry_line(node_id, spec["meta"]["summary"]), node_id)
+        meta = dict(parent.meta)
+        meta["coverage"] = render.coverage(body)
+        meta["updated"] = render.today()
+        txn.write(parent_path, render.render(meta, body))
+        fault("after-parent")
+        source = spec["meta"].get("source", "agent")
+        sha = txn.commit(f"plant({node_id}): {spec['meta']['title']} [source={source}]")
+    except BaseException:
+        txn.rollback()
+        raise
+    txn.finish()
+    ctx.landed([path, parent_path])
+    ctx.forest.heat.deposit([node_id], STRONG_DEPOSIT)
+    return {"id": node_id, "created": True, "commit": sha, "trail": trail}
+
+
+def _validate(ctx: WriteContext, node: dict[str, Any]) -> dict[str, Any]:
+    """The reference's order: rows/schema, dataset schema, origin and waymarks, the
+    frontmatter, types and rels, enums, the summary."""
+    if "rows" in node and "schema" not in node:
+        raise SchemaError("rows given without a schema")
+    ntype = node.get("type")
+    if not isinstance(ntype, str) or not ntype:
+        raise FrontmatterError("type: a node type is required")
+    schema = None
+    if "schema" in node:
+        if ntype != "dataset":
+            raise SchemaError("schema is only for datasets")
+        schema = dataset.check_schema(node["schema"], node.get("rows"))
+    if "moved_from" in node:
+        raise SchemaError("moved_from is written by transplant only")
+    node_id = rules.check_new_id(node.get("id"))
+    if ntype == "branch" and not ids.is_index(node_id):
+        node_id = node_id + "/" + ids.INDEX_LEAF
+    if ntype != "branch" and ids.is_index(node_id):
+        raise SchemaError("_index is reserved for branches",
+                          hint="Give a leaf another name, or plant it with type 'branch'.")
+    dialect = ctx.forest.dialect
+    if ntype not in dialect.types:
+        raise SchemaError(f"unknown type: {ntype}",
+                          hint="Declared types: " + ", ".join(dialect.types) + ".")
+    title = rules.check_title(node.get("title"))
+    summary = node.get("summary")
+    parent = node.get("parent")
+    expected_parent = ids.parent_of(node_id)
+    if not isinstance(parent, str) or not parent.strip():
+        raise SchemaError("parent: the destination branch is required",
+                          hint=f"For {node_id} that is {expected_parent!r}.")
+    parent = ids.branch_id(parent.strip().strip("/").removesuffix(".md"))
+    if parent != expected_parent:
+        raise SchemaError(f"parent {parent!r} does not hold {node_id!r}",
+                          hint=f"The parent is derived from the id: {expected_parent!r}.")
+    meta: dict[str, Any] = {"id": node_id, "type": ntype, "title": title, "summary": summary}
+    today = render.today()
+    meta["created"] = today
+    meta["updated"] = today
+    for key, value in node.items():
+        if key in meta or key in _COMPUTED or key in _SPEC_ONLY or value is None:
+            continue
+        meta[key] = value
+    if "links" in meta:
+        meta["links"] = rules.check_links(meta["links"], dialect)
+    if "tags" in meta:
+        rules.check_tags(meta["tags"])
+    if "aliases" in meta and not isinstance(meta["aliases"], list):
+        raise SchemaError("aliases: a list of strings is required")
+    if "origin" in meta:
+        rules.check_origin(meta["origin"])
+    if "confidence" in meta:
+        if rules.check_confidence(meta["confidence"]) == 1.0:
+            del meta["confidence"]
+    meta.setdefault("source", "agent")
+    if schema is not None:
+        meta.setdefault("payload", ids.id_of(node_id).rsplit("/", 1)[-1] + ".db")
+        meta.setdefault("payload_type", "sqlite")
+        if not isinstance(meta["payload"], str) or "/" in meta["payload"] \
+                or not meta["payload"].endswith(".db"):
+            raise SchemaError("payload: a bare '<name>.db' file name is required")
+        if meta["payload_type"] != "sqlite":
+            raise SchemaError("payload_type: a declared dataset is 'sqlite'")
+    rules.check_enums(meta)
+    rules.check_summary(summary)
+    body = node.get("body", "")
+    if not isinstance(body, str):
+        raise SchemaError("body: a markdown string is required")
+    body = _body(ntype, title, summary, body)
+    if ntype == "branch":
+        meta["coverage"] = render.coverage(body)
+    try:
+        parse_text(node_id, render.render(meta, body))
+    except ValueError as exc:
+        raise FrontmatterError(f"the node would not parse back: {exc}") from None
+    return {"id": node_id, "parent": parent, "meta": meta, "body": body, "schema": schema,
+            "rows": node.get("rows")}
+
+
+def _body(ntype: str, title: str, summary: str, body: str) -> str:
+    """Empty: the title (a branch gets the index sections); no header: the title first."""
+    text = body.strip("\n")
+    if ntype == "branch" and not text.strip():
+        return render.index_body(title, summary, master=False)
+    if not text.strip():
+        return f"# {title}\n"
+    if text.startswith("#"):
+        return text + "\n"
+    return f"# {title}\n\n{text}\n"
+
+
+def _payload_path(ctx: WriteContext, spec: dict[str, Any]):  # noqa: ANN202
+    if spec["schema"] is None:
+        return None
+    folder = os.path.dirname(spec["id"])
+    path = ctx.root / folder / spec["meta"]["payload"]
+    if path.exists():
+        raise SchemaError(f"payload {spec['meta']['payload']} already exists; a newborn "
+                          "dataset never overwrites a payload")
+    return path

@@ -1,0 +1,166 @@
+"""All-or-nothing writes: snapshot, write, commit, or put everything back.
+
+Before the first file changes, a journal (``_derived/journal.json``, fsynced) records
+the HEAD it started from and the old bytes of every file it will touch. If the
+process dies mid-write, the next writable open finds the journal: when HEAD has not
+moved, the files are put back; when it has, the commit landed and only the journal
+goes. Either way the working tree ends clean.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import tempfile
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from ..gitops import Repository
+
+JOURNAL = "journal.json"
+# Tests set this to a function raising at a named step, to prove every step rolls back.
+FAULT: Callable[[str], None] | None = None
+
+
+def fault(step: str) -> None:
+    """A named point inside a write where tests inject failures."""
+    if FAULT is not None:
+        FAULT(step)
+
+
+def atomic_write(path: Path, data: bytes) -> None:
+    """Replace ``path`` with ``data`` in one rename (readers see old or new, never half)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".vine-", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise
+
+
+class Transaction:
+    """One write: the files it touches, in one commit, or none of it."""
+
+    def __init__(self, root: Path, repo: Repository) -> None:
+        self.root = root
+        self.repo = repo
+        self._old: dict[Path, bytes | None] = {}
+        self._extra: list[Path] = []   # created beside the markdown (a newborn payload)
+        self._journal = root / "_derived" / JOURNAL
+        self._started = False
+
+    def _begin(self) -> None:
+        if self._started:
+            return
+        self._started = True
+        self._head = self.repo.head()
+
+    def touch(self, path: Path) -> None:
+        """Record ``path``'s current bytes (or absence) before it changes."""
+        self._begin()
+        if path in self._old:
+            return
+        try:
+            self._old[path] = path.read_bytes()
+        except FileNotFoundError:
+            self._old[path] = None
+        self._save_journal()
+
+    def created(self, path: Path) -> None:
+        """A file beside the markdown that a rollback must delete (a newborn payload)."""
+        self._begin()
+        self._extra.append(path)
+        self._save_journal()
+
+    def write(self, path: Path, text: str) -> None:
+        """Write a node file inside the transaction."""
+        self.touch(path)
+        atomic_write(path, text.encode("utf-8"))
+
+    def _save_journal(self) -> None:
+        entry: dict[str, Any] = {
+            "head": self._head,
+            "files": {os.path.relpath(p, self.root): (None if b is None else
+                                                       base64.b64encode(b).decode("ascii"))
+                      for p, b in self._old.items()},
+            "extra": [os.path.relpath(p, self.root) for p in self._extra],
+        }
+        self._journal.parent.mkdir(exist_ok=True)
+        atomic_write(self._journal, json.dumps(entry).encode("utf-8"))
+
+    def commit(self, message: str) -> str:
+        """Commit every touched markdown file; returns the sha."""
+        fault("before-commit")
+        sha = self.repo.commit(list(self._old), message)
+        fault("after-commit")
+        return sha
+
+    def finish(self) -> None:
+        """The write is complete: forget the journal."""
+        try:
+            self._journal.unlink()
+        except FileNotFoundError:
+            pass
+
+    def rollback(self) -> None:
+        """Put every touched file back, delete what was created, unstage."""
+        restore(self.root, {p: b for p, b in self._old.items()}, self._extra)
+        if self._old:
+            self.repo.reset(list(self._old))
+        self.finish()
+
+
+def restore(root: Path, old: dict[Path, bytes | None], extra: list[Path]) -> None:
+    """Write back old bytes, remove files that did not exist before."""
+    for path, data in old.items():
+        if data is None:
+            try:
+                path.unlink()
+            except FileNotFoundError:
+                pass
+        else:
+            atomic_write(path, data)
+    for path in extra:
+        try:
+            path.unlink()
+        except FileNotFoundError:
+            pass
+
+
+def recover(root: Path, repo: Repository) -> bool:
+    """Finish what a dead writer left: roll back unless its commit landed.
+
+    Returns True when a journal was found.
+    """
+    journal = root / "_derived" / JOURNAL
+    try:
+        entry = json.loads(journal.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return False
+    except ValueError:
+        # A torn journal was being written before any file changed.
+        journal.unlink(missing_ok=True)
+        return True
+    files = {root / rel: (None if data is None else base64.b64decode(data))
+             for rel, data in entry.get("files", {}).items()}
+    extra = [root / rel for rel in entry.get("extra", [])]
+    if repo.head() == entry.get("head"):
+        restore(root, files, extra)
+        if files:
+            repo.reset(list(files))
+    journal.unlink(missing_ok=True)
+    return True
+
+
+WRITE_LOCK = threading.Lock
