@@ -44,16 +44,18 @@ TARGETS = {
 }
 
 
-def ensure_forest(nodes: int, seed: int) -> Path:
-    """The synthetic forest of ``nodes`` nodes, generated in a subprocess the first time."""
-    root = OUT / f"forest-{nodes}-s{seed}"
+def ensure_forest(nodes: int, seed: int, *, git: bool = False) -> Path:
+    """The synthetic forest of ``nodes`` nodes, generated in a subprocess the first time
+    (with ``git``, a copy that is its own repository with one commit)."""
+    root = OUT / f"forest-{nodes}-s{seed}" + ("-git" if git else "")
     if not (root / "_index.md").exists():
         if root.exists():
             shutil.rmtree(root)
         OUT.mkdir(parents=True, exist_ok=True)
         print(f"generating {nodes} nodes into {root} ...", file=sys.stderr)
         subprocess.run([sys.executable, "-m", "bench.generate", "--nodes", str(nodes),
-                        "--out", str(root), "--seed", str(seed)], check=True,
+                        "--out", str(root), "--seed", str(seed), *(["--git"] if git else [])],
+                       check=True,
                        cwd=Path(__file__).resolve().parent.parent)
     return root
 
@@ -235,6 +237,57 @@ def bench_outside_edit(root: Path, vine: Vine, work: Workload, n: int) -> dict[s
     return summary(samples)
 
 
+def bench_writes(root: Path, rounds: int, seed: int) -> dict[str, Any]:
+    """plant, graft (a summary, carried to the parent index) and tend, each with its
+    commit, on a scratch copy of a git-backed forest."""
+    scratch = OUT / "scratch-writes"
+    shutil.rmtree(scratch, ignore_errors=True)
+    shutil.copytree(root, scratch, ignore=shutil.ignore_patterns("_derived", ".vine.lock"),
+                    symlinks=True)
+    rng = random.Random(seed)
+    out: dict[str, Any] = {}
+    with Vine(scratch) as vine:
+        conn = vine._forest.catalog.conn
+        branches = [r[0] for r in conn.execute(
+            "SELECT id FROM nodes WHERE kind='branch' AND id != '_index' ORDER BY id")]
+        leaves = [r[0] for r in conn.execute(
+            "SELECT id FROM nodes WHERE kind='banana' AND type != 'dataset' "
+            "AND id NOT LIKE '\\_meta/%' ESCAPE '\\' ORDER BY id")]
+        home = rng.choice(branches)
+        check(vine.plant({"id": home[:-len("_index")] + "bench-ledger", "type": "dataset",
+                          "parent": home, "title": "Bench ledger",
+                          "summary": "Rows written by the write benchmark.",
+                          "schema": {"entries": {"columns": {"n": "INTEGER", "note": "TEXT"},
+                                                 "primary_key": ["n"]}}}), "plant dataset")
+        ledger = home[:-len("_index")] + "bench-ledger"
+
+        def plant(i: int) -> Any:
+            branch = rng.choice(branches)
+            return vine.plant({
+                "id": f"{branch[:-len('_index')]}bench-note-{i}", "type": "note",
+                "parent": branch, "title": f"Bench note {i}",
+                "summary": f"A note planted by the write benchmark, number {i}.",
+                "body": f"# Bench note {i}\n\n## Body\n\nPlanted for timing."})
+
+        def graft(i: int) -> Any:
+            return vine.graft(rng.choice(leaves), {"set_frontmatter": {
+                "summary": f"Summary rewritten by the write benchmark, round {i}."}})
+
+        def tend(i: int) -> Any:
+            return vine.tend(ledger, f"INSERT INTO entries VALUES ({i}, 'row {i}')")
+
+        for name, fn in (("plant", plant), ("graft (summary)", graft),
+                         ("tend (INSERT)", tend)):
+            samples = []
+            for i in range(rounds):
+                ms, result = timed(lambda i=i, fn=fn: fn(i))
+                check(result, name)
+                samples.append(ms)
+            out[name] = summary(samples)
+    shutil.rmtree(scratch, ignore_errors=True)
+    return out
+
+
 def run(root: Path, rounds: int, seed: int) -> dict[str, Any]:
     """Every figure for one forest."""
     derived = root / "_derived"
@@ -298,6 +351,12 @@ def render(figures: dict[str, Any]) -> str:
     lines.append(f"{'markdown (MB)':34} {figures['markdown (MB)']:>10}")
     lines.append(f"{'_derived (MB)':34} {figures['_derived (MB)']:>10}   "
                  f"ratio {figures['_derived / markdown']} (target <= 1.0) [20]")
+    if "writes" in figures:
+        lines.append("")
+        upstream = {"plant": 50, "graft (summary)": 317, "tend (INSERT)": 49}
+        for name, s in figures["writes"].items():
+            lines.append(f"{name + ' (ms, with commit)':34} {s['median']:>10.3f} "
+                         f"{s['p95']:>10.3f}   <= 30 [{upstream[name]}]")
     return "\n".join(lines)
 
 
@@ -309,9 +368,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--forest", type=Path, help="an existing forest instead")
     parser.add_argument("--rounds", type=int, default=200, help="calls per figure")
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    parser.add_argument("--writes", action="store_true",
+                        help="also time plant, graft and tend on a git-backed copy")
     args = parser.parse_args(argv)
     root = args.forest.resolve() if args.forest else ensure_forest(args.nodes, args.seed)
     figures = run(root, args.rounds, args.seed)
+    if args.writes:
+        git_root = ensure_forest(args.nodes, args.seed, git=True) if not args.forest else root
+        figures["writes"] = bench_writes(git_root, max(20, args.rounds // 4), args.seed)
     print(json.dumps(figures, indent=2) if args.json else render(figures))
     return 0
 

@@ -22,7 +22,7 @@ from .ids import id_of
 from .indexing import BulkBuilder, Writer
 from .watch import Stat, Watcher
 
-SCHEMA_VERSION = "3"
+SCHEMA_VERSION = "4"
 _COVERAGE = re.compile(r"^(\d+) bananas?, (\d+) sub-branch(?:es)?\.?$")
 
 _DDL = """
@@ -45,6 +45,8 @@ CREATE TABLE IF NOT EXISTS edges(src TEXT, rel TEXT, dst TEXT, confidence REAL D
     ord INTEGER, PRIMARY KEY(src, rel, dst));
 CREATE INDEX IF NOT EXISTS edges_dst ON edges(dst);
 CREATE TABLE IF NOT EXISTS moves(old_id TEXT PRIMARY KEY, new_id TEXT);
+CREATE TABLE IF NOT EXISTS listings(branch TEXT, listed TEXT, PRIMARY KEY(branch, listed));
+CREATE INDEX IF NOT EXISTS listings_listed ON listings(listed);
 CREATE VIRTUAL TABLE IF NOT EXISTS nodes_fts USING fts5(
     id UNINDEXED, title, aliases, tags, summary,
     tokenize="unicode61 remove_diacritics 2");
@@ -292,6 +294,11 @@ class Catalog:
         """Where a transplanted id lives now, if it moved."""
         row = self.conn.execute("SELECT new_id FROM moves WHERE old_id=?", (node_id,)).fetchone()
         return row[0] if row else None
+
+    def listing_branches(self, node_id: str) -> list[str]:
+        """The branches whose index has an entry line for ``node_id``."""
+        return [r[0] for r in self.conn.execute(
+            "SELECT branch FROM listings WHERE listed = ? ORDER BY branch", (node_id,))]
 
     def count(self) -> int:
         """Number of nodes."""

@@ -49,37 +49,45 @@ class Repository:
         except ValueError:
             return None
 
-    def commit(self, paths: list[Path], message: str) -> str:
-        """Stage ``paths`` (``.md`` inside the forest only; deleted ones are removed) and
-        commit them; returns the new commit's sha."""
+    def commit(self, paths: list[Path], message: str, *, also: tuple[str, ...] = ()) -> str:
+        """Stage ``paths`` (``.md`` inside the forest only, plus the names in ``also``;
+        deleted ones are removed) and commit them; returns the new commit's sha.
+
+        Plumbing, one process per step rather than per file: ``update-index`` for the
+        paths, ``write-tree`` (which reuses the cached trees of untouched folders),
+        ``commit-tree``, then ``update-ref`` guarded by the old HEAD.
+        """
         rels = []
         for path in paths:
             rel = os.path.relpath(path, self.root)
-            if rel.startswith("..") or not rel.endswith(".md"):
+            if rel.startswith("..") or not (rel.endswith(".md") or rel in also):
                 continue
             rels.append(rel)
         if not rels:
             raise SchemaError("nothing to commit")
-        index = self.repo.index
-        present = [r for r in rels if (self.root / r).exists()]
-        gone = [r for r in rels if not (self.root / r).exists()]
-        if present:
-            index.add(present)
-        if gone:
-            index.remove(gone, ignore_unmatch=True)
-        commit = index.commit(message, author=IDENTITY, committer=IDENTITY,
-                              skip_hooks=True)
-        return commit.hexsha
+        cmd = self.repo.git
+        env = {"GIT_AUTHOR_NAME": IDENTITY.name, "GIT_AUTHOR_EMAIL": IDENTITY.email,
+               "GIT_COMMITTER_NAME": IDENTITY.name, "GIT_COMMITTER_EMAIL": IDENTITY.email}
+        cmd.update_index("--add", "--remove", "--", *rels)
+        tree = cmd.write_tree()
+        old = self.head()
+        parents = ["-p", old] if old else []
+        sha = cmd.commit_tree(tree, *parents, "-m", message, env=env)
+        cmd.update_ref("-m", f"commit: {message.splitlines()[0]}", "HEAD", sha,
+                       *([old] if old else []))
+        return sha
 
     def reset(self, paths: list[Path]) -> None:
         """Put the index entries of ``paths`` back to HEAD (after a failed commit)."""
-        rels = [os.path.relpath(p, self.root) for p in paths]
+        rels = [os.path.relpath(p, self.root) for p in paths
+                if not os.path.relpath(p, self.root).startswith("..")]
+        if not rels:
+            return
         try:
             if self.head() is None:
-                self.repo.index.remove(rels, ignore_unmatch=True)
-                self.repo.index.write()
+                self.repo.git.rm("--cached", "-q", "--ignore-unmatch", "--", *rels)
             else:
-                self.repo.index.reset(commit="HEAD", paths=rels)
+                self.repo.git.reset("-q", "HEAD", "--", *rels)
         except GitError:
             pass
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import json
 import queue
+import re
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -59,6 +60,7 @@ class Record:
     fts: tuple[Any, ...]
     edges: list[tuple[str, str, str, float, int]]
     moves: list[tuple[str, str]]
+    listings: list[tuple[str, str]]
 
 
 def record(node: Node, gen: int, lines: int, body_hash: str) -> Record:
@@ -97,7 +99,10 @@ def record(node: Node, gen: int, lines: int, body_hash: str) -> Record:
     fts = (node_id, values["title"], " ".join(aliases), " ".join(tags), values["summary"])
     moves = [(old_id, node_id) for old_id in _str_list(meta.get("moved_from"))
              if clean_target(old_id)]
-    return Record(values, fts, list(_edges(node_id, meta.get("links"))), moves)
+    listings = []
+    if values["kind"] == "branch":
+        listings = [(node_id, listed) for listed in dict.fromkeys(_ENTRY.findall(node.body))]
+    return Record(values, fts, list(_edges(node_id, meta.get("links"))), moves, listings)
 
 
 def body_hash(node: Node) -> str:
@@ -125,6 +130,9 @@ _UPSERT_NODE = (f"INSERT INTO nodes({', '.join(NODE_COLUMNS)}) "
 _INSERT_FTS = "INSERT INTO nodes_fts(rowid, id, title, aliases, tags, summary) VALUES(?,?,?,?,?,?)"
 _INSERT_EDGE = "INSERT OR IGNORE INTO edges(src, rel, dst, confidence, ord) VALUES(?,?,?,?,?)"
 _INSERT_MOVE = "INSERT OR REPLACE INTO moves VALUES(?,?)"
+_INSERT_LISTING = "INSERT OR IGNORE INTO listings VALUES(?,?)"
+# An index entry line, "- [[id]] ..." or "- [[id|text]] ...": the id it lists.
+_ENTRY = re.compile(r"^- \[\[([^\]|#]+)", re.MULTILINE)
 _INSERT_FILE = "INSERT OR REPLACE INTO files VALUES(?,?,?,?)"
 
 
@@ -143,6 +151,7 @@ _BULK_FTS = _from_json("INSERT INTO nodes_fts",
                        ("rowid", "id", "title", "aliases", "tags", "summary"))
 _BULK_EDGE = _from_json("INSERT OR IGNORE INTO edges", ("src", "rel", "dst", "confidence", "ord"))
 _BULK_MOVE = _from_json("INSERT OR REPLACE INTO moves", ("old_id", "new_id"))
+_BULK_LISTING = _from_json("INSERT OR IGNORE INTO listings", ("branch", "listed"))
 _BULK_FILE = _from_json("INSERT OR REPLACE INTO files", ("path", "mtime_ns", "size", "error"))
 _BULK_LINE = _from_json("INSERT INTO body_fts", ("rowid", "text"))
 
@@ -187,6 +196,7 @@ class Writer:
             self.body.retire(row[1] or 0)
         conn.execute("DELETE FROM edges WHERE src=?", (node_id,))
         conn.execute("DELETE FROM moves WHERE new_id=?", (node_id,))
+        conn.execute("DELETE FROM listings WHERE branch=?", (node_id,))
         conn.execute("DELETE FROM files WHERE path=?", (path,))
 
     def upsert_node(self, node: Node) -> None:
@@ -210,8 +220,10 @@ class Writer:
         conn.execute(_INSERT_FTS, (rowid, *rec.fts))
         conn.execute("DELETE FROM edges WHERE src=?", (node.id,))
         conn.execute("DELETE FROM moves WHERE new_id=?", (node.id,))
+        conn.execute("DELETE FROM listings WHERE branch=?", (node.id,))
         conn.executemany(_INSERT_EDGE, rec.edges)
         conn.executemany(_INSERT_MOVE, rec.moves)
+        conn.executemany(_INSERT_LISTING, rec.listings)
 
 
 class BulkBuilder:
@@ -251,7 +263,7 @@ class BulkBuilder:
         conn.execute("BEGIN IMMEDIATE")
         conn.execute("INSERT INTO body_fts(body_fts, rank) VALUES('hashsize', ?)", (16 << 20,))
         try:
-            for table in ("files", "nodes", "edges", "moves", "nodes_fts"):
+            for table in ("files", "nodes", "edges", "moves", "listings", "nodes_fts"):
                 conn.execute(f"DELETE FROM {table}")
             bodyindex.clear(conn)
             next_gen = max(1, bodyindex.meta_int(conn, "next_gen"))
@@ -275,7 +287,7 @@ class BulkBuilder:
 
     def _feed(self, found: dict[str, Stat], gen: int) -> int:
         root = self.catalog.root
-        nodes, fts, edges, moves, files, lines = [], [], [], [], [], []
+        nodes, fts, edges, moves, files, lines, listings = [], [], [], [], [], [], []
         for rowid, path in enumerate(sorted(found), start=1):
             stat = found[path]
             node = read_node(root, path)
@@ -289,20 +301,22 @@ class BulkBuilder:
             fts.append((rowid, *rec.fts))
             edges.extend(rec.edges)
             moves.extend(rec.moves)
+            listings.extend(rec.listings)
             files.append((path, stat[0], stat[1], None))
             if len(nodes) >= self.BATCH:
-                self._send(nodes, fts, edges, moves, files, lines)
-                nodes, fts, edges, moves, files, lines = [], [], [], [], [], []
-        self._send(nodes, fts, edges, moves, files, lines)
+                self._send(nodes, fts, edges, moves, files, lines, listings)
+                nodes, fts, edges, moves, files, lines, listings = [], [], [], [], [], [], []
+        self._send(nodes, fts, edges, moves, files, lines, listings)
         return gen
 
     def _send(self, nodes: list[Any], fts: list[Any], edges: list[Any], moves: list[Any],
-              files: list[Any], lines: list[Any]) -> None:
+              files: list[Any], lines: list[Any], listings: list[Any]) -> None:
         if self._error is not None:
             raise self._error
         batch = [(sql, json.dumps(rows, ensure_ascii=False))
                  for sql, rows in ((_BULK_NODE, nodes), (_BULK_FTS, fts), (_BULK_EDGE, edges),
-                                   (_BULK_MOVE, moves), (_BULK_FILE, files)) if rows]
+                                   (_BULK_MOVE, moves), (_BULK_FILE, files),
+                                   (_BULK_LISTING, listings)) if rows]
         if lines:
             # Index lines hold only letters, digits and spaces: JSON-safe as they are.
             batch.append((_BULK_LINE, "[" + ",".join([f'[{r},"{t}"]' for r, t in lines]) + "]"))

@@ -204,8 +204,7 @@ def _propagate(ctx: WriteContext, txn: Any, node_id: str, meta: dict[str, Any]) 
             line += f" {cov['notes']} bananas, {cov['branches']} sub-branches."
     pattern = render.entry_pattern(node_id)
     touched = []
-    for (branch_id,) in ctx.forest.catalog.conn.execute(
-            "SELECT id FROM nodes WHERE kind = 'branch' ORDER BY id"):
+    for branch_id in ctx.forest.catalog.listing_branches(node_id):
         path = ctx.root / (branch_id + ".md")
         try:
             text = path.read_text(encoding="utf-8")

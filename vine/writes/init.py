@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..errors import SchemaError
-from ..gitops import IDENTITY, init_repository
+from ..gitops import init_repository
 from . import render, rules
 from .transaction import atomic_write
 
@@ -69,9 +69,8 @@ def init_forest(root: Path, title: str, summary: str | None) -> str:
                  render.render(master, render.index_body(title, summary, master=True)).encode())
     atomic_write(root / "_meta" / "schema.md", render.render(schema, SCHEMA_BODY).encode())
     repo = init_repository(root)
-    index = repo.repo.index
-    index.add([".gitignore", "_index.md", "_meta/schema.md"])
-    commit = index.commit(f"init: forest '{title}' (empty A.5 skeleton)", author=IDENTITY,
-                          committer=IDENTITY, skip_hooks=True)
-    repo.close()
-    return commit.hexsha
+    try:
+        return repo.commit([root / ".gitignore", root / "_index.md", root / "_meta" / "schema.md"],
+                           f"init: forest '{title}' (empty A.5 skeleton)", also=(".gitignore",))
+    finally:
+        repo.close()

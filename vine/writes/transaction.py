@@ -1,6 +1,6 @@
 """All-or-nothing writes: snapshot, write, commit, or put everything back.
 
-Before the first file changes, a journal (``_derived/journal.json``, fsynced) records
+Before the first file changes, a journal (``_derived/journal.json``) records
 the HEAD it started from and the old bytes of every file it will touch. If the
 process dies mid-write, the next writable open finds the journal: when HEAD has not
 moved, the files are put back; when it has, the commit landed and only the journal
@@ -32,14 +32,16 @@ def fault(step: str) -> None:
 
 
 def atomic_write(path: Path, data: bytes) -> None:
-    """Replace ``path`` with ``data`` in one rename (readers see old or new, never half)."""
+    """Replace ``path`` with ``data`` in one rename (readers see old or new, never half).
+
+    No fsync: a killed process loses nothing the kernel already holds, and git itself
+    does not sync loose objects; a power cut is the journal's and git's business.
+    """
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".vine-", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
         os.replace(tmp, path)
     except BaseException:
         try:
