@@ -8,10 +8,15 @@ inside the forest are ever staged.
 from __future__ import annotations
 
 import os
+import time
+from io import BytesIO
 from pathlib import Path
 
 import git
 from git.exc import GitError, InvalidGitRepositoryError, NoSuchPathError
+from git.objects import Commit, Tree
+from git.objects.fun import tree_to_stream
+from gitdb import IStream, LooseObjectDB
 
 from .errors import SchemaError
 
@@ -24,6 +29,13 @@ class Repository:
     def __init__(self, root: Path) -> None:
         self.root = root
         self._repo: git.Repo | None = None
+        self._loose: LooseObjectDB | None = None
+
+    def _store(self, kind: bytes, data: bytes) -> bytes:
+        """Write one object as a loose file, in this process; returns its binary sha."""
+        if self._loose is None:
+            self._loose = LooseObjectDB(os.path.join(self.repo.git_dir, "objects"))
+        return self._loose.store(IStream(kind, len(data), BytesIO(data))).binsha
 
     @property
     def repo(self) -> git.Repo:
@@ -50,32 +62,91 @@ class Repository:
             return None
 
     def commit(self, paths: list[Path], message: str, *, also: tuple[str, ...] = ()) -> str:
-        """Stage ``paths`` (``.md`` inside the forest only, plus the names in ``also``;
-        deleted ones are removed) and commit them; returns the new commit's sha.
+        """Commit ``paths`` as they are on disk (``.md`` inside the forest only, plus the
+        names in ``also``; a missing file is removed); returns the new commit's sha.
 
-        Plumbing, one process per step rather than per file: ``update-index`` for the
-        paths, ``write-tree`` (which reuses the cached trees of untouched folders),
-        ``commit-tree``, then ``update-ref`` guarded by the old HEAD.
+        Blobs, the trees along the changed paths and the commit are written by GitPython
+        into the object database, the branch moves by a locked ref update with its
+        reflog, and one ``git update-index --cacheinfo`` brings the index along. No
+        process per file, and none that rewrites every tree.
         """
         rels = []
         for path in paths:
             rel = os.path.relpath(path, self.root)
             if rel.startswith("..") or not (rel.endswith(".md") or rel in also):
                 continue
-            rels.append(rel)
+            rels.append(rel.replace(os.sep, "/"))
         if not rels:
             raise SchemaError("nothing to commit")
-        cmd = self.repo.git
-        env = {"GIT_AUTHOR_NAME": IDENTITY.name, "GIT_AUTHOR_EMAIL": IDENTITY.email,
-               "GIT_COMMITTER_NAME": IDENTITY.name, "GIT_COMMITTER_EMAIL": IDENTITY.email}
-        cmd.update_index("--add", "--remove", "--", *rels)
-        tree = cmd.write_tree()
-        old = self.head()
-        parents = ["-p", old] if old else []
-        sha = cmd.commit_tree(tree, *parents, "-m", message, env=env)
-        cmd.update_ref("-m", f"commit: {message.splitlines()[0]}", "HEAD", sha,
-                       *([old] if old else []))
+        repo = self.repo
+        changes: dict[str, bytes | None] = {}
+        for rel in rels:
+            full = self.root / rel
+            if full.exists():
+                data = full.read_bytes()
+                changes[rel] = self._store(b"blob", data)
+            else:
+                changes[rel] = None
+        try:
+            parent = repo.head.commit
+        except ValueError:
+            parent = None
+        root_entries = _entries(parent.tree) if parent is not None else {}
+        tree_sha = self._write_tree(root_entries, parent.tree if parent else None, changes)
+        sha = self._store(b"commit", _commit_bytes(tree_sha, parent, message)).hex()
+        subject = message.splitlines()[0] if message else ""
+        if parent is None:
+            # An unborn branch: let git create the ref (the first commit only).
+            repo.git.update_ref("-m", f"commit (initial): {subject}", "HEAD", sha)
+        else:
+            # GitPython writes the branch ref through its lock file, with the reflog.
+            repo.head.reference.set_object(Commit(repo, bytes.fromhex(sha)),
+                                           logmsg=f"commit: {subject}")
+        args: list[str] = []
+        for rel, blob in changes.items():
+            if blob is None:
+                args += ["--force-remove", rel]
+            else:
+                args += ["--cacheinfo", f"100644,{blob.hex()},{rel}"]
+        repo.git.update_index("--add", *args)
         return sha
+
+    def _write_tree(self, entries: dict[str, tuple[bytes, int]], tree: Tree | None,
+                    changes: dict[str, bytes | None]) -> bytes:
+        """Write the tree ``entries`` with ``changes`` applied (paths relative to it)."""
+        here: dict[str, bytes | None] = {}
+        below: dict[str, dict[str, bytes | None]] = {}
+        for rel, sha in changes.items():
+            head, sep, rest = rel.partition("/")
+            if sep:
+                below.setdefault(head, {})[rest] = sha
+            else:
+                here[head] = sha
+        entries = dict(entries)
+        for name, sha in here.items():
+            if sha is None:
+                entries.pop(name, None)
+            else:
+                entries[name] = (sha, 0o100644)
+        for name, sub_changes in below.items():
+            sub_tree = None
+            sub_entries: dict[str, tuple[bytes, int]] = {}
+            if name in entries and entries[name][1] == 0o040000 and tree is not None:
+                sub_tree = tree[name]
+                sub_entries = _entries(sub_tree)
+            sha = self._write_tree(sub_entries, sub_tree, sub_changes)
+            if sha is None:
+                entries.pop(name, None)
+            else:
+                entries[name] = (sha, 0o040000)
+        if not entries:
+            return None  # type: ignore[return-value]
+        ordered = sorted(((sha, mode, name) for name, (sha, mode) in entries.items()),
+                         key=lambda e: e[2] + ("/" if e[1] == 0o040000 else ""))
+        stream = BytesIO()
+        tree_to_stream(ordered, stream.write)
+        data = stream.getvalue()
+        return self._store(b"tree", data)
 
     def reset(self, paths: list[Path]) -> None:
         """Put the index entries of ``paths`` back to HEAD (after a failed commit)."""
@@ -96,6 +167,22 @@ class Repository:
         if self._repo is not None:
             self._repo.close()
             self._repo = None
+
+
+def _entries(tree: Tree) -> dict[str, tuple[bytes, int]]:
+    """A tree's entries as ``name -> (binsha, mode)``."""
+    return {name: (sha, mode) for sha, mode, name in tree._cache}
+
+
+def _commit_bytes(tree: bytes, parent: Commit | None, message: str) -> bytes:
+    """A commit object's content, with the format's identity as author and committer."""
+    stamp = f"{int(time.time())} {time.strftime('%z') or '+0000'}"
+    who = f"{IDENTITY.name} <{IDENTITY.email}> {stamp}"
+    lines = [f"tree {tree.hex()}"]
+    if parent is not None:
+        lines.append(f"parent {parent.hexsha}")
+    lines += [f"author {who}", f"committer {who}", "", message.rstrip("\n"), ""]
+    return "\n".join(lines).encode("utf-8")
 
 
 def init_repository(root: Path) -> Repository:
