@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -23,10 +25,15 @@ class WriteContext:
         """The forest's root."""
         return self.forest.root
 
-    def transaction(self) -> Transaction:
-        """A new all-or-nothing write."""
-        return Transaction(self.root, self.repo)
-
-    def landed(self, paths: list[Path]) -> None:
-        """Bring the catalog up to date with files a write just committed."""
-        self.forest.catalog.refresh([os.path.relpath(p, self.root) for p in paths])
+    @contextmanager
+    def transaction(self) -> Iterator[Transaction]:
+        """An all-or-nothing write: on any exception every touched file is put back and
+        the exception goes on; on success the catalog takes in the committed files."""
+        txn = Transaction(self.root, self.repo)
+        try:
+            yield txn
+        except BaseException:
+            txn.rollback()
+            raise
+        txn.finish()
+        self.forest.catalog.refresh([os.path.relpath(p, self.root) for p in txn.touched])

@@ -50,7 +50,7 @@ def graft(ctx: WriteContext, node_id: str, patch: dict[str, Any]) -> dict[str, A
     if "replace_body" in patch:
         body = patch["replace_body"]
         body_changed = body.strip() != node.body.strip()
-        parts.append(f"replace body ({len(body.split())} words)")
+    replaced = None
     if "replace_section" in patch:
         header, text = _section_arg(patch["replace_section"], "replace_section")
         new = render.replace_section(Node(node_id, meta, body), header, text)
@@ -59,12 +59,16 @@ def graft(ctx: WriteContext, node_id: str, patch: dict[str, Any]) -> dict[str, A
                            hint="Outline: " + "; ".join(Node(node_id, meta, body).outline))
         body_changed = body_changed or new.strip() != body.strip()
         body = new
-        parts.append(f"replace '{header}'")
+        replaced = f"replace '{header}'"
     if "append_section" in patch:
         header, text = _section_arg(patch["append_section"], "append_section")
         body = render.append_section(body, header, text)
         body_changed = True
         parts.append(f"append '{header}'")
+    if replaced:
+        parts.append(replaced)
+    if "replace_body" in patch:
+        parts.append(f"replace body ({len(body.split())} words)")
     new_text = render.render(meta, body)
     old_text = (ctx.root / (node_id + ".md")).read_text(encoding="utf-8")
     trail = ids.trail_of(node_id)
@@ -83,20 +87,13 @@ def graft(ctx: WriteContext, node_id: str, patch: dict[str, Any]) -> dict[str, A
     summary_changed = "summary" in changed_keys and meta.get("summary") != node.meta.get(
         "summary")
     path = ctx.root / (node_id + ".md")
-    touched = [path]
-    txn = ctx.transaction()
-    try:
+    with ctx.transaction() as txn:
         txn.write(path, new_text)
         fault("after-node")
         if summary_changed:
-            touched += _propagate(ctx, txn, node_id, meta)
+            _propagate(ctx, txn, node_id, meta)
         fault("after-propagation")
         sha = txn.commit(f"graft({node_id}): {'; '.join(parts) or 'noop'}")
-    except BaseException:
-        txn.rollback()
-        raise
-    txn.finish()
-    ctx.landed(touched)
     out: dict[str, Any] = {"id": node_id, "commit": sha, "fortified": fortified,
                            "trail": trail}
     if body_changed and "summary" not in (patch.get("set_frontmatter") or {}):
@@ -195,7 +192,7 @@ def _remove_links(links: list[dict[str, Any]], gone: Any) -> int:
     return before - len(links)
 
 
-def _propagate(ctx: WriteContext, txn: Any, node_id: str, meta: dict[str, Any]) -> list[Any]:
+def _propagate(ctx: WriteContext, txn: Any, node_id: str, meta: dict[str, Any]) -> None:
     """Rewrite the first entry line of ``node_id`` in every branch that lists it."""
     line = render.entry_line(node_id, meta["summary"])
     if meta.get("type") == "branch" and meta.get("coverage"):
@@ -203,7 +200,6 @@ def _propagate(ctx: WriteContext, txn: Any, node_id: str, meta: dict[str, Any]) 
         if isinstance(cov, dict):
             line += f" {cov['notes']} bananas, {cov['branches']} sub-branches."
     pattern = render.entry_pattern(node_id)
-    touched = []
     for branch_id in ctx.forest.catalog.listing_branches(node_id):
         path = ctx.root / (branch_id + ".md")
         try:
@@ -219,5 +215,3 @@ def _propagate(ctx: WriteContext, txn: Any, node_id: str, meta: dict[str, Any]) 
         bmeta = dict(branch.meta)
         bmeta["updated"] = render.today()
         txn.write(path, render.render(bmeta, body))
-        touched.append(path)
-    return touched

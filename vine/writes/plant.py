@@ -7,7 +7,7 @@ import os
 from typing import Any
 
 from .. import ids
-from ..errors import FrontmatterError, NotFound, SchemaError
+from ..errors import FrontmatterError, NotFound, SchemaError, VineError
 from ..heat import STRONG_DEPOSIT
 from ..nodes import parse_text
 from . import dataset, render, rules
@@ -22,6 +22,8 @@ _SPEC_ONLY = ("parent", "body", "schema", "rows")
 def plant(ctx: WriteContext, node: dict[str, Any], if_absent: bool,
           dry_run: bool) -> dict[str, Any]:
     """Validate, then write the node and its parent entry in one commit."""
+    if dry_run:
+        _rehearse(ctx, node)
     spec = _validate(ctx, node)
     node_id = spec["id"]
     trail = ids.trail_of(node_id)
@@ -42,8 +44,7 @@ def plant(ctx: WriteContext, node: dict[str, Any], if_absent: bool,
     if dry_run:
         return {"id": node_id, "valid": True, "dry_run": True}
 
-    txn = ctx.transaction()
-    try:
+    with ctx.transaction() as txn:
         if payload is not None:
             txn.created(payload)
             fault("before-payload")
@@ -67,11 +68,6 @@ def plant(ctx: WriteContext, node: dict[str, Any], if_absent: bool,
         fault("after-parent")
         source = spec["meta"].get("source", "agent")
         sha = txn.commit(f"plant({node_id}): {spec['meta']['title']} [source={source}]")
-    except BaseException:
-        txn.rollback()
-        raise
-    txn.finish()
-    ctx.landed([path, parent_path])
     ctx.forest.heat.deposit([node_id], STRONG_DEPOSIT)
     return {"id": node_id, "created": True, "commit": sha, "trail": trail}
 
@@ -156,11 +152,49 @@ def _validate(ctx: WriteContext, node: dict[str, Any]) -> dict[str, Any]:
             "rows": node.get("rows")}
 
 
+def _known_type(ntype: Any, types: tuple[str, ...]) -> None:
+    if ntype not in types:
+        raise SchemaError(f"unknown type: {ntype}",
+                          hint="Declared types: " + ", ".join(types) + ".")
+
+
+def _rehearse(ctx: WriteContext, node: dict[str, Any]) -> None:
+    """A dry run reports every problem it can find at once: the first one's envelope,
+    with all of them in ``errors``."""
+    dialect = ctx.forest.dialect
+    ntype = node.get("type")
+    checks = [
+        lambda: _validate(ctx, node),
+        lambda: rules.check_new_id(node.get("id")),
+        lambda: rules.check_title(node.get("title")),
+        lambda: rules.check_summary(node.get("summary")),
+        lambda: rules.check_enums(node),
+        lambda: _known_type(ntype, dialect.types),
+        lambda: rules.check_links(node["links"], dialect) if "links" in node else None,
+        lambda: rules.check_tags(node["tags"]) if "tags" in node else None,
+        lambda: rules.check_origin(node["origin"]) if "origin" in node else None,
+        lambda: rules.check_confidence(node["confidence"]) if "confidence" in node else None,
+        lambda: dataset.check_schema(node["schema"], node.get("rows"))
+        if "schema" in node else None,
+    ]
+    problems: list[VineError] = []
+    for check in checks:
+        try:
+            check()
+        except VineError as exc:
+            if not any(p.code == exc.code and p.message == exc.message for p in problems):
+                problems.append(exc)
+    if problems:
+        first = problems[0]
+        first.extras["errors"] = [
+            {"code": p.code, "message": p.message, **({"hint": p.hint} if p.hint else {})}
+            for p in problems]
+        raise first
+
+
 def _body(ntype: str, title: str, summary: str, body: str) -> str:
     """Empty: the title (a branch gets the index sections); no header: the title first."""
     text = body.strip("\n")
-    if ntype == "branch" and not text.strip():
-        return render.index_body(title, summary, master=False)
     if not text.strip():
         return f"# {title}\n"
     if text.startswith("#"):

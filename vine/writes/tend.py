@@ -34,7 +34,10 @@ def tend(ctx: WriteContext, node_id: str, sql: str) -> dict[str, Any]:
         try:
             conn.execute("BEGIN IMMEDIATE")
             cur = conn.execute(verdict.sql)
-            affected = cur.rowcount
+            cur.fetchall()      # a RETURNING clause's rows: read them so the statement ends
+            cur.close()
+            # changes() counts what the statement wrote, WITH ... INSERT included.
+            affected = conn.execute("SELECT changes()").fetchone()[0]
             fault("before-payload-commit")
             conn.execute("COMMIT")
         except sqlite3.Error as exc:
@@ -49,18 +52,12 @@ def tend(ctx: WriteContext, node_id: str, sql: str) -> dict[str, Any]:
     meta["payload_hash"] = digest
     meta["updated"] = render.today()
     md = ctx.root / (node_id + ".md")
-    txn = ctx.transaction()
-    try:
+    # Should this fail, the rows stay written: the hash drift is what validate reports
+    # and the next tend repairs.
+    with ctx.transaction() as txn:
         txn.write(md, render.render(meta, node.body))
         fault("after-node")
         sha = txn.commit(f"tend({node_id}): {verdict.verb} {affected} row(s)")
-    except BaseException:
-        # The rows stay written: the hash drift is what validate reports and the next
-        # tend repairs.
-        txn.rollback()
-        raise
-    txn.finish()
-    ctx.landed([md])
     ctx.forest.heat.deposit([node_id], READ_DEPOSIT)
     return {"id": node_id, "rows_affected": affected, "payload_hash": digest, "commit": sha,
             "elapsed_ms": round((time.perf_counter() - started) * 1000, 2)}

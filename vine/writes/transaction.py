@@ -13,7 +13,6 @@ import base64
 import json
 import os
 import tempfile
-import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -31,17 +30,36 @@ def fault(step: str) -> None:
         FAULT(step)
 
 
-def atomic_write(path: Path, data: bytes) -> None:
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+_FILE_MODE = 0o666 & ~_umask()
+
+
+def atomic_write(path: Path, data: bytes, scratch: Path | None = None) -> None:
     """Replace ``path`` with ``data`` in one rename (readers see old or new, never half).
 
-    No fsync: a killed process loses nothing the kernel already holds, and git itself
-    does not sync loose objects; a power cut is the journal's and git's business.
+    The temporary file is made in ``scratch`` (the forest's ``_derived/``, so a writer
+    killed mid-write leaves nothing in the tree) or beside the file; the result keeps
+    the old file's permissions, or the usual ones for a new file. No fsync: a killed
+    process loses nothing the kernel already holds, and git itself does not sync loose
+    objects.
     """
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".vine-", suffix=".tmp")
+    try:
+        mode = os.stat(path).st_mode & 0o7777
+    except FileNotFoundError:
+        mode = _FILE_MODE
+    folder = scratch if scratch is not None else path.parent
+    folder.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=folder, prefix=".vine-", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
+        os.chmod(tmp, mode)
         os.replace(tmp, path)
     except BaseException:
         try:
@@ -60,13 +78,20 @@ class Transaction:
         self._old: dict[Path, bytes | None] = {}
         self._extra: list[Path] = []   # created beside the markdown (a newborn payload)
         self._journal = root / "_derived" / JOURNAL
+        self._scratch = root / "_derived" / "tmp"
         self._started = False
+        self._committed = False
 
     def _begin(self) -> None:
         if self._started:
             return
         self._started = True
         self._head = self.repo.head()
+
+    @property
+    def touched(self) -> list[Path]:
+        """Every file this write changed (or created)."""
+        return list(self._old)
 
     def touch(self, path: Path) -> None:
         """Record ``path``'s current bytes (or absence) before it changes."""
@@ -88,7 +113,7 @@ class Transaction:
     def write(self, path: Path, text: str) -> None:
         """Write a node file inside the transaction."""
         self.touch(path)
-        atomic_write(path, text.encode("utf-8"))
+        atomic_write(path, text.encode("utf-8"), self._scratch)
 
     def _save_journal(self) -> None:
         entry: dict[str, Any] = {
@@ -105,6 +130,7 @@ class Transaction:
         """Commit every touched markdown file; returns the sha."""
         fault("before-commit")
         sha = self.repo.commit(list(self._old), message)
+        self._committed = True
         fault("after-commit")
         return sha
 
@@ -116,8 +142,13 @@ class Transaction:
             pass
 
     def rollback(self) -> None:
-        """Put every touched file back, delete what was created, unstage."""
-        restore(self.root, {p: b for p, b in self._old.items()}, self._extra)
+        """Put every touched file back, delete what was created, unstage.
+
+        Once the commit has landed there is nothing to undo: the files are what HEAD
+        holds, and only the index is brought in line with it.
+        """
+        if not self._committed:
+            restore(self.root, dict(self._old), self._extra)
         if self._old:
             self.repo.reset(list(self._old))
         self.finish()
@@ -132,7 +163,7 @@ def restore(root: Path, old: dict[Path, bytes | None], extra: list[Path]) -> Non
             except FileNotFoundError:
                 pass
         else:
-            atomic_write(path, data)
+            atomic_write(path, data, root / "_derived" / "tmp")
     for path in extra:
         try:
             path.unlink()
@@ -146,6 +177,8 @@ def recover(root: Path, repo: Repository) -> bool:
     Returns True when a journal was found.
     """
     journal = root / "_derived" / JOURNAL
+    for stray in (root / "_derived" / "tmp").glob(".vine-*.tmp"):
+        stray.unlink(missing_ok=True)
     try:
         entry = json.loads(journal.read_text(encoding="utf-8"))
     except FileNotFoundError:
@@ -159,10 +192,9 @@ def recover(root: Path, repo: Repository) -> bool:
     extra = [root / rel for rel in entry.get("extra", [])]
     if repo.head() == entry.get("head"):
         restore(root, files, extra)
-        if files:
-            repo.reset(list(files))
+    if files:
+        # Whether the commit landed or not, the index follows HEAD for these files.
+        repo.reset(list(files))
     journal.unlink(missing_ok=True)
     return True
 
-
-WRITE_LOCK = threading.Lock
