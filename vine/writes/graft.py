@@ -119,6 +119,8 @@ def _section_arg(value: Any, name: str) -> tuple[str, str]:
     if not isinstance(value, dict) or not isinstance(value.get("header"), str) \
             or not value["header"].strip() or not isinstance(value.get("body"), str):
         raise SchemaError(f"{name}: {{header, body}} strings are required")
+    if any(ch in value["header"] for ch in "\r\n"):
+        raise SchemaError(f"{name}: a header is one line")
     return value["header"].strip().lstrip("#").strip(), value["body"]
 
 

@@ -67,7 +67,8 @@ def plant(ctx: WriteContext, node: dict[str, Any], if_absent: bool,
         txn.write(parent_path, render.render(meta, body))
         fault("after-parent")
         source = spec["meta"].get("source", "agent")
-        sha = txn.commit(f"plant({node_id}): {spec['meta']['title']} [source={source}]")
+        title = " ".join(str(spec["meta"]["title"]).split())   # a subject is one line
+        sha = txn.commit(f"plant({node_id}): {title} [source={source}]")
     ctx.forest.heat.deposit([node_id], STRONG_DEPOSIT)
     return {"id": node_id, "created": True, "commit": sha, "trail": trail}
 

@@ -18,6 +18,10 @@ _ENTRY = re.compile(r"^- \[\[", re.MULTILINE)
 _HEADER = re.compile(r"^(#{1,6})[ \t]+(.*?)[ \t]*$")
 
 
+# libyaml's emitter when PyYAML was built with it (same output, five times faster).
+_DUMPER = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+
+
 def today() -> str:
     """Today's date as the format writes it."""
     return datetime.date.today().isoformat()
@@ -36,8 +40,8 @@ def _plain(value: Any) -> Any:
 
 def render(meta: dict[str, Any], body: str) -> str:
     """A node file: ``---``, block YAML in insertion order, ``---``, a blank line, the body."""
-    front = yaml.safe_dump(_plain(meta), sort_keys=False, allow_unicode=True,
-                           default_flow_style=False)
+    front = yaml.dump(_plain(meta), Dumper=_DUMPER, sort_keys=False, allow_unicode=True,
+                      default_flow_style=False)
     return f"---\n{front}---\n\n{body.strip(chr(10))}\n"
 
 
