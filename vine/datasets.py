@@ -11,6 +11,7 @@ from typing import Any
 
 from . import sqlguard
 from .errors import NotFound, QueryForbidden
+from .ids import PRIVATE_DIRS
 
 # A list item that is one backticked statement: "- `SELECT * FROM t LIMIT 5`".
 _EXAMPLE = re.compile(r"^\s*[-*]\s+`((?:SELECT|WITH)\b[^`]*)`\s*$",
@@ -29,6 +30,9 @@ def payload_path(root: Path, node_id: str, payload: str | None) -> Path:
     base = str(root)  # resolved when the Vine opened
     if not full.startswith(base + os.sep):
         raise NotFound(f"payload of {node_id} escapes the forest")
+    first = os.path.relpath(full, base).split(os.sep)[0]
+    if first in PRIVATE_DIRS:
+        raise NotFound(f"payload of {node_id} is inside the engine's private {first}/")
     return Path(full)
 
 

@@ -18,7 +18,7 @@ from git.objects import Commit, Tree
 from git.objects.fun import tree_to_stream
 from gitdb import IStream, LooseObjectDB
 
-from .errors import SchemaError
+from .errors import Locked, SchemaError
 
 IDENTITY = git.Actor("vine", "vine@monkeyllm.local")
 
@@ -79,6 +79,7 @@ class Repository:
         if not rels:
             raise SchemaError("nothing to commit")
         repo = self.repo
+        self._refuse_locked()
         changes: dict[str, bytes | None] = {}
         for rel in rels:
             full = self.root / rel
@@ -147,6 +148,20 @@ class Repository:
         tree_to_stream(ordered, stream.write)
         data = stream.getvalue()
         return self._store(b"tree", data)
+
+    def _refuse_locked(self) -> None:
+        """Refuse, before anything moves, while git's own lock files are held."""
+        git_dir = Path(self.repo.git_dir)
+        try:
+            branch = self.repo.head.reference.path
+        except TypeError:
+            branch = "HEAD"
+        for name in ("index.lock", "HEAD.lock", f"{branch}.lock", "logs/HEAD.lock",
+                     f"logs/{branch}.lock"):
+            if (git_dir / name).exists():
+                raise Locked(f"git is busy: .git/{name} exists",
+                             hint="Another git command is running in this forest; if none "
+                                  f"is, remove .git/{name} and try again.")
 
     def reset(self, paths: list[Path]) -> None:
         """Put the index entries of ``paths`` back to HEAD (after a failed commit)."""

@@ -15,18 +15,8 @@ from .context import WriteContext
 from .transaction import fault
 
 
-def tend(ctx: WriteContext, node_id: str, sql: str) -> dict[str, Any]:
-    """One guarded INSERT, UPDATE ... WHERE or DELETE ... WHERE on the payload; then the
-    node's ``payload_hash`` and ``updated`` in a markdown-only commit."""
-    row = ctx.forest.resolve(node_id)
-    node_id = row["id"]
-    if row["type"] != "dataset" or row["payload_type"] not in (None, "sqlite"):
-        raise QueryForbidden(f"{node_id} is not a SQLite dataset (type {row['type']})")
-    verdict = sqlguard.check_write(sql)
-    path = datasets.payload_path(ctx.root, node_id, row["payload"])
-    if not path.is_file():
-        raise NotFound(f"payload of {node_id} is missing: {path.name}")
-    started = time.perf_counter()
+def _write_rows(path: Any, verdict: sqlguard.Verdict) -> int:
+    """Run the statement in its own SQLite transaction; returns the rows it changed."""
     conn = sqlite3.connect(path, isolation_level=None, timeout=5)
     try:
         deadline = sqlguard.guard_connection(conn, allow_writes=True)
@@ -46,15 +36,34 @@ def tend(ctx: WriteContext, node_id: str, sql: str) -> dict[str, Any]:
             raise sql_error(conn, exc, deadline[0]) from None
     finally:
         conn.close()
-    digest = dataset.sha256_of(path)
-    node = ctx.forest.read(node_id)
-    meta = dict(node.meta)
-    meta["payload_hash"] = digest
-    meta["updated"] = render.today()
+    return affected
+
+
+def tend(ctx: WriteContext, node_id: str, sql: str) -> dict[str, Any]:
+    """One guarded INSERT, UPDATE ... WHERE or DELETE ... WHERE on the payload; then the
+    node's ``payload_hash`` and ``updated`` in a markdown-only commit."""
+    row = ctx.forest.resolve(node_id)
+    node_id = row["id"]
+    if row["type"] != "dataset" or row["payload_type"] not in (None, "sqlite"):
+        raise QueryForbidden(f"{node_id} is not a SQLite dataset (type {row['type']})")
+    verdict = sqlguard.check_write(sql)
+    path = datasets.payload_path(ctx.root, node_id, row["payload"])
+    if not path.is_file():
+        raise NotFound(f"payload of {node_id} is missing: {path.name}")
+    started = time.perf_counter()
     md = ctx.root / (node_id + ".md")
-    # Should this fail, the rows stay written: the hash drift is what validate reports
-    # and the next tend repairs.
+    # The journal names the payload first: a writer killed inside SQLite's own
+    # transaction leaves a hot journal that the next writable open rolls back.
+    # Should anything fail after the rows are committed, they stay written: the hash
+    # drift is what validate reports and the next tend repairs.
     with ctx.transaction() as txn:
+        txn.payload(path)
+        affected = _write_rows(path, verdict)
+        digest = dataset.sha256_of(path)
+        node = ctx.forest.read(node_id)
+        meta = dict(node.meta)
+        meta["payload_hash"] = digest
+        meta["updated"] = render.today()
         txn.write(md, render.render(meta, node.body))
         fault("after-node")
         sha = txn.commit(f"tend({node_id}): {verdict.verb} {affected} row(s)")

@@ -12,6 +12,7 @@ from __future__ import annotations
 import base64
 import json
 import os
+import sqlite3
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
@@ -77,6 +78,7 @@ class Transaction:
         self.repo = repo
         self._old: dict[Path, bytes | None] = {}
         self._extra: list[Path] = []   # created beside the markdown (a newborn payload)
+        self._payloads: list[Path] = []  # written in place (tend)
         self._journal = root / "_derived" / JOURNAL
         self._scratch = root / "_derived" / "tmp"
         self._started = False
@@ -122,14 +124,34 @@ class Transaction:
                                                        base64.b64encode(b).decode("ascii"))
                       for p, b in self._old.items()},
             "extra": [os.path.relpath(p, self.root) for p in self._extra],
+            "payloads": [os.path.relpath(p, self.root) for p in self._payloads],
         }
         self._journal.parent.mkdir(exist_ok=True)
         atomic_write(self._journal, json.dumps(entry).encode("utf-8"))
 
+    def payload(self, path: Path) -> None:
+        """A SQLite payload about to be written in place: recovery must roll back a hot
+        journal a killed writer leaves in it."""
+        self._begin()
+        self._payloads.append(path)
+        self._save_journal()
+
     def commit(self, message: str) -> str:
-        """Commit every touched markdown file; returns the sha."""
+        """Commit every touched markdown file; returns the sha.
+
+        If git fails after the branch already moved (a reflog or index step), the
+        commit has landed: the write counts as done and the index is re-synced.
+        """
         fault("before-commit")
-        sha = self.repo.commit(list(self._old), message)
+        self._begin()
+        try:
+            sha = self.repo.commit(list(self._old), message)
+        except Exception:
+            now = self.repo.head()
+            if now is None or now == self._head:
+                raise
+            sha = now
+            self.repo.reset(list(self._old))
         self._committed = True
         fault("after-commit")
         return sha
@@ -165,10 +187,40 @@ def restore(root: Path, old: dict[Path, bytes | None], extra: list[Path]) -> Non
         else:
             atomic_write(path, data, root / "_derived" / "tmp")
     for path in extra:
+        # A newborn payload, with whatever SQLite left beside it.
+        for suffix in ("", "-journal", "-wal", "-shm"):
+            Path(str(path) + suffix).unlink(missing_ok=True)
+
+
+def _settle_payload(path: Path) -> None:
+    """Let SQLite roll back the hot journal a killed writer left in a payload."""
+    if not path.exists():
+        return
+    try:
+        conn = sqlite3.connect(path)
         try:
-            path.unlink()
-        except FileNotFoundError:
-            pass
+            conn.execute("PRAGMA schema_version").fetchone()
+        finally:
+            conn.close()
+    except sqlite3.Error:
+        pass
+
+
+def clear_git_locks(repo: Repository) -> None:
+    """Remove the lock files a killed writer of ours left inside ``.git``.
+
+    Only called when a journal proves such a writer died mid-write; we hold
+    ``.vine.lock``, so no other writer of ours is running.
+    """
+    try:
+        git_dir = Path(repo.repo.git_dir)
+    except Exception:  # noqa: BLE001 - no repository: nothing to clear
+        return
+    names = ["index.lock", "HEAD.lock", "logs/HEAD.lock", "packed-refs.lock"]
+    for folder in ("refs/heads", "logs/refs/heads"):
+        names += [str(p.relative_to(git_dir)) for p in (git_dir / folder).glob("*.lock")]
+    for name in names:
+        (git_dir / name).unlink(missing_ok=True)
 
 
 def recover(root: Path, repo: Repository) -> bool:
@@ -190,6 +242,9 @@ def recover(root: Path, repo: Repository) -> bool:
     files = {root / rel: (None if data is None else base64.b64decode(data))
              for rel, data in entry.get("files", {}).items()}
     extra = [root / rel for rel in entry.get("extra", [])]
+    for rel in entry.get("payloads", []):
+        _settle_payload(root / rel)
+    clear_git_locks(repo)
     if repo.head() == entry.get("head"):
         restore(root, files, extra)
     if files:
