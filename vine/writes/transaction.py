@@ -193,13 +193,21 @@ def restore(root: Path, old: dict[Path, bytes | None], extra: list[Path]) -> Non
 
 
 def _settle_payload(path: Path) -> None:
-    """Let SQLite roll back the hot journal a killed writer left in a payload."""
+    """Undo what a writer killed inside SQLite left in a payload.
+
+    Taking the write lock makes SQLite roll back a hot journal; a journal still there
+    once the lock is held was never hot (killed before its header was written) and
+    nobody else can be using it, so it goes.
+    """
     if not path.exists():
         return
+    journal = Path(str(path) + "-journal")
     try:
-        conn = sqlite3.connect(path)
+        conn = sqlite3.connect(path, isolation_level=None, timeout=5)
         try:
-            conn.execute("PRAGMA schema_version").fetchone()
+            conn.execute("BEGIN IMMEDIATE")
+            journal.unlink(missing_ok=True)
+            conn.execute("ROLLBACK")
         finally:
             conn.close()
     except sqlite3.Error:
