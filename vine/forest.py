@@ -10,6 +10,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from . import datasets
 from .bodyindex import Vocabulary
 from .catalog import Catalog, parse_coverage
 from .datasets import PayloadPool
@@ -43,6 +44,7 @@ class Forest:
         self._dialect: Dialect | None = None
         self._nodes: dict[str, tuple[tuple[int, int], Node]] = {}
         self.payloads = PayloadPool()
+        self._payload_paths: dict[tuple[str, str | None], Path] = {}
         self._vocab = Vocabulary()
         self._vocab_lock = threading.Lock()
         self.catalog.on_change.append(self._changed)
@@ -53,7 +55,18 @@ class Forest:
         self.catalog.close()
         self.heat.close()
 
+    def payload_path(self, row: sqlite3.Row) -> Path:
+        """A dataset row's payload file, checked to stay inside the forest (the answer
+        is kept until the node changes)."""
+        key = (row["id"], row["payload"])
+        hit = self._payload_paths.get(key)
+        if hit is None:
+            hit = datasets.payload_path(self.root, row["id"], row["payload"])
+            self._payload_paths[key] = hit
+        return hit
+
     def _changed(self, ids: list[str] | None) -> None:
+        self._payload_paths.clear()
         if ids is None or SCHEMA_ID in ids:
             self._dialect = None
         if ids is None:

@@ -51,6 +51,12 @@ class HeatStore:
         ref = weakref.WeakMethod(self.flush)
         self._atexit = lambda: (ref() or (lambda: None))()
         atexit.register(self._atexit)
+        # Deposits reach the file from a background thread, off every call's path.
+        self._wake = threading.Event()
+        self._flusher = threading.Thread(target=_flush_loop, args=(weakref.ref(self),
+                                                                   self._wake),
+                                         name="heat-flush", daemon=True)
+        self._flusher.start()
 
     def _open(self, folder: Path | None) -> sqlite3.Connection:
         path = folder / "trails.db" if folder is not None else None
@@ -88,6 +94,7 @@ class HeatStore:
                 return
             self.flush()
             self._closed = True
+            self._wake.set()
             self._conn.close()
             atexit.unregister(self._atexit)
 
@@ -171,8 +178,6 @@ class HeatStore:
                 self._keys[nid] = key
                 bisect.insort(self._order, (-key, nid))
                 self._pending[nid] = self._pending.get(nid, 0.0) + amount
-            if now - self._last_flush >= FLUSH_SECONDS:
-                self.flush()
 
     def flush(self) -> None:
         """Write pending deposits: each adds to the stored, decayed value."""
@@ -196,3 +201,16 @@ class HeatStore:
             self._last_flush = now
             # Our own commit does not move data_version; what we wrote is already in view.
             self._version = self._conn.execute("PRAGMA data_version").fetchone()[0]
+
+
+def _flush_loop(store_ref: Callable[[], HeatStore | None], wake: threading.Event) -> None:
+    """Write pending deposits about once a second until the store closes or goes away."""
+    while not wake.wait(FLUSH_SECONDS):
+        store = store_ref()
+        if store is None:
+            return
+        try:
+            store.flush()
+        except Exception:  # noqa: BLE001 - a lost flush is retried by the next one
+            pass
+        del store

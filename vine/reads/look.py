@@ -156,7 +156,7 @@ def _dataset(forest: Forest, row: sqlite3.Row, out: dict[str, Any], want: Any) -
     problem = None
     if row["payload_type"] in (None, "sqlite"):
         try:
-            path = datasets.payload_path(forest.root, node_id, row["payload"])
+            path = forest.payload_path(row)
             conn = datasets.open_readonly(path, node_id)
             try:
                 tables = datasets.tables(conn)

@@ -20,7 +20,7 @@ def query(forest: Forest, id: str, sql: str) -> dict[str, Any]:
         raise QueryForbidden(f"{node_id} is not a SQLite dataset (type {row['type']})",
                              hint="query reads dataset payloads; use pick for text.")
     verdict = sqlguard.check_read(sql, budget.QUERY_ROW_LIMIT)
-    path = datasets.payload_path(forest.root, node_id, row["payload"])
+    path = forest.payload_path(row)
     conn, started = forest.payloads.get(path, node_id)
     out = run_select(conn, started, verdict)
     forest.heat.deposit([node_id], READ_DEPOSIT)

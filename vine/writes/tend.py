@@ -6,7 +6,7 @@ import sqlite3
 import time
 from typing import Any
 
-from .. import datasets, sqlguard
+from .. import sqlguard
 from ..errors import NotFound, QueryForbidden
 from ..heat import READ_DEPOSIT
 from ..reads.query import sql_error
@@ -47,7 +47,7 @@ def tend(ctx: WriteContext, node_id: str, sql: str) -> dict[str, Any]:
     if row["type"] != "dataset" or row["payload_type"] not in (None, "sqlite"):
         raise QueryForbidden(f"{node_id} is not a SQLite dataset (type {row['type']})")
     verdict = sqlguard.check_write(sql)
-    path = datasets.payload_path(ctx.root, node_id, row["payload"])
+    path = ctx.forest.payload_path(row)
     if not path.is_file():
         raise NotFound(f"payload of {node_id} is missing: {path.name}")
     started = time.perf_counter()
