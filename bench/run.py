@@ -47,7 +47,7 @@ TARGETS = {
 def ensure_forest(nodes: int, seed: int, *, git: bool = False) -> Path:
     """The synthetic forest of ``nodes`` nodes, generated in a subprocess the first time
     (with ``git``, a copy that is its own repository with one commit)."""
-    root = OUT / f"forest-{nodes}-s{seed}" + ("-git" if git else "")
+    root = OUT / (f"forest-{nodes}-s{seed}" + ("-git" if git else ""))
     if not (root / "_index.md").exists():
         if root.exists():
             shutil.rmtree(root)
