@@ -14,8 +14,8 @@ from pathlib import Path
 
 import git
 from git.exc import GitError, InvalidGitRepositoryError, NoSuchPathError
-from git.objects import Commit, Tree
-from git.objects.fun import tree_to_stream
+from git.objects import Commit
+from git.objects.fun import tree_entries_from_data, tree_to_stream
 from gitdb import IStream, LooseObjectDB
 
 from .errors import Locked, SchemaError
@@ -92,8 +92,8 @@ class Repository:
             parent = repo.head.commit
         except ValueError:
             parent = None
-        root_entries = _entries(parent.tree) if parent is not None else {}
-        tree_sha = self._write_tree(root_entries, parent.tree if parent else None, changes)
+        root_entries = self._tree(parent.tree.binsha) if parent is not None else {}
+        tree_sha = self._write_tree(root_entries, changes)
         sha = self._store(b"commit", _commit_bytes(tree_sha, parent, message)).hex()
         subject = message.splitlines()[0] if message else ""
         if parent is None:
@@ -112,7 +112,12 @@ class Repository:
         repo.git.update_index("--add", *args)
         return sha
 
-    def _write_tree(self, entries: dict[str, tuple[bytes, int]], tree: Tree | None,
+    def _tree(self, binsha: bytes) -> dict[str, tuple[bytes, int]]:
+        """A tree's entries (``name -> (binsha, mode)``), read straight from the database."""
+        data = self.repo.odb.stream(binsha).read()
+        return {name: (sha, mode) for sha, mode, name in tree_entries_from_data(data)}
+
+    def _write_tree(self, entries: dict[str, tuple[bytes, int]],
                     changes: dict[str, bytes | None]) -> bytes:
         """Write the tree ``entries`` with ``changes`` applied (paths relative to it)."""
         here: dict[str, bytes | None] = {}
@@ -130,12 +135,10 @@ class Repository:
             else:
                 entries[name] = (sha, 0o100644)
         for name, sub_changes in below.items():
-            sub_tree = None
             sub_entries: dict[str, tuple[bytes, int]] = {}
-            if name in entries and entries[name][1] == 0o040000 and tree is not None:
-                sub_tree = tree[name]
-                sub_entries = _entries(sub_tree)
-            sha = self._write_tree(sub_entries, sub_tree, sub_changes)
+            if name in entries and entries[name][1] == 0o040000:
+                sub_entries = self._tree(entries[name][0])
+            sha = self._write_tree(sub_entries, sub_changes)
             if sha is None:
                 entries.pop(name, None)
             else:
@@ -182,11 +185,6 @@ class Repository:
         if self._repo is not None:
             self._repo.close()
             self._repo = None
-
-
-def _entries(tree: Tree) -> dict[str, tuple[bytes, int]]:
-    """A tree's entries as ``name -> (binsha, mode)``."""
-    return {name: (sha, mode) for sha, mode, name in tree._cache}
 
 
 def _commit_bytes(tree: bytes, parent: Commit | None, message: str) -> bytes:
