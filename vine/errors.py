@@ -92,11 +92,12 @@ class Internal(VineError):
     code, status = "E_INTERNAL", 500
 
 
-ERROR_STATUS: dict[str, int] = {
-    cls.code: cls.status
+ERRORS: dict[str, type[VineError]] = {
+    cls.code: cls
     for cls in (NotFound, Moved, SchemaError, FrontmatterError, ReadOnly, QueryForbidden,
                 QueryInvalid, Timeout, Locked, Anchored, Forbidden, Internal)
 }
+ERROR_STATUS: dict[str, int] = {code: cls.status for code, cls in ERRORS.items()}
 
 
 def is_error(response: Any) -> bool:

@@ -29,6 +29,7 @@ from .writes.context import WriteContext
 from .writes.graft import graft as _graft
 from .writes.init import init_forest
 from .writes.plant import plant as _plant
+from .writes.plant import plant_batch as _plant_batch
 from .writes.tend import tend as _tend
 from .writes.transaction import JOURNAL, recover
 
@@ -325,7 +326,7 @@ class Vine:
                       window(since, until, date_field))
 
     @registry.call("write")
-    def plant(self, node: dict[str, Any], if_absent: bool = False,
+    def plant(self, node: dict[str, Any] | list[dict[str, Any]], if_absent: bool = False,
               dry_run: bool = False) -> dict[str, Any]:
         """Create a node: its file and its entry in the parent index, in one commit.
 
@@ -337,10 +338,13 @@ class Vine:
         Args:
             node: id, type, parent (the branch index id), title, summary, and optionally
                 body, tags, aliases, links, confidence, source; for a dataset schema and rows.
+                A list of up to 20 nodes (no datasets) is one commit, "plant(batch): N nodes".
             if_absent: When the id exists, answer created=false instead of an error.
             dry_run: Check everything and write nothing.
         """
         with self._write_mutex:
+            if isinstance(node, list):
+                return _plant_batch(self._writing(), node, if_absent, dry_run)
             return _plant(self._writing(), node, if_absent, dry_run)
 
     @registry.call("write")

@@ -7,7 +7,7 @@ import os
 from typing import Any
 
 from .. import ids
-from ..errors import FrontmatterError, NotFound, SchemaError, VineError
+from ..errors import ERRORS, FrontmatterError, NotFound, SchemaError, VineError
 from ..heat import STRONG_DEPOSIT
 from ..nodes import parse_text
 from . import dataset, render, rules
@@ -212,3 +212,104 @@ def _payload_path(ctx: WriteContext, spec: dict[str, Any]):  # noqa: ANN202
         raise SchemaError(f"payload {spec['meta']['payload']} already exists; a newborn "
                           "dataset never overwrites a payload")
     return path
+
+
+BATCH_MAX = 20
+
+
+def plant_batch(ctx: WriteContext, nodes: list[Any], if_absent: bool,
+                dry_run: bool) -> dict[str, Any]:
+    """Up to 20 nodes in one commit, rehearsed in order so a branch can ship with its
+    children; any problem refuses the whole batch."""
+    if not nodes or len(nodes) > BATCH_MAX:
+        raise SchemaError(f"plant: a batch takes 1 to {BATCH_MAX} nodes, got {len(nodes)}")
+    specs: list[dict[str, Any]] = []
+    existing: list[str] = []
+    errors: list[dict[str, Any]] = []
+    branches: set[str] = set()
+    seen: set[str] = set()
+    for index, node in enumerate(nodes):
+        try:
+            spec = _batch_spec(ctx, node, branches, seen)
+        except VineError as exc:
+            label = node.get("id") if isinstance(node, dict) else None
+            errors.append({"id": label, "index": index, "code": exc.code,
+                           "message": f"{label}: {exc.message}",
+                           **({"hint": exc.hint} if exc.hint else {})})
+            if not dry_run:
+                raise type(exc)(f"{label}: {exc.message}", hint=exc.hint) from None
+            continue
+        if spec is None:
+            if not if_absent:
+                exc = SchemaError(f"{node['id']}: id already exists",
+                                  hint="Pass if_absent=true to skip the ones that exist.")
+                if not dry_run:
+                    raise exc
+                errors.append({"id": node["id"], "index": index, "code": exc.code,
+                               "message": exc.message})
+            else:
+                existing.append(str(node["id"]))
+            continue
+        specs.append(spec)
+        seen.add(spec["id"])
+        if spec["meta"]["type"] == "branch":
+            branches.add(spec["id"])
+    if errors:
+        first = errors[0]
+        raise ERRORS[first["code"]](first["message"], hint=first.get("hint"), errors=errors)
+    extra = {"existing": existing} if existing else {}
+    if dry_run:
+        return {"valid": True, "count": len(specs), "dry_run": True, **extra}
+    if not specs:
+        return {"created": [], "count": 0, **extra}
+    with ctx.transaction() as txn:
+        texts = _lay_out(ctx, specs)
+        for path, text in texts.items():
+            txn.write(path, text)
+        fault("after-node")
+        sha = txn.commit(f"plant(batch): {len(specs)} nodes")
+    ctx.forest.heat.deposit([s["id"] for s in specs], STRONG_DEPOSIT)
+    return {"created": [s["id"] for s in specs], "commit": sha, "count": len(specs), **extra}
+
+
+def _batch_spec(ctx: WriteContext, node: Any, branches: set[str],
+                seen: set[str]) -> dict[str, Any] | None:
+    """One node of a batch checked against the forest plus the batch so far (None: it
+    exists already)."""
+    if not isinstance(node, dict):
+        raise SchemaError("every node of a batch is an object")
+    if node.get("type") == "dataset" or "schema" in node:
+        raise SchemaError("datasets are planted one at a time, not in a batch")
+    spec = _validate(ctx, node)
+    node_id = spec["id"]
+    if node_id in seen:
+        raise SchemaError(f"{node_id} appears twice in the batch")
+    if ctx.forest.catalog.row(node_id) is not None or (ctx.root / (node_id + ".md")).exists():
+        return None
+    parent = spec["parent"]
+    row = ctx.forest.catalog.row(parent)
+    if parent not in branches and (row is None or row["kind"] != "branch"):
+        raise NotFound(f"parent branch not found: {parent}",
+                       hint="Plant the branch first, or earlier in the same batch.")
+    return spec
+
+
+def _lay_out(ctx: WriteContext, specs: list[dict[str, Any]]) -> dict[Any, str]:
+    """Every file the batch writes: the new nodes, and each parent with its entries."""
+    docs: dict[str, tuple[dict[str, Any], str]] = {
+        s["id"]: (s["meta"], s["body"]) for s in specs}
+    for spec in specs:
+        parent = spec["parent"]
+        if parent not in docs:
+            node = ctx.forest.read(parent)
+            docs[parent] = (dict(node.meta), node.body)
+        meta, body = docs[parent]
+        section = render.SUB_BRANCHES if spec["meta"]["type"] == "branch" \
+            else render.DIRECT_BANANAS
+        body = render.add_entry(body, section,
+                                render.entry_line(spec["id"], spec["meta"]["summary"]),
+                                spec["id"])
+        meta = dict(meta, coverage=render.coverage(body), updated=render.today())
+        docs[parent] = (meta, body)
+    return {ctx.root / (node_id + ".md"): render.render(meta, body)
+            for node_id, (meta, body) in docs.items()}
