@@ -100,9 +100,7 @@ class Repository:
             # An unborn branch: let git create the ref (the first commit only).
             repo.git.update_ref("-m", f"commit (initial): {subject}", "HEAD", sha)
         else:
-            # GitPython writes the branch ref through its lock file, with the reflog.
-            repo.head.reference.set_object(Commit(repo, bytes.fromhex(sha)),
-                                           logmsg=f"commit: {subject}")
+            self._advance(parent.hexsha, sha, f"commit: {subject}")
         args: list[str] = []
         for rel, blob in changes.items():
             if blob is None:
@@ -151,6 +149,45 @@ class Repository:
         tree_to_stream(ordered, stream.write)
         data = stream.getvalue()
         return self._store(b"tree", data)
+
+    def _advance(self, old: str, new: str, reason: str) -> None:
+        """Move the current branch from ``old`` to ``new`` as git does: through its lock
+        file, checking the old value, then one reflog line for the branch and HEAD."""
+        git_dir = Path(self.repo.git_dir)
+        head = (git_dir / "HEAD").read_text(encoding="utf-8").strip()
+        if not head.startswith("ref: "):
+            self.repo.git.update_ref("-m", reason, "HEAD", new, old)
+            return
+        ref = head[5:]
+        path = git_dir / ref
+        if not path.exists():
+            # A packed ref: leave it to git.
+            self.repo.git.update_ref("-m", reason, ref, new, old)
+            return
+        lock = Path(str(path) + ".lock")
+        try:
+            fd = os.open(lock, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        except FileExistsError:
+            raise Locked(f"git is busy: .git/{ref}.lock exists") from None
+        try:
+            current = path.read_text(encoding="utf-8").strip()
+            if current != old:
+                raise Locked(f"{ref} moved underneath this write ({current[:12]})",
+                             hint="Another git client committed; try again.")
+            os.write(fd, (new + "\n").encode("ascii"))
+            os.close(fd)
+            fd = -1
+            os.replace(lock, path)
+        finally:
+            if fd != -1:
+                os.close(fd)
+            lock.unlink(missing_ok=True)
+        stamp = f"{int(time.time())} {time.strftime('%z') or '+0000'}"
+        line = f"{old} {new} {IDENTITY.name} <{IDENTITY.email}> {stamp}\t{reason}\n"
+        for log in (git_dir / "logs" / ref, git_dir / "logs" / "HEAD"):
+            log.parent.mkdir(parents=True, exist_ok=True)
+            with open(log, "a", encoding="utf-8") as fh:
+                fh.write(line)
 
     def _refuse_locked(self) -> None:
         """Refuse, before anything moves, while git's own lock files are held."""

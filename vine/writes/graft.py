@@ -88,6 +88,9 @@ def graft(ctx: WriteContext, node_id: str, patch: dict[str, Any]) -> dict[str, A
         "summary")
     path = ctx.root / (node_id + ".md")
     with ctx.transaction() as txn:
+        if summary_changed:
+            txn.touch(path, *(ctx.root / (b + ".md")
+                              for b in ctx.forest.catalog.listing_branches(node_id)))
         txn.write(path, new_text)
         fault("after-node")
         if summary_changed:

@@ -45,6 +45,7 @@ def plant(ctx: WriteContext, node: dict[str, Any], if_absent: bool,
         return {"id": node_id, "valid": True, "dry_run": True}
 
     with ctx.transaction() as txn:
+        txn.touch(path, parent_path)
         if payload is not None:
             txn.created(payload)
             fault("before-payload")
@@ -264,6 +265,7 @@ def plant_batch(ctx: WriteContext, nodes: list[Any], if_absent: bool,
         return {"created": [], "count": 0, **extra}
     with ctx.transaction() as txn:
         texts = _lay_out(ctx, specs)
+        txn.touch(*texts)
         for path, text in texts.items():
             txn.write(path, text)
         fault("after-node")

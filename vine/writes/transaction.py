@@ -95,15 +95,18 @@ class Transaction:
         """Every file this write changed (or created)."""
         return list(self._old)
 
-    def touch(self, path: Path) -> None:
-        """Record ``path``'s current bytes (or absence) before it changes."""
+    def touch(self, *paths: Path) -> None:
+        """Record these files' current bytes (or absence) before they change; naming
+        every file of a write at once writes the journal once."""
         self._begin()
-        if path in self._old:
+        new = [p for p in paths if p not in self._old]
+        if not new:
             return
-        try:
-            self._old[path] = path.read_bytes()
-        except FileNotFoundError:
-            self._old[path] = None
+        for path in new:
+            try:
+                self._old[path] = path.read_bytes()
+            except FileNotFoundError:
+                self._old[path] = None
         self._save_journal()
 
     def created(self, path: Path) -> None:
