@@ -9,18 +9,34 @@ from __future__ import annotations
 
 import os
 import time
+from functools import lru_cache
 from io import BytesIO
 from pathlib import Path
-
-import git
-from git.exc import GitError, InvalidGitRepositoryError, NoSuchPathError
-from git.objects import Commit
-from git.objects.fun import tree_entries_from_data, tree_to_stream
-from gitdb import IStream, LooseObjectDB
+from types import SimpleNamespace
+from typing import TYPE_CHECKING, Any
 
 from .errors import Locked, SchemaError
 
-IDENTITY = git.Actor("vine", "vine@monkeyllm.local")
+if TYPE_CHECKING:
+    import git
+    from git.objects import Commit
+
+# The format's identity for every commit the engine makes.
+IDENTITY = SimpleNamespace(name="vine", email="vine@monkeyllm.local")
+
+
+@lru_cache(maxsize=1)
+def _git() -> Any:
+    """GitPython, imported when a forest is first written (reads never need it)."""
+    import git
+    from git.objects.fun import tree_entries_from_data, tree_to_stream
+    from gitdb import IStream, LooseObjectDB
+
+    git.tree_entries_from_data = tree_entries_from_data  # type: ignore[attr-defined]
+    git.tree_to_stream = tree_to_stream  # type: ignore[attr-defined]
+    git.IStream = IStream  # type: ignore[attr-defined]
+    git.LooseObjectDB = LooseObjectDB  # type: ignore[attr-defined]
+    return git
 
 
 class Repository:
@@ -29,21 +45,21 @@ class Repository:
     def __init__(self, root: Path) -> None:
         self.root = root
         self._repo: git.Repo | None = None
-        self._loose: LooseObjectDB | None = None
+        self._loose: Any = None
 
     def _store(self, kind: bytes, data: bytes) -> bytes:
         """Write one object as a loose file, in this process; returns its binary sha."""
         if self._loose is None:
-            self._loose = LooseObjectDB(os.path.join(self.repo.git_dir, "objects"))
-        return self._loose.store(IStream(kind, len(data), BytesIO(data))).binsha
+            self._loose = _git().LooseObjectDB(os.path.join(self.repo.git_dir, "objects"))
+        return self._loose.store(_git().IStream(kind, len(data), BytesIO(data))).binsha
 
     @property
     def repo(self) -> git.Repo:
         """The repository, opened on first use; a forest inside another repo is not one."""
         if self._repo is None:
             try:
-                repo = git.Repo(self.root)
-            except (InvalidGitRepositoryError, NoSuchPathError):
+                repo = _git().Repo(self.root)
+            except (_git().exc.InvalidGitRepositoryError, _git().exc.NoSuchPathError):
                 raise SchemaError(
                     f"{self.root} is not a git repository of its own",
                     hint="A forest owns its repository: run `git init` in it (or create "
@@ -113,7 +129,7 @@ class Repository:
     def _tree(self, binsha: bytes) -> dict[str, tuple[bytes, int]]:
         """A tree's entries (``name -> (binsha, mode)``), read straight from the database."""
         data = self.repo.odb.stream(binsha).read()
-        return {name: (sha, mode) for sha, mode, name in tree_entries_from_data(data)}
+        return {name: (sha, mode) for sha, mode, name in _git().tree_entries_from_data(data)}
 
     def _write_tree(self, entries: dict[str, tuple[bytes, int]],
                     changes: dict[str, bytes | None]) -> bytes:
@@ -146,7 +162,7 @@ class Repository:
         ordered = sorted(((sha, mode, name) for name, (sha, mode) in entries.items()),
                          key=lambda e: e[2] + ("/" if e[1] == 0o040000 else ""))
         stream = BytesIO()
-        tree_to_stream(ordered, stream.write)
+        _git().tree_to_stream(ordered, stream.write)
         data = stream.getvalue()
         return self._store(b"tree", data)
 
@@ -214,7 +230,7 @@ class Repository:
                 self.repo.git.rm("--cached", "-q", "--ignore-unmatch", "--", *rels)
             else:
                 self.repo.git.reset("-q", "HEAD", "--", *rels)
-        except GitError:
+        except _git().exc.GitError:
             pass
 
     def close(self) -> None:
@@ -238,5 +254,5 @@ def _commit_bytes(tree: bytes, parent: Commit | None, message: str) -> bytes:
 def init_repository(root: Path) -> Repository:
     """A repository at ``root`` itself (nested even inside another repository)."""
     if not (root / ".git").exists():
-        git.Repo.init(root, initial_branch="main")
+        _git().Repo.init(root, initial_branch="main")
     return Repository(root)

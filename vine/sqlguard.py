@@ -12,19 +12,32 @@ import sqlite3
 import time
 from dataclasses import dataclass
 from functools import lru_cache
-
-import sqlglot
-from sqlglot import exp
-from sqlglot.errors import ParseError, TokenError
+from types import SimpleNamespace
+from typing import TYPE_CHECKING, Any
 
 from . import budget
 from .errors import QueryForbidden, QueryInvalid
 
-_WRITES = (exp.Insert, exp.Update, exp.Delete, exp.Create, exp.Drop, exp.Alter, exp.Command,
-           exp.Pragma, exp.Attach, exp.Detach, exp.TruncateTable, exp.Merge, exp.Transaction,
-           exp.Commit, exp.Rollback, exp.Analyze, exp.Copy, exp.Use, exp.Set)
-_READ_ROOTS = (exp.Select, exp.SetOperation)
-_DML_ROOTS = {exp.Insert: "INSERT", exp.Update: "UPDATE", exp.Delete: "DELETE"}
+if TYPE_CHECKING:
+    from sqlglot import exp
+
+
+@lru_cache(maxsize=1)
+def _sqlglot() -> Any:
+    """sqlglot and the expression classes the guard needs, imported on first use (it
+    is the heaviest import of the engine, and most calls never parse SQL)."""
+    import sqlglot
+    from sqlglot import exp
+    from sqlglot.errors import ParseError, TokenError
+
+    return SimpleNamespace(
+        parse=sqlglot.parse, exp=exp, errors=(ParseError, TokenError),
+        writes=(exp.Insert, exp.Update, exp.Delete, exp.Create, exp.Drop, exp.Alter,
+                exp.Command, exp.Pragma, exp.Attach, exp.Detach, exp.TruncateTable,
+                exp.Merge, exp.Transaction, exp.Commit, exp.Rollback, exp.Analyze, exp.Copy,
+                exp.Use, exp.Set),
+        reads=(exp.Select, exp.SetOperation),
+        dml={exp.Insert: "INSERT", exp.Update: "UPDATE", exp.Delete: "DELETE"})
 _DENIED_FUNCTIONS = frozenset({"load_extension", "readfile", "writefile", "edit", "fts3_tokenizer"})
 MAX_SQL_CHARS = 100_000
 
@@ -47,8 +60,8 @@ def _parse(sql: str) -> exp.Expression:
     if len(text) > MAX_SQL_CHARS:
         raise QueryForbidden(f"statement is {len(text)} characters; the limit is {MAX_SQL_CHARS}")
     try:
-        statements = [s for s in sqlglot.parse(text, read="sqlite") if s is not None]
-    except (ParseError, TokenError) as exc:
+        statements = [s for s in _sqlglot().parse(text, read="sqlite") if s is not None]
+    except _sqlglot().errors as exc:
         message = str(exc).split("\n")[0]
         raise QueryInvalid(f"SQL syntax error: {message}",
                            hint="One SQLite statement, e.g. SELECT col FROM t WHERE ...") from None
@@ -61,6 +74,7 @@ def _parse(sql: str) -> exp.Expression:
 
 
 def _names(tree: exp.Expression) -> list[str]:
+    exp = _sqlglot().exp
     found = []
     for node in tree.walk():
         if isinstance(node, exp.Table):
@@ -73,7 +87,7 @@ def _names(tree: exp.Expression) -> list[str]:
 
 def _refuse_hidden(tree: exp.Expression) -> None:
     for node in tree.walk():
-        if isinstance(node, _WRITES):
+        if isinstance(node, _sqlglot().writes):
             raise QueryForbidden(f"statement contains {type(node).__name__.upper()}, which "
                                  "is not allowed here")
     for name in _names(tree):
@@ -90,7 +104,7 @@ def check_read(sql: str, row_limit: int) -> Verdict:
     Injects ``LIMIT row_limit`` when the top-level statement has none.
     """
     tree = _parse(sql)
-    if not isinstance(tree, _READ_ROOTS):
+    if not isinstance(tree, _sqlglot().reads):
         verb = type(tree).__name__.upper()
         raise QueryForbidden(f"query is read-only: {verb} is not allowed",
                              hint="Use SELECT (or WITH ... SELECT); rows are written with tend.")
@@ -107,7 +121,7 @@ def check_read(sql: str, row_limit: int) -> Verdict:
 def check_write(sql: str) -> Verdict:
     """Guard a ``tend`` statement: one INSERT, or UPDATE/DELETE with a WHERE."""
     tree = _parse(sql)
-    verb = next((v for cls, v in _DML_ROOTS.items() if isinstance(tree, cls)), None)
+    verb = next((v for cls, v in _sqlglot().dml.items() if isinstance(tree, cls)), None)
     if verb is None:
         raise QueryForbidden(
             f"tend takes one INSERT, UPDATE or DELETE, not {type(tree).__name__.upper()}",
@@ -117,7 +131,7 @@ def check_write(sql: str) -> Verdict:
         raise QueryForbidden(f"{verb} without WHERE is not allowed",
                              hint="Add a WHERE clause; to touch every row say WHERE 1=1.")
     for node in tree.walk():
-        if node is not tree and isinstance(node, _WRITES):
+        if node is not tree and isinstance(node, _sqlglot().writes):
             raise QueryForbidden(f"statement hides {type(node).__name__.upper()} inside")
     for name in _names(tree):
         if name.startswith("pragma_") or name in _DENIED_FUNCTIONS:
