@@ -507,7 +507,12 @@ def _child(root: Path, wfd: int, round_no: int) -> None:
                                "body": f"# {nid}\n\n## Log\n\nPlanted in round {round_no}."}))
             report(vine.graft(nid, {"set_frontmatter": {"summary": f"Node {nid} revised."},
                                     "append_section": {"header": "More", "body": "x"}}))
+            # The hub keeps one link per round, so it stays under the 50-link cap however
+            # long a slow machine lets a child run.
+            prev = f"k/n{round_no:02d}-{j - 1:03d}"
             report(vine.graft("k/hub", {"add_links": [{"rel": "related-to", "target": nid}],
+                                        "remove_links": [{"rel": "related-to",
+                                                          "target": prev}],
                                         "set_frontmatter": {"summary": f"Hub at {nid}."}}))
             report(vine.tend("k/data", "UPDATE t SET v = v + 1 WHERE id = 1"))
             if j % 3 == 0:
