@@ -36,6 +36,22 @@ def copy_sample(dest: Path, *, git: bool = False) -> Path:
     return dest
 
 
+def git(root: Path, *args: str, check: bool = True) -> str:
+    """Run git in ``root``; its standard output."""
+    return subprocess.run(["git", *args], cwd=root, check=check, capture_output=True,
+                          text=True).stdout
+
+
+def head(root: Path) -> str:
+    """The sha of HEAD."""
+    return git(root, "rev-parse", "HEAD").strip()
+
+
+def status(root: Path) -> str:
+    """``git status --porcelain`` with every untracked file listed ("" when clean)."""
+    return git(root, "status", "--porcelain", "--untracked-files=all")
+
+
 def git_init(root: Path) -> None:
     """Make ``root`` a git repository with one commit of its markdown files."""
     run = {"cwd": root, "check": True, "capture_output": True}

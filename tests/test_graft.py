@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import datetime
 import shutil
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -15,7 +14,7 @@ import yaml
 
 from monkeyllm import Vine
 
-from .conftest import assert_error, assert_ok
+from .conftest import assert_error, assert_ok, git, head, status
 
 TODAY = datetime.date.today().isoformat()
 OLD = "2025-01-01"
@@ -44,17 +43,10 @@ CROSS = "- Alpha explains the letters \u2192 [[kb/alpha]]"
 # -- helpers -------------------------------------------------------------------------
 
 
-def git(root: Path, *args: str) -> str:
-    return subprocess.run(["git", *args], cwd=root, check=True, capture_output=True,
-                          text=True).stdout
 
 
-def head(root: Path) -> str:
-    return git(root, "rev-parse", "HEAD").strip()
 
 
-def status(root: Path) -> str:
-    return git(root, "status", "--porcelain", "--untracked-files=all")
 
 
 def subject(root: Path) -> str:

@@ -6,7 +6,6 @@ from __future__ import annotations
 import datetime
 import hashlib
 import sqlite3
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -16,7 +15,7 @@ import yaml
 
 from monkeyllm import Vine
 
-from .conftest import assert_error, assert_ok
+from .conftest import assert_error, assert_ok, git, head, status
 
 TODAY = datetime.date.today().isoformat()
 EM = "\u2014"
@@ -44,17 +43,10 @@ CLIENTS = {"id": "clients/_index", "type": "branch", "parent": "_index", "title"
 # -- helpers -------------------------------------------------------------------------
 
 
-def git(root: Path, *args: str) -> str:
-    return subprocess.run(["git", *args], cwd=root, check=True, capture_output=True,
-                          text=True).stdout
 
 
-def head(root: Path) -> str:
-    return git(root, "rev-parse", "HEAD").strip()
 
 
-def status(root: Path) -> str:
-    return git(root, "status", "--porcelain", "--untracked-files=all")
 
 
 def files_of(root: Path) -> dict[str, bytes]:

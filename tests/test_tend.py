@@ -7,7 +7,6 @@ import datetime
 import hashlib
 import shutil
 import sqlite3
-import subprocess
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,7 +17,7 @@ import yaml
 
 from monkeyllm import Vine
 
-from .conftest import assert_error, assert_ok
+from .conftest import assert_error, assert_ok, git, head, status
 
 TODAY = datetime.date.today().isoformat()
 OLD = "2025-01-01"
@@ -44,17 +43,10 @@ PROSPECTING: dict[str, Any] = {
 # -- helpers -------------------------------------------------------------------------
 
 
-def git(root: Path, *args: str) -> str:
-    return subprocess.run(["git", *args], cwd=root, check=True, capture_output=True,
-                          text=True).stdout
 
 
-def head(root: Path) -> str:
-    return git(root, "rev-parse", "HEAD").strip()
 
 
-def status(root: Path) -> str:
-    return git(root, "status", "--porcelain", "--untracked-files=all")
 
 
 def meta_of(path: Path) -> dict[str, Any]:

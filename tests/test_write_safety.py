@@ -30,7 +30,7 @@ import monkeyllm.writes.transaction as transaction
 from monkeyllm import Vine
 from monkeyllm.errors import VineError
 
-from .conftest import REPO, assert_error, assert_ok
+from .conftest import REPO, assert_error, assert_ok, git, head, status
 
 EM = "\u2014"
 ALPHA_SUMMARY = "Alpha, the first letter of the kb."
@@ -40,17 +40,10 @@ DATA_SCHEMA = {"t": {"columns": {"id": "INTEGER", "v": "INTEGER"}, "primary_key"
 # -- helpers -------------------------------------------------------------------------
 
 
-def git(root: Path, *args: str, check: bool = True) -> str:
-    return subprocess.run(["git", *args], cwd=root, check=check, capture_output=True,
-                          text=True).stdout
 
 
-def head(root: Path) -> str:
-    return git(root, "rev-parse", "HEAD").strip()
 
 
-def status(root: Path) -> str:
-    return git(root, "status", "--porcelain", "--untracked-files=all")
 
 
 def files_of(root: Path) -> dict[str, bytes]:
