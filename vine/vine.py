@@ -84,6 +84,7 @@ class Vine:
             self._lock.release()
             raise
         self._trace = None
+        self._trace_lock = threading.Lock()
         self._closed = False
         self._write_mutex = threading.Lock()
         self._repo = Repository(root)
@@ -102,8 +103,10 @@ class Vine:
         if self._closed:
             return
         self._closed = True
-        if self._trace is not None:
-            self._trace.close()
+        with self._trace_lock:
+            if self._trace is not None:
+                self._trace.close()
+                self._trace = None
         self._repo.close()
         self._forest.close()
         self._lock.release()
@@ -150,11 +153,12 @@ class Vine:
                 started: float) -> None:
         """Append one line to ``_derived/traces/<session>.jsonl`` (best effort)."""
         try:
-            if self._trace is None:
-                folder = self.root / "_derived" / "traces"
-                folder.mkdir(parents=True, exist_ok=True)
-                self._trace = open(folder / f"{self.session}.jsonl", "a",  # noqa: SIM115
-                                   encoding="utf-8", buffering=1)
+            with self._trace_lock:
+                if self._trace is None:
+                    folder = self.root / "_derived" / "traces"
+                    folder.mkdir(parents=True, exist_ok=True)
+                    self._trace = open(folder / f"{self.session}.jsonl", "a",  # noqa: SIM115
+                                       encoding="utf-8", buffering=1)
             first = spec.params[0].name if spec.params else None
             line = {"ts": round(time.time(), 3), "session": self.session,
                     "primitive": spec.name,
@@ -164,7 +168,8 @@ class Vine:
                     "elapsed_ms": round((time.perf_counter() - started) * 1000, 3)}
             if "error" in result:
                 line["error"] = result["error"].get("code")
-            self._trace.write(json.dumps(line, ensure_ascii=False) + "\n")
+            with self._trace_lock:
+                self._trace.write(json.dumps(line, ensure_ascii=False) + "\n")
         except (OSError, TypeError, ValueError):
             self._trace = None
 
