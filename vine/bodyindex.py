@@ -239,11 +239,3 @@ def expressions(tp: TermPlan) -> list[str]:
     tail = " AND ".join("(" + " OR ".join(map(_quote, g[:OR_CHUNK * 4])) + ")" for g in rest)
     return ["(" + " OR ".join(map(_quote, head[i:i + OR_CHUNK])) + ") AND " + tail
             for i in range(0, len(head), OR_CHUNK)]
-
-
-def lines_matching(conn: sqlite3.Connection, expr: str, scope_sql: str,
-                   scope_args: tuple[object, ...]) -> list[tuple[str, int]]:
-    """Live ``(node id, body line)`` pairs whose line matches ``expr``, within scope."""
-    sql = ("SELECT n.id, f.rowid & ? FROM body_fts f JOIN nodes n "
-           "ON n.body_gen = (f.rowid >> ?) WHERE body_fts MATCH ?" + scope_sql)
-    return conn.execute(sql, (LINE_MASK, LINE_BITS, expr, *scope_args)).fetchall()

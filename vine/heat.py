@@ -45,7 +45,6 @@ class HeatStore:
         self._order: list[tuple[float, str]] = []   # (-key, id), ascending: hottest first
         self._pending: dict[str, float] = {}
         self._version: int | None = None
-        self._last_flush = clock()
         self._conn = self._open(derived)
         self._closed = False
         ref = weakref.WeakMethod(self.flush)
@@ -198,7 +197,6 @@ class HeatStore:
                 self._conn.rollback()
                 return
             self._pending.clear()
-            self._last_flush = now
             # Our own commit does not move data_version; what we wrote is already in view.
             self._version = self._conn.execute("PRAGMA data_version").fetchone()[0]
 

@@ -101,11 +101,6 @@ def add_entry(body: str, section: str, line_text: str, node_id: str) -> str:
     return re.sub(r"\n{3,}", "\n\n", text)
 
 
-def remove_entry(body: str, node_id: str) -> str:
-    """Drop every entry line of ``node_id``."""
-    return re.sub(r"\n{3,}", "\n\n", entry_pattern(node_id).sub("", body))
-
-
 def coverage(body: str) -> str:
     """``"N bananas, M sub-branches"`` counted from the entry lines of the two sections."""
     def count(name: str) -> int:
