@@ -52,6 +52,36 @@ def status(root: Path) -> str:
     return git(root, "status", "--porcelain", "--untracked-files=all")
 
 
+def files_of(root: Path) -> dict[str, bytes]:
+    """Every file of the forest (ignored ones included) except git's, the caches and
+    the lock."""
+    out = {}
+    for path in root.rglob("*"):
+        rel = path.relative_to(root)
+        if rel.parts[0] in (".git", "_derived") or rel.name == ".vine.lock" or path.is_dir():
+            continue
+        out[rel.as_posix()] = path.read_bytes()
+    return out
+
+
+# The seed's dataset example, literally (plant it under a planted clients/_index).
+PROSPECTING: dict[str, Any] = {
+    "id": "clients/prospecting-2026",
+    "type": "dataset",
+    "parent": "clients/_index",
+    "title": "Client prospecting 2026",
+    "summary": "Prospects collected in 2026, with segment, site and collection date.",
+    "schema": {
+        "clients": {
+            "columns": {"name": "TEXT", "site": "TEXT", "segment": "TEXT",
+                        "collected_at": "TEXT"},
+            "primary_key": ["name"],
+        }
+    },
+    "rows": {"clients": [["Acme", "acme.example", "industry", "2026-01-14"]]},
+}
+
+
 def git_init(root: Path) -> None:
     """Make ``root`` a git repository with one commit of its markdown files."""
     run = {"cwd": root, "check": True, "capture_output": True}

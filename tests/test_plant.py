@@ -15,27 +15,11 @@ import yaml
 
 from monkeyllm import Vine
 
-from .conftest import assert_error, assert_ok, git, head, status
+from .conftest import PROSPECTING, assert_error, assert_ok, files_of, git, head, status
 
 TODAY = datetime.date.today().isoformat()
 EM = "\u2014"
 
-# The seed's dataset example, literally.
-PROSPECTING: dict[str, Any] = {
-    "id": "clients/prospecting-2026",
-    "type": "dataset",
-    "parent": "clients/_index",
-    "title": "Client prospecting 2026",
-    "summary": "Prospects collected in 2026, with segment, site and collection date.",
-    "schema": {
-        "clients": {
-            "columns": {"name": "TEXT", "site": "TEXT", "segment": "TEXT",
-                        "collected_at": "TEXT"},
-            "primary_key": ["name"],
-        }
-    },
-    "rows": {"clients": [["Acme", "acme.example", "industry", "2026-01-14"]]},
-}
 CLIENTS = {"id": "clients/_index", "type": "branch", "parent": "_index", "title": "Clients",
            "summary": "Clients and prospects of the company."}
 
@@ -49,15 +33,6 @@ CLIENTS = {"id": "clients/_index", "type": "branch", "parent": "_index", "title"
 
 
 
-def files_of(root: Path) -> dict[str, bytes]:
-    """Every file of the forest (ignored ones included) except git's and the caches."""
-    out = {}
-    for path in root.rglob("*"):
-        rel = path.relative_to(root)
-        if rel.parts[0] in (".git", "_derived") or rel.name == ".vine.lock" or path.is_dir():
-            continue
-        out[rel.as_posix()] = path.read_bytes()
-    return out
 
 
 def split(path: Path) -> tuple[dict[str, Any], str]:

@@ -17,27 +17,12 @@ import yaml
 
 from monkeyllm import Vine
 
-from .conftest import assert_error, assert_ok, git, head, status
+from .conftest import PROSPECTING, assert_error, assert_ok, git, head, status
 
 TODAY = datetime.date.today().isoformat()
 OLD = "2025-01-01"
 DS = "clients/prospecting-2026"
 
-PROSPECTING: dict[str, Any] = {
-    "id": DS,
-    "type": "dataset",
-    "parent": "clients/_index",
-    "title": "Client prospecting 2026",
-    "summary": "Prospects collected in 2026, with segment, site and collection date.",
-    "schema": {
-        "clients": {
-            "columns": {"name": "TEXT", "site": "TEXT", "segment": "TEXT",
-                        "collected_at": "TEXT"},
-            "primary_key": ["name"],
-        }
-    },
-    "rows": {"clients": [["Acme", "acme.example", "industry", "2026-01-14"]]},
-}
 
 
 # -- helpers -------------------------------------------------------------------------

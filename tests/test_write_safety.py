@@ -30,7 +30,7 @@ import monkeyllm.writes.transaction as transaction
 from monkeyllm import Vine
 from monkeyllm.errors import VineError
 
-from .conftest import REPO, assert_error, assert_ok, git, head, status
+from .conftest import REPO, assert_error, assert_ok, files_of, git, head, status
 
 EM = "\u2014"
 ALPHA_SUMMARY = "Alpha, the first letter of the kb."
@@ -46,16 +46,6 @@ DATA_SCHEMA = {"t": {"columns": {"id": "INTEGER", "v": "INTEGER"}, "primary_key"
 
 
 
-def files_of(root: Path) -> dict[str, bytes]:
-    """Every file of the forest, ignored ones included, except git's, the caches and the
-    lock."""
-    out = {}
-    for path in root.rglob("*"):
-        rel = path.relative_to(root)
-        if rel.parts[0] in (".git", "_derived") or rel.name == ".vine.lock" or path.is_dir():
-            continue
-        out[rel.as_posix()] = path.read_bytes()
-    return out
 
 
 def stray_temps(root: Path) -> list[str]:
