@@ -1,25 +1,31 @@
 """The forest's own git repository: init, and one commit per write, through GitPython.
 
-Commits are built with GitPython's index and object database (no ``git`` process per
-file), with the format's identity ``vine <vine@monkeyllm.local>``; only ``.md`` files
-inside the forest are ever staged.
+Commits are written in this process (loose objects, the trees along the changed
+paths, the ref and its reflog, the index entries), with the format's identity
+``vine <vine@monkeyllm.local>``; only ``.md`` files inside the forest are ever staged.
 """
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import os
+import tempfile
 import time
+import zlib
 from functools import lru_cache
-from io import BytesIO
 from pathlib import Path
 from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
 
+from . import gitindex
 from .errors import Locked, SchemaError
 
 if TYPE_CHECKING:
     import git
-    from git.objects import Commit
+
+# Trees kept in memory per repository (immutable: a tree's sha names its content).
+TREE_CACHE = 512
 
 # The format's identity for every commit the engine makes.
 IDENTITY = SimpleNamespace(name="vine", email="vine@monkeyllm.local")
@@ -29,13 +35,7 @@ IDENTITY = SimpleNamespace(name="vine", email="vine@monkeyllm.local")
 def _git() -> Any:
     """GitPython, imported when a forest is first written (reads never need it)."""
     import git
-    from git.objects.fun import tree_entries_from_data, tree_to_stream
-    from gitdb import IStream, LooseObjectDB
 
-    git.tree_entries_from_data = tree_entries_from_data  # type: ignore[attr-defined]
-    git.tree_to_stream = tree_to_stream  # type: ignore[attr-defined]
-    git.IStream = IStream  # type: ignore[attr-defined]
-    git.LooseObjectDB = LooseObjectDB  # type: ignore[attr-defined]
     return git
 
 
@@ -46,12 +46,45 @@ class Repository:
         self.root = root
         self._repo: git.Repo | None = None
         self._loose: Any = None
+        self._trees: dict[bytes, dict[str, tuple[bytes, int]]] = {}
 
     def _store(self, kind: bytes, data: bytes) -> bytes:
-        """Write one object as a loose file, in this process; returns its binary sha."""
+        """Write one object as a loose file, as git does (zlib, a temporary file renamed
+        into place, read-only); returns its binary sha."""
+        raw = kind + b" " + str(len(data)).encode("ascii") + b"\0" + data
+        binsha = hashlib.sha1(raw).digest()
+        hexsha = binsha.hex()
+        folder = os.path.join(self._objects(), hexsha[:2])
+        path = os.path.join(folder, hexsha[2:])
+        if os.path.exists(path):
+            return binsha
+        os.makedirs(folder, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix="tmp_obj_", dir=folder)
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(zlib.compress(raw, 1))
+            os.chmod(tmp, 0o444)
+            os.replace(tmp, path)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            raise
+        return binsha
+
+    def _objects(self) -> str:
         if self._loose is None:
-            self._loose = _git().LooseObjectDB(os.path.join(self.repo.git_dir, "objects"))
-        return self._loose.store(_git().IStream(kind, len(data), BytesIO(data))).binsha
+            self._loose = os.path.join(self.repo.git_dir, "objects")
+        return self._loose
+
+    def _read(self, binsha: bytes) -> bytes:
+        """An object's content: a loose file read here, else through GitPython (packs)."""
+        hexsha = binsha.hex()
+        try:
+            with open(os.path.join(self._objects(), hexsha[:2], hexsha[2:]), "rb") as fh:
+                raw = zlib.decompress(fh.read())
+        except FileNotFoundError:
+            return self.repo.odb.stream(binsha).read()
+        return raw[raw.index(b"\0") + 1:]
 
     @property
     def repo(self) -> git.Repo:
@@ -72,6 +105,18 @@ class Repository:
 
     def head(self) -> str | None:
         """The current commit, or None before the first."""
+        git_dir = Path(self.repo.git_dir)
+        try:
+            head = (git_dir / "HEAD").read_text(encoding="utf-8").strip()
+            if head.startswith("ref: "):
+                value = (git_dir / head[5:]).read_text(encoding="utf-8").strip()
+            else:
+                value = head
+            if len(value) == 40 and all(c in "0123456789abcdef" for c in value):
+                return value
+        except (FileNotFoundError, NotADirectoryError):
+            pass
+        # A packed ref, an unborn branch or anything unusual: ask GitPython.
         try:
             return self.repo.head.commit.hexsha
         except ValueError:
@@ -81,10 +126,11 @@ class Repository:
         """Commit ``paths`` as they are on disk (``.md`` inside the forest only, plus the
         names in ``also``; a missing file is removed); returns the new commit's sha.
 
-        Blobs, the trees along the changed paths and the commit are written by GitPython
-        into the object database, the branch moves by a locked ref update with its
-        reflog, and one ``git update-index --cacheinfo`` brings the index along. No
-        process per file, and none that rewrites every tree.
+        Blobs, the trees along the changed paths and the commit are written as loose
+        objects (trees are immutable, so the ones read or written are kept), the branch
+        moves by a locked ref update with its reflog, and the index is spliced in this
+        process (:mod:`monkeyllm.gitindex`; one ``git update-index`` where its format
+        needs git). No process per file, and none that rewrites every tree.
         """
         rels = []
         for path in paths:
@@ -104,11 +150,8 @@ class Repository:
                 changes[rel] = self._store(b"blob", data)
             else:
                 changes[rel] = None
-        try:
-            parent = repo.head.commit
-        except ValueError:
-            parent = None
-        root_entries = self._tree(parent.tree.binsha) if parent is not None else {}
+        parent = self.head()
+        root_entries = self._tree(self._commit_tree(parent)) if parent is not None else {}
         tree_sha = self._write_tree(root_entries, changes)
         sha = self._store(b"commit", _commit_bytes(tree_sha, parent, message)).hex()
         subject = message.splitlines()[0] if message else ""
@@ -116,20 +159,43 @@ class Repository:
             # An unborn branch: let git create the ref (the first commit only).
             repo.git.update_ref("-m", f"commit (initial): {subject}", "HEAD", sha)
         else:
-            self._advance(parent.hexsha, sha, f"commit: {subject}")
-        args: list[str] = []
-        for rel, blob in changes.items():
-            if blob is None:
-                args += ["--force-remove", rel]
-            else:
-                args += ["--cacheinfo", f"100644,{blob.hex()},{rel}"]
-        repo.git.update_index("--add", *args)
+            self._advance(parent, sha, f"commit: {subject}")
+        self._stage(changes)
         return sha
 
+    def _stage(self, changes: dict[str, bytes | None]) -> None:
+        """Bring the index along: spliced in this process when its format allows, else
+        by one ``git update-index``."""
+        try:
+            if gitindex.update(Path(self.repo.git_dir), self.root, changes):
+                return
+        except gitindex.IndexBusy as busy:
+            raise Locked(str(busy), hint="Another git command is running in this forest; "
+                                         "if none is, remove .git/index.lock.") from None
+        # The files on disk are exactly what was committed: let git stage them with
+        # their stat data (a missing one is removed).
+        self.repo.git.update_index("--add", "--remove", "--", *changes)
+
     def _tree(self, binsha: bytes) -> dict[str, tuple[bytes, int]]:
-        """A tree's entries (``name -> (binsha, mode)``), read straight from the database."""
-        data = self.repo.odb.stream(binsha).read()
-        return {name: (sha, mode) for sha, mode, name in _git().tree_entries_from_data(data)}
+        """A tree's entries (``name -> (binsha, mode)``), read straight from the database
+        (do not change the dict: it is shared with the cache)."""
+        entries = self._trees.get(binsha)
+        if entries is None:
+            entries = _parse_tree(self._read(binsha))
+            self._remember(binsha, entries)
+        return entries
+
+    def _remember(self, binsha: bytes, entries: dict[str, tuple[bytes, int]]) -> None:
+        if len(self._trees) >= TREE_CACHE:
+            self._trees.pop(next(iter(self._trees)))
+        self._trees[binsha] = entries
+
+    def _commit_tree(self, hexsha: str) -> bytes:
+        """The root tree of a commit."""
+        data = self._read(bytes.fromhex(hexsha))
+        if not data.startswith(b"tree "):
+            raise SchemaError(f"commit {hexsha[:12]} has no tree")
+        return bytes.fromhex(data[5:45].decode("ascii"))
 
     def _write_tree(self, entries: dict[str, tuple[bytes, int]],
                     changes: dict[str, bytes | None]) -> bytes:
@@ -159,12 +225,14 @@ class Repository:
                 entries[name] = (sha, 0o040000)
         if not entries:
             return None  # type: ignore[return-value]
-        ordered = sorted(((sha, mode, name) for name, (sha, mode) in entries.items()),
-                         key=lambda e: e[2] + ("/" if e[1] == 0o040000 else ""))
-        stream = BytesIO()
-        _git().tree_to_stream(ordered, stream.write)
-        data = stream.getvalue()
-        return self._store(b"tree", data)
+        named = [(name.encode("utf-8", "surrogateescape"), sha, mode)
+                 for name, (sha, mode) in entries.items()]
+        # git orders a tree by name bytes, a subtree's name as if it ended in "/".
+        named.sort(key=lambda e: e[0] + b"/" if e[2] == 0o040000 else e[0])
+        data = b"".join(b"%o %s\0%s" % (mode, name, sha) for name, sha, mode in named)
+        binsha = self._store(b"tree", data)
+        self._remember(binsha, entries)
+        return binsha
 
     def _advance(self, old: str, new: str, reason: str) -> None:
         """Move the current branch from ``old`` to ``new`` as git does: through its lock
@@ -240,13 +308,27 @@ class Repository:
             self._repo = None
 
 
-def _commit_bytes(tree: bytes, parent: Commit | None, message: str) -> bytes:
+def _parse_tree(data: bytes) -> dict[str, tuple[bytes, int]]:
+    """A tree object's entries: ``mode SP name NUL sha(20)`` repeated."""
+    out: dict[str, tuple[bytes, int]] = {}
+    pos, size = 0, len(data)
+    find = data.find
+    while pos < size:
+        space = find(b" ", pos)
+        nul = find(b"\0", space)
+        out[data[space + 1:nul].decode("utf-8", "surrogateescape")] = (
+            data[nul + 1:nul + 21], int(data[pos:space], 8))
+        pos = nul + 21
+    return out
+
+
+def _commit_bytes(tree: bytes, parent: str | None, message: str) -> bytes:
     """A commit object's content, with the format's identity as author and committer."""
     stamp = f"{int(time.time())} {time.strftime('%z') or '+0000'}"
     who = f"{IDENTITY.name} <{IDENTITY.email}> {stamp}"
     lines = [f"tree {tree.hex()}"]
     if parent is not None:
-        lines.append(f"parent {parent.hexsha}")
+        lines.append(f"parent {parent}")
     lines += [f"author {who}", f"committer {who}", "", message.rstrip("\n"), ""]
     return "\n".join(lines).encode("utf-8")
 

@@ -1,0 +1,159 @@
+"""The index spliced in-process: git itself must agree with every entry it writes,
+keep what it does not touch, and fall back to ``git update-index`` where the format is
+not ours to rewrite."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from monkeyllm import Vine, gitindex
+
+from .conftest import assert_error, assert_ok, copy_sample, git, head, status
+
+
+def note(node_id: str, parent: str = "clients/_index") -> dict:
+    return {"id": node_id, "type": "note", "parent": parent, "title": node_id.split("/")[-1],
+            "summary": "A note for the index tests.", "body": "# Note\n\n## Body\n\nText."}
+
+
+def index_version(root: Path) -> int:
+    return int.from_bytes((root / ".git" / "index").read_bytes()[4:8], "big")
+
+
+def assert_in_sync(root: Path) -> None:
+    """The index matches HEAD and the work tree by stat data alone (no refresh)."""
+    assert git(root, "diff-files", "--name-status") == ""
+    assert git(root, "diff-index", "--cached", "--name-status", "HEAD") == ""
+    assert git(root, "write-tree").strip() == git(root, "rev-parse", "HEAD^{tree}").strip()
+    assert status(root) == ""
+    subprocess.run(["git", "fsck", "--strict", "--no-progress"], cwd=root, check=True,
+                   capture_output=True)
+
+
+@pytest.fixture
+def forest(tmp_path: Path) -> Path:
+    return copy_sample(tmp_path / "brain", git=True)
+
+
+def test_writes_leave_the_index_in_sync_by_stat(forest: Path) -> None:
+    with Vine(forest) as vine:
+        assert_ok(vine.plant(note("clients/alpha")))
+        assert_in_sync(forest)
+        assert_ok(vine.graft("clients/alpha", {"set_frontmatter": {"summary": "Changed."}}))
+        assert_in_sync(forest)
+        # a name that sorts first and one that sorts last in the whole index
+        assert_ok(vine.plant(note("0first", "_index")))
+        assert_ok(vine.plant(note("zzz-last", "_index")))
+        assert_in_sync(forest)
+    assert index_version(forest) == 2
+    listed = git(forest, "ls-files").split()
+    assert {"0first.md", "zzz-last.md", "clients/alpha.md"} <= set(listed)
+    assert listed == sorted(listed)
+
+
+def test_the_index_is_spliced_not_rewritten_by_git(forest: Path) -> None:
+    """No git process updates the index: its cache-tree extension, which git would
+    keep, is dropped by the splice (git rebuilds it on demand)."""
+    git(forest, "write-tree")          # gives the index a cache-tree (TREE) extension
+    assert b"TREE" in (forest / ".git" / "index").read_bytes()
+    with Vine(forest) as vine:
+        assert_ok(vine.plant(note("clients/alpha")))
+    assert b"TREE" not in (forest / ".git" / "index").read_bytes()
+    assert_in_sync(forest)
+
+
+def test_entries_it_does_not_touch_are_kept_byte_for_byte(forest: Path) -> None:
+    """A staged change, an intent-to-add file and a skip-worktree flag (extended flags,
+    index version 3) all survive a write."""
+    (forest / "scratch.txt").write_text("staged by a person\n")
+    (forest / "later.txt").write_text("intent to add\n")
+    git(forest, "add", "scratch.txt")
+    git(forest, "add", "-N", "later.txt")
+    git(forest, "update-index", "--skip-worktree", "acme-trading.md")
+    before = git(forest, "ls-files", "-s", "-v", "--debug", "scratch.txt", "later.txt",
+                 "acme-trading.md")
+    assert index_version(forest) == 3
+    with Vine(forest) as vine:
+        assert_ok(vine.plant(note("clients/alpha")))
+        assert_ok(vine.plant(note("clients/beta")))
+    assert index_version(forest) == 3
+    after = git(forest, "ls-files", "-s", "-v", "--debug", "scratch.txt", "later.txt",
+                "acme-trading.md")
+    assert after == before
+    assert git(forest, "diff", "--cached", "--name-only", "HEAD") == "scratch.txt\n"
+    assert git(forest, "show", "--name-only", "--format=", "HEAD").split() == [
+        "clients/_index.md", "clients/beta.md"]
+
+
+def test_a_change_staged_between_writes_is_kept(forest: Path) -> None:
+    """The parsed index is cached between writes; git touching the index in between
+    must invalidate it."""
+    with Vine(forest) as vine:
+        assert_ok(vine.plant(note("clients/alpha")))
+        (forest / "notes.txt").write_text("x\n")
+        git(forest, "add", "notes.txt")
+        assert_ok(vine.plant(note("clients/beta")))
+        git(forest, "rm", "-q", "--cached", "notes.txt")
+        assert_ok(vine.plant(note("clients/gamma")))
+    assert "notes.txt" not in git(forest, "ls-files")
+    assert git(forest, "diff", "--cached", "--name-only", "HEAD") == ""
+    (forest / "notes.txt").unlink()
+    assert_in_sync(forest)
+
+
+@pytest.mark.parametrize("setup", [
+    ["update-index", "--index-version", "4"],
+    ["update-index", "--split-index"],
+], ids=["version-4", "split-index"])
+def test_indexes_it_cannot_splice_go_through_git(forest: Path, setup: list[str]) -> None:
+    git(forest, *setup)
+    raw = (forest / ".git" / "index").read_bytes()
+    with Vine(forest) as vine:
+        assert_ok(vine.plant(note("clients/alpha")))
+        assert_ok(vine.graft("clients/alpha", {"set_frontmatter": {"summary": "Changed."}}))
+    assert (forest / ".git" / "index").read_bytes() != raw
+    if setup[-1] == "4":
+        assert index_version(forest) == 4
+    assert_in_sync(forest)
+
+
+def test_a_removed_file_leaves_the_index(forest: Path) -> None:
+    """A commit of a missing path removes its entry (every stage of it)."""
+    from monkeyllm.gitops import Repository
+
+    with Vine(forest) as vine:
+        assert_ok(vine.plant(note("clients/alpha")))
+    (forest / "clients" / "alpha.md").unlink()
+    repo = Repository(forest.resolve())
+    repo.commit([forest.resolve() / "clients" / "alpha.md"], "remove alpha")
+    repo.close()
+    assert "clients/alpha.md" not in git(forest, "ls-files")
+    assert git(forest, "show", "--name-status", "--format=", "HEAD").split() == [
+        "D", "clients/alpha.md"]
+    assert_in_sync(forest)
+
+
+def test_a_held_index_lock_refuses_and_changes_nothing(forest: Path) -> None:
+    lock = forest / ".git" / "index.lock"
+    lock.write_text("")
+    before = head(forest)
+    with Vine(forest) as vine:
+        assert_error(vine.plant(note("clients/alpha")), "E_LOCKED")
+    assert head(forest) == before
+    assert not (forest / "clients" / "alpha.md").exists()
+    lock.unlink()
+    assert_in_sync(forest)
+
+
+def test_a_corrupt_index_is_left_to_git(tmp_path: Path) -> None:
+    """An index whose checksum does not match is not spliced (git reports it)."""
+    index = tmp_path / "index"
+    index.write_bytes(b"DIRC" + (2).to_bytes(4, "big") + (0).to_bytes(4, "big") + b"\1" * 20)
+    assert gitindex.update(tmp_path, tmp_path, {"a.md": None}) is False
+    index.write_bytes(b"not an index at all, just text")
+    assert gitindex.update(tmp_path, tmp_path, {"a.md": None}) is False
+    index.unlink()
+    assert gitindex.update(tmp_path, tmp_path, {"a.md": None}) is False
