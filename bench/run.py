@@ -10,12 +10,15 @@ Each figure is measured here, on this machine: per-call median and p95 latency, 
 cold catalog build, the sniff on first use (a fresh ``Vine`` per query), ``query``
 against the same statement in plain ``sqlite3``, the call that notices an outside
 edit, the size of ``_derived/`` against the forest's markdown, and the peak memory of
-the measuring process (which generates nothing itself).
+the measuring process (which generates nothing itself); and the engine's share of a
+command run once per process (import, open read-only, one ``look``, close) in fresh
+interpreters beside ``python -c pass``.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import os
 import random
@@ -40,7 +43,7 @@ TARGETS = {
     "locate": (2.0, 3.6), "look": (1.5, 1.3), "move": (1.5, 0.6), "pick": (1.5, 1.0),
     "scan (recursive)": (3.0, 6.0), "sniff, 3 terms, first use": (50.0, 5200.0),
     "cold catalog build (s)": (8.0, 26.0), "notice one outside edit": (30.0, None),
-    "peak memory (MB)": (150.0, 236.0),
+    "peak memory (MB)": (150.0, 236.0), "one-shot engine, import to close": (40.0, None),
 }
 
 
@@ -237,6 +240,51 @@ def bench_outside_edit(root: Path, vine: Vine, work: Workload, n: int) -> dict[s
     return summary(samples)
 
 
+ONE_SHOT = """\
+import time
+t0 = time.perf_counter()
+from monkeyllm import Vine
+t1 = time.perf_counter()
+vine = Vine({root!r}, writable=False)
+t2 = time.perf_counter()
+result = vine.look({node_id!r})
+t3 = time.perf_counter()
+vine.close()
+t4 = time.perf_counter()
+assert "error" not in result, result
+print(t1 - t0, t2 - t1, t3 - t2, t4 - t3)
+"""
+
+
+def bench_one_shot(root: Path, node_id: str, runs: int) -> dict[str, Any]:
+    """A command that makes one call per process, as shell loops run it: ``runs`` fresh
+    interpreters each import the engine, open the forest read-only, look once and close.
+
+    Each phase is timed inside the process; the process's wall time and that of
+    ``python -c pass`` (interpreter start-up alone) are timed around it.
+    """
+    code = ONE_SHOT.format(root=str(root), node_id=node_id)
+    names = ("import", "open", "look", "close")
+    phases: dict[str, list[float]] = {name: [] for name in names}
+    engine, wall, bare = [], [], []
+    for _ in range(runs):
+        bare.append(timed(lambda: subprocess.run([sys.executable, "-c", "pass"],
+                                                 check=True))[0])
+        ms, done = timed(lambda: subprocess.run([sys.executable, "-c", code], check=True,
+                                                capture_output=True, text=True))
+        wall.append(ms)
+        parts = [float(x) * 1000 for x in done.stdout.split()]
+        for name, value in zip(names, parts, strict=True):
+            phases[name].append(value)
+        engine.append(sum(parts))
+    cached = importlib.util.cache_from_source(sys.modules[Vine.__module__].__file__ or "")
+    return {"node": node_id, **{name: summary(v) for name, v in phases.items()},
+            "engine, import to close": summary(engine), "process": summary(wall),
+            "python -c pass": summary(bare),
+            # Without cached bytecode every run compiles the engine's modules first.
+            "bytecode cached": os.path.exists(cached)}
+
+
 def bench_writes(root: Path, rounds: int, seed: int) -> dict[str, Any]:
     """plant, graft (a summary, carried to the parent index) and tend, each with its
     commit, on a scratch copy of a git-backed forest."""
@@ -307,6 +355,8 @@ def run(root: Path, rounds: int, seed: int) -> dict[str, Any]:
     figures["notice one outside edit"] = bench_outside_edit(root, vine, work,
                                                             max(5, min(30, rounds // 5)))
     vine.close()
+    figures["one-shot"] = bench_one_shot(root, work.rng.choice(work.leaves),
+                                         max(10, min(30, rounds // 10)))
     markdown = folder_bytes(root, ".md", skip="_derived")
     derived_bytes = folder_bytes(derived)
     figures["markdown (MB)"] = round(markdown / 1e6, 1)
@@ -315,6 +365,19 @@ def run(root: Path, rounds: int, seed: int) -> dict[str, Any]:
     figures["peak memory (MB)"] = round(
         resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
     return figures
+
+
+def render_one_shot(shot: dict[str, Any]) -> list[str]:
+    """The one-shot figures as table lines."""
+    lines = [f"one call per process (fresh interpreters, look {shot['node']}; bytecode "
+             f"{'cached' if shot['bytecode cached'] else 'compiled every run'}):"]
+    for name in ("import", "open", "look", "close", "engine, import to close", "process",
+                 "python -c pass"):
+        s = shot[name]
+        target = TARGETS.get("one-shot " + name)
+        lines.append(f"  {name + ' (ms)':32} {s['median']:>10.1f} {s['p95']:>10.1f}"
+                     + (f"   <= {target[0]:g}" if target else ""))
+    return lines
 
 
 def render(figures: dict[str, Any]) -> str:
@@ -351,6 +414,9 @@ def render(figures: dict[str, Any]) -> str:
     lines.append(f"{'markdown (MB)':34} {figures['markdown (MB)']:>10}")
     lines.append(f"{'_derived (MB)':34} {figures['_derived (MB)']:>10}   "
                  f"ratio {figures['_derived / markdown']} (target <= 1.0) [20]")
+    if "one-shot" in figures:
+        lines.append("")
+        lines.extend(render_one_shot(figures["one-shot"]))
     if "writes" in figures:
         lines.append("")
         upstream = {"plant": 50, "graft (summary)": 317, "tend (INSERT)": 49}
@@ -370,8 +436,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
     parser.add_argument("--writes", action="store_true",
                         help="also time plant, graft and tend on a git-backed copy")
+    parser.add_argument("--one-shot", action="store_true",
+                        help="only the one-call-per-process figures (keeps the catalog)")
     args = parser.parse_args(argv)
     root = args.forest.resolve() if args.forest else ensure_forest(args.nodes, args.seed)
+    if args.one_shot:
+        with Vine(root, writable=False) as vine:   # builds the catalog if it is missing
+            work = Workload(vine, args.seed)
+            leaf = work.rng.choice(work.leaves)
+        shot = bench_one_shot(root, leaf, max(10, min(30, args.rounds // 10)))
+        print(json.dumps(shot, indent=2) if args.json else "\n".join(render_one_shot(shot)))
+        return 0
     figures = run(root, args.rounds, args.seed)
     if args.writes:
         git_root = ensure_forest(args.nodes, args.seed, git=True) if not args.forest else root

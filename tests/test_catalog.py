@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 import shutil
+import sqlite3
+import sys
 import time
 from pathlib import Path
 
@@ -88,6 +90,63 @@ def test_edits_made_while_closed_are_seen_on_open(tmp_path: Path) -> None:
     with Vine(root, writable=False) as vine:
         assert vine.locate("zeppelin")["results"][0]["id"] == "notes/alpha"
         assert_error(vine.look("notes/beta"), "E_NOT_FOUND")
+
+
+def _stored_walk(root: Path) -> bytes | None:
+    with sqlite3.connect(root / "_derived" / "catalog.db") as conn:
+        row = conn.execute("SELECT value FROM meta WHERE key='walk'").fetchone()
+    conn.close()
+    return row[0] if row else None
+
+
+def test_an_in_place_edit_after_a_stored_walk_is_seen(tmp_path: Path) -> None:
+    root = _forest(tmp_path)
+    with Vine(root, writable=False) as vine:
+        assert_ok(vine.look("notes/alpha"))
+    assert _stored_walk(root)
+    path = root / "notes/alpha.md"
+    text = path.read_text(encoding="utf-8")
+    path.write_text(text.replace("Alpha ledger", "Omega ledger"), encoding="utf-8")
+    _bump(path)
+    with Vine(root, writable=False) as vine:
+        assert vine.locate("omega")["results"][0]["id"] == "notes/alpha"
+
+
+def test_a_stored_walk_is_not_trusted_once_the_catalog_moved_on(tmp_path: Path) -> None:
+    root = _forest(tmp_path)
+    path = root / "notes/alpha.md"
+    with Vine(root, writable=False) as vine:
+        assert_ok(vine.look("notes/alpha"))
+    stored = _stored_walk(root)
+    old, st = path.read_bytes(), path.stat()
+    write_node(root, "notes/alpha", node_meta("notes/alpha", summary="Zeppelin."), "# A\n")
+    _bump(path)
+    with Vine(root, writable=False) as vine:
+        assert vine.locate("zeppelin")["results"][0]["id"] == "notes/alpha"
+    # The old bytes and stat come back: the files match the stored walk again, but the
+    # catalog indexed the version in between.
+    path.write_bytes(old)
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert _stored_walk(root) == stored
+    with Vine(root, writable=False) as vine:
+        assert vine.locate("zeppelin")["results"] == []
+        assert vine.locate("reconciliation")["results"][0]["id"] == "notes/alpha"
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="inotify is Linux's")
+def test_a_long_lived_vine_watches_from_its_second_call(tmp_path: Path) -> None:
+    root = _forest(tmp_path)
+    Vine(root, writable=False).close()          # builds the catalog
+    with Vine(root, writable=False) as vine:
+        watcher = vine._forest.catalog.watcher
+        assert_ok(vine.look("notes/alpha"))
+        assert not watcher.live
+        assert_ok(vine.look("notes/alpha"))
+        assert watcher.live
+    with Vine(root, writable=False, watch=False) as vine:
+        for _ in range(3):
+            assert_ok(vine.look("notes/alpha"))
+        assert not vine._forest.catalog.watcher.live
 
 
 @pytest.mark.parametrize("content, reason", [

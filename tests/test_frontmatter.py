@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import datetime
+import re
 from pathlib import Path
 
 import pytest
 import yaml
+from frontmatter.default_handlers import YAMLHandler
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from yaml.resolver import Resolver
 
-from monkeyllm import yamlfast
+from monkeyllm import nodes, yamlfast
 from monkeyllm.nodes import ParseError, parse_text
 
 from .conftest import SAMPLE
@@ -63,6 +66,35 @@ def test_fast_path_reads_every_sample_brain_file() -> None:
         fast = yamlfast.load(fm)
         assert fast is not None, path
         assert fast == yaml.safe_load(fm), path
+
+
+def test_the_boundary_line_is_python_frontmatters() -> None:
+    theirs = YAMLHandler.FM_BOUNDARY
+    assert (nodes.BOUNDARY.pattern, nodes.BOUNDARY.flags) == (theirs.pattern, theirs.flags)
+
+
+def test_pyyaml_is_consulted_for_every_scalar_it_could_resolve() -> None:
+    """Outside RESOLVED_FIRST, PyYAML's implicit resolvers are for indicators (refused
+    before) or for exactly the null and boolean words the fast path reads itself."""
+    handled = set(yamlfast._BOOLS) | yamlfast._NULLS
+    for first, resolvers in Resolver.yaml_implicit_resolvers.items():
+        if first in yamlfast.RESOLVED_FIRST or first in yamlfast._INDICATORS or first == "":
+            continue
+        for tag, regexp in resolvers:
+            assert tag.rsplit(":", 1)[1] in ("bool", "null"), (first, tag)
+            assert set(re.findall(r"[A-Za-z]+|~", regexp.pattern)) <= handled, tag
+
+
+_RESOLVED = [regexp for first, resolvers in Resolver.yaml_implicit_resolvers.items()
+             if first in yamlfast.RESOLVED_FIRST for _, regexp in resolvers]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.one_of(*(st.from_regex(r) for r in dict.fromkeys(_RESOLVED))))
+def test_what_pyyaml_resolves_passes_the_resolvable_screen(text: str) -> None:
+    text = text.rstrip("\n")   # "$" admits one; a scalar of the fast path has none
+    if text and text[0] in yamlfast.RESOLVED_FIRST:
+        assert yamlfast.RESOLVABLE.fullmatch(text), text
 
 
 BODY = """# Title

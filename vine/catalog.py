@@ -4,10 +4,16 @@ It holds one row per node (curated metadata, derived parent and trail, outline,
 body size), the typed edges, an FTS5 index of curated metadata for ``locate``,
 and the body index that serves ``sniff`` (see :mod:`monkeyllm.bodyindex`).
 It is a disposable cache: anything odd about it is answered by rebuilding.
+
+A process that has not been watching learns what changed by walking the files'
+stats. The last walk that matched the ``files`` table is kept with it, as one value
+beside the table's generation (which triggers move on every change to the table,
+whoever makes it), so an unchanged forest costs one comparison, not one per file.
 """
 
 from __future__ import annotations
 
+import marshal
 import os
 import re
 import sqlite3
@@ -15,12 +21,14 @@ import threading
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import bodyindex, derived
 from .ids import id_of
-from .indexing import BulkBuilder, Writer
 from .watch import Stat, Watcher
+
+if TYPE_CHECKING:
+    from .indexing import Writer
 
 SCHEMA_VERSION = "4"
 _COVERAGE = re.compile(r"^(\d+) bananas?, (\d+) sub-branch(?:es)?\.?$")
@@ -50,7 +58,16 @@ CREATE INDEX IF NOT EXISTS listings_listed ON listings(listed);
 CREATE VIRTUAL TABLE IF NOT EXISTS nodes_fts USING fts5(
     id UNINDEXED, title, aliases, tags, summary,
     tokenize="unicode61 remove_diacritics 2");
-"""
+""" + "".join(f"""
+CREATE TRIGGER IF NOT EXISTS files_{verb.lower()} AFTER {verb} ON files BEGIN
+    INSERT INTO meta VALUES('files_gen', 1) ON CONFLICT(key) DO UPDATE SET value = value + 1;
+END;""" for verb in ("INSERT", "UPDATE", "DELETE"))
+
+# The files table's generation, and the stored walk with the generation it matched.
+_SNAPSHOT = ("SELECT (SELECT value FROM meta WHERE key='files_gen'), "
+             "(SELECT value FROM meta WHERE key='walk_gen'), "
+             "(SELECT value FROM meta WHERE key='walk')")
+
 
 def parse_coverage(raw: str | None) -> dict[str, int] | str | None:
     """``"N bananas, M sub-branches"`` as ``{"notes": N, "branches": M}``."""
@@ -169,6 +186,15 @@ class Catalog:
 
     # -- sync ----------------------------------------------------------------------
 
+    def ensure_built(self) -> None:
+        """Build the catalog now when it holds nothing (a new or discarded file).
+
+        A catalog that exists is brought up to date by the first :meth:`sync`, which
+        every call makes, so opening does not walk the files only to walk them again.
+        """
+        if self.conn.execute("SELECT 1 FROM files LIMIT 1").fetchone() is None:
+            self.sync()
+
     def sync(self, *, full: bool = False) -> int:
         """Bring the catalog in line with the files; returns how many nodes changed."""
         with self._sync_lock:
@@ -216,13 +242,41 @@ class Catalog:
         return self._apply(seen)
 
     def _sync_walk(self, found: dict[str, Stat]) -> int:
-        known = {path for (path,) in self.conn.execute("SELECT path FROM files")}
-        seen: dict[str, Stat | None] = dict(found)
-        for path in known - found.keys():
-            seen[path] = None
+        """Apply a full walk: nothing to do when it equals the stored walk of the
+        table's current generation, else compare it with the table row by row."""
+        conn = self.conn
+        snapshot = marshal.dumps(found, 2)
+        gen, walk_gen, walk = conn.execute(_SNAPSHOT).fetchone()
+        if walk == snapshot and walk_gen == gen:
+            return 0
+        known = {path: (mtime, size) for path, mtime, size in conn.execute(
+            "SELECT path, mtime_ns, size FROM files")}
         if not known:
             return self.build(found)
+        if known == found:
+            # Still the generation read before the rows: they are that generation's.
+            if conn.execute(_SNAPSHOT).fetchone()[0] == gen:
+                self._remember(gen, snapshot)
+            return 0
+        seen: dict[str, Stat | None] = {
+            path: stat for path, stat in found.items() if known.get(path) != stat}
+        for path in known.keys() - found.keys():
+            seen[path] = None
         return self._apply(seen)
+
+    def _remember(self, gen: str | None, snapshot: bytes) -> None:
+        """Keep the walk that matches the files table at generation ``gen`` (skipped
+        when a writer holds the file: the next process keeps it)."""
+        conn = self.conn
+        conn.execute("PRAGMA busy_timeout=0")
+        try:
+            with conn:
+                conn.execute("INSERT OR REPLACE INTO meta VALUES('walk_gen', ?), ('walk', ?)",
+                             (gen, snapshot))
+        except sqlite3.OperationalError:
+            pass
+        finally:
+            conn.execute(f"PRAGMA busy_timeout={derived.BUSY_MS}")
 
     def _apply(self, seen: dict[str, Stat | None]) -> int:
         """Upsert or drop each path whose stat differs from what was indexed."""
@@ -255,6 +309,8 @@ class Catalog:
         with self._sync_lock:
             if found is None:
                 found = self.watcher.walk()
+            from .indexing import BulkBuilder
+
             conn = self.conn
             BulkBuilder(self).run(found)
             for callback in self.on_change:
@@ -263,6 +319,8 @@ class Catalog:
 
     def transaction(self) -> Writer:
         """An incremental write transaction on this thread's connection."""
+        from .indexing import Writer
+
         return Writer(self)
 
     # -- queries -------------------------------------------------------------------

@@ -9,7 +9,6 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from . import sqlguard
 from .errors import NotFound, QueryForbidden
 from .ids import PRIVATE_DIRS
 
@@ -113,6 +112,8 @@ class PayloadPool:
             return held[1], held[2]
         if held is not None:
             held[1].close()
+        from . import sqlguard
+
         conn = open_readonly(path, node_id)
         state = sqlguard.guard_connection(conn, allow_writes=False)
         pool[key] = (inode, conn, state)

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import os
 import sqlite3
-import uuid
 from pathlib import Path
+
+BUSY_MS = 5000  # how long a statement waits for another connection's write lock
 
 
 def connect(path: Path | None, name: str) -> sqlite3.Connection:
@@ -21,7 +23,7 @@ def connect(path: Path | None, name: str) -> sqlite3.Connection:
 def memory_uri(name: str) -> str:
     """A new shared in-memory database's URI (for a forest whose ``_derived`` is not
     writable); every connection to it sees the same data."""
-    return f"file:{name}-{uuid.uuid4().hex}?mode=memory&cache=shared"
+    return f"file:{name}-{os.urandom(16).hex()}?mode=memory&cache=shared"
 
 
 def connect_uri(uri: str) -> sqlite3.Connection:
@@ -30,7 +32,7 @@ def connect_uri(uri: str) -> sqlite3.Connection:
 
 
 def _tune(conn: sqlite3.Connection) -> sqlite3.Connection:
-    conn.execute("PRAGMA busy_timeout=5000")
+    conn.execute(f"PRAGMA busy_timeout={BUSY_MS}")
     try:
         conn.execute("PRAGMA journal_mode=WAL")
     except sqlite3.DatabaseError:

@@ -10,6 +10,7 @@ number does not change with time, so comparing two of them compares the heats at
 any moment, and no value has to be recomputed to rank. Deposits apply to this
 view at once and reach the file in the background (at most a second later, and on
 close), as one atomic upsert per node that adds to whatever another process left.
+The background writer starts with the first deposit.
 """
 
 from __future__ import annotations
@@ -42,16 +43,23 @@ class HeatStore:
         self.clock = clock
         self._lock = threading.RLock()
         self._keys: dict[str, float] = {}
-        self._order: list[tuple[float, str]] = []   # (-key, id), ascending: hottest first
+        # (-key, id), ascending: hottest first; sorted when first needed (None till then).
+        self._order: list[tuple[float, str]] | None = []
         self._pending: dict[str, float] = {}
         self._version: int | None = None
         self._conn = self._open(derived)
         self._closed = False
+        self._wake = threading.Event()
+        self._atexit: Callable[[], None] | None = None
+        self._flusher: threading.Thread | None = None
+
+    def _start_flusher(self) -> None:
+        """Deposits reach the file from a background thread, off every call's path (and
+        at exit); started with the first deposit, so a store never deposited into
+        runs no thread."""
         ref = weakref.WeakMethod(self.flush)
         self._atexit = lambda: (ref() or (lambda: None))()
         atexit.register(self._atexit)
-        # Deposits reach the file from a background thread, off every call's path.
-        self._wake = threading.Event()
         self._flusher = threading.Thread(target=_flush_loop, args=(weakref.ref(self),
                                                                    self._wake),
                                          name="heat-flush", daemon=True)
@@ -95,7 +103,8 @@ class HeatStore:
             self._closed = True
             self._wake.set()
             self._conn.close()
-            atexit.unregister(self._atexit)
+            if self._atexit is not None:
+                atexit.unregister(self._atexit)
 
     def _load(self) -> None:
         """Re-read the file when another connection changed it."""
@@ -106,14 +115,23 @@ class HeatStore:
         if version == self._version:
             return
         now = self.clock()
+        # Reading the table in storage order beats walking the primary key's index
+        # (every row has scope ''), which costs a lookup per row.
         keys = dict(self._conn.execute(
-            "SELECT node_id, heat_key(heat, updated) FROM heat WHERE scope='' AND heat > 0"))
+            "SELECT node_id, heat_key(heat, updated) FROM heat NOT INDEXED "
+            "WHERE scope='' AND heat > 0"))
         for nid, amount in self._pending.items():
             keys[nid] = self._key(min(1.0, self._value(keys.get(nid, -math.inf), now) + amount),
                                   now)
         self._keys = keys
-        self._order = sorted((-k, nid) for nid, k in keys.items())
+        self._order = None
         self._version = version
+
+    def _ordered(self) -> list[tuple[float, str]]:
+        """The keys as ``(-key, id)``, hottest first (sorted on first need after a load)."""
+        if self._order is None:
+            self._order = sorted((-k, nid) for nid, k in self._keys.items())
+        return self._order
 
     def get(self, node_id: str) -> float:
         """The heat of one node now, rounded to 4 decimals."""
@@ -142,7 +160,7 @@ class HeatStore:
         with self._lock:
             self._load()
             limit = -(math.log2(FLOOR) + self.clock() / self.half_life)
-            order = self._order
+            order = self._ordered()
             end = bisect.bisect_right(order, (limit, "\U0010ffff"))
             snapshot = order[:end]
         for i in range(0, len(snapshot), chunk):
@@ -165,17 +183,21 @@ class HeatStore:
             return
         now = self.clock()
         with self._lock:
+            if self._flusher is None and not self._closed:
+                self._start_flusher()
             self._load()
+            order = self._order
             for nid in unique:
                 old = self._keys.get(nid)
-                if old is not None:
-                    at = bisect.bisect_left(self._order, (-old, nid))
-                    if at < len(self._order) and self._order[at] == (-old, nid):
-                        del self._order[at]
+                if old is not None and order is not None:
+                    at = bisect.bisect_left(order, (-old, nid))
+                    if at < len(order) and order[at] == (-old, nid):
+                        del order[at]
                 current = self._value(old if old is not None else -math.inf, now)
                 key = self._key(min(1.0, current + amount), now)
                 self._keys[nid] = key
-                bisect.insort(self._order, (-key, nid))
+                if order is not None:
+                    bisect.insort(order, (-key, nid))
                 self._pending[nid] = self._pending.get(nid, 0.0) + amount
 
     def flush(self) -> None:

@@ -9,8 +9,6 @@ from __future__ import annotations
 import errno
 import json
 import os
-import socket
-from datetime import UTC, datetime
 from pathlib import Path
 
 from .errors import Locked
@@ -103,6 +101,9 @@ class ForestLock:
 
     def _write_card(self) -> None:
         assert self._fd is not None
+        import socket
+        from datetime import UTC, datetime
+
         card = {"pid": os.getpid(), "host": socket.gethostname(),
                 "since": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")}
         os.ftruncate(self._fd, 0)

@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from functools import cached_property
+from functools import cache, cached_property
 from typing import Any
-
-import yaml
-from frontmatter.default_handlers import YAMLHandler
 
 from . import yamlfast
 
-_HANDLER = YAMLHandler()
+# python-frontmatter's YAML boundary line (a test keeps the two the same). Splitting a
+# file here means python-frontmatter and PyYAML load only for a frontmatter outside
+# yamlfast's subset, not for every node read.
+BOUNDARY = re.compile(r"^-{3,}\s*$", re.MULTILINE)
 _HEADER = re.compile(r"^(#{1,6})[ \t]+(.*?)(?:[ \t]+#+)?[ \t]*$")
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 _OUTLINE = re.compile(r"^#{2,3}[ \t]+(.*?)(?:[ \t]+#+)?[ \t]*$")
@@ -170,26 +170,41 @@ def parse_text(node_id: str, text: str) -> Node:
     if "\x00" in text:
         raise ParseError("binary content (NUL bytes)")
     stripped = text.lstrip("\ufeff").strip()
-    if not _HANDLER.detect(stripped):
+    if not BOUNDARY.match(stripped):
         raise ParseError("no frontmatter (the file must start with a '---' line)")
     try:
-        fm, body = _HANDLER.split(stripped)
+        _, fm, body = BOUNDARY.split(stripped, 2)
     except ValueError:
         raise ParseError("unterminated frontmatter (no closing '---' line)") from None
-    try:
-        meta = yamlfast.load(fm)
-        if meta is None:
-            meta = _HANDLER.load(fm)
-    except yaml.YAMLError as exc:
-        where = getattr(exc, "problem_mark", None)
-        at = f" at line {where.line + 2}" if where is not None else ""
-        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        raise ParseError(f"bad YAML{at}: {problem}") from None
+    meta = yamlfast.load(fm)
+    if meta is None:
+        meta = _load_yaml(fm)
     if meta is None:
         meta = {}
     if not isinstance(meta, dict):
         raise ParseError("frontmatter is not a mapping")
     return Node(node_id, meta, body.strip("\n").rstrip() if body.strip() else "")
+
+
+@cache
+def _handler() -> Any:
+    """python-frontmatter's YAML handler (PyYAML's safe loader), imported on first use."""
+    from frontmatter.default_handlers import YAMLHandler
+
+    return YAMLHandler()
+
+
+def _load_yaml(fm: str) -> Any:
+    """A frontmatter read by PyYAML, the authority; :class:`ParseError` when it is bad."""
+    import yaml
+
+    try:
+        return _handler().load(fm)
+    except yaml.YAMLError as exc:
+        where = getattr(exc, "problem_mark", None)
+        at = f" at line {where.line + 2}" if where is not None else ""
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise ParseError(f"bad YAML{at}: {problem}") from None
 
 
 def parse_bytes(node_id: str, data: bytes) -> Node:

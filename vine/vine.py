@@ -7,31 +7,20 @@ import json
 import os
 import threading
 import time
-import uuid
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from . import budget, registry
 from .errors import NotFound, ReadOnly, SchemaError, VineError
-from .forest import Forest
-from .gitops import Repository
-from .lock import ForestLock
-from .reads.locate import locate as _locate
-from .reads.look import look as _look
-from .reads.move import move as _move
-from .reads.pick import pick as _pick
-from .reads.query import query as _query
-from .reads.scan import scan as _scan
-from .reads.sniff import sniff as _sniff
 from .registry import CALLS, Call, check_args, internal
-from .windows import window
-from .writes.context import WriteContext
-from .writes.graft import graft as _graft
-from .writes.init import init_forest
-from .writes.plant import plant as _plant
-from .writes.plant import plant_batch as _plant_batch
-from .writes.tend import tend as _tend
-from .writes.transaction import JOURNAL, recover
+from .writes import JOURNAL
+
+if TYPE_CHECKING:
+    from .gitops import Repository
+    from .writes.context import WriteContext
+
+# Importing the engine stays cheap (a one-shot command pays it every time): the
+# forest, each call and the write machinery are imported where they are first used.
 
 Scope = Literal["all", "branches", "notes", "bananas"]
 Direction = Literal["out", "in", "both"]
@@ -45,8 +34,9 @@ class Vine:
     ``.vine.lock`` (a second live writer gets ``E_LOCKED``; a lock left by a
     dead process is reclaimed). ``writable=False`` never locks, and any number
     of read-only Vines may be open beside a writer. Opening builds the catalog
-    when it is missing and brings it up to date with the files; after that,
-    every call first notices edits made outside the engine.
+    when it is missing; every call first brings it up to date with the files,
+    so edits made outside the engine (even while no process had the forest
+    open) are noticed by the next call.
 
     Every call returns a dict: the result, or the error envelope
     ``{"error": {"code", "message", "hint"}}``. Use it as a context manager,
@@ -72,14 +62,17 @@ class Vine:
         self.root = root
         self.writable = bool(writable)
         self.alpha = float(alpha)
-        self.session = uuid.uuid4().hex[:12]
+        self.session = os.urandom(6).hex()
+        from .forest import Forest
+        from .lock import ForestLock
+
         self._lock = ForestLock(root)
         if self.writable:
             self._lock.acquire()
         try:
             self._forest = Forest(root, alpha=self.alpha, half_life_days=half_life_days,
                                   use_inotify=watch)
-            self._forest.catalog.sync()
+            self._forest.catalog.ensure_built()
         except BaseException:
             self._lock.release()
             raise
@@ -87,11 +80,13 @@ class Vine:
         self._trace_lock = threading.Lock()
         self._closed = False
         self._write_mutex = threading.Lock()
-        self._repo = Repository(root)
+        self._repo: Repository | None = None
         if self.writable and (root / "_derived" / JOURNAL).exists():
             # A writer died mid-write: finish or undo what it left.
+            from .writes.transaction import recover
+
             try:
-                recover(root, self._repo)
+                recover(root, self._repository())
             except VineError:
                 pass
             self._forest.catalog.sync(full=True)
@@ -107,7 +102,8 @@ class Vine:
             if self._trace is not None:
                 self._trace.close()
                 self._trace = None
-        self._repo.close()
+        if self._repo is not None:
+            self._repo.close()
         self._forest.close()
         self._lock.release()
 
@@ -183,14 +179,26 @@ class Vine:
         one) and commits ``init: forest '<title>' (empty A.5 skeleton)``. Refuses a
         folder that already holds a forest (``VineError`` with ``E_SCHEMA``).
         """
+        from .writes.init import init_forest
+
         init_forest(Path(path).expanduser().resolve(), title, summary)
         return cls(path, **options)
+
+    def _repository(self) -> Repository:
+        """The forest's git repository (its module loads on the first write)."""
+        if self._repo is None:
+            from .gitops import Repository
+
+            self._repo = Repository(self.root)
+        return self._repo
 
     def _writing(self) -> WriteContext:
         if not self.writable:
             raise ReadOnly("this forest is open read-only",
                            hint="Open it with Vine(path) (writable) to plant, graft or tend.")
-        return WriteContext(self._forest, self._repo)
+        from .writes.context import WriteContext
+
+        return WriteContext(self._forest, self._repository())
 
     def problems(self) -> list[dict[str, str]]:
         """Files the catalog skipped because they are not well-formed nodes."""
@@ -228,8 +236,11 @@ class Vine:
             until: Window end, YYYY, YYYY-MM or YYYY-MM-DD (inclusive).
             date_field: The date the window applies to: created or updated.
         """
-        return _locate(self._forest, query, k, scope, type_filter, include,
-                       window(since, until, date_field))
+        from .reads.locate import locate
+        from .windows import window
+
+        return locate(self._forest, query, k, scope, type_filter, include,
+                      window(since, until, date_field))
 
     @registry.call("read", budget.LOOK)
     def look(self, id: str | list[str], fields: list[str] | None = None) -> dict[str, Any]:
@@ -245,7 +256,9 @@ class Vine:
             id: A node id, or a list of up to 10 ids.
             fields: Keep only these keys (plus id), e.g. ["summary"] for a cheap sweep.
         """
-        return _look(self._forest, id, fields)
+        from .reads.look import look
+
+        return look(self._forest, id, fields)
 
     @registry.call("read", budget.MOVE)
     def move(self, id: str, rel: str | None = None, direction: Direction = "out") -> dict[str, Any]:
@@ -261,7 +274,9 @@ class Vine:
             rel: Only this rel (or its inverse); "children" lists a branch's children.
             direction: out, in or both.
         """
-        return _move(self._forest, id, rel, direction)
+        from .reads.move import move
+
+        return move(self._forest, id, rel, direction)
 
     @registry.call("read", budget.PICK)
     def pick(self, id: str | list[str], section: str | list[str] | None = None,
@@ -278,7 +293,9 @@ class Vine:
             section: A header to read (case-insensitive; a prefix works), or up to 10.
             after: Page cursor: "" for the first page, then the "next" value returned.
         """
-        return _pick(self._forest, id, section, after)
+        from .reads.pick import pick
+
+        return pick(self._forest, id, section, after)
 
     @registry.call("read", budget.SCAN)
     def scan(self, parent_id: str, filter: dict[str, Any] | None = None,
@@ -304,8 +321,11 @@ class Vine:
             until: Window end, YYYY, YYYY-MM or YYYY-MM-DD (inclusive).
             date_field: The date the window applies to: created or updated.
         """
-        return _scan(self._forest, parent_id, filter, fields, recursive, limit, after,
-                     window(since, until, date_field))
+        from .reads.scan import scan
+        from .windows import window
+
+        return scan(self._forest, parent_id, filter, fields, recursive, limit, after,
+                    window(since, until, date_field))
 
     @registry.call("read", budget.SNIFF)
     def sniff(self, terms: str | list[str], scope: str | None = None, k: int = 5,
@@ -327,8 +347,11 @@ class Vine:
             until: Window end, YYYY, YYYY-MM or YYYY-MM-DD (inclusive).
             date_field: The date the window applies to: created or updated.
         """
-        return _sniff(self._forest, terms, scope, k, type_filter,
-                      window(since, until, date_field))
+        from .reads.sniff import sniff
+        from .windows import window
+
+        return sniff(self._forest, terms, scope, k, type_filter,
+                     window(since, until, date_field))
 
     @registry.call("write")
     def plant(self, node: dict[str, Any] | list[dict[str, Any]], if_absent: bool = False,
@@ -347,10 +370,12 @@ class Vine:
             if_absent: When the id exists, answer created=false instead of an error.
             dry_run: Check everything and write nothing.
         """
+        from .writes.plant import plant, plant_batch
+
         with self._write_mutex:
             if isinstance(node, list):
-                return _plant_batch(self._writing(), node, if_absent, dry_run)
-            return _plant(self._writing(), node, if_absent, dry_run)
+                return plant_batch(self._writing(), node, if_absent, dry_run)
+            return plant(self._writing(), node, if_absent, dry_run)
 
     @registry.call("write")
     def graft(self, id: str, patch: dict[str, Any]) -> dict[str, Any]:
@@ -366,8 +391,10 @@ class Vine:
                 origin), add_links, remove_links, append_section {header, body},
                 replace_section {header, body}, replace_body.
         """
+        from .writes.graft import graft
+
         with self._write_mutex:
-            return _graft(self._writing(), id, patch)
+            return graft(self._writing(), id, patch)
 
     @registry.call("write")
     def tend(self, id: str, sql: str) -> dict[str, Any]:
@@ -381,8 +408,10 @@ class Vine:
             id: The dataset node.
             sql: One INSERT, UPDATE with WHERE, or DELETE with WHERE.
         """
+        from .writes.tend import tend
+
         with self._write_mutex:
-            return _tend(self._writing(), id, sql)
+            return tend(self._writing(), id, sql)
 
     @registry.call("read", budget.QUERY)
     def query(self, id: str, sql: str) -> dict[str, Any]:
@@ -396,4 +425,6 @@ class Vine:
             id: The dataset node.
             sql: One SQLite SELECT statement.
         """
-        return _query(self._forest, id, sql)
+        from .reads.query import query
+
+        return query(self._forest, id, sql)

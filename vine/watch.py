@@ -5,27 +5,35 @@ available, the walk also watches every folder, and :meth:`Watcher.poll` drains
 the kernel's queue without blocking: the kernel queues an event before the
 writer's syscall returns, so the next call sees every finished edit. Elsewhere
 ``poll`` answers None and the caller re-walks.
+
+Watching starts with the second full walk: a process that makes one call (a
+command in a shell loop) walks once and never pays for watches it would not
+use, while a long-lived one walks twice and then only drains events.
 """
 
 from __future__ import annotations
 
 import os
+from functools import cache
 from pathlib import Path
+from typing import Any
 
 from .ids import PRIVATE_DIRS
 
-try:  # Linux only; everything works without it, by walking.
-    from inotify_simple import INotify
-    from inotify_simple import flags as _flags
-except ImportError:  # pragma: no cover - exercised on non-Linux systems
-    INotify = None
-
 Stat = tuple[int, int]
 
-if INotify is not None:
-    _MASK = (_flags.CREATE | _flags.DELETE | _flags.MODIFY | _flags.CLOSE_WRITE
-             | _flags.MOVED_FROM | _flags.MOVED_TO | _flags.ATTRIB
-             | _flags.DELETE_SELF | _flags.MOVE_SELF)
+# scandir(fd) lets each stat resolve one name against the open folder, not a whole path.
+_SCANDIR_FD = os.scandir in os.supports_fd
+
+
+@cache
+def _inotify() -> Any:
+    """inotify_simple (Linux only), imported when watching starts; None elsewhere."""
+    try:
+        import inotify_simple
+    except ImportError:  # pragma: no cover - exercised on non-Linux systems
+        return None
+    return inotify_simple
 
 
 def skip_dir(name: str) -> bool:
@@ -50,12 +58,11 @@ class Watcher:
     def __init__(self, root: Path, *, use_inotify: bool = True) -> None:
         self.root = root
         self._wd: dict[int, str] = {}
-        self._ino = None
-        if use_inotify and INotify is not None:
-            try:
-                self._ino = INotify(nonblocking=True)
-            except OSError:
-                self._ino = None
+        self._ino: Any = None
+        self._flags: Any = None
+        self._mask = 0
+        self._wanted = use_inotify
+        self._full_walks = 0
 
     @property
     def live(self) -> bool:
@@ -63,44 +70,75 @@ class Watcher:
         return self._ino is not None
 
     def close(self) -> None:
-        """Stop watching."""
+        """Stop watching, for good (later syncs walk)."""
+        self._wanted = False
         if self._ino is not None:
             self._ino.close()
             self._ino = None
 
+    def _start(self) -> None:
+        """Start inotify from the second full walk on, when it is wanted and available."""
+        self._full_walks += 1
+        if self._ino is not None or not self._wanted or self._full_walks < 2:
+            return
+        module = _inotify()
+        if module is None:
+            self._wanted = False
+            return
+        try:
+            self._ino = module.INotify(nonblocking=True)
+        except OSError:
+            self._wanted = False
+            return
+        flags = self._flags = module.flags
+        self._mask = (flags.CREATE | flags.DELETE | flags.MODIFY | flags.CLOSE_WRITE
+                      | flags.MOVED_FROM | flags.MOVED_TO | flags.ATTRIB
+                      | flags.DELETE_SELF | flags.MOVE_SELF)
+
     def walk(self, rel_dir: str = "") -> dict[str, Stat]:
-        """Every ``.md`` under ``rel_dir`` with its stat; watches each folder first."""
+        """Every ``.md`` under ``rel_dir`` with its stat; once watching has started,
+        watches each folder before listing it."""
+        if not rel_dir:
+            self._start()
         found: dict[str, Stat] = {}
         stack = [rel_dir]
         while stack:
             rel = stack.pop()
             full = os.path.join(self.root, rel) if rel else str(self.root)
             self._watch(full, rel)
+            fd = -1
             try:
-                entries = list(os.scandir(full))
+                if _SCANDIR_FD:
+                    fd = os.open(full, os.O_RDONLY | os.O_DIRECTORY)
+                    entries = list(os.scandir(fd))
+                else:  # pragma: no cover - platforms without scandir(fd)
+                    entries = list(os.scandir(full))
+                for entry in entries:
+                    name = entry.name
+                    child = f"{rel}/{name}" if rel else name
+                    try:
+                        if entry.is_dir(follow_symlinks=False):
+                            if not skip_dir(name):
+                                stack.append(child)
+                        elif name.endswith(".md") and entry.is_file(follow_symlinks=False):
+                            st = entry.stat(follow_symlinks=False)
+                            found[child] = (st.st_mtime_ns, st.st_size)
+                    except OSError:
+                        continue
             except OSError:
                 continue
-            for entry in entries:
-                name = entry.name
-                child = f"{rel}/{name}" if rel else name
-                try:
-                    if entry.is_dir(follow_symlinks=False):
-                        if not skip_dir(name):
-                            stack.append(child)
-                    elif name.endswith(".md") and entry.is_file(follow_symlinks=False):
-                        st = entry.stat(follow_symlinks=False)
-                        found[child] = (st.st_mtime_ns, st.st_size)
-                except OSError:
-                    continue
+            finally:
+                if fd >= 0:
+                    os.close(fd)
         return found
 
     def _watch(self, full: str, rel: str) -> None:
         if self._ino is None:
             return
         try:
-            wd = self._ino.add_watch(full, _MASK)
+            wd = self._ino.add_watch(full, self._mask)
         except OSError:
-            # Out of watches (or an odd filesystem): fall back to walking.
+            # Out of watches (or an odd filesystem): fall back to walking, for good.
             self.close()
             return
         self._wd[wd] = rel
@@ -114,22 +152,23 @@ class Watcher:
         except (OSError, ValueError):
             self.close()
             return None
+        flags = self._flags
         changes = Changes()
         for event in events:
-            if event.mask & _flags.Q_OVERFLOW:
+            if event.mask & flags.Q_OVERFLOW:
                 return None
-            if event.mask & _flags.IGNORED:
+            if event.mask & flags.IGNORED:
                 self._wd.pop(event.wd, None)
                 continue
             rel_dir = self._wd.get(event.wd)
             if rel_dir is None:
                 continue
-            if event.mask & (_flags.DELETE_SELF | _flags.MOVE_SELF):
+            if event.mask & (flags.DELETE_SELF | flags.MOVE_SELF):
                 changes.folders.add(rel_dir)
                 continue
             name = event.name
             child = f"{rel_dir}/{name}" if rel_dir else name
-            if event.mask & _flags.ISDIR:
+            if event.mask & flags.ISDIR:
                 if not skip_dir(name):
                     changes.folders.add(child)
             elif name.endswith(".md"):

@@ -13,10 +13,8 @@ from __future__ import annotations
 
 import datetime
 import re
-from functools import lru_cache
+from functools import cache, lru_cache
 from typing import Any
-
-from yaml.resolver import Resolver
 
 _KEY = re.compile(r"^([A-Za-z_][A-Za-z0-9_-]*):(?: +(.*))?$")
 _KEY_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]*$")
@@ -28,7 +26,13 @@ _BOOLS = {v: True for v in ("yes", "Yes", "YES", "true", "True", "TRUE", "on", "
 _BOOLS.update({v: False for v in ("no", "No", "NO", "false", "False", "FALSE", "off", "Off",
                                    "OFF")})
 _INDICATORS = frozenset("-?:,[]{}#&*!|>'\"%@`")
-_RESOLVERS = Resolver.yaml_implicit_resolvers
+# Plain scalars PyYAML's implicit resolvers could still claim once nulls, booleans and
+# the forms read here are ruled out start with one of these characters and use only
+# those of RESOLVABLE (numbers, times, "<<", "="); every other resolver is for an
+# indicator or for exactly the null and boolean words above. Tests check both against
+# PyYAML's table. Only such scalars pay for importing PyYAML.
+RESOLVED_FIRST = frozenset("+.0123456789<=")
+RESOLVABLE = re.compile(r"[-+0-9_.:<= \tbxa-fA-FiInNtTZ]+")
 # Tabs, YAML's other line breaks, a BOM and control characters: PyYAML's business.
 _ODD = re.compile("[\t\r\x85\u2028\u2029\ufeff\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 
@@ -78,10 +82,19 @@ def _resolve(text: str) -> Any:
     if text[0] in _INDICATORS or ": " in text or " #" in text or text.endswith(":") \
             or "\t" in text:
         raise _Miss
-    for _tag, regexp in _RESOLVERS.get(text[0], ()):
-        if regexp.match(text):
-            raise _Miss
+    if text[0] in RESOLVED_FIRST and RESOLVABLE.fullmatch(text):
+        for _tag, regexp in _resolvers().get(text[0], ()):
+            if regexp.match(text):
+                raise _Miss
     return text
+
+
+@cache
+def _resolvers() -> dict[str, list[tuple[str, re.Pattern[str]]]]:
+    """PyYAML's implicit resolvers by first character, imported on first need."""
+    from yaml.resolver import Resolver
+
+    return Resolver.yaml_implicit_resolvers
 
 
 def _scalar1(text: str) -> Any:

@@ -19,8 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from ..gitops import Repository
+from . import JOURNAL
 
-JOURNAL = "journal.json"
 # Tests set this to a function raising at a named step, to prove every step rolls back.
 FAULT: Callable[[str], None] | None = None
 
