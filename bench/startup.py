@@ -1,0 +1,108 @@
+"""How long the ``vine`` command takes to start, answer and exit.
+
+Run from the repository root::
+
+    python -m bench.startup                      # the 10k forest, 20 runs each
+    python -m bench.startup --runs 40 --json
+
+Shell scripts call ``vine`` in loops, so what counts is the wall time of a whole
+process: interpreter start-up, imports, opening the forest, the call and exit. Each
+figure is the median (and p95) wall time of fresh processes, beside the plain
+``python -c pass`` start-up of the same interpreter for reference.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import sqlite3
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from bench.run import ensure_forest
+
+# Targets on this machine (the CLI issue's), and what the existing MonkeyLLM CLI takes.
+TARGETS = {"vine --help": (200.0, 260.0), "vine look <id>": (200.0, None)}
+
+
+def vine_command() -> list[str]:
+    """The installed console script beside this interpreter (else the module)."""
+    script = Path(sys.executable).with_name("vine")
+    if script.exists():
+        return [str(script)]
+    found = shutil.which("vine")
+    return [found] if found else [sys.executable, "-m", "monkeyllm.commands"]
+
+
+def wall(argv: list[str], runs: int) -> dict[str, float]:
+    """Median and p95 wall time (ms) of ``runs`` fresh processes; output discarded."""
+    samples = []
+    for _ in range(runs):
+        started = time.perf_counter()
+        done = subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        samples.append((time.perf_counter() - started) * 1000)
+        if done.returncode != 0:
+            raise SystemExit(f"{' '.join(argv)} failed: {done.stderr.decode()[-500:]}")
+    samples.sort()
+    return {"median": round(statistics.median(samples), 1),
+            "p95": round(samples[min(len(samples) - 1, int(len(samples) * 0.95))], 1)}
+
+
+def a_leaf(root: Path) -> str:
+    """A leaf id of the forest (its catalog is built by one open beforehand)."""
+    with sqlite3.connect(root / "_derived" / "catalog.db") as conn:
+        row = conn.execute("SELECT id FROM nodes WHERE kind='banana' AND id NOT LIKE "
+                           "'\\_meta/%' ESCAPE '\\' ORDER BY id LIMIT 1 OFFSET 500").fetchone()
+    return row[0]
+
+
+def run(root: Path, runs: int) -> dict[str, Any]:
+    vine = vine_command()
+    if not (root / "_derived" / "catalog.db").exists():
+        # Build the catalog first: the figures are of a forest in use, not a cold one.
+        subprocess.run([*vine, "reindex", "-f", str(root)], check=True,
+                       stdout=subprocess.DEVNULL)
+    leaf = a_leaf(root)
+    return {
+        "forest": str(root),
+        "python -c pass": wall([sys.executable, "-c", "pass"], runs),
+        "vine --help": wall([*vine, "--help"], runs),
+        "vine look <id>": wall([*vine, "look", leaf, "-f", str(root)], runs),
+        "vine locate <query>": wall([*vine, "locate", "working notes", "-f", str(root)], runs),
+    }
+
+
+def render(figures: dict[str, Any]) -> str:
+    lines = [f"forest: {figures['forest']}", "",
+             f"{'process':24} {'median':>9} {'p95':>9}   target [upstream]"]
+    for name, value in figures.items():
+        if name == "forest":
+            continue
+        target = TARGETS.get(name)
+        note = ""
+        if target:
+            note = f"<= {target[0]:g} ms" + (f" [{target[1]:g}]" if target[1] else "")
+        lines.append(f"{name:24} {value['median']:>7} ms {value['p95']:>6} ms   {note}")
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--nodes", type=int, default=10000)
+    parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--forest", type=Path, help="a forest to use instead")
+    parser.add_argument("--runs", type=int, default=20)
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+    root = args.forest or ensure_forest(args.nodes, args.seed)
+    figures = run(root.resolve(), args.runs)
+    print(json.dumps(figures, indent=2) if args.json else render(figures))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,44 @@
+"""``vine call TOOL [ARGS_JSON|-]``: any call with the JSON arguments MCP and REST take."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from monkeyllm.registry import CALLS
+
+from . import common
+
+
+def call(
+    tool: Annotated[str, typer.Argument(help="The call's name (locate, look, plant, ...).",
+                                        show_default=False)],
+    args: Annotated[str, typer.Argument(
+        help="The argument object as JSON: inline, @file.json, or - for standard input.",
+        show_default=False)] = "{}",
+    forest: Annotated[Path | None, typer.Option(
+        "--forest", "-f", help="The forest's folder.", show_default=False)] = None,
+    json: Annotated[bool, typer.Option("--json", help="Print JSON even on a terminal.")
+                    ] = False,
+) -> None:
+    """Run any call with a JSON argument object, exactly as MCP and REST take it.
+
+    Scripts move between surfaces without rewriting their arguments.
+
+    Example: vine call locate '{"query": "exchange policy", "k": 3}'
+    """
+    spec = CALLS.get(tool)
+    if spec is None:
+        common.usage(f"unknown call {tool!r}.", "Calls: " + ", ".join(CALLS) + ".")
+    arguments = common.read_json(args, "ARGS")
+    if not isinstance(arguments, dict):
+        common.usage("ARGS must be a JSON object, such as '{\"query\": \"...\"}'.")
+    as_json = common.json_mode(json)
+    vine = common.open_vine(forest, writable=not spec.read_only, as_json=as_json)
+    try:
+        response = vine.call(tool, arguments)
+    finally:
+        vine.close()
+    common.emit(tool, response, as_json)

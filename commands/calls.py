@@ -1,0 +1,198 @@
+"""One subcommand per registered call, generated from the engine's registry.
+
+A call's Python signature is its command line: the first required parameter is
+positional, every other one is an option named as in Python (``-k``, ``--scope``,
+``--type-filter`` or ``--type_filter``). Lists repeat their option (``--fields id
+--fields summary``, or ``--fields id,summary``); a parameter that takes one value or a
+list takes several values; structured arguments (``plant``'s node, ``graft``'s patch,
+``scan``'s filter) are JSON given inline, as ``@file.json`` or as ``-`` for standard
+input. Reads open the forest read-only; only the write calls take its lock.
+"""
+
+from __future__ import annotations
+
+import enum
+import inspect
+import types
+import typing
+from functools import cache
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+import typer
+
+from monkeyllm.registry import CALLS, Call, Param
+
+from . import common
+
+# One example per call, shown in its --help (a test checks every call has one).
+EXAMPLES: dict[str, str] = {
+    "locate": 'vine locate "exchange policy deadlines" -k 3',
+    "look": "vine look sales/exchange-policy",
+    "move": "vine move sales/_index --rel children",
+    "pick": "vine pick engineering/nfe-runbook --section Rejections",
+    "scan": "vine scan sales --recursive --filter '{\"type\": \"dataset\"}'",
+    "sniff": "vine sniff NF-4412 --scope finance",
+    "query": "vine query sales/orders-2026 --sql 'SELECT COUNT(*) FROM orders'",
+    "plant": "vine plant @node.json   (or: vine plant - < node.json)",
+    "graft": "vine graft sales/price-list --patch "
+             "'{\"set_frontmatter\": {\"tags\": [\"pricing\"]}}'",
+    "tend": "vine tend sales/orders-2026 --sql \"DELETE FROM orders WHERE id = 'X-1'\"",
+}
+
+_FOREST = inspect.Parameter(
+    "forest_", inspect.Parameter.KEYWORD_ONLY, default=None,
+    annotation=Annotated[Path | None, typer.Option(
+        "--forest", "-f", help="The forest's folder (default: $VINE_FOREST, else the "
+        "nearest forest at or above the current folder).", show_default=False)])
+_JSON = inspect.Parameter(
+    "json_", inspect.Parameter.KEYWORD_ONLY, default=False,
+    annotation=Annotated[bool, typer.Option(
+        "--json", help="Print the engine's JSON object (the default when piped).")])
+
+
+def _kinds(hint: Any) -> list[Any]:
+    """The non-None alternatives of a type hint."""
+    if typing.get_origin(hint) in (typing.Union, types.UnionType):
+        return [h for h in typing.get_args(hint) if h is not type(None)]
+    return [hint]
+
+
+def _shape(param: Param) -> str:
+    """How a parameter travels on the command line."""
+    kinds = _kinds(param.hint)
+    origins = [typing.get_origin(k) or k for k in kinds]
+    if dict in origins:
+        return "json"
+    if list in origins:
+        return "many" if str in origins else "list"
+    if kinds == [bool]:
+        return "flag"
+    if len(kinds) == 1 and typing.get_origin(kinds[0]) is Literal:
+        return "choice"
+    if kinds == [int]:
+        return "int"
+    if kinds == [float]:
+        return "float"
+    return "str"
+
+
+def _names(param: Param) -> list[str]:
+    """``-k`` for one letter; ``--type-filter`` and ``--type_filter`` for the rest."""
+    if len(param.name) == 1:
+        return [f"-{param.name}", f"--{param.name}"]
+    dashed = "--" + param.name.replace("_", "-")
+    return [dashed] if dashed == f"--{param.name}" else [dashed, f"--{param.name}"]
+
+
+def _help(param: Param, shape: str) -> str:
+    extra = {"json": " JSON inline, @file.json, or - for standard input.",
+             "list": " Repeat the option or separate values with commas.",
+             "many": " Repeat for several."}.get(shape, "")
+    return (param.doc or "") + extra
+
+
+def _cli_param(param: Param, positional: bool) -> inspect.Parameter:
+    """The Typer parameter for one call parameter."""
+    shape = _shape(param)
+    annotation: Any = {"json": str, "flag": bool, "int": int, "float": float,
+                       "list": list[str], "many": list[str]}.get(shape, str)
+    # Options left out reach the engine as absent, so its own defaults apply; help
+    # shows them.
+    text = _help(param, shape)
+    if param.default is not None and shape not in ("flag", "json"):
+        text += f"  [default: {param.default}]"
+    options: dict[str, Any] = {"help": text, "show_default": False,
+                               "metavar": _metavar(param, shape, positional)}
+    if shape == "choice":
+        annotation = _choices(param.choices or ())
+    if positional:
+        info = typer.Argument(**options)
+        default: Any = inspect.Parameter.empty
+    else:
+        info = typer.Option(*_names(param), **options)
+        if shape == "flag":
+            default = bool(param.default)
+        else:
+            default = ... if param.required else None
+    return inspect.Parameter(param.name, inspect.Parameter.KEYWORD_ONLY, default=default,
+                             annotation=Annotated[annotation | None if default is None
+                                                  else annotation, info])
+
+
+def _metavar(param: Param, shape: str, positional: bool) -> str | None:
+    if shape == "flag":
+        return None
+    if shape == "choice":
+        return "[" + "|".join(param.choices or ()) + "]"
+    if positional:
+        return param.name.upper()
+    return {"json": "JSON", "list": "NAME[,NAME]", "int": "N", "float": "X"}.get(
+        shape, "TEXT")
+
+
+@cache
+def _choices(values: tuple[str, ...]) -> type[enum.Enum]:
+    """An enum Typer offers as a choice, for a ``Literal`` parameter."""
+    return enum.Enum("Choice", {v: v for v in values}, type=str)  # type: ignore[return-value]
+
+
+def _convert(param: Param, value: Any, positional: bool) -> Any:
+    """A command-line value as the engine's argument."""
+    shape = _shape(param)
+    if value is None:
+        return None
+    if shape == "json":
+        label = param.name.upper() if positional else f"--{param.name.replace('_', '-')}"
+        return common.read_json(value, label)
+    if shape == "list":
+        return [part.strip() for item in value for part in item.split(",") if part.strip()]
+    if shape == "many":
+        return value[0] if len(value) == 1 else list(value)
+    if isinstance(value, enum.Enum):
+        return value.value
+    return value
+
+
+def build(spec: Call) -> typer.models.CommandInfo | Any:
+    """The command function of one call, with a signature Typer reads."""
+    first = next((p for p in spec.params if p.required), None)
+
+    def command(**kwargs: Any) -> None:
+        forest = kwargs.pop("forest_")
+        as_json = common.json_mode(kwargs.pop("json_"))
+        args: dict[str, Any] = {}
+        for param in spec.params:
+            value = _convert(param, kwargs.get(param.name), param is first)
+            if value is None and not param.required:
+                continue
+            if param.name in kwargs and _shape(param) == "flag" and \
+                    value == param.default:
+                continue
+            args[param.name] = value
+        vine = common.open_vine(forest, writable=not spec.read_only, as_json=as_json)
+        try:
+            response = vine.call(spec.name, args)
+        finally:
+            vine.close()
+        common.emit(spec.name, response, as_json)
+
+    params = [_cli_param(p, p is first) for p in spec.params]
+    command.__signature__ = inspect.Signature([*params, _FOREST, _JSON])  # type: ignore[attr-defined]
+    command.__name__ = spec.name
+    return command
+
+
+def help_text(spec: Call) -> str:
+    """The call's docstring (without its Args section) and its example."""
+    doc = spec.doc.split("\n\nArgs:")[0].split("\nArgs:")[0].strip()
+    body = doc if doc.startswith(spec.summary) else f"{spec.summary}\n\n{doc}"
+    return f"{body}\n\nExample: {EXAMPLES.get(spec.name, '')}"
+
+
+def register(app: typer.Typer) -> None:
+    """Add one subcommand per registered call, reads first, in registry order."""
+    order = {"read": 0, "composite": 1, "write": 2}
+    for spec in sorted(CALLS.values(), key=lambda c: order.get(c.kind, 3)):
+        app.command(spec.name, help=help_text(spec),
+                    short_help=spec.summary)(build(spec))

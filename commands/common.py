@@ -1,0 +1,142 @@
+"""What every subcommand shares: finding the forest, reading JSON arguments, opening
+the engine, and printing a response (JSON for scripts, rich for people).
+
+Exit status: 0 for a result, 1 for an error envelope, 2 for a usage error.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, NoReturn
+
+import typer
+
+if TYPE_CHECKING:
+    from monkeyllm import Vine
+
+ENV_FOREST = "VINE_FOREST"
+EXIT_ERROR = 1
+EXIT_USAGE = 2
+
+
+class Settings:
+    """The options given before the subcommand (``vine -f brain --json look x``)."""
+
+    forest: Path | None = None
+    json: bool = False
+
+
+def usage(message: str, hint: str = "") -> NoReturn:
+    """Stop with a usage error (exit 2)."""
+    raise typer.BadParameter(message + (f" {hint}" if hint else ""))
+
+
+def is_forest(folder: Path) -> bool:
+    """A forest's root holds its master index and its dialect."""
+    return (folder / "_index.md").is_file() and (folder / "_meta" / "schema.md").is_file()
+
+
+def find_forest(given: Path | None) -> Path:
+    """``--forest``, else ``$VINE_FOREST``, else the nearest forest at or above here."""
+    chosen = given or Settings.forest
+    source = "--forest"
+    if chosen is None and os.environ.get(ENV_FOREST):
+        chosen, source = Path(os.environ[ENV_FOREST]), ENV_FOREST
+    if chosen is not None:
+        folder = chosen.expanduser()
+        if not is_forest(folder):
+            raise typer.BadParameter(
+                f"{folder} is not a forest (no _index.md and _meta/schema.md); "
+                "create one with `vine init`.", param_hint=source)
+        return folder
+    here = Path.cwd()
+    for folder in (here, *here.parents):
+        if is_forest(folder):
+            return folder
+    raise typer.BadParameter(
+        f"no forest at or above {here}: pass --forest DIR, set {ENV_FOREST}, or run "
+        "inside a forest (create one with `vine init`).", param_hint="--forest")
+
+
+def read_json(text: str, what: str) -> Any:
+    """A JSON argument given inline, as ``@file`` or as ``-`` (standard input)."""
+    source = "inline JSON"
+    if text == "-":
+        text, source = sys.stdin.read(), "standard input"
+    elif text.startswith("@"):
+        path = Path(text[1:]).expanduser()
+        try:
+            text, source = path.read_text(encoding="utf-8"), str(path)
+        except (OSError, UnicodeDecodeError) as exc:
+            usage(f"{what}: cannot read {path}: {getattr(exc, 'strerror', None) or exc}")
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        usage(f"{what} is not valid JSON ({source}, line {exc.lineno} column {exc.colno}: "
+              f"{exc.msg}).", "Give JSON inline, as @file.json, or - for standard input.")
+
+
+def json_mode(flag: bool) -> bool:
+    """JSON when asked, or when standard output is not a terminal."""
+    return flag or Settings.json or not sys.stdout.isatty()
+
+
+def open_vine(forest: Path | None, *, writable: bool, as_json: bool) -> Vine:
+    """The engine on the chosen forest; an engine refusal (locked, not found) becomes
+    its error envelope and exit 1."""
+    root = find_forest(forest)
+    from monkeyllm import Vine
+    from monkeyllm.errors import VineError
+
+    try:
+        if sys.stderr.isatty() and not (root / "_derived" / "catalog.db").exists():
+            # The first open of a forest builds its catalog: say so while it runs.
+            from rich.console import Console
+
+            with Console(stderr=True).status(f"Building the catalog of {root} ..."):
+                return Vine(root, writable=writable)
+        return Vine(root, writable=writable)
+    except VineError as exc:
+        fail(exc.envelope(), as_json)
+
+
+def fail(envelope: dict[str, Any], as_json: bool) -> NoReturn:
+    """Print an error envelope (JSON on stdout in JSON mode, one line on stderr always)
+    and exit 1."""
+    if as_json:
+        _write_json(envelope)
+    error = envelope.get("error", {})
+    line = f"vine: {error.get('code', 'E_INTERNAL')}: {error.get('message', '')}"
+    if error.get("hint"):
+        line += f" (hint: {error['hint']})"
+    sys.stderr.write(" ".join(line.split()) + "\n")
+    raise typer.Exit(EXIT_ERROR)
+
+
+def emit(call: str, response: dict[str, Any], as_json: bool) -> None:
+    """Print a response: JSON (exactly the engine's object) or rich for people; an
+    error envelope exits 1."""
+    if isinstance(response, dict) and "error" in response and len(response) == 1:
+        fail(response, as_json)
+    if as_json:
+        _write_json(response)
+        return
+    from . import render
+
+    render.show(console(), call, response)
+
+
+def _write_json(obj: Any) -> None:
+    indent = 2 if sys.stdout.isatty() else None
+    sys.stdout.write(json.dumps(obj, ensure_ascii=False, indent=indent, default=str) + "\n")
+    sys.stdout.flush()
+
+
+def console() -> Any:
+    """A rich console on standard output (rich honours ``NO_COLOR`` itself)."""
+    from rich.console import Console
+
+    return Console(soft_wrap=False, highlight=False)

@@ -1,0 +1,57 @@
+"""``vine init PATH --title TITLE``: create a forest."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from . import common
+
+
+def init(
+    path: Annotated[Path | None, typer.Argument(
+        help="The folder to create the forest in (default: --forest, else here).",
+        show_default=False)] = None,
+    title: Annotated[str | None, typer.Option(
+        "--title", "-t", help="The forest's title (default: the folder's name).",
+        show_default=False)] = None,
+    summary: Annotated[str | None, typer.Option(
+        "--summary", "-s", help="One or two sentences on what the forest holds.",
+        show_default=False)] = None,
+    forest: Annotated[Path | None, typer.Option(
+        "--forest", "-f", help="The same as PATH.", show_default=False)] = None,
+    json: Annotated[bool, typer.Option("--json", help="Print JSON even on a terminal.")
+                    ] = False,
+) -> None:
+    """Create a forest: master index, default dialect, .gitignore, and its own git
+    repository with a first commit. Refuses a folder that already holds a forest.
+
+    Example: vine init ./brain --title "Acme brain"
+    """
+    from monkeyllm import Vine
+    from monkeyllm.errors import SchemaError, VineError
+    from monkeyllm.gitops import Repository
+
+    as_json = common.json_mode(json)
+    if path is not None and forest is not None and path != forest:
+        common.usage(f"two folders given: {path} and --forest {forest}.")
+    folder = (path or forest or common.Settings.forest or Path(".")).expanduser().resolve()
+    name = title or folder.name.replace("-", " ").replace("_", " ").strip() or "Forest"
+    try:
+        vine = Vine.init(folder, title=name, summary=summary)
+    except VineError as exc:
+        common.fail(exc.envelope(), as_json)
+    except OSError as exc:
+        common.fail(SchemaError(f"cannot create a forest at {folder}: "
+                                f"{exc.strerror or exc}").envelope(), as_json)
+    try:
+        count = vine.scan("_index", fields=["id"], recursive=True).get("total")
+    finally:
+        vine.close()
+    repo = Repository(folder)
+    head = repo.head()
+    repo.close()
+    common.emit("init", {"forest": str(folder), "title": name, "commit": head,
+                         "nodes": count}, as_json)

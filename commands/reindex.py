@@ -1,0 +1,36 @@
+"""``vine reindex``: rebuild the catalog from the files."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from . import common
+
+
+def reindex(
+    forest: Annotated[Path | None, typer.Option(
+        "--forest", "-f", help="The forest's folder.", show_default=False)] = None,
+    json: Annotated[bool, typer.Option("--json", help="Print JSON even on a terminal.")
+                    ] = False,
+) -> None:
+    """Rebuild the catalog (_derived/catalog.db) from the files; heat is kept.
+
+    Example: vine reindex -f ./brain
+    """
+    as_json = common.json_mode(json)
+    vine = common.open_vine(forest, writable=False, as_json=as_json)
+    try:
+        if sys.stderr.isatty():
+            from rich.console import Console
+
+            with Console(stderr=True).status(f"Rebuilding the catalog of {vine.root} ..."):
+                result = vine.reindex()
+        else:
+            result = vine.reindex()
+    finally:
+        vine.close()
+    common.emit("reindex", result, as_json)

@@ -1,0 +1,683 @@
+"""Render call responses for people at a terminal, with rich.
+
+Pure data to rich: no engine import, so the CLI loads this module only when standard
+output is a terminal. Every renderer shows what it knows how to lay out and hands the
+rest to a footer, so no key of a response is ever hidden. Three things are always said
+plainly, whatever the call: a ``truncated`` response (cut by its budget, not the whole
+set), its ``hint`` or ``hints``, and its ``next`` page cursor.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from rich.console import Console, Group, RenderableType
+from rich.panel import Panel
+from rich.rule import Rule
+from rich.table import Table
+from rich.text import Text
+
+Response = dict[str, Any]
+# Keys the shared footer speaks about itself, after any call-specific layout.
+NOTICE_KEYS = ("truncated", "hint", "hints", "next")
+# Bookkeeping lists that say nothing when empty.
+QUIET_WHEN_EMPTY = ("missing", "dropped", "truncated_fields", "fortified")
+# Heat colours from cool to hot: (upper bound, style).
+HEAT_STEPS = ((0.15, "grey58"), (0.35, "steel_blue1"), (0.6, "yellow"),
+              (0.8, "dark_orange"), (float("inf"), "red"))
+SHA_SHOWN = 12
+NARROW_COLUMN = 30
+# Ids are copied back into the next call: they fold only when the terminal is too narrow.
+UNCAPPED = ("id", "node")
+DIM = "dim"
+NONE = "—"
+
+
+# -- small pieces --------------------------------------------------------------------
+
+
+def heat_bar(heat: float | None, width: int = 8) -> Text:
+    """A coloured bar for heat in 0..1 with its value, e.g. ``▇▇▇░░░░░ 0.38``.
+
+    Cool grey and blue for low heat, yellow in the middle, orange to red for high.
+    Values outside 0..1 fill the bar to its nearest end and still print as given.
+
+    Args:
+        heat: The heat, or None when the response carried none (a dim empty bar).
+        width: How many cells the bar takes (the number comes after).
+    """
+    width = max(int(width), 1)
+    if heat is None or heat != heat:  # absent, or NaN
+        return Text("░" * width + " " + NONE, style=DIM)
+    level = min(max(float(heat), 0.0), 1.0)
+    filled = round(level * width)
+    if level > 0 and filled == 0:
+        filled = 1  # any heat at all shows, so "warm" is never read as "never visited"
+    colour = next(style for bound, style in HEAT_STEPS if level < bound)
+    bar = Text()
+    bar.append("▇" * filled, style=colour)
+    bar.append("░" * (width - filled), style="grey37")
+    bar.append(" " + _number(heat), style=colour)
+    return bar
+
+
+def _number(value: float) -> str:
+    """At least two decimals, up to three, without trailing noise: 0.38, 0.005, 1.00."""
+    text = f"{value:.3f}"
+    return text[:-1] if text.endswith("0") else text
+
+
+def _plain(value: Any) -> str:
+    """A value as one line of text: strings as they are, the rest as compact JSON."""
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, ensure_ascii=False, default=str)
+
+
+def _cell(value: Any) -> Text:
+    """A table cell; None is a dim dash, lists are joined, numbers as written."""
+    if value is None:
+        return Text(NONE, style=DIM)
+    if isinstance(value, bool):
+        return Text("yes" if value else "no")
+    if isinstance(value, list) and all(isinstance(v, str | int | float) for v in value):
+        return Text(", ".join(str(v) for v in value))
+    return Text(_plain(value))
+
+
+def _short_sha(sha: Any) -> Text:
+    if not sha:
+        return Text("no commit (nothing changed on disk)", style=DIM)
+    return Text(str(sha)[:SHA_SHOWN], style="bold")
+
+
+def _trail(trail: Any) -> str:
+    return " › ".join(trail) if isinstance(trail, list) else _plain(trail)
+
+
+def _extras(item: dict[str, Any], known: Iterable[str]) -> Text | None:
+    """The keys of ``item`` no column shows, as dim ``key: value`` pairs."""
+    skip = set(known)
+    parts = [_extra(k, v) for k, v in item.items() if k not in skip]
+    return Text(" · ".join(parts), style=DIM) if parts else None
+
+
+def _extra(key: str, value: Any) -> str:
+    if key == "body_tokens" and isinstance(value, int):
+        return f"{value} tokens"
+    if key == "match_count" and isinstance(value, int):
+        return f"{value} matching line(s)"
+    if key == "trail":
+        return _trail(value)
+    return f"{key}: {_plain(value)}"
+
+
+def _lines(*parts: Text | str | None) -> Text:
+    """Join the present parts into one cell, one per line."""
+    out = Text()
+    for part in parts:
+        if part is None or part == "":
+            continue
+        if out:
+            out.append("\n")
+        out.append(part if isinstance(part, Text) else Text(part))
+    return out
+
+
+def _table(*headers: str, title: str | None = None, wide: str | None = None) -> Table:
+    """A table with these headers; the others are capped so the ``wide`` column (prose)
+    keeps room to read. A floor would push columns off a narrow terminal, a cap cannot."""
+    table = Table(title=title, title_justify="left", show_lines=False, expand=False,
+                  header_style="bold")
+    for header in headers:
+        cap = NARROW_COLUMN if wide is not None and header not in (wide, *UNCAPPED) else None
+        table.add_column(header, overflow="fold", max_width=cap)
+    return table
+
+
+def _pairs(pairs: Iterable[tuple[str, Any]]) -> Table:
+    """A two-column grid of labels and values (values already renderable or plain)."""
+    grid = Table.grid(padding=(0, 2))
+    grid.add_column(style="bold", no_wrap=True)
+    grid.add_column(overflow="fold")
+    for label, value in pairs:
+        grid.add_row(label, value if isinstance(value, Text | Table) else _cell(value))
+    return grid
+
+
+# -- the footer every call shares ----------------------------------------------------
+
+
+def _footer(console: Console, response: Response, shown: Iterable[str]) -> None:
+    """Unknown keys as ``key: value``, then the truncation warning, hints and cursor."""
+    done = set(shown) | set(NOTICE_KEYS)
+    for key, value in response.items():
+        if key in done or (key in QUIET_WHEN_EMPTY and not value):
+            continue
+        console.print(Text.assemble((f"{key}: ", "bold"), _plain(value)))
+    truncated = response.get("truncated")
+    if truncated:
+        warning = "⚠ truncated: this response was cut to fit its budget; more exists " \
+                  "than is shown here."
+        if truncated is not True:
+            warning += f" ({_plain(truncated)})"
+        console.print(Text(warning, style="bold yellow"))
+    hints = response.get("hints")
+    for hint in [response.get("hint"), *(hints if isinstance(hints, list) else [hints])]:
+        if hint:
+            console.print(Text.assemble(("hint: ", "bold cyan"), _plain(hint)))
+    if "next" in response and response["next"] is not None:
+        cursor = _plain(response["next"])
+        console.print(Text.assemble(
+            ("next: ", "bold"), (cursor, "bold"),
+            (f"  (pass after={json.dumps(cursor, ensure_ascii=False)} for the next page)",
+             DIM)))
+
+
+# -- reads ---------------------------------------------------------------------------
+
+
+def _locate(console: Console, response: Response) -> set[str]:
+    results = response.get("results") or []
+    table = _table("#", "id", "type", "title", "summary", "score", "heat",
+                   title=f"locate: {len(results)} result(s)", wide="summary")
+    for rank, item in enumerate(results, 1):
+        kind = item.get("kind")
+        ntype = item.get("type")
+        type_cell = f"{ntype} ({kind})" if kind and kind != ntype else (ntype or kind)
+        table.add_row(
+            str(rank),
+            _lines(Text(str(item.get("id")), style="bold"),
+                   Text(_trail(item["trail"]), style=DIM) if item.get("trail") else None),
+            _cell(type_cell), _cell(item.get("title")),
+            _lines(_cell(item.get("summary")),
+                   _extras(item, ("id", "kind", "type", "title", "summary", "trail", "score",
+                                  "heat"))),
+            _cell(item.get("score")),
+            heat_bar(item["heat"]) if "heat" in item else _cell(None))
+    console.print(table)
+    if not results:
+        console.print(Text("no entry points matched", style="yellow"))
+    return {"results"}
+
+
+def _look(console: Console, response: Response) -> set[str]:
+    if "nodes" in response and "id" not in response:
+        for node in response.get("nodes") or []:
+            console.print(_digest(node))
+            _footer(console, node, set(node))
+        if not response.get("nodes"):
+            console.print(Text("no digest returned", style="yellow"))
+        for key, label in (("missing", "not found"), ("dropped", "dropped by the budget")):
+            if response.get(key):
+                console.print(Text.assemble((f"{label}: ", "bold yellow"),
+                                            ", ".join(map(str, response[key]))))
+        return {"nodes", "missing", "dropped"}
+    console.print(_digest(response))
+    return set(response)
+
+
+DIGEST_SHOWN = ("id", "type", "title", "summary", "trail", "tags", "confidence", "created",
+                "updated", "source", "aliases", "origin", "coverage", "stats", "outline",
+                "children", "cross_trails", "edges_out", "edges_in", "query_manual",
+                "sample_rows", "notes", "truncated_fields")
+
+
+def _digest(node: dict[str, Any]) -> Panel:
+    """One node's look as a panel: facts, shape (outline or children), edges, data."""
+    stats = node.get("stats") or {}
+    parts: list[RenderableType] = []
+    if node.get("title"):
+        parts.append(Text(str(node["title"]), style="bold"))
+    if node.get("summary"):
+        parts.append(Text(str(node["summary"])))
+    facts = [(key, node[key]) for key in ("trail", "tags", "aliases", "confidence", "created",
+                                          "updated", "source", "origin", "coverage")
+             if key in node]
+    facts = [(k, Text(_trail(v)) if k == "trail" else v) for k, v in facts]
+    if "body_tokens" in stats:
+        facts.append(("body", Text(f"{stats['body_tokens']} tokens")))
+    if "degree" in stats:
+        facts.append(("degree", stats["degree"]))
+    if "heat" in stats:
+        facts.append(("heat", heat_bar(stats["heat"])))
+    facts += [(f"stats.{k}", v) for k, v in stats.items() if k not in ("body_tokens", "degree",
+                                                                      "heat")]
+    facts += [(k, v) for k, v in node.items() if k not in DIGEST_SHOWN and k not in NOTICE_KEYS]
+    if node.get("truncated_fields"):
+        facts.append(("cut to fit", Text(", ".join(map(str, node["truncated_fields"])),
+                                         style="yellow")))
+    if facts:
+        parts.append(_pairs(facts))
+    parts += _digest_shape(node)
+    parts += _digest_edges(node)
+    parts += _digest_dataset(node)
+    subtitle = " · ".join(str(node[k]) for k in ("type",) if node.get(k)) or None
+    return Panel(Group(*parts), title=Text(str(node.get("id")), style="bold"),
+                 title_align="left", subtitle=subtitle, subtitle_align="right")
+
+
+def _cut_note(node: dict[str, Any], key: str) -> Text:
+    """Said after a list the digest budget shortened, so a short list is not read as all."""
+    if key in (node.get("truncated_fields") or []):
+        return Text("  (cut to fit the budget: more exist)", style="yellow")
+    return Text("")
+
+
+def _digest_shape(node: dict[str, Any]) -> list[RenderableType]:
+    parts: list[RenderableType] = []
+    if node.get("outline"):
+        parts.append(Text.assemble(("outline: ", "bold"), " · ".join(map(str, node["outline"])),
+                                   _cut_note(node, "outline")))
+    elif "outline" in node:
+        cut = _cut_note(node, "outline").plain.strip()
+        parts.append(Text.assemble(("outline: ", "bold"),
+                                   (cut, "yellow") if cut else ("(no sections)", DIM)))
+    if "children" in node:
+        children = node["children"] or []
+        title = f"children ({len(children)})" + _cut_note(node, "children").plain
+        table = _table("child", "summary", title=title)
+        for child in children:
+            table.add_row(Text(str(child.get("id")), style="bold"),
+                          _lines(_cell(child.get("summary")),
+                                 _extras(child, ("id", "summary"))))
+        parts.append(table)
+    if node.get("cross_trails"):
+        parts.append(Text("cross trails:", style="bold"))
+        parts += [Text(f"  {_plain(t)}") for t in node["cross_trails"]]
+    return parts
+
+
+def _digest_edges(node: dict[str, Any]) -> list[RenderableType]:
+    parts: list[RenderableType] = []
+    for key, arrow, end in (("edges_out", "→", "target"), ("edges_in", "←", "source")):
+        if key not in node:
+            continue
+        edges = node[key] or []
+        parts.append(Text.assemble((f"{key.replace('_', ' ')} ({len(edges)})", "bold"),
+                                   _cut_note(node, key)))
+        for edge in edges:
+            line = Text.assemble(f"  {arrow} ", (str(edge.get("rel")), "cyan"), " ",
+                                 (str(edge.get(end)), "bold"))
+            if edge.get("target_summary"):
+                line.append(f"  {edge['target_summary']}", style=DIM)
+            extra = _extras(edge, ("rel", end, "target_summary"))
+            if extra:
+                line.append("  ").append(extra)
+            parts.append(line)
+    return parts
+
+
+def _digest_dataset(node: dict[str, Any]) -> list[RenderableType]:
+    parts: list[RenderableType] = []
+    manual = node.get("query_manual")
+    if isinstance(manual, dict):
+        tables = manual.get("tables") or {}
+        grid = _pairs((f"table {name}", ", ".join(map(str, cols)) if isinstance(cols, list)
+                       else _plain(cols)) for name, cols in tables.items())
+        parts += [Text("query manual", style="bold"), grid]
+        for example in manual.get("example_queries") or []:
+            parts.append(Text(f"  {example}", style="green"))
+        for key, value in manual.items():
+            if key not in ("tables", "example_queries"):
+                parts.append(Text.assemble((f"  {key}: ", "bold yellow"), _plain(value)))
+    elif manual is not None:
+        parts.append(Text.assemble(("query manual: ", "bold"), _plain(manual)))
+    sample = node.get("sample_rows")
+    if isinstance(sample, dict) and "columns" in sample:
+        parts.append(_rows_table(sample.get("columns") or [], sample.get("rows") or [],
+                                 title="sample rows"))
+    elif sample is not None:
+        parts.append(Text.assemble(("sample rows: ", "bold"), _plain(sample)))
+    if node.get("notes"):
+        parts += [Text("notes", style="bold"), _markdown(str(node["notes"]))]
+    return parts
+
+
+def _move(console: Console, response: Response) -> set[str]:
+    neighbours = response.get("neighbors") or response.get("neighbours") or []
+    table = _table("id", "rel", "type", "summary", "heat",
+                   title=f"move: {len(neighbours)} neighbour(s)", wide="summary")
+    for item in neighbours:
+        direction = item.get("direction")
+        arrow = {"out": "→ ", "in": "← "}.get(str(direction), "")
+        table.add_row(
+            _lines(Text(str(item.get("id")), style="bold"), _cell(item.get("title"))
+                   if item.get("title") else None),
+            Text(arrow + str(item.get("rel")), style="cyan"), _cell(item.get("type")),
+            _lines(_cell(item.get("summary")),
+                   _extras(item, ("id", "rel", "direction", "type", "title", "summary",
+                                  "heat"))),
+            heat_bar(item["heat"]) if "heat" in item else _cell(None))
+    console.print(table)
+    if not neighbours:
+        console.print(Text("no neighbours along that edge", style="yellow"))
+    return {"neighbors", "neighbours"}
+
+
+def _pick(console: Console, response: Response) -> set[str]:
+    if "nodes" in response and "id" not in response:
+        for node in response.get("nodes") or []:
+            _pick_one(console, node)
+            _footer(console, node, PICK_SHOWN)
+        for key, label in (("missing", "not found"), ("dropped", "dropped by the budget")):
+            if response.get(key):
+                console.print(Text.assemble((f"{label}: ", "bold yellow"),
+                                            ", ".join(map(str, response[key]))))
+        return {"nodes", "missing", "dropped"}
+    _pick_one(console, response)
+    return set(PICK_SHOWN)
+
+
+PICK_SHOWN = ("id", "title", "section", "body", "body_tokens", "sections", "missing",
+              "outline", "total", "returned", "cut")
+
+
+def _pick_one(console: Console, node: Response) -> None:
+    """A header line, then the markdown: a body, a section, sections, a page or a map."""
+    header = Text.assemble((str(node.get("id")), "bold"))
+    if node.get("title"):
+        header.append(f"  {node['title']}")
+    if node.get("section"):
+        header.append("  § ", style=DIM).append(str(node["section"]), style="bold cyan")
+    if "body_tokens" in node:
+        header.append(f"  ({node['body_tokens']} tokens)", style=DIM)
+    console.print(Rule(header, align="left"))
+    if "outline" in node and "body" not in node:
+        console.print(Text("The body is over the pick budget; here is its outline to name "
+                           "a section (or page it with after=\"\"):", style="yellow"))
+        for n, head in enumerate(node.get("outline") or [], 1):
+            console.print(Text(f"  {n:>2}. {head}"))
+    if node.get("body"):
+        console.print(_markdown(str(node["body"])))
+    elif "body" in node and "sections" not in node:
+        console.print(Text("(empty)", style=DIM))
+    for part in node.get("sections") or []:
+        title = Text.assemble(("§ ", DIM), (str(part.get("header") or part.get("section")),
+                                            "bold cyan"))
+        if part.get("body_tokens") is not None:
+            title.append(f"  ({part['body_tokens']} tokens)", style=DIM)
+        console.print(Rule(title, align="left", style=DIM))
+        console.print(_markdown(str(part.get("body") or "")))
+        extra = _extras(part, ("section", "header", "body", "body_tokens"))
+        if extra:
+            console.print(extra)
+    if node.get("missing"):
+        console.print(Text.assemble(("sections not found: ", "bold yellow"),
+                                    ", ".join(map(str, node["missing"]))))
+    if "total" in node:
+        page = f"page: {node.get('returned', '?')} of {node['total']} block(s)"
+        if node.get("cut"):
+            page += "; a block too big for one page was cut, the next page continues it"
+        console.print(Text(page, style=DIM))
+
+
+def _markdown(text: str) -> RenderableType:
+    from rich.markdown import Markdown  # markdown-it loads only when a body is shown
+
+    return Markdown(text)
+
+
+def _scan(console: Console, response: Response) -> set[str]:
+    nodes = response.get("nodes") or []
+    columns: list[str] = []
+    for node in nodes:
+        columns += [k for k in node if k not in columns]
+    title = f"scan: {response.get('returned', len(nodes))} of {response.get('total', '?')}"
+    table = _table(*columns, title=title)
+    for node in nodes:
+        table.add_row(*(_scan_cell(key, node) for key in columns))
+    console.print(table)
+    if not nodes:
+        console.print(Text("no nodes matched", style="yellow"))
+    return {"nodes", "total", "returned"}
+
+
+def _scan_cell(key: str, node: dict[str, Any]) -> Text:
+    if key not in node:
+        return Text("")
+    if key == "heat":
+        return heat_bar(node[key])
+    if key == "id":
+        return Text(str(node[key]), style="bold")
+    return _cell(node[key])
+
+
+def _sniff(console: Console, response: Response) -> set[str]:
+    results = response.get("results") or []
+    pattern = _terms_pattern(response.get("terms"))
+    table = _table("#", "node", "section", "line", "snippet",
+                   title=f"sniff: {len(results)} node(s)", wide="snippet")
+    for rank, item in enumerate(results, 1):
+        matches = item.get("matches") or []
+        node = _lines(Text(str(item.get("id")), style="bold"), _cell(item.get("title")),
+                      Text(_plain(item.get("type")) + f" · score {item.get('score')}",
+                           style=DIM),
+                      heat_bar(item["heat"]) if "heat" in item else None,
+                      _extras(item, ("id", "title", "type", "score", "heat", "matches",
+                                     "truncated_matches")))
+        if not matches:
+            table.add_row(str(rank), node, "", "", Text("no lines shown", style=DIM),
+                          end_section=True)
+        for i, match in enumerate(matches):
+            last = i == len(matches) - 1
+            table.add_row(str(rank) if i == 0 else "", node if i == 0 else "",
+                          _cell(match.get("section")), _cell(match.get("line")),
+                          _lines(_highlight(str(match.get("snippet", "")), pattern),
+                                 _extras(match, ("section", "line", "snippet"))),
+                          end_section=last and not item.get("truncated_matches"))
+        if item.get("truncated_matches"):
+            more = item.get("match_count")
+            note = f"… {more - len(matches)} more matching line(s) in this node not shown" \
+                if isinstance(more, int) else "… more matching lines in this node not shown"
+            table.add_row("", "", "", "", Text(note, style="yellow"), end_section=True)
+    console.print(table)
+    if "scanned_nodes" in response:
+        console.print(Text(f"scanned {response['scanned_nodes']} node(s)", style=DIM))
+    if not results:
+        console.print(Text("no body line matched", style="yellow"))
+    return {"results", "scanned_nodes"}
+
+
+def _terms_pattern(terms: Any) -> re.Pattern[str] | None:
+    if isinstance(terms, str):
+        terms = [terms]
+    if not isinstance(terms, list):
+        return None
+    words = sorted({str(t) for t in terms if str(t).strip()}, key=len, reverse=True)
+    return re.compile("|".join(map(re.escape, words)), re.IGNORECASE) if words else None
+
+
+def _highlight(snippet: str, pattern: re.Pattern[str] | None) -> Text:
+    text = Text(snippet)
+    if pattern is not None:
+        text.highlight_regex(pattern, style="bold reverse")
+    return text
+
+
+def _query(console: Console, response: Response) -> set[str]:
+    columns = response.get("columns") or []
+    rows = response.get("rows") or []
+    console.print(_rows_table(columns, rows))
+    facts = [f"{response.get('row_count', len(rows))} row(s)"]
+    if "elapsed_ms" in response:
+        facts.append(f"{response['elapsed_ms']} ms")
+    console.print(Text(" · ".join(facts), style=DIM))
+    if response.get("limited"):
+        console.print(Text("limited: the row limit was reached; more rows may match "
+                           "(aggregate, filter, or page with LIMIT/OFFSET)", style="yellow"))
+    return {"columns", "rows", "row_count", "elapsed_ms", "limited"}
+
+
+def _rows_table(columns: list[Any], rows: list[Any], title: str | None = None) -> Table:
+    table = Table(title=title, title_justify="left", header_style="bold")
+    for name in columns:
+        table.add_column(str(name), overflow="fold")
+    for row in rows:
+        cells = row if isinstance(row, list) else [row]
+        table.add_row(*(Text("NULL", style=DIM) if v is None else _cell(v) for v in cells))
+    return table
+
+
+# -- writes --------------------------------------------------------------------------
+
+
+WRITE_VERBS = {"plant": "planted", "graft": "grafted", "tend": "tended"}
+
+
+def _write(console: Console, call: str, response: Response) -> set[str]:
+    """A short success panel: what was written, the commit, and what it touched."""
+    facts: list[tuple[str, Any]] = []
+    for key, value in response.items():
+        if key in NOTICE_KEYS:
+            continue
+        if key == "commit":
+            facts.append(("commit", _short_sha(value)))
+        elif key == "trail":
+            facts.append(("trail", Text(_trail(value))))
+        elif key == "fortified":
+            facts.append(("fortified", _fortified(value)))
+        elif key == "created" and isinstance(value, bool):
+            facts.append(("created", Text("yes") if value else
+                          Text("no: it already existed, nothing was written", style="yellow")))
+        else:
+            facts.append((key, value))
+    wrote = bool(response.get("commit"))
+    if response.get("dry_run"):
+        heading = f"{call}: dry run, valid, nothing written"
+    elif wrote:
+        what = response.get("id") or f"{response.get('count', '?')} node(s)"
+        heading = f"{WRITE_VERBS.get(call, call)} {_plain(what)}"
+    else:
+        heading = f"{call}: no commit"
+    style = "green" if wrote else "yellow"
+    console.print(Panel(_pairs(facts), title=Text(heading, style=f"bold {style}"),
+                        title_align="left", border_style=style, expand=False))
+    return set(response) - set(NOTICE_KEYS)
+
+
+def _fortified(links: Any) -> Text:
+    if not links:
+        return Text("none", style=DIM)
+    if not isinstance(links, list):
+        return Text(_plain(links))
+    lines = [f"{link.get('rel')} → {link.get('target')}" if isinstance(link, dict)
+             else _plain(link) for link in links]
+    return Text("\n".join(lines) + "\n(existing links: heat rose, no new edge)")
+
+
+# -- composites and the rest ---------------------------------------------------------
+
+
+def _harvest(console: Console, response: Response) -> set[str]:
+    if response.get("query") is not None:
+        console.print(Text.assemble(("query: ", "bold"), _plain(response["query"])))
+    if response.get("terms"):
+        console.print(Text.assemble(("terms: ", "bold"), _cell(response["terms"])))
+    results = response.get("results") or []
+    table = _table("#", "id", "title", "summary", "score", "found by",
+                   title=f"harvest: {len(results)} result(s)", wide="summary")
+    for rank, item in enumerate(results, 1):
+        table.add_row(str(rank),
+                      _lines(Text(str(item.get("id")), style="bold"),
+                             Text(_trail(item["trail"]), style=DIM)
+                             if item.get("trail") else None),
+                      _cell(item.get("title")), _cell(item.get("summary")),
+                      _cell(item.get("score")), _cell(item.get("found_by")))
+    console.print(table)
+    pattern = _terms_pattern(response.get("terms"))
+    for item in results:
+        console.print(_evidence(item, pattern))
+    return {"query", "terms", "results"}
+
+
+HARVEST_SHOWN = ("id", "title", "summary", "score", "found_by", "trail", "matches", "content",
+                 "notes")
+
+
+def _evidence(item: dict[str, Any], pattern: re.Pattern[str] | None) -> Panel:
+    """One harvested node's matches and content."""
+    parts: list[RenderableType] = []
+    for match in item.get("matches") or []:
+        where = f"{match.get('section') or '(top)'}:{match.get('line', '?')}"
+        parts.append(Text.assemble((f"{where}  ", "cyan"),
+                                   _highlight(str(match.get("snippet", "")), pattern)))
+    content = item.get("content")
+    blocks = content if isinstance(content, list) else [content] if content else []
+    for block in blocks:
+        if isinstance(block, dict):
+            label = block.get("section") or "body"
+            parts.append(Rule(Text(f"{label} ({block.get('body_tokens', '?')} tokens)"),
+                              align="left", style=DIM))
+            if block.get("body"):
+                parts.append(_markdown(str(block["body"])))
+            extra = _extras(block, ("section", "body", "body_tokens"))
+            if extra:
+                parts.append(extra)
+        else:
+            parts.append(_markdown(_plain(block)))
+    if item.get("notes"):
+        parts += [Text("notes", style="bold"), _markdown(_plain(item["notes"]))]
+    extra = _extras(item, HARVEST_SHOWN)
+    if extra:
+        parts.append(extra)
+    return Panel(Group(*parts) if parts else Text("no content", style=DIM),
+                 title=Text(str(item.get("id")), style="bold"), title_align="left")
+
+
+def _error(console: Console, response: Response) -> set[str]:
+    error = response.get("error") or {}
+    if not isinstance(error, dict):
+        error = {"message": error}
+    body = _pairs((k, v) for k, v in error.items() if k != "hint")
+    console.print(Panel(body, title=Text(str(error.get("code", "error")), style="bold red"),
+                        title_align="left", border_style="red", expand=False))
+    if error.get("hint"):
+        console.print(Text.assemble(("hint: ", "bold cyan"), _plain(error["hint"])))
+    return {"error"}
+
+
+def _generic(console: Console, call: str, response: Response) -> set[str]:
+    from rich.json import JSON
+
+    console.print(Text(call, style="bold"))
+    console.print(JSON.from_data(response, ensure_ascii=False, default=str))
+    return set(response)
+
+
+Renderer = Callable[[Console, Response], set[str]]
+RENDERERS: dict[str, Renderer] = {
+    "locate": _locate, "look": _look, "move": _move, "pick": _pick, "scan": _scan,
+    "sniff": _sniff, "query": _query, "harvest": _harvest,
+}
+
+
+def show(console: Console, call: str, response: dict[str, Any]) -> None:
+    """Render a successful response of ``call`` to ``console``.
+
+    Reads get tables (locate, move, scan, sniff, query), digest panels (look) or
+    markdown (pick); writes get a short success panel; anything else is shown as
+    JSON. Keys a layout does not know are listed as ``key: value``, and a truncated
+    response, its hints and its page cursor are always printed plainly.
+
+    Args:
+        console: Where to print.
+        call: The call's name (locate, look, move, pick, scan, sniff, query, plant,
+            graft, tend, harvest, or any other).
+        response: The engine's response object.
+    """
+    if not isinstance(response, dict):
+        _generic(console, call, {"response": response})
+        return
+    if set(response) == {"error"}:
+        shown = _error(console, response)
+    elif call in WRITE_VERBS:
+        shown = _write(console, call, response)
+    elif call in RENDERERS:
+        shown = RENDERERS[call](console, response)
+    else:
+        shown = _generic(console, call, response)
+    _footer(console, response, shown)

@@ -1,0 +1,402 @@
+"""The rich rendering of call responses for people at a terminal."""
+
+from __future__ import annotations
+
+import io
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+from rich.console import Console
+from rich.style import Style
+from rich.text import Text
+
+from monkeyllm import Vine
+from monkeyllm.commands.render import heat_bar, show
+
+from .conftest import PROSPECTING, assert_ok
+
+TRUNCATED = "truncated: this response was cut to fit its budget"
+SGR = re.compile(r"\x1b\[([0-9;]*)m")
+
+
+def console(width: int = 200, **options: Any) -> Console:
+    """A recording terminal console writing into memory."""
+    settings: dict[str, Any] = {"force_terminal": True, "color_system": "truecolor"}
+    settings.update(options)
+    return Console(record=True, width=width, file=io.StringIO(), **settings)
+
+
+def render(call: str, response: dict[str, Any], width: int = 200) -> str:
+    """The plain text a person sees for ``response``."""
+    out = console(width)
+    show(out, call, response)
+    return out.export_text()
+
+
+def colours(text: Text) -> set[str]:
+    """The colours of the filled cells and the number of a heat bar (not its track)."""
+    track = text.plain.index("░") if "░" in text.plain else -1
+    found = set()
+    for span in text.spans:
+        if span.start == track:
+            continue
+        colour = Style.parse(span.style) if isinstance(span.style, str) else span.style
+        if colour.color is not None:
+            found.add(colour.color.name)
+    return found
+
+
+def colour_codes(raw: str) -> list[str]:
+    """SGR parameters that set a foreground or background colour."""
+    found = []
+    for params in SGR.findall(raw):
+        codes = [int(p) for p in params.split(";") if p]
+        found += [str(c) for c in codes if 30 <= c <= 49 or 90 <= c <= 107]
+    return found
+
+
+# -- reads ---------------------------------------------------------------------------
+
+
+def test_locate_table_shows_ids_titles_and_heat(brain: Vine) -> None:
+    response = assert_ok(brain.locate("exchange policy", k=3))
+    text = render("locate", response)
+    for item in response["results"]:
+        assert item["id"] in text
+        assert item["title"] in text
+        assert f"{item['body_tokens']} tokens" in text
+    assert "▇" in text or "░" in text
+    assert ("⚠ " + TRUNCATED in text) is bool(response["truncated"])
+
+
+@pytest.mark.parametrize("call", ["locate", "sniff", "move"])
+def test_narrow_terminal_keeps_every_column(brain: Vine, call: str) -> None:
+    response = {"locate": lambda: brain.locate("invoice policy", k=3),
+                "sniff": lambda: brain.sniff(["NF-4412", "invoice"], k=2),
+                "move": lambda: brain.move("sales/exchange-policy", direction="both")}[call]()
+    text = render(call, assert_ok(response), width=72)
+    assert max(len(line) for line in text.splitlines()) <= 72
+    header = next(line for line in text.splitlines() if line.startswith("┃"))
+    last = {"locate": "heat", "sniff": "snippet", "move": "heat"}[call]
+    assert header.rstrip().endswith("┃") and last in header
+
+
+def test_locate_truncated_warning_and_unknown_keys(brain: Vine) -> None:
+    response = assert_ok(brain.locate("policy", k=1, since="2026"))
+    assert response["truncated"] is True and "window" in response
+    text = render("locate", response)
+    assert TRUNCATED in text
+    assert "window: " in text and '"since": "2026"' in text
+
+
+def test_locate_nothing_found_shows_the_hint(brain: Vine) -> None:
+    response = assert_ok(brain.locate("zzzqqqxx"))
+    text = render("locate", response)
+    assert "no entry points matched" in text
+    assert "hint: " + response["hint"][:40] in text
+    assert f"searched: {response['searched']}" in text
+    assert TRUNCATED not in text
+
+
+def test_look_digest_panel(brain: Vine) -> None:
+    response = assert_ok(brain.look("sales/exchange-policy"))
+    text = render("look", response)
+    assert "sales/exchange-policy" in text and "Exchange policy" in text
+    assert response["summary"] in text
+    for header in response["outline"]:
+        assert header in text
+    for edge in response["edges_out"]:
+        assert f"→ {edge['rel']} {edge['target']}" in text
+    for edge in response["edges_in"]:
+        assert f"← {edge['rel']} {edge['source']}" in text
+    assert f"{response['stats']['body_tokens']} tokens" in text
+    assert "2026-05-04" in text
+
+
+def test_look_dataset_shows_manual_sample_rows_and_notes(brain: Vine) -> None:
+    response = assert_ok(brain.look("sales/orders-2026"))
+    text = render("look", response)
+    assert "table orders" in text
+    assert response["query_manual"]["example_queries"][0] in text
+    assert "Lojas Pinhão" in text  # a sample row cell
+    assert "value_cents is the same amount" in text  # the notes
+
+
+def test_look_branch_keeps_wikilinks_literal(brain: Vine) -> None:
+    response = assert_ok(brain.look("clients/_index"))
+    text = render("look", response)
+    for child in response["children"]:
+        assert child["id"] in text
+    # Square brackets in data are text, never rich markup.
+    assert "[[contracts/master-agreement]]" in text
+    assert response["coverage"] in text
+
+
+def test_look_batch_renders_each_node_and_the_missing(brain: Vine) -> None:
+    response = assert_ok(brain.look(["sales/price-list", "clients/_index", "nope/x"]))
+    text = render("look", response)
+    assert text.count("╭─ ") == 2
+    assert "sales/price-list" in text and "clients/_index" in text
+    assert "not found: nope/x" in text
+
+
+def test_look_cut_digest_says_what_was_cut(brain: Vine) -> None:
+    response = assert_ok(brain.look("operations/stock-levels"))
+    assert response["truncated"] is True and "outline" in response["truncated_fields"]
+    text = render("look", response)
+    assert "cut to fit  " + ", ".join(response["truncated_fields"]) in text
+    assert "outline: (cut to fit the budget: more exist)" in text
+    assert "(no sections)" not in text
+    assert TRUNCATED in text
+
+
+def test_look_batch_over_budget_names_the_dropped(brain: Vine) -> None:
+    ids = [n["id"] for n in brain.scan("_index", recursive=True, fields=["id"], limit=10,
+                                       after="")["nodes"]]
+    response = assert_ok(brain.look(ids))
+    assert response["dropped"], "the sample's first ten digests no longer overflow 2000 tokens"
+    text = render("look", response)
+    assert "dropped by the budget: " + ", ".join(response["dropped"]) in text
+    assert TRUNCATED in text
+    assert text.count("╭─ ") == len(response["nodes"])
+
+
+def test_move_children_table(brain: Vine) -> None:
+    response = assert_ok(brain.move("clients/_index", rel="children"))
+    text = render("move", response)
+    assert len(response["neighbors"]) == 3
+    for item in response["neighbors"]:
+        assert item["id"] in text
+    assert "→ children" in text
+
+
+def test_move_both_directions_show_arrows(brain: Vine) -> None:
+    response = assert_ok(brain.move("sales/exchange-policy", direction="both"))
+    text = render("move", response)
+    assert "→ succeeds" in text
+    assert "← mentions" in text
+    assert "people/ana-ribeiro" in text
+
+
+def test_pick_section_as_markdown(brain: Vine) -> None:
+    response = assert_ok(brain.pick("sales/exchange-policy", section="Deadlines"))
+    text = render("pick", response)
+    assert "sales/exchange-policy" in text and "§ Deadlines" in text
+    assert "NF-4412" in text
+    assert "## Deadlines" not in text  # rendered, not shown as source
+
+
+def test_pick_over_budget_shows_the_outline_and_hint(brain: Vine) -> None:
+    response = assert_ok(brain.pick("contracts/master-agreement"))
+    assert response["truncated"] is True and "body" not in response
+    text = render("pick", response)
+    assert "over the pick budget" in text
+    assert "Annex E — Signatures" in text
+    assert TRUNCATED in text
+    assert "hint: Body is" in text
+
+
+def test_pick_page_shows_the_next_cursor(brain: Vine) -> None:
+    response = assert_ok(brain.pick("contracts/master-agreement", after=""))
+    cursor = response["next"]
+    text = render("pick", response)
+    assert f"next: {cursor}" in text
+    assert f'after="{cursor}"' in text
+    assert f"page: {response['returned']} of {response['total']} block(s)" in text
+    assert TRUNCATED in text
+    assert "MSA-2026-ACM-007" in text
+
+
+def test_pick_sections_and_batch_say_what_is_missing(brain: Vine) -> None:
+    sections = assert_ok(brain.pick("sales/exchange-policy", section=["Deadlines", "Nope"]))
+    text = render("pick", sections)
+    assert "sections not found: Nope" in text
+    assert "hint: Outline: Channels; Deadlines; Invoice rules" in text
+    batch = assert_ok(brain.pick(["sales/price-list", "nope/x"]))
+    text = render("pick", batch)
+    assert "sales/price-list" in text
+    assert "not found: nope/x" in text
+
+
+def test_scan_truncated_by_budget(brain: Vine) -> None:
+    response = assert_ok(brain.scan("_index", recursive=True))
+    assert response["truncated"] is True
+    text = render("scan", response)
+    assert f"scan: {response['returned']} of {response['total']}" in text
+    for node in response["nodes"]:
+        assert node["id"] in text
+    assert TRUNCATED in text
+    assert "hint: Cut by the 800-token budget" in text
+
+
+def test_scan_page_shows_requested_fields_and_cursor(brain: Vine) -> None:
+    response = assert_ok(brain.scan("_index", recursive=True, limit=3, after="",
+                                    fields=["id", "title", "heat", "tags"]))
+    text = render("scan", response)
+    header = next(line for line in text.splitlines() if "title" in line and "heat" in line)
+    assert "tags" in header and "system" in header  # every field that came back
+    assert f"next: {response['next']}" in text
+    assert "Forest dialect" in text
+
+
+def test_sniff_table(brain: Vine) -> None:
+    response = assert_ok(brain.sniff(["invoice", "NF-4412"], k=2))
+    text = render("sniff", response)
+    first = response["results"][0]
+    assert first["id"] in text
+    assert "return with invoice NF-4412 within 30 days of receipt" in text
+    assert f"scanned {response['scanned_nodes']} node(s)" in text
+    hidden = first["match_count"] - len(first["matches"])
+    assert first["truncated_matches"] and f"… {hidden} more matching line(s)" in text
+
+
+def test_query_columns_rows_and_nulls(brain: Vine) -> None:
+    response = assert_ok(brain.query("sales/pipeline/prospects-q2",
+                                      "SELECT prospect_id, company, next_step FROM prospects "
+                                      "ORDER BY prospect_id LIMIT 3"))
+    assert any(None in row for row in response["rows"])
+    text = render("query", response)
+    for column in response["columns"]:
+        assert column in text
+    assert "P-26-0401" in text
+    assert "NULL" in text
+    assert "3 row(s)" in text
+
+
+def test_query_cells_are_text_not_markup(brain: Vine) -> None:
+    response = assert_ok(brain.query("sales/orders-2026",
+                                      "SELECT '[bold]x[/bold] :smile:' AS odd, 1.5 AS ratio"))
+    text = render("query", response)
+    assert "[bold]x[/bold] :smile:" in text
+    assert "1.5" in text and "ratio" in text
+
+
+def test_query_truncated_shows_its_hint(brain: Vine) -> None:
+    response = assert_ok(brain.query("sales/orders-2026", "SELECT * FROM orders"))
+    assert response["truncated"] is True
+    text = render("query", response)
+    assert TRUNCATED in text
+    assert "do NOT report these" in text
+    assert "limited: the row limit was reached" in text
+
+
+# -- writes --------------------------------------------------------------------------
+
+
+def test_write_panels(brain_copy: Path) -> None:
+    with Vine(brain_copy) as vine:
+        node = {"id": "sales/render-note", "type": "note", "parent": "sales/_index",
+                "title": "Render note", "summary": "A note planted to see how plant renders."}
+        planted = assert_ok(vine.plant(node))
+        dataset = assert_ok(vine.plant(PROSPECTING | {"id": "sales/prospecting-2026",
+                                                       "parent": "sales/_index"}))
+        link = {"add_links": [{"rel": "related-to", "target": "sales/exchange-policy"}]}
+        grafted = assert_ok(vine.graft("sales/render-note", link))
+        fortified = assert_ok(vine.graft("sales/render-note", link))
+        tended = assert_ok(vine.tend(dataset["id"], "INSERT INTO clients VALUES "
+                                     "('Globex', 'globex.example', 'retail', '2026-08-14')"))
+    text = render("plant", planted)
+    assert "planted sales/render-note" in text
+    assert planted["commit"][:12] in text and planted["commit"] not in text
+    assert "_index › sales/_index" in text
+    assert "grafted sales/render-note" in render("graft", grafted)
+    text = render("graft", fortified)
+    assert fortified["commit"] is None
+    assert "graft: no commit" in text
+    assert "related-to → sales/exchange-policy" in text
+    text = render("tend", tended)
+    assert "tended sales/prospecting-2026" in text
+    assert "rows_affected" in text and tended["payload_hash"] in text
+    assert "elapsed_ms" in text
+
+
+# -- composites, the fallback and errors --------------------------------------------
+
+
+def test_harvest_results_and_content() -> None:
+    response = {
+        "query": "what is the deadline to exchange a retail order?",
+        "terms": ["deadline", "exchange"],
+        "results": [{
+            "id": "sales/exchange-policy", "title": "Exchange policy", "type": "note",
+            "trail": ["_index", "sales/_index"], "summary": "Return and exchange windows.",
+            "score": 0.0328, "found_by": ["locate", "sniff"],
+            "matches": [{"section": "Deadlines", "line": 23,
+                         "snippet": "return with invoice NF-4412 within 30 days"}],
+            "content": [{"section": None, "body": "# Exchange policy\n\nRetail closes in 30.",
+                         "body_tokens": 12}],
+        }],
+        "truncated": True,
+    }
+    text = render("harvest", response)
+    assert "sales/exchange-policy" in text and "locate, sniff" in text
+    assert "Deadlines:23" in text and "NF-4412" in text
+    assert "Retail closes in 30." in text
+    assert "type: note" in text
+    assert TRUNCATED in text
+
+
+def test_unknown_call_falls_back_to_json() -> None:
+    response = {"nodes": 57, "skipped": 0, "odd_key": {"nested": [1, 2]},
+                "hint": "plain [bold]text[/bold]"}
+    text = render("reindex", response)
+    for key in ("\"nodes\": 57", "\"skipped\": 0", "\"odd_key\"", "\"nested\""):
+        assert key in text
+    assert "hint: plain [bold]text[/bold]" in text
+
+
+def test_error_envelope(brain: Vine) -> None:
+    response = brain.move("nope/x")
+    text = render("move", response)
+    assert "E_NOT_FOUND" in text
+    assert "hint: " + response["error"]["hint"][:30] in text
+
+
+def test_truthy_truncated_and_hints_list() -> None:
+    text = render("scan", {"nodes": [], "truncated": "by budget", "total": 0, "returned": 0,
+                           "hints": ["first hint", "second hint"]})
+    assert TRUNCATED in text and "(by budget)" in text
+    assert "hint: first hint" in text and "hint: second hint" in text
+
+
+# -- heat and colour -----------------------------------------------------------------
+
+
+def test_heat_bar_colours_width_and_value() -> None:
+    cool, hot = heat_bar(0.05), heat_bar(0.9)
+    assert colours(cool) and colours(hot)
+    assert colours(cool).isdisjoint(colours(hot))
+    assert heat_bar(0.38).plain == "▇▇▇░░░░░ 0.38"
+    assert heat_bar(0.5, width=20).plain.split(" ")[0] == "▇" * 10 + "░" * 10
+    assert heat_bar(1.0, width=4).plain == "▇▇▇▇ 1.00"
+    assert heat_bar(0.005).plain.startswith("▇░")  # any heat at all shows
+    assert heat_bar(0.0).plain == "░░░░░░░░ 0.00"
+    assert heat_bar(None).plain.startswith("░" * 8)
+
+
+@pytest.mark.parametrize("heat", [-0.5, 1.7])
+def test_heat_bar_out_of_range_keeps_the_value(heat: float) -> None:
+    bar = heat_bar(heat, width=6)
+    assert len(bar.plain.split(" ")[0]) == 6
+    assert str(heat) in bar.plain
+
+
+def test_colour_console_uses_colour_and_no_color_does_not(brain: Vine) -> None:
+    responses = [("locate", brain.locate("invoice", k=3)),
+                 ("look", brain.look("sales/orders-2026")),
+                 ("sniff", brain.sniff("invoice", k=2)),
+                 ("scan", brain.scan("_index", recursive=True)),
+                 ("query", brain.query("sales/orders-2026", "SELECT * FROM orders LIMIT 3")),
+                 ("pick", brain.pick("sales/exchange-policy", section="Deadlines")),
+                 ("reindex", {"nodes": 1})]
+    coloured, plain = console(), console(no_color=True)
+    for call, response in responses:
+        show(coloured, call, assert_ok(response))
+        show(plain, call, response)
+    coloured_raw = coloured.file.getvalue()  # type: ignore[attr-defined]
+    plain_raw = plain.file.getvalue()  # type: ignore[attr-defined]
+    assert colour_codes(coloured_raw)
+    assert colour_codes(plain_raw) == []
+    assert TRUNCATED in plain.export_text()
