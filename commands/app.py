@@ -10,23 +10,36 @@ from typing import Annotated
 import typer
 
 import monkeyllm  # noqa: F401  (importing the engine fills the registry of calls)
+from monkeyllm.registry import CALLS
 
 from . import calls, common
 from .call import call
 from .init import init
 from .reindex import reindex
 
-app = typer.Typer(
-    name="vine",
-    help="Navigate and tend a forest of markdown knowledge: one subcommand per engine "
-         "call. JSON on stdout when piped (or with --json), rich output on a terminal.\n\n"
-         "Example: vine locate \"exchange policy deadlines\" -k 3 | jq '.results[0].id'",
-    no_args_is_help=True,
-    pretty_exceptions_enable=False,
-    # Plain help and usage errors: rich help alone costs ~200 ms of imports per run.
-    rich_markup_mode=None,
-    context_settings={"help_option_names": ["-h", "--help"]},
-)
+
+def make_app(only: str | None = None) -> typer.Typer:
+    """The application; with ``only``, just that call's subcommand (what one run of
+    ``vine look ...`` needs, without building the other commands' parameters)."""
+    app = typer.Typer(
+        name="vine",
+        help="Navigate and tend a forest of markdown knowledge: one subcommand per engine "
+             "call. JSON on stdout when piped (or with --json), rich output on a "
+             "terminal.\n\n"
+             "Example: vine locate \"exchange policy deadlines\" -k 3 | jq '.results[0].id'",
+        no_args_is_help=True,
+        pretty_exceptions_enable=False,
+        # Plain help and usage errors: rich help alone costs ~200 ms of imports per run.
+        rich_markup_mode=None,
+        context_settings={"help_option_names": ["-h", "--help"]},
+    )
+    app.callback()(main_options)
+    calls.register(app, only)
+    if only is None:
+        app.command("call", help=call.__doc__)(call)
+        app.command("init", help=init.__doc__)(init)
+        app.command("reindex", help=reindex.__doc__)(reindex)
+    return app
 
 
 def _version(value: bool) -> None:
@@ -37,7 +50,6 @@ def _version(value: bool) -> None:
         raise typer.Exit()
 
 
-@app.callback()
 def main_options(
     forest: Annotated[Path | None, typer.Option(
         "--forest", "-f", help="The forest's folder (default: $VINE_FOREST, else the nearest "
@@ -53,12 +65,22 @@ def main_options(
     common.Settings.json = json
 
 
-calls.register(app)
-app.command("call", help=call.__doc__)(call)
-app.command("init", help=init.__doc__)(init)
-app.command("reindex", help=reindex.__doc__)(reindex)
+def _subcommand(argv: list[str]) -> str | None:
+    """The subcommand named on the command line, when it is a registered call."""
+    args = iter(argv)
+    for arg in args:
+        if arg in ("-f", "--forest"):
+            next(args, None)
+        elif not arg.startswith("-"):
+            return arg if arg in CALLS else None
+        elif arg in ("-h", "--help", "--version") or arg.endswith("-completion"):
+            return None
+    return None
 
 
 def main() -> None:
     """The console script."""
-    app(prog_name="vine")
+    make_app(_subcommand(sys.argv[1:]))(prog_name="vine")
+
+
+app = make_app()

@@ -190,9 +190,12 @@ def help_text(spec: Call) -> str:
     return f"{body}\n\nExample: {EXAMPLES.get(spec.name, '')}"
 
 
-def register(app: typer.Typer) -> None:
-    """Add one subcommand per registered call, reads first, in registry order."""
+def register(app: typer.Typer, only: str | None = None) -> None:
+    """Add one subcommand per registered call (or just ``only``), reads first, in
+    registry order."""
     order = {"read": 0, "composite": 1, "write": 2}
     for spec in sorted(CALLS.values(), key=lambda c: order.get(c.kind, 3)):
+        if only is not None and spec.name != only:
+            continue
         app.command(spec.name, help=help_text(spec),
                     short_help=spec.summary)(build(spec))
