@@ -34,6 +34,7 @@ EXAMPLES: dict[str, str] = {
     "scan": "vine scan sales --recursive --filter '{\"type\": \"dataset\"}'",
     "sniff": "vine sniff NF-4412 --scope finance",
     "query": "vine query sales/orders-2026 --sql 'SELECT COUNT(*) FROM orders'",
+    "harvest": 'vine harvest "what is the deadline to exchange a retail order?" -k 3',
     "plant": "vine plant @node.json   (or: vine plant - < node.json)",
     "graft": "vine graft sales/price-list --patch "
              "'{\"set_frontmatter\": {\"tags\": [\"pricing\"]}}'",

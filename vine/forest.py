@@ -7,6 +7,7 @@ import json
 import os
 import sqlite3
 import threading
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -16,12 +17,13 @@ from .catalog import Catalog, parse_coverage
 from .datasets import PayloadPool
 from .dialect import Dialect, parse_dialect
 from .errors import FrontmatterError, Moved, NotFound
-from .heat import HeatStore
+from .heat import READ_DEPOSIT, STRONG_DEPOSIT, HeatStore
 from .ids import normalize, path_of
 from .nodes import Node, ParseError, parse_bytes
 
 SCHEMA_ID = "_meta/schema"
 _NODE_CACHE = 64
+_HUNT_MEMORY = 256      # ids that searches returned, remembered to reward a read
 
 
 def not_found(node_id: str) -> NotFound:
@@ -48,6 +50,7 @@ class Forest:
         self._vocab = Vocabulary()
         self._vocab_lock = threading.Lock()
         self.catalog.on_change.append(self._changed)
+        self._found: dict[str, None] = {}
 
     def close(self) -> None:
         """Release connections and watches."""
@@ -178,6 +181,29 @@ class Forest:
         return None
 
     # -- heat ----------------------------------------------------------------------
+
+    def found(self, ids: Iterable[str]) -> None:
+        """Remember ids a search (locate, sniff) returned, so that reading one of them
+        next counts as a successful hunt."""
+        for node_id in ids:
+            self._found.pop(node_id, None)
+            self._found[node_id] = None
+        while len(self._found) > _HUNT_MEMORY:
+            self._found.pop(next(iter(self._found)), None)
+
+    def read_deposit(self, ids: Iterable[str]) -> None:
+        """Heat for nodes whose content was read: a read of what a search just found is
+        a successful hunt and deposits more (once per find)."""
+        plain, hunted = [], []
+        for node_id in ids:
+            if self._found.pop(node_id, 0) is None:
+                hunted.append(node_id)
+            else:
+                plain.append(node_id)
+        if plain:
+            self.heat.deposit(plain, READ_DEPOSIT)
+        if hunted:
+            self.heat.deposit(hunted, STRONG_DEPOSIT)
 
     def score(self, strength: float, heat: float) -> float:
         """``strength * (1 + alpha * heat)``, rounded to 4 decimals."""

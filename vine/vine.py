@@ -428,3 +428,37 @@ class Vine:
         from .reads.query import query
 
         return query(self._forest, id, sql)
+
+    # -- composites ----------------------------------------------------------------
+
+    @registry.call("composite", budget.HARVEST)
+    def harvest(self, query: str, terms: str | list[str] | None = None, k: int = 3,
+                since: str | None = None, until: str | None = None,
+                date_field: DateField = "created",
+                include_superseded: bool = False) -> dict[str, Any]:
+        """One-shot retrieval, no model: the evidence itself for a question.
+
+        Reach for it when you want material in one round trip and your own model will
+        do the reasoning. locate(query, 2k) and sniff(terms, 2k) are fused by
+        reciprocal rank fusion and the top k kept; each result brings its matches
+        (rarest term first) and its content: the whole body when it is at most 1,200
+        tokens, else up to 2 matched sections, else the outline. A node superseded by
+        a live one gives way to it (superseded_excluded says so). Whole tail results
+        are dropped to fit 4,000 tokens and truncated is set. For reasoning between
+        hops, use the primitives instead.
+
+        Args:
+            query: The question, in any words; searched literally.
+            terms: Exact strings for sniff; default: derived from the query (codes
+                first, stopwords dropped, at most 8).
+            k: How many results (1 to 5, or MONKEYLLM_HARVEST_MAX_K).
+            since: Window start, YYYY, YYYY-MM or YYYY-MM-DD (inclusive).
+            until: Window end, YYYY, YYYY-MM or YYYY-MM-DD (inclusive).
+            date_field: The date the window applies to: created or updated.
+            include_superseded: Keep nodes that a live node supersedes.
+        """
+        from .reads.harvest import harvest
+        from .windows import window
+
+        return harvest(self._forest, query, terms, k, window(since, until, date_field),
+                       include_superseded)

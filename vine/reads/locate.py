@@ -62,6 +62,7 @@ def locate(forest: Forest, query: str, k: int, scope: str, type_filter: str | No
                          "budget; the rest exist. Ask for a smaller k, drop include, or "
                          "narrow the query.")
     forest.heat.deposit((r["id"] for r in out["results"]), LIST_DEPOSIT)
+    forest.found(r["id"] for r in out["results"])
     return out
 
 

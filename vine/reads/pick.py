@@ -8,7 +8,6 @@ from typing import Any
 from .. import budget
 from ..errors import NotFound, SchemaError
 from ..forest import Forest
-from ..heat import READ_DEPOSIT
 from ..nodes import Node
 
 _CURSOR = re.compile(r"^b(\d{1,12})(?::(\d{1,12}))?$")
@@ -26,7 +25,7 @@ def pick(forest: Forest, id: str | list[str], section: str | list[str] | None,
             raise SchemaError("pick: after cannot be used with a list of ids")
         return _batch(forest, id, section)
     out = _one(forest, id, section, after)
-    forest.heat.deposit([out["id"]], READ_DEPOSIT)
+    forest.read_deposit([out["id"]])
     return out
 
 
@@ -195,5 +194,5 @@ def _batch(forest: Forest, ids: list[str], section: str | list[str] | None) -> d
     while out["nodes"] and budget.cost(out) > budget.PICK_BATCH:
         out["dropped"].insert(0, out["nodes"].pop()["id"])
         out["truncated"] = True
-    forest.heat.deposit((n["id"] for n in out["nodes"]), READ_DEPOSIT)
+    forest.read_deposit(n["id"] for n in out["nodes"])
     return out

@@ -9,7 +9,6 @@ from typing import Any
 from .. import budget, datasets, sqlguard
 from ..errors import QueryForbidden, QueryInvalid, Timeout
 from ..forest import Forest
-from ..heat import READ_DEPOSIT
 
 
 def query(forest: Forest, id: str, sql: str) -> dict[str, Any]:
@@ -23,7 +22,7 @@ def query(forest: Forest, id: str, sql: str) -> dict[str, Any]:
     path = forest.payload_path(row)
     conn, started = forest.payloads.get(path, node_id)
     out = run_select(conn, started, verdict)
-    forest.heat.deposit([node_id], READ_DEPOSIT)
+    forest.read_deposit([node_id])
     return out
 
 

@@ -76,6 +76,7 @@ def sniff(forest: Forest, terms: str | list[str], scope: str | None, k: int,
         lambda kept: f"{kept} of {min(k, matched)} matching nodes fit the 800-token "
                      "budget; the rest exist. Ask for a smaller k, or narrow with scope.")
     forest.heat.deposit((r["id"] for r in out["results"]), LIST_DEPOSIT)
+    forest.found(r["id"] for r in out["results"])
     return out
 
 

@@ -1,0 +1,432 @@
+"""``harvest``: one-shot retrieval with no model. ``locate`` and ``sniff`` fused by
+reciprocal rank fusion, matches refined by term scarcity, and the evidence itself (a
+body that fits, else matched sections, else the outline) in one 4,000-token bundle.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+import sqlite3
+from typing import Any
+
+from .. import bodyindex, budget
+from ..errors import SchemaError, VineError
+from ..forest import Forest, row_list
+from ..heat import LIST_DEPOSIT, READ_DEPOSIT
+from ..ids import is_index
+from ..nodes import Node
+from ..text import fold
+from ..windows import Window
+from .locate import locate
+from .sniff import Scope, _direct, _indexed, _render, matching_lines
+
+RRF_K = 60                     # fused = sum of 1 / (RRF_K + rank) over the two rankings
+MAX_K_ENV = "MONKEYLLM_HARVEST_MAX_K"
+MAX_K_DEFAULT = 5
+TERMS_MAX = 8
+WHOLE_BODY = 1200              # a body up to this many tokens comes whole
+SECTIONS_MAX = 2
+MATCHES_MAX = 5
+PER_TERM_MATCHES = budget.SNIFF_MATCHES_SHOWN
+CODE_WEIGHT = 2.0              # an exact identifier counts twice a word as rare
+SWEEP_DEPTH = 50               # nodes the sweep confirms before it may stop early
+
+_TOKEN = re.compile(r"[\w\-./]{2,}")
+_CODE_MARKS = set("-_./")
+
+# Question words and connectives of English and Portuguese, folded (accents removed).
+STOPWORDS = frozenset(fold(w) for w in """
+a an the and or but nor of to in on at for with by from into onto over under about
+after before between during since until than then there here this that these those
+it its is are was were be been being am do does did doing done have has had having
+what which who whom whose when where why how whether if else so such too very just
+also only own same other others another each every both few more most much many
+some any all no not yes can could should would will shall may might must need want
+our ours we us you your yours they them their theirs he him his she her hers i me my
+mine tell show give find know get got make please like via per upon within without
+qual quais quem quando onde como porque porquê por que para pelo pela pelos pelas com
+sem sobre entre depois antes desde até ate um uma uns umas o os as do da dos das no
+na nos nas ao aos à às num numa se não nao sim mais menos muito muita muitos muitas
+este esta estes estas esse essa esses essas aquele aquela aqueles aquelas isso isto
+aquilo ele ela eles elas nós nos você voce vocês voces seu sua seus suas nosso nossa
+nossos nossas meu minha ser estar está esta estão estao são sao foi foram era eram
+tem têm tinha ter há haver pode podem deve devem fazer faz cada todo toda todos todas
+também tambem ainda já ja então entao mesmo mesma outro outra outros outras qualquer
+quanto quanta quantos quantas existe existem preciso precisa
+""".split())
+
+
+def max_k() -> int:
+    """The largest k, from ``MONKEYLLM_HARVEST_MAX_K`` (default 5)."""
+    raw = os.environ.get(MAX_K_ENV)
+    if raw is None or raw.strip() == "":
+        return MAX_K_DEFAULT
+    try:
+        value = int(raw)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise SchemaError(f"{MAX_K_ENV} must be a positive integer, got {raw!r}",
+                          hint=f"Unset it (the default is {MAX_K_DEFAULT}) or set it to 1 "
+                               "or more.")
+    return value
+
+
+def _tokens(query: str) -> list[tuple[str, bool]]:
+    """(folded token, code-shaped) for each non-stopword token of a question."""
+    out = []
+    for raw in _TOKEN.findall(query):
+        token = raw.strip("./-")
+        if len(token) < 2:
+            continue
+        letters = [c for c in token if c.isalpha()]
+        code = (any(c.isdigit() for c in token)
+                or (len(letters) >= 2 and all(c.isupper() for c in letters))
+                or any(c in _CODE_MARKS for c in token))
+        folded = fold(token)
+        if folded not in STOPWORDS:
+            out.append((folded, code))
+    return out
+
+
+def _is_code(term: str) -> bool:
+    """A folded term that names something exactly: it has a digit or ``- _ . /``."""
+    return any(c.isdigit() or c in _CODE_MARKS for c in term)
+
+
+def locate_query(query: str) -> str:
+    """The question without its stopwords, for ``locate`` (function words of a question
+    would otherwise match every summary written in the same language)."""
+    words = [t for t, code in _tokens(query) if code or len(t) >= 3]
+    return " ".join(dict.fromkeys(words)) or query
+
+
+def derive_terms(query: str) -> list[str]:
+    """Sniff terms from a question: code-shaped tokens (a digit, all capitals, or one of
+    ``- _ . /``) at any length and first, other words of 4+ characters; stopwords and
+    duplicates dropped; folded; at most 8."""
+    codes = [t for t, code in _tokens(query) if code]
+    words = [t for t, code in _tokens(query) if not code and len(t) >= 4]
+    return list(dict.fromkeys(codes + words))[:TERMS_MAX]
+
+
+def harvest(forest: Forest, query: str, terms: str | list[str] | None, k: int, win: Window,
+            include_superseded: bool) -> dict[str, Any]:
+    """The fused sweep; see the module docstring and the seed."""
+    if not query.strip():
+        raise SchemaError("harvest: query is empty",
+                          hint="Ask a question, or name the exact terms to find.")
+    k = min(max(k, 1), max_k())
+    if terms is None:
+        wanted = derive_terms(query)
+    else:
+        wanted = [terms] if isinstance(terms, str) else list(terms)
+        _check_terms(wanted)
+        wanted = _folded(wanted)
+    pool = 2 * k
+    located = locate(forest, locate_query(query), pool, "all", None, None, win)
+    counts = _doc_counts(forest, wanted)
+    sniffed = _sweep(forest, wanted, counts, pool, win)
+    fused = _fuse(forest, located["results"], sniffed["results"])
+    named = {r["id"] for r in sniffed["results"] if r.get("named")}
+    kept, excluded = _supersede(forest, fused, k, include_superseded, named)
+    global_matches = {r["id"]: r.get("matches", []) for r in sniffed["results"]}
+    scarcity = sorted(wanted, key=lambda t: counts[t])
+    built = [_item(forest, cand, wanted, scarcity, global_matches) for cand in kept]
+    results = [item for item, _ in filter(None, built)]
+    outlines = {item["id"]: outline for item, outline in filter(None, built)}
+    _annotate(forest, results)
+    out: dict[str, Any] = {"query": query, "terms": wanted, "results": results,
+                           "truncated": False}
+    if excluded:
+        out["superseded_excluded"] = excluded
+    if win.active:
+        out["window"] = win.echo()
+    _fit(out, outlines)
+    if not out["results"]:
+        out["searched"] = {"locate": query, "sniff": wanted,
+                           "nodes": sniffed.get("scanned_nodes", 0)}
+        out["hint"] = located.get("hint") if win.active and located.get("hint") else (
+            "Nothing matched. Pass explicit terms (an exact code, a name, a word from the "
+            "body), or ask with the words the forest would use in a title or summary.")
+    forest.heat.deposit((r["id"] for r in out["results"]), READ_DEPOSIT)
+    return out
+
+
+def _folded(terms: list[str]) -> list[str]:
+    out = []
+    for term in terms:
+        if not isinstance(term, str):
+            raise SchemaError("harvest: terms must be strings")
+        folded = fold(term).strip()
+        if folded:
+            out.append(folded)
+    return list(dict.fromkeys(out))
+
+
+class _Candidate:
+    __slots__ = ("id", "row", "score", "found_by", "replaces")
+
+    def __init__(self, node_id: str, row: sqlite3.Row) -> None:
+        self.id = node_id
+        self.row = row
+        self.score = 0.0
+        self.found_by: list[str] = []
+        self.replaces: str | None = None
+
+
+def _fuse(forest: Forest, located: list[dict[str, Any]],
+          sniffed: list[dict[str, Any]]) -> list[_Candidate]:
+    """Reciprocal rank fusion; ties by updated, then created (newest first), then id."""
+    cands: dict[str, _Candidate] = {}
+    for name, ranking in (("locate", located), ("sniff", sniffed)):
+        for rank, item in enumerate(ranking, 1):
+            cand = cands.get(item["id"])
+            if cand is None:
+                row = forest.catalog.row(item["id"])
+                if row is None:
+                    continue
+                cand = cands[item["id"]] = _Candidate(item["id"], row)
+            cand.score += 1.0 / (RRF_K + rank)
+            cand.found_by.append(name)
+    ordered = sorted(cands.values(), key=lambda c: c.id)
+    ordered.sort(key=lambda c: (c.row["created"] or ""), reverse=True)
+    ordered.sort(key=lambda c: (c.row["updated"] or ""), reverse=True)
+    ordered.sort(key=lambda c: round(c.score, 10), reverse=True)
+    return ordered
+
+
+def _superseders(forest: Forest, node_id: str) -> list[str]:
+    """Live nodes that supersede ``node_id`` (either end of the edge may declare it)."""
+    rows = forest.catalog.conn.execute(
+        "SELECT src FROM edges WHERE rel = 'supersedes' AND dst = ? "
+        "UNION SELECT dst FROM edges WHERE rel = 'superseded-by' AND src = ?",
+        (node_id, node_id)).fetchall()
+    return sorted(r[0] for r in rows if r[0] != node_id and forest.catalog.row(r[0]) is not None)
+
+
+def _supersede(forest: Forest, fused: list[_Candidate], k: int, include_superseded: bool,
+               named: set[str]) -> tuple[list[_Candidate], list[dict[str, str]]]:
+    """The top k, a superseded candidate giving its seat to its successor (or, when the
+    successor is already in, to the next candidate). A node whose body holds an exact
+    code the question asks for (``named``) is the one asked about and keeps its seat."""
+    if include_superseded:
+        return fused[:k], []
+    kept: list[_Candidate] = []
+    excluded: list[dict[str, str]] = []
+    seen = {c.id for c in fused}
+    queue = list(fused)
+    while queue and len(kept) < k:
+        cand = queue.pop(0)
+        by = [] if cand.id in named else _superseders(forest, cand.id)
+        if not by:
+            kept.append(cand)
+            continue
+        excluded.append({"id": cand.id, "by": by[0]})
+        successor = by[0]
+        if successor not in seen:
+            row = forest.catalog.row(successor)
+            if row is not None:
+                heir = _Candidate(successor, row)
+                heir.score, heir.found_by, heir.replaces = cand.score, cand.found_by, cand.id
+                seen.add(successor)
+                queue.insert(0, heir)
+    return kept, excluded
+
+
+def _check_terms(terms: list[Any]) -> None:
+    if not terms or len(terms) > budget.SNIFF_TERMS_MAX:
+        raise SchemaError(f"harvest: give 1 to {budget.SNIFF_TERMS_MAX} terms, got "
+                          f"{len(terms)}")
+    for term in terms:
+        if not isinstance(term, str) or len(fold(term).strip()) < 2:
+            raise SchemaError(f"harvest: term {term!r} is not a string of 2+ characters",
+                              hint="Terms are literal substrings of at least 2 characters.")
+
+
+def _doc_counts(forest: Forest, terms: list[str]) -> dict[str, float]:
+    """How many bodies hold each term, from the body index (a term with punctuation
+    counts its candidates; one the index cannot plan counts as unknown: infinity)."""
+    vocab = forest.vocabulary() if terms else None
+    conn = forest.catalog.conn
+    counts: dict[str, float] = {}
+    for term in terms:
+        tp = bodyindex.plan(term, vocab)
+        if tp is None:
+            counts[term] = float("inf")
+            continue
+        gens: set[int] = set()
+        for expr in bodyindex.expressions(tp):
+            joined = conn.execute("SELECT group_concat(rowid) FROM body_fts WHERE body_fts "
+                                  "MATCH ?", (expr,)).fetchone()[0]
+            if joined:
+                gens.update(int(r) >> bodyindex.LINE_BITS for r in joined.split(","))
+        counts[term] = len(gens)
+    return counts
+
+
+def _sweep(forest: Forest, terms: list[str], counts: dict[str, float], pool: int,
+           win: Window) -> dict[str, Any]:
+    """sniff's sweep, ranked for harvest: a term weighs by its scarcity (inverse
+    document frequency), so an exact code outranks a common word; heat as in sniff;
+    index nodes last. Returns sniff's shape (ids, with matches for index nodes)."""
+    if not terms:
+        return {"results": [], "scanned_nodes": 0}
+    where = Scope()
+    if win.active:
+        wsql, wargs = win.sql("n.")
+        where.sql += wsql
+        where.args += wargs
+    found = _indexed(forest, terms, where, SWEEP_DEPTH)
+    if found is None:
+        hits, scanned = _direct(forest, terms, where.sql, tuple(where.args))
+    else:
+        hits, scanned = found
+    total = forest.catalog.count() or 1
+    weight = [math.log((total + 1) / (min(counts.get(t, 1), total) + 0.5))
+              * (CODE_WEIGHT if _is_code(t) else 1.0) for t in terms]
+    whole = sum(weight) or 1.0
+    heat = forest.heat.many(hits)
+    ranked = sorted(
+        ((node_id, forest.score(sum(weight[t] for t in hit.terms) / whole, heat[node_id]),
+          hit) for node_id, hit in hits.items()),
+        key=lambda r: (is_index(r[0]), -r[1], -r[2].count, r[0]))[:pool]
+    results = []
+    for node_id, score, hit in ranked:
+        item: dict[str, Any] = {"id": node_id, "score": score}
+        if any(_is_code(terms[t]) for t in hit.terms):
+            item["named"] = True        # an exact code of the question is in its body
+        if is_index(node_id):
+            rendered = _render(forest, node_id, score, heat[node_id], hit, terms)
+            item["matches"] = rendered["matches"] if rendered else []
+        results.append(item)
+    forest.heat.deposit((r["id"] for r in results), LIST_DEPOSIT)
+    forest.found(r["id"] for r in results)
+    return {"results": results, "scanned_nodes": scanned}
+
+
+def _item(forest: Forest, cand: _Candidate, terms: list[str], scarcity: list[str],
+          global_matches: dict[str, list[dict[str, Any]]]
+          ) -> tuple[dict[str, Any], dict[str, Any]] | None:
+    """A result, and its outline form (for a bundle too small to hold its content)."""
+    row = cand.row
+    try:
+        node = forest.read(cand.id)
+        body = forest.body(node)
+    except VineError:
+        return None
+    view = node if body is node.body else Node(node.id, node.meta, body)
+    if is_index(cand.id):
+        matches = list(global_matches.get(cand.id, []))[:MATCHES_MAX]
+    else:
+        matches = _refine(view, body, scarcity)
+    item: dict[str, Any] = {
+        "id": cand.id, "title": row["title"], "type": row["type"],
+        "trail": row_list(row, "trail"), "summary": row["summary"] or "",
+        "score": round(cand.score, 4), "found_by": list(cand.found_by),
+        "body_tokens": row["body_tokens"], "matches": matches,
+        "content": _content(view, body, matches),
+    }
+    for key in ("created", "updated"):
+        if row[key]:
+            item[key] = row[key]
+    if cand.replaces:
+        item["replaces"] = cand.replaces
+    if row["type"] == "dataset":
+        notes = node.section("Notes")
+        text = notes[1].split("\n", 1)[1].strip() if notes and "\n" in notes[1] else ""
+        if text:
+            item["notes"] = budget.truncate_text(text, budget.NOTES)
+    return item, _outline(view, budget.tokens(body))
+
+
+def _refine(view: Node, body: str, scarcity: list[str]) -> list[dict[str, Any]]:
+    """Matches in this node, term by term, rarest first, deduplicated, at most 5."""
+    from .sniff import snippet
+
+    lines = body.split("\n")
+    matches: list[dict[str, Any]] = []
+    seen: set[int] = set()
+    for term in scarcity:
+        hit, _ = matching_lines(body, [term])
+        for index in hit[:PER_TERM_MATCHES]:
+            if index in seen:
+                continue
+            seen.add(index)
+            text = lines[index]
+            matches.append({"section": view.section_of_line(index), "line": index + 1,
+                            "term": term, "snippet": snippet(text, max(0, fold(text).find(term)))})
+            if len(matches) >= MATCHES_MAX:
+                return matches
+    return matches
+
+
+def _content(view: Node, body: str, matches: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The body when it fits 1,200 tokens, else up to 2 matched sections, else the
+    outline as a map."""
+    tokens = budget.tokens(body)
+    if tokens <= WHOLE_BODY:
+        return [{"section": None, "body": body, "body_tokens": tokens}]
+    out: list[dict[str, Any]] = []
+    for name in dict.fromkeys(m["section"] for m in matches if m.get("section")):
+        found = view.section(name)
+        if found is None:
+            continue
+        header, text = found
+        out.append({"section": header.text, "body": text, "body_tokens": budget.tokens(text)})
+        if len(out) >= SECTIONS_MAX:
+            break
+    return out or [_outline(view, tokens)]
+
+
+def _outline(view: Node, tokens: int) -> dict[str, Any]:
+    return {"section": None, "outline": view.outline, "body_tokens": tokens,
+            "hint": f"Body is {tokens} tokens; pick(id, section=<header>) reads one section."}
+
+
+def _annotate(forest: Forest, results: list[dict[str, Any]]) -> None:
+    """``supersedes`` / ``superseded_by`` between results, from succeeds and supersedes
+    edges (either direction of declaration)."""
+    ids = [r["id"] for r in results]
+    if len(ids) < 2:
+        return
+    marks = ",".join("?" * len(ids))
+    rows = forest.catalog.conn.execute(
+        f"SELECT src, rel, dst FROM edges WHERE src IN ({marks}) AND dst IN ({marks}) AND "
+        "rel IN ('succeeds', 'supersedes', 'precedes', 'superseded-by')", (*ids, *ids))
+    newer_of: dict[str, set[str]] = {}
+    for src, rel, dst in rows:
+        new, old = (src, dst) if rel in ("succeeds", "supersedes") else (dst, src)
+        if new != old:
+            newer_of.setdefault(old, set()).add(new)
+    by_id = {r["id"]: r for r in results}
+    for old, news in newer_of.items():
+        by_id[old]["superseded_by"] = sorted(news)
+        for new in news:
+            by_id[new].setdefault("supersedes", []).append(old)
+    for r in results:
+        if "supersedes" in r:
+            r["supersedes"] = sorted(set(r["supersedes"]))
+
+
+def _fit(out: dict[str, Any], outlines: dict[str, dict[str, Any]]) -> None:
+    """Within 4,000 tokens by dropping whole results from the tail; a lone result too
+    big for the bundle comes as its outline (never a slice) instead of being dropped."""
+    results = out["results"]
+    while results and budget.cost(out) > budget.HARVEST:
+        out["truncated"] = True
+        if len(results) > 1:
+            results.pop()
+            continue
+        item = results[0]
+        outline = outlines.get(item["id"])
+        if outline is None or item["content"] == [outline]:
+            results.pop()
+            continue
+        item["content"] = [outline]
+        if budget.cost(out) > budget.HARVEST:
+            shell = {**out, "results": []}
+            room = budget.HARVEST - budget.cost(shell) - budget.cost({**item, "content": []})
+            budget.shrink_list(outline, "outline", max(room, 0))
