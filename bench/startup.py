@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import sqlite3
 import statistics
@@ -39,12 +40,20 @@ def vine_command() -> list[str]:
     return [found] if found else [sys.executable, "-m", "monkeyllm.commands"]
 
 
+# As installed software runs: bytecode cached (a machine that sets
+# PYTHONDONTWRITEBYTECODE would otherwise recompile every module on every run).
+ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+
+
 def wall(argv: list[str], runs: int) -> dict[str, float]:
-    """Median and p95 wall time (ms) of ``runs`` fresh processes; output discarded."""
+    """Median and p95 wall time (ms) of ``runs`` fresh processes (after one warm-up run
+    that also writes the bytecode); output discarded."""
+    subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=ENV)
     samples = []
     for _ in range(runs):
         started = time.perf_counter()
-        done = subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        done = subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                              env=ENV)
         samples.append((time.perf_counter() - started) * 1000)
         if done.returncode != 0:
             raise SystemExit(f"{' '.join(argv)} failed: {done.stderr.decode()[-500:]}")
