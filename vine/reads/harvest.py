@@ -20,7 +20,7 @@ from ..nodes import Node
 from ..text import fold
 from ..windows import Window
 from .locate import locate
-from .sniff import Scope, _direct, _indexed, _render, matching_lines
+from .sniff import Hits, Scope, _direct, _indexed, _render, matching_lines
 
 RRF_K = 60                     # fused = sum of 1 / (RRF_K + rank) over the two rankings
 MAX_K_ENV = "MONKEYLLM_HARVEST_MAX_K"
@@ -92,8 +92,12 @@ def _tokens(query: str) -> list[tuple[str, bool]]:
 
 
 def _is_code(term: str) -> bool:
-    """A folded term that names something exactly: it has a digit or ``- _ . /``."""
-    return any(c.isdigit() or c in _CODE_MARKS for c in term)
+    """A folded term that names something exactly: an identifier with ``- _ . /`` or
+    with letters and digits mixed (``nf-4412``, ``l2503``); a bare number such as a
+    year is not one."""
+    if any(c in _CODE_MARKS for c in term.strip("-_./")):
+        return any(c.isdigit() for c in term) or len(term) >= 4
+    return any(c.isdigit() for c in term) and any(c.isalpha() for c in term)
 
 
 def locate_query(query: str) -> str:
@@ -131,7 +135,8 @@ def harvest(forest: Forest, query: str, terms: str | list[str] | None, k: int, w
     sniffed = _sweep(forest, wanted, counts, pool, win)
     fused = _fuse(forest, located["results"], sniffed["results"])
     named = {r["id"] for r in sniffed["results"] if r.get("named")}
-    kept, excluded = _supersede(forest, fused, k, include_superseded, named)
+    kept, excluded = _supersede(forest, fused, k, include_superseded, named, win)
+    forest.found(c.id for c in kept)
     global_matches = {r["id"]: r.get("matches", []) for r in sniffed["results"]}
     scarcity = sorted(wanted, key=lambda t: counts[t])
     built = [_item(forest, cand, wanted, scarcity, global_matches) for cand in kept]
@@ -146,7 +151,7 @@ def harvest(forest: Forest, query: str, terms: str | list[str] | None, k: int, w
         out["window"] = win.echo()
     _fit(out, outlines)
     if not out["results"]:
-        out["searched"] = {"locate": query, "sniff": wanted,
+        out["searched"] = {"locate": locate_query(query), "sniff": wanted,
                            "nodes": sniffed.get("scanned_nodes", 0)}
         out["hint"] = located.get("hint") if win.active and located.get("hint") else (
             "Nothing matched. Pass explicit terms (an exact code, a name, a word from the "
@@ -198,41 +203,62 @@ def _fuse(forest: Forest, located: list[dict[str, Any]],
     return ordered
 
 
-def _superseders(forest: Forest, node_id: str) -> list[str]:
-    """Live nodes that supersede ``node_id`` (either end of the edge may declare it)."""
-    rows = forest.catalog.conn.execute(
-        "SELECT src FROM edges WHERE rel = 'supersedes' AND dst = ? "
-        "UNION SELECT dst FROM edges WHERE rel = 'superseded-by' AND src = ?",
-        (node_id, node_id)).fetchall()
-    return sorted(r[0] for r in rows if r[0] != node_id and forest.catalog.row(r[0]) is not None)
+_SUPERSEDERS = ("SELECT src FROM edges WHERE rel = 'supersedes' AND dst = ? "
+                "UNION SELECT dst FROM edges WHERE rel = 'superseded-by' AND src = ?")
+
+
+def _superseders(forest: Forest, node_id: str, win: Window) -> list[str]:
+    """Live nodes that supersede ``node_id`` (either end of the edge may declare it),
+    inside the window when there is one; a pair that supersede each other cancel."""
+    conn = forest.catalog.conn
+    ids = {r[0] for r in conn.execute(_SUPERSEDERS, (node_id, node_id))} - {node_id}
+    wsql, wargs = win.sql("n.")
+    out = []
+    for other in sorted(ids):
+        if conn.execute(f"SELECT 1 FROM nodes n WHERE n.id = ?{wsql}",
+                        (other, *wargs)).fetchone() is None:
+            continue
+        if node_id in {r[0] for r in conn.execute(_SUPERSEDERS, (other, other))}:
+            continue
+        out.append(other)
+    return out
 
 
 def _supersede(forest: Forest, fused: list[_Candidate], k: int, include_superseded: bool,
-               named: set[str]) -> tuple[list[_Candidate], list[dict[str, str]]]:
-    """The top k, a superseded candidate giving its seat to its successor (or, when the
-    successor is already in, to the next candidate). A node whose body holds an exact
-    code the question asks for (``named``) is the one asked about and keeps its seat."""
+               named: set[str], win: Window) -> tuple[list[_Candidate], list[dict[str, str]]]:
+    """The top k, a superseded candidate giving its seat to its successor (found lower
+    in the pool or not at all; when the successor already has a seat, to the next
+    candidate). A node whose body holds an exact code the question asks for (``named``)
+    is the one asked about and keeps its seat."""
     if include_superseded:
         return fused[:k], []
     kept: list[_Candidate] = []
     excluded: list[dict[str, str]] = []
-    seen = {c.id for c in fused}
     queue = list(fused)
+    placed = set()
     while queue and len(kept) < k:
         cand = queue.pop(0)
-        by = [] if cand.id in named else _superseders(forest, cand.id)
+        by = [] if cand.id in named else _superseders(forest, cand.id, win)
         if not by:
             kept.append(cand)
+            placed.add(cand.id)
             continue
-        excluded.append({"id": cand.id, "by": by[0]})
         successor = by[0]
-        if successor not in seen:
-            row = forest.catalog.row(successor)
-            if row is not None:
-                heir = _Candidate(successor, row)
-                heir.score, heir.found_by, heir.replaces = cand.score, cand.found_by, cand.id
-                seen.add(successor)
-                queue.insert(0, heir)
+        excluded.append({"id": cand.id, "by": successor})
+        if successor in placed:
+            continue
+        later = next((c for c in queue if c.id == successor), None)
+        if later is not None:
+            queue.remove(later)
+            later.score = max(later.score, cand.score)
+            later.replaces = cand.id
+            queue.insert(0, later)
+            continue
+        row = forest.catalog.row(successor)
+        if row is not None:
+            heir = _Candidate(successor, row)
+            heir.score, heir.found_by, heir.replaces = cand.score, cand.found_by, cand.id
+            queue.insert(0, heir)
     return kept, excluded
 
 
@@ -267,6 +293,29 @@ def _doc_counts(forest: Forest, terms: list[str]) -> dict[str, float]:
     return counts
 
 
+def _add_rare(forest: Forest, terms: list[str], counts: dict[str, float], where: Scope,
+              hits: dict[str, Hits]) -> None:
+    """Every node holding a rare term (one in at most SWEEP_DEPTH bodies): the sweep
+    stops once enough nodes hit more terms, which would leave out the node holding only
+    the one exact code the question is about."""
+    if len(terms) < 2:
+        return
+    for term in terms:
+        if counts.get(term, float("inf")) > SWEEP_DEPTH:
+            continue
+        found = _indexed(forest, [term], where, SWEEP_DEPTH)
+        for node_id in (found[0] if found else {}):
+            if node_id in hits:
+                continue
+            try:
+                body = forest.body(forest.read(node_id))
+            except VineError:
+                continue
+            lines, hit_terms = matching_lines(body, terms)
+            if hit_terms:
+                hits[node_id] = Hits(len(lines), hit_terms)
+
+
 def _sweep(forest: Forest, terms: list[str], counts: dict[str, float], pool: int,
            win: Window) -> dict[str, Any]:
     """sniff's sweep, ranked for harvest: a term weighs by its scarcity (inverse
@@ -284,6 +333,7 @@ def _sweep(forest: Forest, terms: list[str], counts: dict[str, float], pool: int
         hits, scanned = _direct(forest, terms, where.sql, tuple(where.args))
     else:
         hits, scanned = found
+        _add_rare(forest, terms, counts, where, hits)
     total = forest.catalog.count() or 1
     weight = [math.log((total + 1) / (min(counts.get(t, 1), total) + 0.5))
               * (CODE_WEIGHT if _is_code(t) else 1.0) for t in terms]
