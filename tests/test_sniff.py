@@ -178,3 +178,25 @@ def test_index_equals_direct_scan(fuzz_vine, bodies: list[str], terms: list[str]
     assert matched == len(direct)
     assert {k: (v.count, v.terms) for k, v in indexed.items()} == \
         {k: (v.count, v.terms) for k, v in direct.items()}
+
+
+def test_confirmed_lines_come_from_the_body_in_the_file(tmp_path: Path) -> None:
+    """A term with punctuation is confirmed by reading candidate lines from the file's
+    body (without parsing its frontmatter); line numbers stay those of the body, a
+    frontmatter line never counts, and a file turned into a symlink is not read."""
+    root = make_forest(tmp_path / "f", {
+        "a": ("note", {"title": "A", "summary": "Holds the code in its body.",
+                       "tags": ["ab-12"]}, "# A\n\nfirst\n\nthe code ab-12 here\n"),
+        "b": ("note", {"title": "B", "summary": "Mentions ab and 12 apart only."},
+              "# B\n\nab here\n\nand 12 there, ab 12 too\n"),
+    })
+    with Vine(root, writable=False) as vine:
+        out = vine.sniff("ab-12")
+        assert [r["id"] for r in out["results"]] == ["a"]
+        assert [m["line"] for m in out["results"][0]["matches"]] == [5]
+        assert vine._forest.body_lines("a") == vine._forest.read("a").lines
+        target = tmp_path / "outside.md"
+        target.write_text((root / "b.md").read_text())
+        (root / "b.md").unlink()
+        (root / "b.md").symlink_to(target)
+        assert vine._forest.body_lines("b") == []

@@ -19,7 +19,7 @@ from .dialect import Dialect, parse_dialect
 from .errors import FrontmatterError, Moved, NotFound
 from .heat import READ_DEPOSIT, STRONG_DEPOSIT, HeatStore
 from .ids import normalize, path_of
-from .nodes import Node, ParseError, parse_bytes
+from .nodes import Node, ParseError, body_of_bytes, parse_bytes
 
 SCHEMA_ID = "_meta/schema"
 _NODE_CACHE = 64
@@ -139,6 +139,31 @@ class Forest:
             self._nodes.pop(next(iter(self._nodes)))
         self._nodes[node_id] = (key, node)
         return node
+
+    def body_lines(self, node_id: str) -> list[str]:
+        """The lines of the body in a cataloged id's file (what the body index holds),
+        read without parsing the frontmatter; sniff confirms candidate lines this way.
+        [] when the node cannot be read."""
+        hit = self._nodes.get(node_id)
+        if hit is None:
+            # A cataloged id is a regular file inside the forest (the walk follows no
+            # symlink); O_NOFOLLOW refuses one that became a link since.
+            try:
+                fd = os.open(os.path.join(self.root, node_id + ".md"),
+                             os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+            except OSError:
+                return []
+            try:
+                with os.fdopen(fd, "rb") as fh:
+                    body = body_of_bytes(fh.read())
+            except OSError:
+                return []
+            if body is not None:
+                return body.split("\n")
+        try:
+            return self.read(node_id).lines
+        except (NotFound, FrontmatterError):
+            return []
 
     def body(self, node: Node) -> str:
         """A node's body, resolving bodies kept outside the file (``content:``)."""

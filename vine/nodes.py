@@ -186,6 +186,25 @@ def parse_text(node_id: str, text: str) -> Node:
     return Node(node_id, meta, body.strip("\n").rstrip() if body.strip() else "")
 
 
+def body_of_bytes(data: bytes) -> str | None:
+    """The body in a node file exactly as :func:`parse_bytes` gives it, without parsing
+    the frontmatter; None when only a full parse can tell (bad bytes, no frontmatter)."""
+    if b"\x00" in data:
+        return None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    stripped = text.lstrip("\ufeff").strip()
+    if not BOUNDARY.match(stripped):
+        return None
+    try:
+        _, fm, body = BOUNDARY.split(stripped, 2)
+    except ValueError:
+        return None
+    return body.strip("\n").rstrip() if body.strip() else ""
+
+
 @cache
 def _handler() -> Any:
     """python-frontmatter's YAML handler (PyYAML's safe loader), imported on first use."""

@@ -197,10 +197,7 @@ def _of_gen(rowids: list[int], gen: int, shift: int) -> list[int]:
 
 
 def _body_lines(forest: Forest, node_id: str) -> list[str]:
-    try:
-        return forest.read(node_id).lines
-    except VineError:
-        return []
+    return forest.body_lines(node_id)
 
 
 def _direct(forest: Forest, terms: list[str], scope_sql: str,
