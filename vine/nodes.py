@@ -221,7 +221,8 @@ def _load_yaml(fm: str) -> Any:
         return _handler().load(fm)
     except yaml.YAMLError as exc:
         where = getattr(exc, "problem_mark", None)
-        at = f" at line {where.line + 2}" if where is not None else ""
+        # The frontmatter text starts with the rest of the opening '---' line.
+        at = f" at line {where.line + 1}" if where is not None else ""
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
         raise ParseError(f"bad YAML{at}: {problem}") from None
 

@@ -80,7 +80,12 @@ def add_entry(body: str, section: str, line_text: str, node_id: str) -> str:
     """Put ``line_text`` at the end of ``section``'s entry lines (the old line of the id
     removed first; a missing section appended at the end of the body)."""
     body = entry_pattern(node_id).sub("", body)
-    body = re.sub(r"\n{3,}", "\n\n", body)
+    return insert_entry(re.sub(r"\n{3,}", "\n\n", body), section, line_text)
+
+
+def insert_entry(body: str, section: str, line_text: str) -> str:
+    """Put ``line_text`` after the last entry line of ``section`` (directly under the
+    heading when it has none; a missing section appended at the end of the body)."""
     span = section_span(body, section)
     if span is None:
         body = body.rstrip("\n") + f"\n\n## {section}\n"

@@ -1,0 +1,171 @@
+"""``vine validate``: check a forest (the command forest repositories run in CI).
+
+Exit status: 0 when clean, 1 on errors (on warnings too with ``--strict``), 2 for
+usage (a folder that is not a forest, an unknown option).
+"""
+
+from __future__ import annotations
+
+import enum
+import json as jsonlib
+import os
+import sys
+from collections.abc import Iterable
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from . import common
+
+if TYPE_CHECKING:
+    from monkeyllm.validate import Finding
+
+
+class Format(enum.StrEnum):
+    """Output formats of ``vine validate``."""
+
+    text = "text"
+    json = "json"
+    github = "github"
+
+
+def validate(
+    forest: Annotated[Path | None, typer.Option(
+        "--forest", "-f", help="The forest's folder.", show_default=False)] = None,
+    strict: Annotated[bool, typer.Option(
+        "--strict", help="Fail (exit 1) on warnings as well as errors.")] = False,
+    format: Annotated[Format, typer.Option(
+        "--format", help="text for people, json for scripts, github for workflow "
+        "annotations.")] = Format.text,
+    fix: Annotated[bool, typer.Option(
+        "--fix", help="First repair index entries, coverage and payload hashes, in one "
+        "commit.")] = False,
+    payloads: Annotated[bool, typer.Option(
+        "--payloads/--no-payloads", help="Check payload files (missing, sha256, orphans); "
+        "--no-payloads for a git checkout, which never holds them.")] = True,
+) -> None:
+    """Check every file of a forest: frontmatter, ids, types and rels, links and
+    wikilinks, index entries and coverage, payloads. Exit 1 on errors.
+
+    Example: vine validate -f ./brain --strict --format github
+    """
+    root = common.find_forest(forest)
+    from monkeyllm.errors import VineError
+    from monkeyllm.validate import fix as repair
+    from monkeyllm.validate import validate as check
+
+    as_json = format is Format.json
+    fixed = None
+    try:
+        if fix:
+            fixed = repair(root, payloads=payloads)
+        findings = check(root, payloads=payloads)
+    except VineError as exc:
+        common.fail(exc.envelope(), as_json)
+    errors = sum(1 for x in findings if x.severity == "error")
+    warnings = len(findings) - errors
+    if format is Format.json:
+        _json(findings, errors, warnings, fixed)
+    elif format is Format.github:
+        _github(findings, root, errors, warnings, fixed)
+    else:
+        _text(findings, errors, warnings, fixed)
+    if errors or (strict and warnings):
+        raise typer.Exit(common.EXIT_ERROR)
+
+
+def _counts(errors: int, warnings: int) -> str:
+    return f"{errors} error(s), {warnings} warning(s)"
+
+
+def _fixed_lines(fixed: dict[str, Any] | None) -> list[str]:
+    """What --fix did, for people (stderr in the text and github formats)."""
+    if fixed is None:
+        return []
+    if not fixed["repairs"]:
+        return ["vine validate --fix: nothing to repair"]
+    lines = [f"vine validate --fix: {len(fixed['repairs'])} repair(s) in "
+             f"{len(fixed['files'])} file(s), commit {fixed['commit'][:12]}"]
+    lines += [f"  fixed {r['code']} in {r['path']}: {r['message']}" for r in fixed["repairs"]]
+    return lines
+
+
+def _json(findings: list[Finding], errors: int, warnings: int,
+          fixed: dict[str, Any] | None) -> None:
+    out: dict[str, Any] = {"findings": [x.as_dict() for x in findings], "errors": errors,
+                           "warnings": warnings}
+    if fixed is not None:
+        out["fixed"] = fixed["repairs"]
+        out["commit"] = fixed["commit"]
+    sys.stdout.write(jsonlib.dumps(out, ensure_ascii=False) + "\n")
+
+
+def escape_data(text: str) -> str:
+    """A workflow command's message, escaped as GitHub reads it."""
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def escape_property(text: str) -> str:
+    """A workflow command's property value (``file=``, ``title=``), escaped."""
+    return escape_data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+def _github(findings: list[Finding], root: Path, errors: int, warnings: int,
+            fixed: dict[str, Any] | None) -> None:
+    """One ``::error``/``::warning`` workflow command per finding; paths are made
+    relative to the working folder (the repository root on a runner)."""
+    for line in _fixed_lines(fixed):
+        sys.stderr.write(line + "\n")
+    prefix = os.path.relpath(root.resolve(), Path.cwd().resolve())
+    prefix = "" if prefix == "." or prefix.startswith("..") else prefix + "/"
+    out = []
+    for x in findings:
+        props = [f"file={escape_property(prefix + x.path)}"]
+        if x.line is not None:
+            props.append(f"line={x.line}")
+        props.append(f"title={escape_property(x.code)}")
+        message = f"{x.id + ': ' if x.id else ''}{x.message} (fix: {x.fix})"
+        out.append(f"::{x.severity} {','.join(props)}::{escape_data(message)}")
+    out.append(_counts(errors, warnings))
+    sys.stdout.write("\n".join(out) + "\n")
+
+
+def _colour() -> bool:
+    return sys.stdout.isatty() and "NO_COLOR" not in os.environ
+
+
+def _text(findings: list[Finding], errors: int, warnings: int,
+          fixed: dict[str, Any] | None) -> None:
+    """Findings grouped by file, then the count line; coloured on a terminal."""
+    for line in _fixed_lines(fixed):
+        sys.stderr.write(line + "\n")
+    lines = list(_grouped(findings))
+    if lines:
+        lines.append(("", ""))
+    lines.append((_counts(errors, warnings), "bold red" if errors else
+                  "bold yellow" if warnings else "bold green"))
+    if not _colour():
+        sys.stdout.write("\n".join(text for text, _ in lines) + "\n")
+        return
+    from rich.console import Console
+    from rich.text import Text
+
+    console = Console(highlight=False, soft_wrap=True)
+    for text, style in lines:
+        console.print(Text(text, style=style))
+
+
+def _grouped(findings: list[Finding]) -> Iterable[tuple[str, str]]:
+    """(line, style) pairs: a header per file, an indented line per finding."""
+    style = {"error": "red", "warning": "yellow"}
+    path = None
+    for x in findings:
+        if x.path != path:
+            if path is not None:
+                yield "", ""
+            path = x.path
+            yield (f"{x.path}" + (f" ({x.id})" if x.id else ""), "bold")
+        where = f"{x.line}:" if x.line is not None else "-:"
+        yield f"  {where:<6}{x.severity:<8}{x.code}  {x.message}", style[x.severity]
+        yield f"  {'':<14}fix: {x.fix}", "dim"

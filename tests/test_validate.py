@@ -1,0 +1,383 @@
+"""``vine validate``: every check, the repairs of ``--fix``, the output formats and
+exit codes, and that validating never writes."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+import typer
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from typer.testing import CliRunner
+
+from monkeyllm.commands.validate import escape_data, escape_property, validate
+from monkeyllm.validate import Finding
+from monkeyllm.validate import fix as repair
+from monkeyllm.validate import validate as check
+
+from .conftest import copy_sample, files_of, git, head, status
+
+app = typer.Typer()
+app.command("validate")(validate)
+runner = CliRunner()
+
+
+def edit(root: Path, rel: str, old: str, new: str) -> None:
+    """Replace ``old`` (which must be there) by ``new`` in one file."""
+    path = root / rel
+    text = path.read_text(encoding="utf-8")
+    assert old in text, (rel, old)
+    path.write_text(text.replace(old, new, 1), encoding="utf-8")
+
+
+def write(root: Path, rel: str, data: str | bytes) -> None:
+    path = root / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if isinstance(data, bytes):
+        path.write_bytes(data)
+    else:
+        path.write_text(data, encoding="utf-8")
+
+
+def seen(findings: list[Finding]) -> set[tuple[str, str, str | None, str, int | None]]:
+    return {(f.code, f.severity, f.id, f.path, f.line) for f in findings}
+
+
+PRICE_LINE = ("- [[sales/price-list]] — How the 2026 price list is built, who may change it "
+              "and where the current tables live, for stores, online and wholesale.\n")
+ORDERS = "sales/orders-2026.md"
+ICMS = "finance/icms.md"
+LEAF = "---\nid: {id}\ntype: note\ntitle: T\nsummary: S.\ncreated: '2026-01-01'\n" \
+       "updated: '2026-01-01'\n---\n\n# T\n"
+E, W = "error", "warning"
+Mutation = Callable[[Path], None]
+
+# (name, mutation, expected findings as (code, severity, id, path, line)): each breaks a
+# clean copy of sample-brain in one way; the findings must be exactly these.
+CASES: list[tuple[str, Mutation, set[tuple[str, str, str | None, str, int | None]]]] = [
+    ("no frontmatter", lambda r: write(r, "sales/scratch.md", "just text\n"),
+     {("file.unparseable", E, "sales/scratch", "sales/scratch.md", 1)}),
+    ("unterminated", lambda r: write(r, "sales/scratch.md", "---\nid: sales/scratch\n"),
+     {("file.unparseable", E, "sales/scratch", "sales/scratch.md", 1)}),
+    ("bad yaml", lambda r: write(r, "sales/scratch.md",
+                                 "---\nid: sales/scratch\ntitle: a\n  b: c\n---\n\nbody\n"),
+     {("file.unparseable", E, "sales/scratch", "sales/scratch.md", 4)}),
+    ("bad yaml after blank lines", lambda r: write(r, "sales/scratch.md",
+                                                   "\n\n---\nid: x\ntitle: a\n  b: c\n---\n"),
+     {("file.unparseable", E, "sales/scratch", "sales/scratch.md", 6)}),
+    ("not a mapping", lambda r: write(r, "sales/scratch.md", "---\n- a\n- b\n---\n\nx\n"),
+     {("file.unparseable", E, "sales/scratch", "sales/scratch.md", 1)}),
+    ("binary", lambda r: write(r, "sales/scratch.md", b"---\n\x00\x01\x02"),
+     {("file.unparseable", E, "sales/scratch", "sales/scratch.md", 1)}),
+    ("missing key", lambda r: edit(r, ICMS, "title: ICMS\n", ""),
+     {("frontmatter.missing-key", E, "finance/icms", ICMS, 1)}),
+    ("bad date", lambda r: edit(r, ICMS, "created: '2025-11-17'", "created: soon"),
+     {("frontmatter.invalid", E, "finance/icms", ICMS, 7)}),
+    ("bad confidence", lambda r: edit(r, ICMS, "source: manual", "source: manual\n"
+                                      "confidence: 1.5"),
+     {("frontmatter.invalid", E, "finance/icms", ICMS, 16)}),
+    ("bad source", lambda r: edit(r, ICMS, "source: manual", "source: robot"),
+     {("frontmatter.invalid", E, "finance/icms", ICMS, 15)}),
+    ("id mismatch", lambda r: edit(r, ICMS, "id: finance/icms", "id: finance/other"),
+     {("frontmatter.id-mismatch", E, "finance/icms", ICMS, 2)}),
+    ("unknown type", lambda r: edit(r, ICMS, "type: concept", "type: gadget"),
+     {("schema.unknown-type", E, "finance/icms", ICMS, 3)}),
+    ("unknown rel", lambda r: edit(r, ORDERS, "rel: part-of", "rel: owns"),
+     {("schema.unknown-rel", E, "sales/orders-2026", ORDERS, 12)}),
+    ("dangling link", lambda r: edit(r, ORDERS, "target: sales/_index", "target: sales/gone"),
+     {("links.dangling", E, "sales/orders-2026", ORDERS, 13)}),
+    ("too many links", lambda r: edit(r, ORDERS, "- rel: part-of\n  target: sales/_index\n",
+                                      "- rel: part-of\n  target: sales/_index\n" * 51),
+     {("links.too-many", E, "sales/orders-2026", ORDERS, 11)}),
+    ("broken wikilink", lambda r: edit(r, ICMS, "# ICMS\n", "# ICMS\n\nSee [[finance/nope|x]].\n"),
+     {("body.broken-wikilink", W, "finance/icms", ICMS, 20)}),
+    ("wikilink in code is fine",
+     lambda r: edit(r, ICMS, "# ICMS\n", "# ICMS\n\n```\n[[finance/nope]]\n```\n"), set()),
+    ("empty summary", lambda r: edit(r, "sales/price-list.md",
+                                     re.search(r"summary: [^\n]*(\n  [^\n]*)*",
+                                               (r / "sales/price-list.md").read_text()
+                                               ).group(0), "summary: ''"),
+     {("summary.empty", W, "sales/price-list", "sales/price-list.md", 5),
+      ("index.stale-summary", W, "sales/_index", "sales/_index.md", 26)}),
+    ("long summary", lambda r: edit(r, "sales/_index.md", "summary: Commercial policy,",
+                                    "summary: " + "word " * 60 + "Commercial policy,"),
+     {("summary.too-long", W, "sales/_index", "sales/_index.md", 5),
+      ("index.stale-summary", W, "_index", "_index.md", 19)}),
+    ("boilerplate summary", lambda r: edit(r, "sales/_index.md", "summary: Commercial",
+                                           "summary: This document describes commercial"),
+     {("summary.boilerplate", W, "sales/_index", "sales/_index.md", 5),
+      ("index.stale-summary", W, "_index", "_index.md", 19)}),
+    ("missing entry", lambda r: edit(r, "sales/_index.md", PRICE_LINE, ""),
+     {("index.missing-entry", W, "sales/_index", "sales/_index.md", 22),
+      ("index.coverage", W, "sales/_index", "sales/_index.md", 11)}),
+    ("extra entry", lambda r: edit(r, "sales/_index.md", PRICE_LINE,
+                                   PRICE_LINE + "- [[sales/ghost]] — Gone.\n"),
+     {("index.extra-entry", W, "sales/_index", "sales/_index.md", 27),
+      ("index.coverage", W, "sales/_index", "sales/_index.md", 11)}),
+    ("duplicate entry", lambda r: edit(r, "sales/_index.md", PRICE_LINE, PRICE_LINE * 2),
+     {("index.duplicate-entry", W, "sales/_index", "sales/_index.md", 27),
+      ("index.coverage", W, "sales/_index", "sales/_index.md", 11)}),
+    ("misplaced entry", lambda r: (edit(r, "sales/_index.md", PRICE_LINE, ""),
+                                   edit(r, "sales/_index.md", "## Direct bananas\n",
+                                        PRICE_LINE + "\n## Direct bananas\n")),
+     {("index.misplaced-entry", W, "sales/_index", "sales/_index.md", 22),
+      ("index.coverage", W, "sales/_index", "sales/_index.md", 11)}),
+    ("stale summary", lambda r: edit(r, "sales/_index.md", "— How the 2026 price list",
+                                     "— Once the 2026 price list"),
+     {("index.stale-summary", W, "sales/_index", "sales/_index.md", 26)}),
+    ("wrong coverage", lambda r: edit(r, "sales/_index.md", "coverage: 5 bananas",
+                                      "coverage: 7 bananas"),
+     {("index.coverage", W, "sales/_index", "sales/_index.md", 11)}),
+    ("parent not a branch", lambda r: edit(r, "meetings/_index.md", "type: branch",
+                                           "type: note"),
+     {("tree.parent-not-branch", E, "meetings/_index", "meetings/_index.md", 3)}),
+    ("missing parent", lambda r: write(r, "newfolder/leaf.md", LEAF.format(id="newfolder/leaf")),
+     {("tree.missing-parent", E, "newfolder/leaf", "newfolder/leaf.md", None)}),
+    ("payload missing", lambda r: (r / "sales/orders-2026.db").unlink(),
+     {("payload.missing", E, "sales/orders-2026", ORDERS, 15)}),
+    ("payload drift", lambda r: write(r, "sales/orders-2026.db",
+                                      (r / "sales/orders-2026.db").read_bytes() + b"x"),
+     {("payload.hash-drift", W, "sales/orders-2026", ORDERS, 17)}),
+    ("payload hash missing", lambda r: edit(r, ORDERS, "payload_hash:", "other_hash:"),
+     {("payload.hash-missing", W, "sales/orders-2026", ORDERS, 15)}),
+    ("payload escapes", lambda r: edit(r, ORDERS, "payload: orders-2026.db",
+                                       "payload: ../../outside.db"),
+     {("payload.invalid", E, "sales/orders-2026", ORDERS, 15),
+      ("payload.orphan", W, None, "sales/orders-2026.db", None)}),
+    ("dataset without payload", lambda r: edit(r, ORDERS, "payload: orders-2026.db\n", ""),
+     {("payload.undeclared", E, "sales/orders-2026", ORDERS, 3),
+      ("payload.orphan", W, None, "sales/orders-2026.db", None)}),
+    ("orphan payload", lambda r: write(r, "sales/old.db", b"SQLite format 3\x00"),
+     {("payload.orphan", W, None, "sales/old.db", None)}),
+    ("orphan asset", lambda r: write(r, "products/_assets/ab12cd34-x.png", b"\x89PNG"),
+     {("payload.orphan", W, None, "products/_assets/ab12cd34-x.png", None)}),
+    ("meta is only parse-checked", lambda r: edit(r, "_meta/schema.md", "type: note",
+                                                  "type: gadget"), set()),
+]
+
+
+@pytest.fixture(scope="module")
+def clean_copy(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return copy_sample(tmp_path_factory.mktemp("clean") / "brain")
+
+
+def test_sample_brain_is_clean(clean_copy: Path) -> None:
+    assert check(clean_copy) == []
+
+
+@pytest.mark.parametrize("name, mutate, expected", CASES, ids=[c[0] for c in CASES])
+def test_each_check(tmp_path: Path, name: str, mutate: Mutation,
+                    expected: set[tuple[str, str, str | None, str, int | None]]) -> None:
+    root = copy_sample(tmp_path / "brain")
+    mutate(root)
+    findings = check(root)
+    assert seen(findings) == expected
+    for f in findings:
+        assert f.message and f.fix
+
+
+def test_payload_checks_can_be_skipped(tmp_path: Path) -> None:
+    root = copy_sample(tmp_path / "brain")
+    (root / "sales/orders-2026.db").unlink()
+    write(root, "sales/old.db", b"x")
+    assert check(root, payloads=False) == []
+
+
+def test_moved_target_says_where_it_went(tmp_path: Path) -> None:
+    root = copy_sample(tmp_path / "brain")
+    edit(root, ICMS, "source: manual", "source: manual\nmoved_from:\n- finance/old-icms")
+    edit(root, ORDERS, "target: sales/_index", "target: finance/old-icms")
+    [finding] = check(root)
+    assert finding.code == "links.dangling"
+    assert "moved to 'finance/icms'" in finding.message
+    assert "'finance/icms'" in finding.fix
+
+
+def test_branch_fallbacks_fill_title_summary_created(tmp_path: Path) -> None:
+    root = copy_sample(tmp_path / "brain")
+    for key in ("title: Sales\n", "created: '2025-11-03'\n"):
+        edit(root, "sales/_index.md", key, "")
+    assert check(root) == []
+    edit(root, "sales/_index.md", "# Sales\n", "")
+    assert seen(check(root)) == {
+        ("frontmatter.missing-key", E, "sales/_index", "sales/_index.md", 1)}
+
+
+def test_an_index_entry_may_carry_the_branch_coverage(tmp_path: Path) -> None:
+    root = copy_sample(tmp_path / "brain")
+    line = "- [[sales/_index]] — Commercial policy, price lists and the 2026 order ledger."
+    edit(root, "_index.md", line, line[:-1] + ". 3 bananas, 1 sub-branch.")
+    assert check(root) == []
+
+
+def broken_git_copy(tmp_path: Path) -> Path:
+    """A git copy with fixable problems in two files and one that is not fixable."""
+    root = copy_sample(tmp_path / "brain", git=True)
+    edit(root, "sales/_index.md", PRICE_LINE, "")                                  # missing
+    edit(root, "sales/_index.md", "— Every closed order", "— Some closed order")   # stale
+    edit(root, "_index.md", "- [[finance/_index]]", "- [[finance/gone]] — x\n- [[finance/_index]]")
+    write(root, "sales/orders-2026.db", (root / "sales/orders-2026.db").read_bytes() + b"x")
+    edit(root, "finance/dso.md", "[[sales/", "[[nope/")                           # not fixable
+    git(root, "commit", "-qam", "broken by hand")
+    return root
+
+
+def test_fix_repairs_in_one_commit_and_leaves_the_rest(tmp_path: Path) -> None:
+    root = broken_git_copy(tmp_path)
+    before = head(root)
+    codes = {f.code for f in check(root)}
+    assert {"index.missing-entry", "index.stale-summary", "index.extra-entry",
+            "index.coverage", "payload.hash-drift", "body.broken-wikilink"} <= codes
+    done = repair(root)
+    assert git(root, "rev-parse", "HEAD~1").strip() == before
+    assert git(root, "log", "-1", "--format=%s").strip() == \
+        f"validate(fix): {len(done['repairs'])} repairs"
+    assert done["commit"] == head(root)
+    assert sorted(git(root, "show", "--name-only", "--format=", "HEAD").split()) == \
+        ["_index.md", "sales/_index.md", ORDERS]
+    assert status(root) == ""
+    assert {r["code"] for r in done["repairs"]} == codes - {"body.broken-wikilink"}
+    left = check(root)
+    assert {f.code for f in left} == {"body.broken-wikilink"}
+    assert PRICE_LINE in (root / "sales/_index.md").read_text()
+    assert "coverage: 5 bananas, 1 sub-branches" in (root / "sales/_index.md").read_text()
+    assert "finance/gone" not in (root / "_index.md").read_text()
+
+
+def test_fix_with_nothing_to_repair_makes_no_commit(tmp_path: Path) -> None:
+    root = copy_sample(tmp_path / "brain", git=True)
+    before = head(root)
+    assert repair(root) == {"commit": None, "repairs": [], "files": []}
+    assert head(root) == before
+    assert status(root) == ""
+
+
+def test_fix_moves_a_misplaced_entry_and_drops_duplicates(tmp_path: Path) -> None:
+    root = copy_sample(tmp_path / "brain", git=True)
+    original = (root / "sales/_index.md").read_text()
+    edit(root, "sales/_index.md", PRICE_LINE, "")
+    edit(root, "sales/_index.md", "## Direct bananas\n", PRICE_LINE * 2 + "\n## Direct bananas\n")
+    repair(root)
+    assert check(root) == []
+    fixed = (root / "sales/_index.md").read_text()
+    assert fixed.count("[[sales/price-list]]") == 1
+    strip = re.compile(r"^updated: .*$", re.MULTILINE)
+    direct = fixed.split("## Direct bananas")[1]
+    assert "[[sales/price-list]]" in direct
+    assert strip.sub("", original).count("- [[") == strip.sub("", fixed).count("- [[")
+
+
+# -- the command -------------------------------------------------------------------
+
+
+def run(*args: str) -> tuple[int, str]:
+    result = runner.invoke(app, list(args))
+    return result.exit_code, result.stdout
+
+
+def test_cli_clean_exits_0(clean_copy: Path) -> None:
+    code, out = run("-f", str(clean_copy))
+    assert code == 0
+    assert out == "0 error(s), 0 warning(s)\n"
+
+
+def test_cli_errors_exit_1_grouped_by_file(tmp_path: Path) -> None:
+    root = copy_sample(tmp_path / "brain")
+    edit(root, ICMS, "type: concept", "type: gadget")
+    edit(root, ICMS, "# ICMS\n", "# ICMS\n\nSee [[finance/nope]].\n")
+    code, out = run("-f", str(root))
+    assert code == 1
+    lines = out.splitlines()
+    assert lines[0] == "finance/icms.md (finance/icms)"
+    assert lines[1].split()[:3] == ["3:", "error", "schema.unknown-type"]
+    assert lines[2].strip().startswith("fix: ")
+    assert lines[3].split()[:3] == ["20:", "warning", "body.broken-wikilink"]
+    assert lines[-1] == "1 error(s), 1 warning(s)"
+
+
+def test_cli_warnings_fail_only_with_strict(tmp_path: Path) -> None:
+    root = copy_sample(tmp_path / "brain")
+    edit(root, "sales/_index.md", "coverage: 5 bananas", "coverage: 7 bananas")
+    assert run("-f", str(root))[0] == 0
+    assert run("-f", str(root), "--strict")[0] == 1
+
+
+def test_cli_usage_errors_exit_2(tmp_path: Path, clean_copy: Path) -> None:
+    assert run("-f", str(tmp_path))[0] == 2
+    assert run("-f", str(clean_copy), "--format", "xml")[0] == 2
+
+
+def test_cli_json(tmp_path: Path) -> None:
+    root = copy_sample(tmp_path / "brain")
+    edit(root, ICMS, "type: concept", "type: gadget")
+    code, out = run("-f", str(root), "--format", "json")
+    assert code == 1
+    data = json.loads(out)
+    assert data["errors"] == 1 and data["warnings"] == 0
+    assert data["findings"] == [{
+        "severity": "error", "code": "schema.unknown-type", "id": "finance/icms",
+        "path": ICMS, "line": 3, "message": "type 'gadget' is not declared",
+        "fix": data["findings"][0]["fix"], "fixable": False}]
+    assert "fixed" not in data
+
+
+def test_cli_github_annotations(tmp_path: Path) -> None:
+    root = copy_sample(tmp_path / "brain")
+    edit(root, ICMS, "type: concept", "type: gadget")
+    write(root, "sales/old.db", b"x")
+    code, out = run("-f", str(root), "--format", "github", "--strict")
+    assert code == 1
+    lines = out.splitlines()
+    assert lines[0].startswith("::error file=finance/icms.md,line=3,title=schema.unknown-type::"
+                               "finance/icms: type 'gadget' is not declared (fix: ")
+    assert lines[1].startswith("::warning file=sales/old.db,title=payload.orphan::")
+    assert lines[2] == "1 error(s), 1 warning(s)"
+
+
+def test_github_escaping() -> None:
+    assert escape_data("50% done\r\nnext") == "50%25 done%0D%0Anext"
+    assert escape_property("a:b,c%") == "a%3Ab%2Cc%25"
+
+
+def test_cli_fix(tmp_path: Path) -> None:
+    root = broken_git_copy(tmp_path)
+    before = head(root)
+    code, out = run("-f", str(root), "--fix", "--format", "json")
+    data = json.loads(out)
+    assert code == 0      # one warning is left: a broken wikilink
+    assert [f["code"] for f in data["findings"]] == ["body.broken-wikilink"]
+    assert {r["code"] for r in data["fixed"]} >= {"index.missing-entry", "payload.hash-drift"}
+    assert data["commit"] == head(root) != before
+    code, out = run("-f", str(root), "--fix")
+    assert code == 0 and head(root) == data["commit"]
+    assert out.splitlines()[-1] == "0 error(s), 1 warning(s)"
+
+
+def test_validate_never_writes(tmp_path: Path) -> None:
+    root = broken_git_copy(tmp_path)
+    before, files, state = head(root), files_of(root), status(root)
+    check(root)
+    for fmt in ("text", "json", "github"):
+        run("-f", str(root), "--format", fmt, "--strict")
+    assert (head(root), files_of(root), status(root)) == (before, files, state)
+    assert not (root / "_derived").exists()
+
+
+@settings(max_examples=25, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.one_of(st.binary(max_size=300),
+                      st.text(max_size=300).map(lambda t: "---\n" + t),
+                      st.text(max_size=200).map(lambda t: f"---\n{t}\n---\n\n{t}\n")))
+def test_garbage_never_raises(tmp_path_factory: pytest.TempPathFactory,
+                              data: str | bytes) -> None:
+    root = tmp_path_factory.getbasetemp() / "garbage"
+    if not root.exists():
+        copy_sample(root)
+    write(root, "sales/garbage.md", data)
+    findings = check(root)
+    assert all(isinstance(f, Finding) and f.severity in (E, W) for f in findings)
+    assert {f.path for f in findings} <= {"sales/garbage.md", "sales/_index.md"}
