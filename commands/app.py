@@ -14,8 +14,10 @@ from monkeyllm.registry import CALLS
 
 from . import calls, common
 from .call import call
+from .ingest import ingest
 from .init import init
 from .reindex import reindex
+from .validate import validate
 
 
 def make_app(only: str | None = None) -> typer.Typer:
@@ -39,6 +41,8 @@ def make_app(only: str | None = None) -> typer.Typer:
         app.command("call", help=call.__doc__)(call)
         app.command("init", help=init.__doc__)(init)
         app.command("reindex", help=reindex.__doc__)(reindex)
+        app.command("validate", help=validate.__doc__)(validate)
+        app.command("ingest", help=ingest.__doc__)(ingest)
     return app
 
 

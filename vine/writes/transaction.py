@@ -109,10 +109,11 @@ class Transaction:
                 self._old[path] = None
         self._save_journal()
 
-    def created(self, path: Path) -> None:
-        """A file beside the markdown that a rollback must delete (a newborn payload)."""
+    def created(self, *paths: Path) -> None:
+        """Files beside the markdown that a rollback must delete (newborn payloads);
+        naming them all at once writes the journal once."""
         self._begin()
-        self._extra.append(path)
+        self._extra.extend(paths)
         self._save_journal()
 
     def write(self, path: Path, text: str) -> None:

@@ -1,0 +1,96 @@
+"""``vine ingest``: turn folders and files into forest nodes, in one commit.
+
+Exit status: 0 when the run did something (files failing alongside are listed in the
+report), 1 when the engine refused the run or every file it tried failed.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from . import common
+
+PROGRESS_FROM = 50   # files: fewer finish before a bar would be worth drawing
+
+
+def ingest(
+    sources: Annotated[list[Path], typer.Argument(
+        help="Folders (their contents go under --into) and files to ingest.",
+        show_default=False)],
+    into: Annotated[str, typer.Option(
+        "--into", help="The destination branch; missing ones are planted.")] = "_index",
+    forest: Annotated[Path | None, typer.Option(
+        "--forest", "-f", help="The forest's folder.", show_default=False)] = None,
+    json: Annotated[bool, typer.Option("--json", help="Print JSON even on a terminal.")
+                    ] = False,
+) -> None:
+    """Turn a folder (or files) into nodes: directories become branches, notes, tables,
+    JSON, SQLite files and media become nodes, all in one commit; re-running on an
+    unchanged source changes nothing.
+
+    Example: vine ingest ~/notes --into notes/_index
+    """
+    as_json = common.json_mode(json)
+    vine = common.open_vine(forest, writable=True, as_json=as_json)
+    from monkeyllm.errors import VineError
+    from monkeyllm.ingest import ingest as run
+    from monkeyllm.ingest import walk_count
+
+    try:
+        if sys.stderr.isatty() and walk_count(sources) >= PROGRESS_FROM:
+            report = _with_progress(lambda progress: run(vine, sources, into,
+                                                         progress=progress))
+        else:
+            report = run(vine, sources, into)
+    except VineError as exc:
+        common.fail(exc.envelope(), as_json)
+    finally:
+        vine.close()
+    counts = report["counts"]
+    did_nothing = counts["failed"] and not (
+        counts["created"] or counts["updated"] or counts["unchanged"])
+    if as_json:
+        common._write_json(report)
+    else:
+        _show(report)
+    if did_nothing:
+        raise typer.Exit(common.EXIT_ERROR)
+
+
+def _with_progress(work: Any) -> dict[str, Any]:
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+    with Progress(TextColumn("Reading files"), BarColumn(), MofNCompleteColumn(),
+                  console=Console(stderr=True), transient=True) as bar:
+        task = bar.add_task("ingest", total=None)
+
+        def progress(done: int, total: int) -> None:
+            bar.update(task, completed=done, total=total)
+
+        return work(progress)
+
+
+def _show(report: dict[str, Any]) -> None:
+    console = common.console()
+    counts = report["counts"]
+    commit = report.get("commit")
+    console.print(
+        f"Ingested into {report['into']}: {counts['created']} created, "
+        f"{counts['updated']} updated, {counts['unchanged']} unchanged, "
+        f"{counts['unsupported']} unsupported, {counts['failed']} failed"
+        + (f", {counts['stale']} stale" if counts["stale"] else "")
+        + (f" (commit {commit[:10]})" if commit else " (nothing to commit)") + ".",
+        markup=False)
+    for bucket in ("failed", "unsupported", "stale"):
+        for entry in report[bucket]:
+            why = entry.get("reason") or f"source gone; node {entry['id']} kept"
+            console.print(f"  {bucket}: {entry['path']}: {why}", markup=False)
+    for bucket in ("created", "updated"):
+        for entry in report[bucket]:
+            for warning in entry.get("warnings", []):
+                console.print(f"  warning: {entry['path']}: {warning}", markup=False)
