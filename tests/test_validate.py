@@ -97,6 +97,12 @@ CASES: list[tuple[str, Mutation, set[tuple[str, str, str | None, str, int | None
      {("body.broken-wikilink", W, "finance/icms", ICMS, 20)}),
     ("wikilink in code is fine",
      lambda r: edit(r, ICMS, "# ICMS\n", "# ICMS\n\n```\n[[finance/nope]]\n```\n"), set()),
+    ("wikilink in inline code is fine",
+     lambda r: edit(r, ICMS, "# ICMS\n", "# ICMS\n\nWrite `- [[id]] — summary` lines.\n"),
+     set()),
+    ("wikilink after inline code is checked",
+     lambda r: edit(r, ICMS, "# ICMS\n", "# ICMS\n\nSee `code` and [[finance/nope]].\n"),
+     {("body.broken-wikilink", W, "finance/icms", ICMS, 20)}),
     ("empty summary", lambda r: edit(r, "sales/price-list.md",
                                      re.search(r"summary: [^\n]*(\n  [^\n]*)*",
                                                (r / "sales/price-list.md").read_text()

@@ -502,12 +502,19 @@ def _check_wikilinks(run: _Run, f: _File) -> None:
     skip = _fenced_lines(f.node.lines) | _entry_lines(f)
     for m in broken:
         index = body.count("\n", 0, m.start())
-        if index in skip:
+        if index in skip or _in_code_span(body, m.start()):
             continue
         target = clean_target(m.group(1)) or m.group(1)
         run.add(f, WARNING, "body.broken-wikilink", _absent(run, target, "wikilink to"),
                 _retarget(run, target, "Link an existing id, or remove the brackets."),
                 line=f.body_line(index))
+
+
+def _in_code_span(body: str, at: int) -> bool:
+    """True when ``at`` is inside an inline code span (`` `[[id]]` `` is an example,
+    not a link): an odd number of backticks before it on its line."""
+    start = body.rfind("\n", 0, at) + 1
+    return body.count("`", start, at) % 2 == 1
 
 
 def _fenced_lines(lines: list[str]) -> set[int]:
