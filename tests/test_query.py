@@ -717,3 +717,13 @@ def test_fuzzed_sql_is_an_answer_or_a_guard_error(shop: Shop, sql: str) -> None:
         assert set(out) >= {"columns", "rows", "row_count", "limited", "elapsed_ms"}
         assert budget_ok(out)
     assert sha256(shop.payload) == shop.digest
+
+
+def test_refusing_opaque_syntax_logs_nothing(shop: Shop,
+                                             caplog: pytest.LogCaptureFixture) -> None:
+    """sqlglot parses ``VACUUM INTO`` as an opaque command and would log a warning about
+    it; a refusal is the whole answer (nothing reaches a CLI's or a server's stderr)."""
+    with caplog.at_level("DEBUG"):
+        assert_error(shop.vine.query("data/shop", "VACUUM INTO 'elsewhere.db'"),
+                     "E_QUERY_FORBIDDEN")
+    assert [r for r in caplog.records if r.levelname in ("WARNING", "ERROR")] == []

@@ -26,10 +26,15 @@ if TYPE_CHECKING:
 def _sqlglot() -> Any:
     """sqlglot and the expression classes the guard needs, imported on first use (it
     is the heaviest import of the engine, and most calls never parse SQL)."""
+    import logging
+
     import sqlglot
     from sqlglot import exp
     from sqlglot.errors import ParseError, TokenError
 
+    # sqlglot logs a warning for syntax it parses as an opaque command (VACUUM INTO ...);
+    # the guard refuses those itself, and a CLI or MCP server must not print it.
+    logging.getLogger("sqlglot").setLevel(logging.ERROR)
     return SimpleNamespace(
         parse=sqlglot.parse, exp=exp, errors=(ParseError, TokenError),
         writes=(exp.Insert, exp.Update, exp.Delete, exp.Create, exp.Drop, exp.Alter,
