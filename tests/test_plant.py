@@ -492,6 +492,8 @@ REFUSALS: list[tuple[str, dict[str, Any], str]] = [
     ("id-backslash", {**NOTE, "id": "clients\\x"}, "E_SCHEMA"),
     ("id-private-folder", {**NOTE, "id": "_derived/x", "parent": "_derived/_index"},
      "E_SCHEMA"),
+    ("id-segment-too-long", {**NOTE, "id": "clients/" + "a" * 300}, "E_SCHEMA"),
+    ("id-too-long", {**NOTE, "id": "clients/" + "/".join(["a" * 9] * 120)}, "E_SCHEMA"),
 ]
 
 

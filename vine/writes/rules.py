@@ -13,6 +13,9 @@ ENTITY_KINDS = ("person", "organization", "product", "place", "other")
 PAYLOAD_TYPES = ("sqlite", "pdf", "docx", "image", "audio")
 SOURCES = ("manual", "ingest", "agent")
 MAX_LINKS = 50
+# File systems cap a name at 255 bytes (the engine adds ".md" and temporary prefixes).
+MAX_SEGMENT_CHARS = 200
+MAX_ID_CHARS = 1000
 MAX_ALIASES = 16
 ALIAS_CHARS = 80
 _SEGMENT = re.compile(r"^[a-z0-9._-]+$")
@@ -27,6 +30,10 @@ def check_new_id(raw: Any) -> str:
     if node_id.endswith(".md"):
         node_id = node_id[:-3]
     parts = node_id.split("/")
+    if len(node_id) > MAX_ID_CHARS or any(len(p) > MAX_SEGMENT_CHARS for p in parts):
+        raise SchemaError(f"id {node_id[:60]!r}... is too long",
+                          hint=f"Keep an id under {MAX_ID_CHARS} characters and each "
+                               f"segment under {MAX_SEGMENT_CHARS} (file names have limits).")
     bad = [p for p in parts if p in ("", ".", "..") or not _SEGMENT.match(p)]
     if bad or (parts[-1] == "_index" and len(parts) == 1 and False):
         raise SchemaError(f"id {raw!r} is not a valid node id",

@@ -1,0 +1,370 @@
+"""Hostile input against a forest, with figures.
+
+Run from the repository root::
+
+    python -m bench.torture                 # every probe, on a scratch copy of sample-brain
+    python -m bench.torture --json
+
+Two families so far (the crash, disk and concurrency families of the reliability issue
+land with the surfaces they need):
+
+- **SQL that tries to write or escape through ``query``**: a corpus of 500+ statements
+  (writes, CTE writes, ATTACH, PRAGMA and ``pragma_`` functions, ``load_extension`` and
+  file functions, several statements, comment, case and quoting tricks, writes hidden in
+  triggers and views, huge and recursive statements). Each must answer
+  ``E_QUERY_FORBIDDEN``, ``E_QUERY_INVALID`` or ``E_TIMEOUT`` within its limit, and no
+  byte of any payload may change, nor any file appear, in or beside the forest.
+- **Ids, sections, scopes and paths that try to leave the forest** (``..``, absolute
+  paths, symlinks, NUL, very long, unicode look-alikes) on every read and write: each
+  answers an envelope (never ``E_INTERNAL``), no response carries the content of a file
+  outside the forest, and nothing outside is written.
+
+The fast part runs in the test suite (``tests/test_torture.py``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from monkeyllm import Vine
+
+REPO = Path(__file__).resolve().parent.parent
+SAMPLE = REPO / "sample-brain"
+DATASET = "sales/orders-2026"
+TABLE = "orders"
+ALLOWED = {"E_QUERY_FORBIDDEN", "E_QUERY_INVALID", "E_TIMEOUT"}
+LIMIT_S = 2.0 + 1.5          # the guard's 2-second limit plus this machine's slack
+SECRET = "TORTURE-SECRET-7f3a9c"
+
+# Statements that write, or reach outside the payload, on their own.
+WRITES = [
+    f"INSERT INTO {TABLE}(id) VALUES ('X-1')",
+    f"INSERT OR REPLACE INTO {TABLE}(id) VALUES ('X-1')",
+    f"REPLACE INTO {TABLE}(id) VALUES ('X-1')",
+    f"INSERT INTO {TABLE} SELECT * FROM {TABLE}",
+    f"UPDATE {TABLE} SET region = 'X'",
+    f"UPDATE {TABLE} SET region = 'X' WHERE 1",
+    f"DELETE FROM {TABLE}",
+    f"DELETE FROM {TABLE} WHERE rowid > 0",
+    f"DROP TABLE {TABLE}",
+    f"DROP TABLE IF EXISTS {TABLE}",
+    f"ALTER TABLE {TABLE} ADD COLUMN evil TEXT",
+    f"ALTER TABLE {TABLE} RENAME TO gone",
+    "CREATE TABLE evil(a)",
+    "CREATE TEMP TABLE evil(a)",
+    f"CREATE INDEX evil ON {TABLE}(region)",
+    "CREATE VIEW evil AS SELECT 1",
+    f"CREATE TRIGGER evil AFTER INSERT ON {TABLE} BEGIN DELETE FROM {TABLE}; END",
+    f"CREATE TRIGGER evil BEFORE DELETE ON {TABLE} BEGIN SELECT 1; END",
+    "CREATE VIRTUAL TABLE evil USING fts5(a)",
+    "VACUUM",
+    "VACUUM INTO 'copy.db'",
+    "REINDEX",
+    "ANALYZE",
+    "ATTACH DATABASE 'evil.db' AS evil",
+    "ATTACH ':memory:' AS evil",
+    "ATTACH DATABASE 'file:evil.db?mode=rwc' AS evil",
+    "DETACH DATABASE main",
+    "PRAGMA writable_schema = 1",
+    "PRAGMA journal_mode = DELETE",
+    "PRAGMA user_version = 7",
+    "PRAGMA query_only = 0",
+    "PRAGMA foreign_keys = OFF",
+    "BEGIN",
+    "BEGIN IMMEDIATE",
+    "COMMIT",
+    "END",
+    "ROLLBACK",
+    "SAVEPOINT evil",
+    "RELEASE evil",
+    "SELECT load_extension('evil')",
+    "SELECT load_extension('/usr/lib/evil.so', 'entry')",
+    "SELECT writefile('evil.txt', 'x')",
+    "SELECT readfile('/etc/passwd')",
+    "SELECT edit('x', 'vi')",
+    "SELECT fts3_tokenizer('simple', x'00')",
+    f"SELECT * FROM pragma_table_info('{TABLE}')",
+    "SELECT * FROM pragma_database_list",
+    "SELECT * FROM pragma_compile_options()",
+    "SELECT pragma_user_version",
+    f"WITH w AS (SELECT 1) DELETE FROM {TABLE}",
+    f"WITH w AS (SELECT 1) INSERT INTO {TABLE}(id) SELECT 'X' FROM w",
+    f"WITH w AS (SELECT 1) UPDATE {TABLE} SET region = 'X'",
+    f"DELETE FROM {TABLE} RETURNING *",
+    f"INSERT INTO {TABLE}(id) VALUES ('X') RETURNING id",
+]
+
+# Ways to hide a write inside something that looks like a read.
+WRAPPERS = [
+    "{w}",
+    "{w};",
+    "SELECT 1; {w}",
+    "{w}; SELECT 1",
+    "SELECT 1;{w};SELECT 2",
+    "/* comment */ {w}",
+    "-- a comment\n{w}",
+    "SELECT 1 /* ; */; {w}",
+    "SELECT ';'; {w}",
+    "SELECT '--'; {w}",
+    'SELECT "x"; {w}',
+    "SELECT 1 -- ;\n; {w}",
+    "\n\t  {w}  \n",
+    "{w_lower}",
+    "{w_upper}",
+]
+
+# Statements that must fail on their own merits (invalid, or too slow).
+EXTRA = [
+    "SELECT 1；DROP TABLE orders",                         # a full-width semicolon
+    "SELECT 1\u037e DROP TABLE orders",                    # a Greek question mark
+    "SELECT * FROM orders WHERE id = 'x\\'; DROP TABLE orders; --'",
+    "SELECT " + "1+" * 30000 + "1",
+    "SELECT " + "(" * 2000 + "1" + ")" * 2000,
+    "SELECT '" + "x" * 2_000_000 + "' ||",
+    "",
+    "   ",
+    ";",
+    ";;",
+    "--",
+    "/*",
+    "SELEC 1",
+    "SELECT FROM",
+    "SELECT * FROM no_such_table",
+    "SELECT \x00 1",
+]
+
+SLOW = [
+    "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT count(*) FROM c",
+    "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x FROM c) SELECT max(x) FROM c",
+    f"SELECT count(*) FROM {TABLE} a, {TABLE} b, {TABLE} c, {TABLE} d",
+]
+
+
+def sql_corpus(*, slow: bool = True) -> list[str]:
+    """Every hostile statement: each write through each wrapper, the extras, and (with
+    ``slow``) the ones that must be stopped by the time limit."""
+    out = []
+    for w in WRITES:
+        for wrapper in WRAPPERS:
+            out.append(wrapper.format(w=w, w_lower=w.lower(), w_upper=w.upper()))
+    out += EXTRA
+    if slow:
+        out += SLOW
+    return list(dict.fromkeys(out))
+
+
+def _digest_tree(root: Path) -> dict[str, str]:
+    """sha256 of every file under ``root`` except the engine's own derived state."""
+    out = {}
+    for path in sorted(root.rglob("*")):
+        rel = path.relative_to(root)
+        if path.is_dir() or "_derived" in rel.parts or ".git" in rel.parts:
+            continue
+        out[rel.as_posix()] = hashlib.sha256(path.read_bytes()).hexdigest()
+    return out
+
+
+@dataclass
+class SqlFigures:
+    """What the SQL probes found."""
+
+    tried: int = 0
+    escaped: int = 0                 # a statement that ran, or changed a byte
+    slow: int = 0                    # over its time limit
+    codes: dict[str, int] = field(default_factory=dict)
+    failures: list[str] = field(default_factory=list)
+
+
+def probe_sql(workdir: Path, statements: list[str]) -> SqlFigures:
+    """Run every statement through ``query`` on a copy of sample-brain in ``workdir``."""
+    forest = workdir / "forest"
+    before = _digest_tree(workdir)
+    figures = SqlFigures()
+    cwd = os.getcwd()
+    os.chdir(workdir)        # relative ATTACH / VACUUM INTO targets would land here
+    try:
+        with Vine(forest, writable=False) as vine:
+            for sql in statements:
+                figures.tried += 1
+                started = time.perf_counter()
+                out = vine.query(DATASET, sql)
+                took = time.perf_counter() - started
+                code = out.get("error", {}).get("code") if isinstance(out, dict) else None
+                figures.codes[code or "ran"] = figures.codes.get(code or "ran", 0) + 1
+                if code not in ALLOWED:
+                    figures.escaped += 1
+                    figures.failures.append(f"{code or 'ran'}: {sql[:120]!r}")
+                if took > LIMIT_S:
+                    figures.slow += 1
+                    figures.failures.append(f"{took:.1f} s: {sql[:120]!r}")
+    finally:
+        os.chdir(cwd)
+    after = _digest_tree(workdir)
+    if after != before:
+        changed = sorted(k for k in set(before) | set(after) if before.get(k) != after.get(k))
+        figures.escaped += len(changed)
+        figures.failures += [f"file changed: {c}" for c in changed]
+    return figures
+
+
+# -- leaving the forest ----------------------------------------------------------------
+
+ESCAPES = [
+    "..", "../outside/secret", "../../etc/passwd", "/etc/passwd", "/outside/secret",
+    "sales/../../outside/secret", "sales/../../../etc/passwd", "./../outside/secret",
+    "sales/..", "sales/./../..", "%2e%2e/outside/secret", "..%2foutside%2fsecret",
+    "..\\outside\\secret", "sales\\..\\..\\outside", "\x00", "sales/exchange-policy\x00",
+    "a" * 5000, "/".join(["a"] * 800), "sales/" + "é" * 300,
+    "\u2025/outside/secret", "\uff0e\uff0e/outside/secret", "sales\u2215..\u2215..",
+    "~", "~/secret", "$HOME/secret", "link-out", "link-out/secret", "sales/link-dir/secret",
+    "_derived/catalog", ".git/config", ".vine", "_assets/x", " ../outside/secret ",
+]
+
+
+def scope_probes() -> Iterator[tuple[str, dict[str, Any]]]:
+    """(call, arguments) pairs that aim each escaping string at every parameter that
+    names a node, a section, a scope or a parent."""
+    for bad in ESCAPES:
+        yield "look", {"id": bad}
+        yield "look", {"id": ["sales/exchange-policy", bad]}
+        yield "move", {"id": bad}
+        yield "pick", {"id": bad}
+        yield "pick", {"id": "sales/exchange-policy", "section": bad}
+        yield "scan", {"parent_id": bad}
+        yield "sniff", {"terms": ["secret"], "scope": bad}
+        yield "query", {"id": bad, "sql": "SELECT 1"}
+        yield "harvest", {"query": "secret", "terms": ["secret"]}
+        yield "plant", {"node": {"id": bad, "type": "note", "parent": "_index",
+                                 "title": "T", "summary": "S."}}
+        yield "plant", {"node": {"id": "sales/ok-note", "type": "note", "parent": bad,
+                                 "title": "T", "summary": "S."}}
+        yield "graft", {"id": bad, "patch": {"set_frontmatter": {"summary": "S."}}}
+        yield "graft", {"id": "sales/exchange-policy",
+                        "patch": {"add_links": [{"rel": "related-to", "target": bad}]}}
+        yield "tend", {"id": bad, "sql": "DELETE FROM orders WHERE 1"}
+
+
+@dataclass
+class ScopeFigures:
+    """What the scope probes found."""
+
+    tried: int = 0
+    leaked: int = 0                  # a response carrying the outside secret
+    internal: int = 0                # an E_INTERNAL (a bug)
+    written: int = 0                 # files outside the forest changed
+    failures: list[str] = field(default_factory=list)
+
+
+def _outside(workdir: Path) -> Path:
+    return workdir / "outside"
+
+
+def prepare_outside(workdir: Path) -> None:
+    """A secret beside the forest, and symlinks inside the forest pointing at it."""
+    outside = _outside(workdir)
+    outside.mkdir(exist_ok=True)
+    (outside / "secret.md").write_text(
+        f"---\nid: secret\ntype: note\ntitle: Secret {SECRET}\nsummary: {SECRET}.\n---\n\n"
+        f"# Secret\n\n{SECRET}\n", encoding="utf-8")
+    forest = workdir / "forest"
+    for name, target in (("link-out.md", outside / "secret.md"),
+                         ("sales/link-dir", outside)):
+        link = forest / name
+        if not link.exists() and not link.is_symlink():
+            link.symlink_to(target)
+
+
+def probe_scopes(workdir: Path) -> ScopeFigures:
+    """Every scope probe through ``Vine.call`` on a writable copy."""
+    prepare_outside(workdir)
+    outside_before = _digest_tree(_outside(workdir))
+    figures = ScopeFigures()
+    with Vine(workdir / "forest") as vine:
+        for call, args in scope_probes():
+            figures.tried += 1
+            out = vine.call(call, args)
+            text = json.dumps(out, ensure_ascii=False, default=str)
+            if SECRET in text:
+                figures.leaked += 1
+                figures.failures.append(f"leak: {call} {str(args)[:100]}")
+            if out.get("error", {}).get("code") == "E_INTERNAL":
+                figures.internal += 1
+                figures.failures.append(f"E_INTERNAL: {call} {str(args)[:100]}")
+    if _digest_tree(_outside(workdir)) != outside_before:
+        figures.written += 1
+        figures.failures.append("a file outside the forest changed")
+    return figures
+
+
+def scratch(base: Path) -> Path:
+    """A git-backed copy of sample-brain (payloads included) under ``base``."""
+    forest = base / "forest"
+    subprocess.run(["git", "clone", "-q", str(REPO / "tests" / "sample_data" /
+                                               "sample-brain.bundle"), str(forest)],
+                   check=True, capture_output=True)
+    for payload in SAMPLE.rglob("*.db"):
+        if "_derived" not in payload.parts:
+            shutil.copy2(payload, forest / payload.relative_to(SAMPLE))
+    return forest
+
+
+def run(slow: bool = True) -> dict[str, Any]:
+    with tempfile.TemporaryDirectory(prefix="torture-") as tmp:
+        base = Path(tmp)
+        scratch(base)
+        corpus = sql_corpus(slow=slow)
+        started = time.perf_counter()
+        sql = probe_sql(base, corpus)
+        sql_s = time.perf_counter() - started
+        started = time.perf_counter()
+        scopes = probe_scopes(base)
+        scope_s = time.perf_counter() - started
+    return {
+        "hostile statements tried": sql.tried, "hostile statements escaped": sql.escaped,
+        "hostile statements over their limit": sql.slow, "answers": sql.codes,
+        "sql seconds": round(sql_s, 1),
+        "scope probes tried": scopes.tried, "scope probes leaked": scopes.leaked,
+        "scope probes E_INTERNAL": scopes.internal,
+        "files outside written": scopes.written, "scope seconds": round(scope_s, 1),
+        "failures": sql.failures + scopes.failures,
+    }
+
+
+def render(figures: dict[str, Any]) -> str:
+    lines = [f"{'figure':38} {'value':>8}   must be"]
+    must = {"hostile statements escaped": 0, "hostile statements over their limit": 0,
+            "scope probes leaked": 0, "scope probes E_INTERNAL": 0,
+            "files outside written": 0}
+    for key, value in figures.items():
+        if key in ("answers", "failures"):
+            continue
+        lines.append(f"{key:38} {value:>8}   {must.get(key, '')}")
+    lines.append("answers: " + ", ".join(f"{k} {v}" for k, v in sorted(figures["answers"].items())))
+    lines += ["FAIL " + f for f in figures["failures"]]
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--json", action="store_true")
+    parser.add_argument("--no-slow", action="store_true",
+                        help="skip the statements that only the time limit stops")
+    args = parser.parse_args()
+    figures = run(slow=not args.no_slow)
+    print(json.dumps(figures, indent=2) if args.json else render(figures))
+    raise SystemExit(1 if figures["failures"] else 0)
+
+
+if __name__ == "__main__":
+    main()
