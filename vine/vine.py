@@ -3,6 +3,7 @@ lock when asked to, keeps the catalog true to the files, and runs the calls."""
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import threading
@@ -21,6 +22,18 @@ if TYPE_CHECKING:
 
 # Importing the engine stays cheap (a one-shot command pays it every time): the
 # forest, each call and the write machinery are imported where they are first used.
+
+# A write the file system refused (full, read-only, too large, not permitted): the
+# transaction has rolled back, and the caller hears why instead of "a bug".
+_CANNOT_WRITE = {errno.ENOSPC, errno.EROFS, errno.EDQUOT, errno.EFBIG, errno.EACCES,
+                 errno.EPERM}
+
+
+def _unwritable(exc: OSError) -> ReadOnly:
+    return ReadOnly(f"the forest's files cannot be written: {exc.strerror or exc}",
+                    hint="Nothing was changed. Free space, or make the forest writable, "
+                         "and try again.")
+
 
 Scope = Literal["all", "branches", "notes", "bananas"]
 Direction = Literal["out", "in", "both"]
@@ -140,6 +153,10 @@ class Vine:
             result = spec.method(self, **args)
         except VineError as exc:
             result = exc.envelope()
+        except OSError as exc:
+            result = (_unwritable(exc).envelope()
+                      if not spec.read_only and exc.errno in _CANNOT_WRITE
+                      else internal(spec.name, exc))
         except Exception as exc:  # noqa: BLE001 - the boundary: never a traceback
             result = internal(spec.name, exc)
         self._record(spec, args, result, started)
@@ -204,6 +221,20 @@ class Vine:
         """Files the catalog skipped because they are not well-formed nodes."""
         self._forest.catalog.sync()
         return [{"path": p.path, "reason": p.reason} for p in self._forest.catalog.problems()]
+
+    def asset(self, id: str) -> dict[str, Any]:
+        """The local original of a media node, for a surface that serves its bytes.
+
+        Not a call (it returns a path, not JSON): ``id``, ``title``, ``payload_type``,
+        ``payload_hash``, ``media_type``, ``size`` and ``path``. Raises ``VineError``
+        (``E_NOT_FOUND`` or ``E_SCHEMA``) instead of returning an envelope.
+        """
+        from .media import asset
+
+        if self._closed:
+            raise SchemaError("this Vine is closed", hint="Open the forest again.")
+        self._forest.catalog.sync()
+        return asset(self._forest, id)
 
     def reindex(self) -> dict[str, Any]:
         """Rebuild the catalog from the files (heat is kept); returns the node count."""
