@@ -17,6 +17,7 @@ from .call import call
 from .ingest import ingest
 from .init import init
 from .reindex import reindex
+from .serve import serve
 from .validate import validate
 
 
@@ -43,6 +44,7 @@ def make_app(only: str | None = None) -> typer.Typer:
         app.command("reindex", help=reindex.__doc__)(reindex)
         app.command("validate", help=validate.__doc__)(validate)
         app.command("ingest", help=ingest.__doc__)(ingest)
+        app.command("serve", help=serve.__doc__)(serve)
     return app
 
 

@@ -21,6 +21,7 @@ NOT_ON_IMPORT = [
     "git", "gitdb", "sqlglot", "frontmatter", "yaml", "inotify_simple", "ctypes", "sqlite3",
     "hashlib", "socket", "monkeyllm.forest", "monkeyllm.catalog", "monkeyllm.gitops",
     "monkeyllm.reads.look", "monkeyllm.writes.plant", "monkeyllm.writes.transaction",
+    "mcp", "pydantic", "anyio", "starlette", "uvicorn", "monkeyllm.serve",
 ]
 # GitPython and the write machinery: only a write loads them.
 WRITING = ["git", "gitdb", "monkeyllm.gitops", "monkeyllm.gitindex"]
@@ -110,3 +111,16 @@ def test_a_write_still_finds_its_machinery(tmp_path: Path) -> None:
     """)
     assert got["out"]["planted"].get("error") is None
     assert {"git", "monkeyllm.writes.plant", "monkeyllm.gitops"} <= set(got["modules"])
+
+
+def test_the_mcp_sdk_loads_only_when_a_server_starts() -> None:
+    got = modules_after("""
+        import sys
+        import monkeyllm.commands.app
+        import monkeyllm.serve.dispatch, monkeyllm.serve.tools, monkeyllm.serve.forests
+        out["sdk_before"] = [m for m in ("mcp", "starlette", "uvicorn") if m in sys.modules]
+        import monkeyllm.serve.server
+        out["sdk_after"] = "mcp" in sys.modules
+    """)
+    assert got["out"]["sdk_before"] == []
+    assert got["out"]["sdk_after"] is True

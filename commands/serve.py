@@ -1,0 +1,97 @@
+"""``vine serve``: the forest over the Model Context Protocol, on stdio or streamable
+HTTP. The MCP SDK is imported only here, when a server starts."""
+
+from __future__ import annotations
+
+import os
+import sys
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from . import common
+
+
+class Transport(StrEnum):
+    stdio = "stdio"
+    http = "http"
+
+
+def serve(
+    forest: Annotated[Path | None, typer.Option(
+        "--forest", "-f", help="The forest to serve (default: $VINE_FOREST, else the "
+        "nearest forest at or above the current folder).", show_default=False)] = None,
+    root: Annotated[Path | None, typer.Option(
+        "--root", help="Serve every forest in this folder; each tool then takes forest.",
+        show_default=False)] = None,
+    transport: Annotated[Transport, typer.Option(
+        "--transport", help="stdio for an agent on this machine, http for streamable "
+        "HTTP.")] = Transport.stdio,
+    host: Annotated[str, typer.Option("--host", help="HTTP: the address to bind.")
+                    ] = "127.0.0.1",
+    port: Annotated[int, typer.Option("--port", help="HTTP: the port.")] = 8000,
+    readonly: Annotated[bool, typer.Option(
+        "--readonly", help="Serve reads only: no lock is taken and writes answer "
+        "E_READONLY.")] = False,
+    tool_prefix: Annotated[str, typer.Option(
+        "--tool-prefix", help="Prefix every tool name (e.g. vine_) for clients that mix "
+        "servers.")] = "",
+    allow_host: Annotated[list[str] | None, typer.Option(
+        "--allow-host", help="HTTP: also answer this Host (name or name:port; "
+        "repeatable). Only localhost is answered otherwise.", show_default=False)
+    ] = None,
+) -> None:
+    """Serve a forest to agents over MCP: the engine's calls (locate, look, move, pick,
+    scan, sniff, query, harvest, plant, graft, tend) plus forests, view and ingest, with
+    results as structured JSON and errors as the envelope with isError set. stdio
+    writes nothing but protocol on standard output; HTTP logs one line per call on
+    stderr.
+
+    Example: vine serve --forest ./brain --transport http --port 8000
+    """
+    if forest is not None and root is not None:
+        common.usage("give --forest or --root, not both.")
+    if root is not None and not root.expanduser().is_dir():
+        raise typer.BadParameter(f"{root} is not a folder", param_hint="--root")
+    if tool_prefix and not tool_prefix.replace("_", "").replace("-", "").isalnum():
+        raise typer.BadParameter("letters, digits, _ and - only", param_hint="--tool-prefix")
+    chosen = None if root is not None else common.find_forest(forest)
+    if transport is Transport.stdio:
+        # Only protocol reaches the real standard output: anything else printed by
+        # this process (or a child it starts) lands on stderr.
+        protocol = os.dup(sys.stdout.fileno())
+        os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
+    from monkeyllm.errors import VineError
+    from monkeyllm.serve.dispatch import Dispatcher
+    from monkeyllm.serve.forests import Forests
+
+    try:
+        forests = Forests(forest=chosen, root=root, writable=not readonly)
+    except VineError as exc:
+        common.fail(exc.envelope(), as_json=False)
+    try:
+        dispatcher = Dispatcher(forests, tool_prefix)
+        if transport is Transport.http:
+            from monkeyllm.serve.http import run_http
+
+            run_http(dispatcher, host, port, list(allow_host or []))
+        else:
+            _stdio(dispatcher, protocol)
+    finally:
+        forests.close()
+
+
+def _stdio(dispatcher: object, protocol: int) -> None:
+    from io import TextIOWrapper
+
+    import anyio
+
+    from monkeyllm.serve.server import run_stdio
+
+    out = anyio.wrap_file(TextIOWrapper(os.fdopen(protocol, "wb"), encoding="utf-8"))
+    try:
+        anyio.run(run_stdio, dispatcher, out)
+    except KeyboardInterrupt:
+        pass

@@ -1,0 +1,95 @@
+"""`vine serve --transport http`: a real server on 127.0.0.1 and the SDK's real client
+over streamable HTTP; the Host check (DNS-rebinding protection) and the call log."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import anyio
+import httpx
+import pytest
+
+from monkeyllm import CALLS, Vine
+from monkeyllm.serve.tools import ENGINE_TOOLS
+
+from .conftest import copy_sample, head
+from .mcpkit import TIMEOUT, http_server, http_session, payload, stable, stdio_session
+from .test_mcp import NOTE, READS, cool
+
+PING = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+    "protocolVersion": "2025-06-18", "capabilities": {},
+    "clientInfo": {"name": "raw", "version": "0"}}}
+HEADERS = {"Accept": "application/json, text/event-stream",
+           "Content-Type": "application/json"}
+
+
+def run(fn: Any, *args: Any) -> Any:
+    async def bounded() -> Any:
+        with anyio.fail_after(TIMEOUT * 2):
+            return await fn(*args)
+    return anyio.run(bounded)
+
+
+@pytest.fixture
+def forest(tmp_path: Path) -> Path:
+    return copy_sample(tmp_path / "brain", git=True)
+
+
+def test_http_serves_the_same_tools_and_answers(forest: Path, tmp_path: Path) -> None:
+    cool(forest)
+    with Vine(forest, writable=False) as vine:
+        expected = {name: vine.call(name, args) for name, args in READS.items()}
+    log = tmp_path / "serve.log"
+
+    async def body(url: str) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        async with http_session(url) as session:
+            out["tools"] = (await session.list_tools()).tools
+            for name, args in READS.items():
+                out[name] = payload(await session.call_tool(name, args))
+            out["bad"] = payload(await session.call_tool("look", {"id": 3}))
+            out["plant"] = payload(await session.call_tool("plant", {"node": NOTE}))
+        # A read-only server on stdio reads what the HTTP one wrote.
+        async with stdio_session("-f", str(forest), "--readonly") as reader:
+            out["seen"] = payload(await reader.call_tool("look", {"id": NOTE["id"]}))
+        return out
+
+    with http_server("-f", str(forest), stderr=log) as url:
+        out = run(body, url)
+    tools = {t.name: t for t in out["tools"]}
+    assert [n for n in tools if n in CALLS] == list(ENGINE_TOOLS)
+    for name in ENGINE_TOOLS:
+        assert tools[name].inputSchema == CALLS[name].input_schema()
+    for name in READS:
+        if name == "query":
+            expected[name].pop("elapsed_ms"), out[name].pop("elapsed_ms")
+        assert stable(out[name]) == stable(expected[name]), name
+    assert out["bad"]["error"]["code"] == "E_SCHEMA"
+    assert out["plant"]["commit"] == head(forest)
+    assert out["seen"]["title"] == "MCP note"
+    lines = [line for line in log.read_text().splitlines()
+             if line.startswith("vine serve: ") and " forest=" in line]
+    assert len(lines) == len(READS) + 2
+    assert lines[0].startswith("vine serve: locate forest=brain ")
+    assert lines[0].endswith("ms ok")
+    assert lines[-2].endswith(" E_SCHEMA") and lines[-2].startswith("vine serve: look ")
+    assert "Traceback" not in log.read_text()
+
+
+def test_http_answers_only_the_hosts_it_is_told(forest: Path, tmp_path: Path) -> None:
+    with http_server("-f", str(forest), "--readonly", "--allow-host", "brain.internal",
+                     stderr=tmp_path / "serve.log") as url:
+        port = url.split(":")[2].split("/")[0]
+        codes = {}
+        for host in ("evil.example", f"evil.example:{port}", f"127.0.0.1:{port}",
+                     f"localhost:{port}", "brain.internal", f"brain.internal:{port}"):
+            response = httpx.post(url, json=PING, headers={**HEADERS, "Host": host},
+                                  timeout=TIMEOUT)
+            codes[host] = response.status_code
+        origin = httpx.post(url, json=PING, timeout=TIMEOUT,
+                            headers={**HEADERS, "Origin": "http://evil.example"})
+    assert codes.pop("evil.example") == 421
+    assert codes.pop(f"evil.example:{port}") == 421
+    assert set(codes.values()) == {200}, codes
+    assert origin.status_code == 403
