@@ -13,6 +13,7 @@ import monkeyllm  # noqa: F401  (importing the engine fills the registry of call
 from monkeyllm.registry import CALLS
 
 from . import calls, common
+from .browse import browse
 from .call import call
 from .ingest import ingest
 from .init import init
@@ -44,6 +45,7 @@ def make_app(only: str | None = None) -> typer.Typer:
         app.command("reindex", help=reindex.__doc__)(reindex)
         app.command("validate", help=validate.__doc__)(validate)
         app.command("ingest", help=ingest.__doc__)(ingest)
+        app.command("browse", help=browse.__doc__)(browse)
         app.command("serve", help=serve.__doc__)(serve)
     return app
 

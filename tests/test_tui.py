@@ -1,0 +1,427 @@
+"""``vine browse``: the Textual app driven by Pilot on copies of sample-brain."""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import json
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+from textual.pilot import Pilot
+from textual.widgets import DataTable, Input, OptionList, Static
+from textual.worker import WorkerCancelled
+
+from monkeyllm import Vine
+from monkeyllm.tui.app import BrowseApp
+from monkeyllm.tui.history import History
+from monkeyllm.tui.screens.dataset import DatasetScreen
+from monkeyllm.tui.screens.help import HelpScreen
+from monkeyllm.tui.screens.reader import ReaderScreen, linkify
+from monkeyllm.tui.screens.search import SearchScreen
+from monkeyllm.tui.widgets.forest_tree import ForestTree
+
+from .conftest import copy_sample, git
+
+SIZE = (120, 40)
+
+
+def drive(test):
+    """Run an async Pilot test in its own event loop (no async pytest plugin needed)."""
+
+    @functools.wraps(test)
+    def run(*args, **kwargs):
+        asyncio.run(test(*args, **kwargs))
+
+    return run
+
+
+@pytest.fixture
+def forest(tmp_path: Path) -> Path:
+    """A plain copy for browsing (no git: nothing is written)."""
+    return copy_sample(tmp_path / "brain")
+
+
+async def settle(pilot: Pilot[None]) -> None:
+    """Let every worker finish and the screen catch up."""
+    for _ in range(3):
+        try:
+            await pilot.app.workers.wait_for_complete()
+        except WorkerCancelled:  # an exclusive worker replaced by a newer one
+            pass
+        await pilot.pause()
+
+
+async def ready(pilot: Pilot[None]) -> BrowseApp:
+    app = pilot.app
+    assert isinstance(app, BrowseApp)
+    for _ in range(500):
+        if app.is_ready:
+            break
+        await pilot.pause(0.01)
+    await settle(pilot)
+    return app
+
+
+async def go(pilot: Pilot[None], node_id: str) -> None:
+    app = pilot.app
+    assert isinstance(app, BrowseApp)
+    app.browse.go(node_id)
+    await settle(pilot)
+    assert app.browse.current == node_id
+
+
+def digest_text(app: BrowseApp) -> str:
+    return str(app.browse.query_one("#digest-head", Static).render())
+
+
+def option_ids(options: OptionList) -> list[str]:
+    return [o.id or "" for o in options.options]
+
+
+async def choose(pilot: Pilot[None], options: OptionList, suffix: str) -> None:
+    """Highlight the option whose id ends with ``suffix`` and press Enter on it."""
+    index = next(i for i, oid in enumerate(option_ids(options)) if oid.endswith(suffix))
+    options.focus()
+    options.highlighted = index
+    await pilot.press("enter")
+    await settle(pilot)
+
+
+def test_history_back_and_forward() -> None:
+    h = History()
+    for node in ("a", "b", "c"):
+        h.visit(node)
+    assert (h.back(), h.back(), h.back()) == ("b", "a", None)
+    assert h.forward() == "b"
+    h.visit("d")
+    assert h.items == ["a", "b", "d"] and h.forward() is None
+
+
+def test_wikilinks_become_links() -> None:
+    text, targets = linkify("See [[finance/dso]] and [[people/ana-ribeiro|Ana]].")
+    assert targets == ["finance/dso", "people/ana-ribeiro"]
+    assert "[Ana](vine:people/ana-ribeiro)" in text
+
+
+@drive
+async def test_start_shows_branches_with_counts_and_the_root_digest(forest: Path) -> None:
+    async with BrowseApp(forest).run_test(size=SIZE) as pilot:
+        app = await ready(pilot)
+        labels = [str(n.label) for n in app.browse.query_one(ForestTree).root.children]
+        assert "Sales 5 bananas, 1 sub-branches" in labels
+        assert any(label.startswith("Company timeline") for label in labels)
+        assert "Acme Trading brain" in digest_text(app)
+        assert "read-only" in str(app.browse.query_one("#mode", Static).render())
+
+
+@drive
+async def test_navigate_follow_back_forward_and_jump(forest: Path) -> None:
+    async with BrowseApp(forest).run_test(size=SIZE) as pilot:
+        app = await ready(pilot)
+        tree = app.browse.query_one(ForestTree)
+        sales = tree.node_for("sales/_index")
+        assert sales is not None
+        tree.select_node(sales)  # Enter or a click on the tree
+        await settle(pilot)
+        assert app.browse.current == "sales/_index"
+        assert "Commercial policy" in digest_text(app)
+        assert tree.node_for("sales/exchange-policy") is not None  # the branch opened
+
+        links = app.browse.query_one("#digest-links", OptionList)
+        await choose(pilot, links, ":sales/exchange-policy")  # a child
+        assert app.browse.current == "sales/exchange-policy"
+        assert "Return and exchange windows" in digest_text(app)
+        assert any(o.endswith(":people/ana-ribeiro") for o in option_ids(links))  # edge in
+
+        await choose(pilot, links, ":sales/exchange-policy-2025")  # an edge out
+        assert app.browse.current == "sales/exchange-policy-2025"
+        assert tree.cursor_node is not None
+        assert tree.cursor_node.data == "sales/exchange-policy-2025"
+
+        await pilot.press("left_square_bracket")
+        await settle(pilot)
+        assert app.browse.current == "sales/exchange-policy"
+        await pilot.press("left_square_bracket")
+        await settle(pilot)
+        assert app.browse.current == "sales/_index"
+        await pilot.press("right_square_bracket")
+        await settle(pilot)
+        assert app.browse.current == "sales/exchange-policy"
+
+        app.browse.action_jump("_index")  # a click on the trail's first crumb
+        await settle(pilot)
+        assert app.browse.current == "_index"
+        assert app.browse.history.items == ["_index", "sales/_index",
+                                            "sales/exchange-policy", "_index"]
+
+
+@drive
+async def test_read_a_body_a_section_and_a_wikilink(forest: Path) -> None:
+    async with BrowseApp(forest).run_test(size=SIZE) as pilot:
+        app = await ready(pilot)
+        await go(pilot, "sales/exchange-policy")
+        await pilot.press("r")
+        await settle(pilot)
+        reader = app.screen
+        assert isinstance(reader, ReaderScreen)
+        assert reader.whole and "Deadlines" in reader.source
+        outline = reader.query_one("#reader-outline", OptionList)
+        await choose(pilot, outline, ":Deadlines")
+        assert reader.section == "Deadlines"
+        scroll = reader.query_one("#reader-scroll")
+        assert scroll.scroll_y > 0  # the view moved down to the section
+        await pilot.press("escape")
+        await settle(pilot)
+        assert app.screen is app.browse
+
+        # Over the pick budget: it opens on the outline and reads section by section.
+        await go(pilot, "contracts/master-agreement")
+        links = app.browse.query_one("#digest-links", OptionList)
+        await choose(pilot, links, ":Scope")
+        reader = app.screen
+        assert isinstance(reader, ReaderScreen)
+        assert not reader.whole and reader.section == "Scope"
+        assert reader.source.lstrip().startswith("## Scope")
+        assert "Payment terms" in reader.outline  # the whole outline, not look's
+        await choose(pilot, reader.query_one("#reader-outline", OptionList), ":Payment terms")
+        assert reader.section == "Payment terms"
+        assert reader.source.lstrip().startswith("## Payment terms")
+        await pilot.press("escape")
+        await settle(pilot)
+
+        # [[wikilinks]] are followable.
+        await go(pilot, "sales/_index")
+        await pilot.press("r")
+        await settle(pilot)
+        reader = app.screen
+        assert isinstance(reader, ReaderScreen)
+        assert "operations/returns-handling" in reader.links
+        await choose(pilot, reader.query_one("#reader-outline", OptionList),
+                     ":operations/returns-handling")
+        assert app.screen is app.browse
+        assert app.browse.current == "operations/returns-handling"
+
+
+@drive
+async def test_search_concepts_and_exact_text(forest: Path) -> None:
+    async with BrowseApp(forest).run_test(size=SIZE) as pilot:
+        app = await ready(pilot)
+        await pilot.press("slash")
+        search = app.screen
+        assert isinstance(search, SearchScreen) and search.mode == "locate"
+        await pilot.press(*"exchange policy", "enter")
+        await settle(pilot)
+        ids = [r["id"] for r in search.response["results"]]
+        assert "sales/exchange-policy" in ids
+
+        await pilot.press("ctrl+t")  # exact text: sniff
+        await settle(pilot)
+        assert search.mode == "sniff"
+        field = search.query_one("#search-input", Input)
+        field.value = "NF-4412"
+        field.focus()
+        await pilot.press("enter")
+        await settle(pilot)
+        hits = search.response["results"]
+        assert hits and "NF-4412" in json.dumps(hits[0]["matches"])
+        results = search.query_one("#search-results", OptionList)
+        await choose(pilot, results, ":" + hits[0]["id"])
+        assert app.screen is app.browse
+        assert app.browse.current == hits[0]["id"]
+
+
+@drive
+async def test_dataset_query_shows_rows_and_errors(forest: Path) -> None:
+    async with BrowseApp(forest).run_test(size=SIZE) as pilot:
+        app = await ready(pilot)
+        await go(pilot, "sales/orders-2026")
+        await pilot.press("d")
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, DatasetScreen)
+        assert "orders(id, customer" in str(screen.query_one("#dataset-manual",
+                                                              Static).render())
+        assert "total_invoice is TEXT" in str(screen.query_one("#dataset-notes",
+                                                                Static).render())
+        assert screen.query_one("#dataset-sample", DataTable).row_count == 3
+        sql = screen.query_one("#sql", Input)
+        sql.value = "SELECT COUNT(*) FROM orders"
+        await pilot.press("enter")
+        await settle(pilot)
+        table = screen.query_one("#query-result", DataTable)
+        assert table.row_count == 1 and table.get_cell_at((0, 0)) == "1545"
+
+        sql.value = "SELECT nope FROM orders"
+        await pilot.press("enter")
+        await settle(pilot)
+        status = str(screen.query_one("#query-status", Static).render())
+        assert "E_QUERY_INVALID" in status and "orders(" in status  # the hint names columns
+        assert app.is_running
+
+        sql.value = "SELECT * FROM orders"  # many rows: the budget cuts, and says so
+        await pilot.press("enter")
+        await settle(pilot)
+        assert screen.result.get("truncated")
+        assert "do NOT report" in str(screen.query_one("#query-status", Static).render())
+
+
+@drive
+async def test_graft_a_summary_and_see_the_commit(tmp_path: Path) -> None:
+    root = copy_sample(tmp_path / "brain", git=True)
+    before = git(root, "rev-list", "--count", "HEAD").strip()
+    async with BrowseApp(root).run_test(size=SIZE) as pilot:
+        app = await ready(pilot)
+        await go(pilot, "sales/exchange-policy")
+        await pilot.press("e")
+        await settle(pilot)
+        field = app.screen.query_one("#edit-summary", Input)
+        field.value = "Return windows per channel, edited in the browser."
+        await pilot.press("ctrl+s")
+        await settle(pilot)
+        assert app.screen is app.browse
+        sha = git(root, "rev-parse", "HEAD").strip()
+        assert str(int(before) + 1) == git(root, "rev-list", "--count", "HEAD").strip()
+        assert sha[:12] in str(app.browse.query_one("#status-text", Static).render())
+        assert "edited in the browser" in (root / "sales/exchange-policy.md").read_text()
+        assert "edited in the browser" in digest_text(app)
+        assert not (root / ".vine.lock").exists()  # the lock was held only while saving
+
+
+@drive
+async def test_plant_append_and_link(tmp_path: Path) -> None:
+    root = copy_sample(tmp_path / "brain", git=True)
+    async with BrowseApp(root).run_test(size=SIZE) as pilot:
+        app = await ready(pilot)
+        await go(pilot, "sales/_index")
+        await pilot.press("p")
+        await settle(pilot)
+        app.screen.query_one("#plant-title", Input).value = "Counter etiquette"
+        app.screen.query_one("#plant-summary", Input).value = "How the counter greets."
+        await pilot.press("ctrl+s")
+        await settle(pilot)
+        assert (root / "sales/counter-etiquette.md").exists()
+        assert app.browse.current == "sales/counter-etiquette"
+        assert app.browse.query_one(ForestTree).node_for("sales/counter-etiquette")
+
+        await pilot.press("a")
+        await settle(pilot)
+        app.screen.query_one("#section-header", Input).value = "Greeting"
+        app.screen.query_one("#section-body").insert("Say good morning.")
+        await pilot.press("ctrl+s")
+        await settle(pilot)
+        assert "## Greeting" in (root / "sales/counter-etiquette.md").read_text()
+
+        await pilot.press("l")
+        await settle(pilot)
+        dialog = app.screen
+        dialog.query_one("#link-search", Input).value = "exchange policy"
+        await settle(pilot)
+        await choose(pilot, dialog.query_one("#link-targets", OptionList),
+                     ":sales/exchange-policy")
+        await pilot.press("ctrl+s")
+        await settle(pilot)
+        digest = app.browse.digest or {}
+        assert {"rel": "related-to", "target": "sales/exchange-policy"} in [
+            {"rel": e["rel"], "target": e["target"]} for e in digest["edges_out"]]
+        assert git(root, "status", "--porcelain").strip() == ""
+
+
+@drive
+async def test_a_locked_forest_refuses_the_save_and_keeps_browsing(tmp_path: Path) -> None:
+    root = copy_sample(tmp_path / "brain", git=True)
+    before = git(root, "rev-parse", "HEAD")
+    with Vine(root):  # another writer holds the lock
+        async with BrowseApp(root).run_test(size=SIZE) as pilot:
+            app = await ready(pilot)
+            assert "another writer" in str(app.browse.query_one("#mode", Static).render())
+            await go(pilot, "sales/exchange-policy")
+            await pilot.press("e")
+            await settle(pilot)
+            app.screen.query_one("#edit-summary", Input).value = "Never saved."
+            await pilot.press("ctrl+s")
+            await settle(pilot)
+            shown = [n.message for n in app._notifications]
+            assert any("Another writer holds the forest" in m for m in shown)
+            await go(pilot, "sales/_index")  # browsing goes on
+            assert "Commercial policy" in digest_text(app)
+    assert git(root, "rev-parse", "HEAD") == before
+    assert "Never saved." not in (root / "sales/exchange-policy.md").read_text()
+
+
+@drive
+async def test_help_and_command_palette(forest: Path) -> None:
+    async with BrowseApp(forest).run_test(size=SIZE) as pilot:
+        app = await ready(pilot)
+        await pilot.press("question_mark")
+        assert isinstance(app.screen, HelpScreen)
+        await pilot.press("escape")
+        assert app.screen is app.browse
+        names = [c.title for c in app.get_system_commands(app.browse)]
+        assert {"Search", "Read", "Dataset", "Edit", "Plant note", "Back"} <= set(names)
+        await pilot.press("ctrl+p")
+        await pilot.pause()
+        assert app.screen.__class__.__name__ == "CommandPalette"
+
+
+@drive
+async def test_a_missing_node_is_a_notification(forest: Path) -> None:
+    async with BrowseApp(forest).run_test(size=SIZE) as pilot:
+        app = await ready(pilot)
+        app.browse.go("no/such-node")
+        await settle(pilot)
+        assert app.is_running and app.browse.current == "_index"
+        assert any("E_NOT_FOUND" in n.message for n in app._notifications)
+
+
+def test_the_cli_and_a_read_never_import_textual(tmp_path: Path) -> None:
+    # The real packages (no stand-ins): textual is installed beside the CLI.
+    root = copy_sample(tmp_path / "brain")
+    script = textwrap.dedent(f"""
+        import json, sys, io, contextlib
+        sys.argv = ["vine", "look", "sales/exchange-policy", "-f", {str(root)!r}]
+        import monkeyllm.commands.app as app
+        import monkeyllm.commands.browse
+        import monkeyllm.tui
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            try:
+                app.main()
+            except SystemExit:
+                pass
+        print(json.dumps({{"id": json.loads(out.getvalue())["id"],
+                          "textual": sorted(m for m in sys.modules
+                                            if m.split(".")[0] == "textual")}}))
+    """)
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          check=True, timeout=60)
+    seen = json.loads(done.stdout.strip().splitlines()[-1])
+    assert seen == {"id": "sales/exchange-policy", "textual": []}
+
+
+# -- looks (pytest-textual-snapshot; update with --snapshot-update) ------------------
+
+
+async def pinned(pilot: Pilot[None]) -> None:
+    """No blinking cursors, so every run draws the same frame."""
+    for field in pilot.app.screen.query(Input):
+        field.cursor_blink = False
+    await pilot.pause()
+
+
+@pytest.mark.parametrize("keys", [[], ["r"], ["d"]], ids=["browse", "reader", "dataset"])
+def test_snapshots(snap_compare, forest: Path, keys: list[str]) -> None:  # noqa: ANN001
+    # A fresh copy each time: no heat yet, so the colours are the same on every run.
+    async def run_before(pilot: Pilot[None]) -> None:
+        await ready(pilot)
+        target = {"r": "sales/exchange-policy", "d": "sales/orders-2026"}
+        if keys:
+            await go(pilot, target[keys[0]])
+            await pilot.press(*keys)
+            await settle(pilot)
+        await pinned(pilot)
+
+    assert snap_compare(BrowseApp(forest), terminal_size=SIZE, run_before=run_before)

@@ -1,0 +1,79 @@
+"""``BrowseApp``: the Textual application behind ``vine browse``."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from textual.app import App, SystemCommand
+from textual.screen import Screen
+
+from monkeyllm.ids import trail_of
+
+from .screens.browse import BrowseScreen
+from .session import Session, error_of
+from .widgets.trail_bar import crumb
+
+
+class BrowseApp(App[None]):
+    """Browse and curate one forest: tree, digest, reader, search, datasets, edits."""
+
+    CSS_PATH = "vine.tcss"
+    TITLE = "vine browse"
+    BINDINGS = [("q", "quit", "Quit")]
+
+    def __init__(self, forest: Path | str, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.session = Session(Path(forest))
+        self.browse = BrowseScreen()
+
+    def get_default_screen(self) -> Screen[Any]:
+        return self.browse
+
+    def on_unmount(self) -> None:
+        self.session.close()
+
+    @property
+    def is_ready(self) -> bool:
+        """True once the first screen is usable: the tree's first level and a digest."""
+        tree = self.browse.query("#tree")
+        return bool(self.browse.digest) and bool(tree) and bool(tree.first().root.children)
+
+    def report(self, envelope: dict[str, Any], title: str) -> None:
+        """Show an error envelope as a notification (never a crash)."""
+        err = error_of(envelope) or {}
+        text = f"{err.get('code', 'E_INTERNAL')}: {err.get('message', '')}"
+        if err.get("code") == "E_LOCKED":
+            text = ("Another writer holds the forest, so nothing was saved. "
+                    f"Browsing goes on. ({err.get('message', '')})")
+        if err.get("hint"):
+            text += f"\n{err['hint']}"
+        self.notify(text, title=title, severity="error", timeout=8)
+
+    def action_help(self) -> None:
+        from .screens.help import HelpScreen
+
+        self.push_screen(HelpScreen())
+
+    def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
+        yield from super().get_system_commands(screen)
+        browse = self.browse
+        yield SystemCommand("Search", "Search the forest (locate or sniff)",
+                            browse.action_search)
+        yield SystemCommand("Read", "Read the current node's body", browse.action_read)
+        yield SystemCommand("Dataset", "Query the current dataset", browse.action_dataset)
+        yield SystemCommand("Back", "Go back in the history", browse.action_back)
+        yield SystemCommand("Forward", "Go forward in the history", browse.action_forward)
+        yield SystemCommand("Edit", "Edit the title, summary and tags (graft)",
+                            browse.action_edit)
+        yield SystemCommand("Add link", "Add a typed link to another node (graft)",
+                            browse.action_link)
+        yield SystemCommand("Append section", "Append a section to the body (graft)",
+                            browse.action_append)
+        yield SystemCommand("Plant note", "Plant a new note under the current branch",
+                            browse.action_plant)
+        yield SystemCommand("Key map", "Show every key", self.action_help)
+        for ancestor in trail_of(browse.current or "_index"):
+            yield SystemCommand(f"Go to {crumb(ancestor)}", f"Jump to the ancestor {ancestor}",
+                                lambda a=ancestor: browse.go(a))

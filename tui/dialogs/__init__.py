@@ -1,0 +1,1 @@
+"""The browser's modal dialogs (curation forms), one per module."""

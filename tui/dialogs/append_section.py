@@ -1,0 +1,34 @@
+"""Append a section to a node's body (one ``graft``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from textual.app import ComposeResult
+from textual.widgets import Input, Label, TextArea
+
+from .form import FormDialog
+
+
+class AppendSectionDialog(FormDialog):
+    """Dismisses with ``{"append_section": {header, body}}``."""
+
+    TITLE_TEXT = "Append a section"
+
+    def __init__(self, node_id: str) -> None:
+        super().__init__()
+        self.node_id = node_id
+
+    def fields(self) -> ComposeResult:
+        yield Label(f"Header (appended to {self.node_id})")
+        yield Input(placeholder="Notes", id="section-header")
+        yield Label("Body (markdown)")
+        yield TextArea(id="section-body", soft_wrap=True)
+
+    def collect(self) -> dict[str, Any] | None:
+        header = self.query_one("#section-header", Input).value.strip()
+        body = self.query_one("#section-body", TextArea).text.strip()
+        if not header or not body:
+            self.complain("A section needs a header and a body.")
+            return None
+        return {"append_section": {"header": header, "body": body}}

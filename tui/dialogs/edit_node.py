@@ -1,0 +1,51 @@
+"""Edit a node's title, summary and tags (one ``graft`` of its frontmatter)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from textual.app import ComposeResult
+from textual.widgets import Input, Label
+
+from .form import FormDialog
+
+
+class EditNodeDialog(FormDialog):
+    """Dismisses with a graft patch holding only what changed."""
+
+    TITLE_TEXT = "Edit title, summary and tags"
+
+    def __init__(self, digest: dict[str, Any]) -> None:
+        super().__init__()
+        self.digest = digest
+
+    def fields(self) -> ComposeResult:
+        yield Label("Title")
+        yield Input(str(self.digest.get("title") or ""), id="edit-title")
+        yield Label("Summary")
+        yield Input(str(self.digest.get("summary") or ""), id="edit-summary")
+        yield Label("Tags (comma-separated)")
+        yield Input(", ".join(map(str, self.digest.get("tags") or [])), id="edit-tags")
+
+    def on_mount(self) -> None:
+        self.query_one("#edit-summary", Input).focus()
+
+    def collect(self) -> dict[str, Any] | None:
+        title = self.query_one("#edit-title", Input).value.strip()
+        summary = self.query_one("#edit-summary", Input).value.strip()
+        tags = [t.strip() for t in self.query_one("#edit-tags", Input).value.split(",")
+                if t.strip()]
+        if not title or not summary:
+            self.complain("A node needs a title and a summary.")
+            return None
+        changed: dict[str, Any] = {}
+        if title != self.digest.get("title"):
+            changed["title"] = title
+        if summary != self.digest.get("summary"):
+            changed["summary"] = summary
+        if tags != list(self.digest.get("tags") or []):
+            changed["tags"] = tags
+        if not changed:
+            self.complain("Nothing changed.")
+            return None
+        return {"set_frontmatter": changed}

@@ -1,0 +1,50 @@
+"""What the curation dialogs share: a titled form with Save and Cancel."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Button, Label, Static
+
+
+class FormDialog(ModalScreen[dict[str, Any] | None]):
+    """A modal form; subclasses yield fields and build the result in ``collect``."""
+
+    TITLE_TEXT = "Edit"
+    BINDINGS = [Binding("escape", "cancel", "Cancel"), Binding("ctrl+s", "save", "Save")]
+
+    def compose(self) -> ComposeResult:
+        with VerticalScroll(classes="dialog"):
+            yield Label(self.TITLE_TEXT, classes="dialog-title")
+            yield from self.fields()
+            yield Static("", classes="dialog-error")
+            with Horizontal(classes="dialog-buttons"):
+                yield Button("Save", variant="primary", id="save")
+                yield Button("Cancel", id="cancel")
+
+    def fields(self) -> ComposeResult:
+        """The form's inputs."""
+        yield from ()
+
+    def collect(self) -> dict[str, Any] | None:
+        """The result to save, or None after calling ``complain``."""
+        raise NotImplementedError
+
+    def complain(self, text: str) -> None:
+        """Show why the form cannot be saved yet."""
+        self.query_one(".dialog-error", Static).update(f"[$error]{text}[/]")
+
+    @on(Button.Pressed, "#save")
+    def action_save(self) -> None:
+        result = self.collect()
+        if result is not None:
+            self.dismiss(result)
+
+    @on(Button.Pressed, "#cancel")
+    def action_cancel(self) -> None:
+        self.dismiss(None)

@@ -1,0 +1,52 @@
+"""Plant a new note under a branch (one ``plant``)."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from textual.app import ComposeResult
+from textual.widgets import Input, Label, TextArea
+
+from monkeyllm.ids import folder_prefix
+
+from .form import FormDialog
+
+
+def slugify(text: str) -> str:
+    """A lowercase id segment from a title."""
+    return re.sub(r"[^a-z0-9]+", "-", text.casefold()).strip("-")
+
+
+class PlantNoteDialog(FormDialog):
+    """Dismisses with the node to plant (type note, parent ``branch``)."""
+
+    TITLE_TEXT = "Plant a note"
+
+    def __init__(self, branch: str) -> None:
+        super().__init__()
+        self.branch = branch
+
+    def fields(self) -> ComposeResult:
+        yield Label(f"Title (planted under {self.branch})")
+        yield Input(id="plant-title")
+        yield Label("Id segment (default: from the title)")
+        yield Input(placeholder="my-note", id="plant-slug")
+        yield Label("Summary")
+        yield Input(id="plant-summary")
+        yield Label("Body (markdown, optional)")
+        yield TextArea(id="plant-body", soft_wrap=True)
+
+    def collect(self) -> dict[str, Any] | None:
+        title = self.query_one("#plant-title", Input).value.strip()
+        summary = self.query_one("#plant-summary", Input).value.strip()
+        slug = slugify(self.query_one("#plant-slug", Input).value or title)
+        body = self.query_one("#plant-body", TextArea).text.strip()
+        if not title or not summary or not slug:
+            self.complain("A note needs a title and a summary.")
+            return None
+        node: dict[str, Any] = {"id": folder_prefix(self.branch) + slug, "type": "note",
+                                "parent": self.branch, "title": title, "summary": summary}
+        if body:
+            node["body"] = body
+        return node

@@ -1,0 +1,40 @@
+"""Back and forward through the nodes a person visited, like a web browser."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass
+class History:
+    """Visited node ids with a cursor; visiting after going back drops the forward part."""
+
+    items: list[str] = field(default_factory=list)
+    index: int = -1
+
+    @property
+    def current(self) -> str | None:
+        """The node shown now."""
+        return self.items[self.index] if self.items else None
+
+    def visit(self, node_id: str) -> None:
+        """Record a visit (a repeat of the current node is not a new step)."""
+        if self.current == node_id:
+            return
+        del self.items[self.index + 1:]
+        self.items.append(node_id)
+        self.index = len(self.items) - 1
+
+    def back(self) -> str | None:
+        """Step back; the node to show, or None at the start."""
+        if self.index <= 0:
+            return None
+        self.index -= 1
+        return self.items[self.index]
+
+    def forward(self) -> str | None:
+        """Step forward; the node to show, or None at the end."""
+        if self.index >= len(self.items) - 1:
+            return None
+        self.index += 1
+        return self.items[self.index]

@@ -1,0 +1,22 @@
+"""Messages the widgets post to the browse screen: small dataclasses."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from textual.message import Message
+
+
+@dataclass
+class Navigate(Message):
+    """Show this node (a hop: it enters the history)."""
+
+    node_id: str
+
+
+@dataclass
+class ReadSection(Message):
+    """Open the reader on this node, at ``section`` (None: the whole body)."""
+
+    node_id: str
+    section: str | None = None

@@ -1,0 +1,1 @@
+"""The browser's screens, one per module."""

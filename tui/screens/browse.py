@@ -1,0 +1,258 @@
+"""The main screen: the forest tree, the digest of the current node, the trail and
+the heat scale. It owns navigation (hops, back, forward) and saving."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal
+from textual.screen import Screen
+from textual.widgets import Footer, Header, Static
+
+from monkeyllm.ids import parent_of, trail_of
+
+from ..deliver import deliver
+from ..history import History
+from ..messages import Navigate, ReadSection
+from ..session import error_of
+from ..widgets.digest import DigestPanel
+from ..widgets.forest_tree import ForestTree
+from ..widgets.heat_legend import HeatLegend
+from ..widgets.trail_bar import TrailBar
+
+
+def neighbour_heat(session: Any, node_id: str, digest: dict[str, Any]) -> dict[str, float]:
+    """The heat of each neighbour of ``node_id`` (``move`` carries it; look does not)."""
+    heat: dict[str, float] = {}
+    moves = [session.read("move", id=node_id, direction="both")]
+    if digest.get("children"):
+        moves.append(session.read("move", id=node_id, rel="children"))
+    for moved in moves:
+        for n in moved.get("neighbors", []) if not error_of(moved) else []:
+            heat[n["id"]] = max(heat.get(n["id"], 0.0), n.get("heat") or 0.0)
+    return heat
+
+
+class BrowseScreen(Screen[None]):
+    """Tree on the left, digest on the right; every engine call runs in a worker."""
+
+    BINDINGS = [
+        Binding("left_square_bracket", "back", "Back"),
+        Binding("right_square_bracket", "forward", "Forward"),
+        Binding("u", "up", "Up"),
+        Binding("r", "read", "Read"),
+        Binding("slash", "search", "Search"),
+        Binding("d", "dataset", "Dataset"),
+        Binding("e", "edit", "Edit"),
+        Binding("l", "link", "Link"),
+        Binding("a", "append", "Append"),
+        Binding("p", "plant", "Plant"),
+        Binding("question_mark", "app.help", "Keys"),
+    ]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.history = History()
+        self.digest: dict[str, Any] | None = None
+        self.last_commit: str | None = None
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        yield TrailBar("forest", id="trail")
+        with Horizontal(id="main"):
+            yield ForestTree(id="tree")
+            yield DigestPanel(id="digest")
+        with Horizontal(id="status"):
+            yield HeatLegend(id="legend")
+            yield Static("", id="status-text")
+            yield Static("", id="mode")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.go("_index")
+        self.query_one(ForestTree).focus()
+        self.show_writer()
+        self.set_interval(2.0, self.show_writer)
+
+    def on_screen_resume(self) -> None:
+        self.app.sub_title = self.current or ""
+
+    def show_writer(self) -> None:
+        """Say whether another process holds the writer lock (a stat, no lock taken)."""
+        writer = self.app.session.writer()  # type: ignore[attr-defined]
+        mode = self.query_one("#mode", Static)
+        if writer:
+            mode.update(f"[$warning]read-only: another writer holds the forest ({writer});"
+                        " browsing works, saving waits[/]")
+        else:
+            mode.update("[dim]browsing read-only; a save takes the lock briefly[/dim]")
+
+    # -- navigation ----------------------------------------------------------------
+
+    @property
+    def current(self) -> str | None:
+        """The id of the node shown."""
+        return self.history.current
+
+    def go(self, node_id: str, record: bool = True) -> None:
+        """Show ``node_id`` (look, plus the heat of its neighbours) in a worker."""
+        self._look(node_id, record)
+
+    @work(thread=True, exclusive=True, group="look")
+    def _look(self, node_id: str, record: bool) -> None:
+        session = self.app.session  # type: ignore[attr-defined]
+        digest = session.read("look", id=node_id)
+        heat = {} if error_of(digest) else neighbour_heat(session, node_id, digest)
+        deliver(self, self._show, node_id, digest, heat, record)
+
+    def _show(self, node_id: str, digest: dict[str, Any], heat: dict[str, float],
+              record: bool) -> None:
+        err = error_of(digest)
+        if err:
+            self.app.report(digest, f"Cannot open {node_id}")  # type: ignore[attr-defined]
+            return
+        if record:
+            self.history.visit(node_id)
+        self.digest = digest
+        self.query_one(DigestPanel).show(digest, heat)
+        self.query_one(TrailBar).show(node_id, trail_of(node_id))
+        tree = self.query_one(ForestTree)
+        if node_id == "_index":
+            tree.root.set_label(str(digest.get("title") or "forest"))
+        tree.reveal(node_id)
+        self.app.sub_title = node_id  # type: ignore[has-type]
+
+    def on_navigate(self, message: Navigate) -> None:
+        self.go(message.node_id)
+
+    def on_read_section(self, message: ReadSection) -> None:
+        self.open_reader(message.node_id, message.section)
+
+    def action_back(self) -> None:
+        node_id = self.history.back()
+        if node_id is None:
+            self.notify("Nothing further back.")
+        else:
+            self.go(node_id, record=False)
+
+    def action_forward(self) -> None:
+        node_id = self.history.forward()
+        if node_id is None:
+            self.notify("Nothing further forward.")
+        else:
+            self.go(node_id, record=False)
+
+    def action_up(self) -> None:
+        parent = parent_of(self.current or "_index")
+        if parent:
+            self.go(parent)
+
+    def action_jump(self, node_id: str) -> None:
+        """Jump to an ancestor on the trail (a click in the trail bar)."""
+        self.go(node_id)
+
+    # -- other screens -------------------------------------------------------------
+
+    def open_reader(self, node_id: str, section: str | None = None) -> None:
+        from .reader import ReaderScreen
+
+        self.app.push_screen(ReaderScreen(node_id, section), self._after_reader)
+
+    def _after_reader(self, target: str | None) -> None:
+        if target:
+            self.go(target)
+
+    def action_read(self) -> None:
+        if self.current:
+            self.open_reader(self.current)
+
+    def action_search(self) -> None:
+        from .search import SearchScreen
+
+        self.app.push_screen(SearchScreen(), self._after_reader)
+
+    def action_dataset(self) -> None:
+        if not self.digest or self.digest.get("type") != "dataset":
+            self.notify("The current node is not a dataset.", severity="warning")
+            return
+        from .dataset import DatasetScreen
+
+        self.app.push_screen(DatasetScreen(self.digest))
+
+    # -- curation ------------------------------------------------------------------
+
+    def action_edit(self) -> None:
+        if not self.digest:
+            return
+        from ..dialogs.edit_node import EditNodeDialog
+
+        self.app.push_screen(EditNodeDialog(self.digest), self._graft)
+
+    def action_link(self) -> None:
+        if not self.digest:
+            return
+        from ..dialogs.add_link import AddLinkDialog
+
+        self.app.push_screen(AddLinkDialog(self.digest["id"]), self._graft)
+
+    def action_append(self) -> None:
+        if not self.digest:
+            return
+        from ..dialogs.append_section import AppendSectionDialog
+
+        self.app.push_screen(AppendSectionDialog(self.digest["id"]), self._graft)
+
+    def action_plant(self) -> None:
+        if not self.current:
+            return
+        from ..dialogs.plant_note import PlantNoteDialog
+
+        branch = self.current if self.digest and self.digest.get("type") == "branch" \
+            else parent_of(self.current) or "_index"
+        self.app.push_screen(PlantNoteDialog(branch), self._plant)
+
+    def _graft(self, patch: dict[str, Any] | None) -> None:
+        if patch and self.current:
+            self.save("graft", self.current, id=self.current, patch=patch)
+
+    def _plant(self, node: dict[str, Any] | None) -> None:
+        if node:
+            self.save("plant", node["id"], node=node)
+
+    @work(thread=True, group="save")
+    def save(self, call: str, node_id: str, **args: Any) -> None:
+        """Run one write (the lock is taken for it alone), then show its commit."""
+        result = self.app.session.write(call, **args)  # type: ignore[attr-defined]
+        self.app.call_from_thread(self._saved, call, node_id, result)
+
+    def _saved(self, call: str, node_id: str, result: dict[str, Any]) -> None:
+        if error_of(result):
+            self.app.report(result, f"{call} was not saved")  # type: ignore[attr-defined]
+            return
+        commit = result.get("commit")
+        if commit:
+            self.last_commit = commit
+            text = f"{call}({node_id}) saved in commit {commit[:12]}"
+        else:
+            text = f"{call}({node_id}): nothing changed on disk, no commit"
+            if result.get("fortified"):
+                text += " (the link existed: it was fortified)"
+        self.query_one("#status-text", Static).update(text)
+        self.notify(text, title="Saved")
+        if call == "plant":
+            tree = self.query_one(ForestTree)
+            parent = parent_of(node_id) or "_index"
+            found = tree.node_for(parent)
+            if found is not None:
+                tree.load_children(found)
+        else:
+            tree = self.query_one(ForestTree)
+            found = tree.node_for(node_id)
+            if found is not None and parent_of(node_id):
+                parent = tree.node_for(parent_of(node_id) or "_index")
+                if parent is not None:
+                    tree.load_children(parent)
+        self.go(node_id)

@@ -1,0 +1,133 @@
+"""One search box: concepts go to ``locate`` (titles, tags, summaries), exact strings
+to ``sniff`` (bodies). The choice is a visible switch; results open with Enter."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal
+from textual.screen import Screen
+from textual.widgets import Footer, Header, Input, OptionList, RadioButton, RadioSet, Static
+from textual.widgets.option_list import Option
+
+from ..deliver import deliver
+from ..heat import escape, heat_colour, heat_dot
+from ..session import error_of
+
+MODES = {"locate": "Concepts · locate (titles, tags, summaries)",
+         "sniff": "Exact text · sniff (bodies: codes, names, numbers)"}
+
+
+def result_options(mode: str, response: dict[str, Any]) -> list[Option]:
+    """One option per result (id ``n:<node id>``), sniff results with their snippets."""
+    options = []
+    for n, item in enumerate(response.get("results", [])):
+        heat = item.get("heat")
+        head = (f"{heat_dot(heat)} [b {heat_colour(heat)}]{escape(str(item.get('title')))}[/]"
+                f"  [dim]{escape(item['id'])} · {escape(str(item.get('type')))}[/dim]")
+        if mode == "locate":
+            lines = [head, f"  {escape(str(item.get('summary') or ''))}"]
+            if item.get("coverage"):
+                lines.append(f"  [dim]{escape(str(item['coverage']))}[/dim]")
+        else:
+            lines = [head + f"  [dim]{item.get('match_count')} matching line(s)[/dim]"]
+            for match in item.get("matches", []):
+                lines.append(f"  [dim]§ {escape(str(match.get('section') or '-'))}, "
+                             f"line {match.get('line')}:[/dim] "
+                             f"{escape(str(match.get('snippet') or ''))}")
+        options.append(Option("\n".join(lines), id=f"{n}:{item['id']}"))
+    return options
+
+
+class SearchScreen(Screen[str | None]):
+    """Search, then dismiss with the chosen node id (None when closed)."""
+
+    BINDINGS = [
+        Binding("escape", "close", "Close"),
+        Binding("ctrl+t", "toggle_mode", "Concepts/Exact"),
+        Binding("question_mark", "app.help", "Keys", show=False),
+    ]
+
+    def __init__(self, query: str = "", mode: str = "locate") -> None:
+        super().__init__()
+        self.initial = query
+        self.mode = mode
+        self.response: dict[str, Any] = {}
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        with Horizontal(id="search-bar"):
+            yield Input(self.initial, placeholder="Search the forest, then Enter",
+                        id="search-input")
+            with RadioSet(id="search-mode"):
+                yield RadioButton(MODES["locate"], value=self.mode == "locate", id="locate")
+                yield RadioButton(MODES["sniff"], value=self.mode == "sniff", id="sniff")
+        yield Static("Concepts search curated metadata; exact text searches bodies.",
+                     id="search-status")
+        yield OptionList(id="search-results")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.app.sub_title = "search"
+        self.query_one("#search-input", Input).focus()
+
+    @on(RadioSet.Changed, "#search-mode")
+    def _mode_changed(self, event: RadioSet.Changed) -> None:
+        self.mode = event.pressed.id or "locate"
+        if self.query_one("#search-input", Input).value.strip():
+            self.run_search()
+
+    def action_toggle_mode(self) -> None:
+        other = "sniff" if self.mode == "locate" else "locate"
+        self.query_one(f"#{other}", RadioButton).value = True
+
+    @on(Input.Submitted, "#search-input")
+    def run_search(self) -> None:
+        text = self.query_one("#search-input", Input).value.strip()
+        if not text:
+            return
+        self.query_one("#search-status", Static).update(f"Searching ({self.mode})…")
+        self._search(self.mode, text)
+
+    @work(thread=True, exclusive=True, group="search")
+    def _search(self, mode: str, text: str) -> None:
+        session = self.app.session  # type: ignore[attr-defined]
+        if mode == "locate":
+            response = session.read("locate", query=text, k=20)
+        else:
+            response = session.read("sniff", terms=text.split() or [text], k=20)
+        deliver(self, self._show, mode, text, response)
+
+    def _show(self, mode: str, text: str, response: dict[str, Any]) -> None:
+        status = self.query_one("#search-status", Static)
+        results = self.query_one("#search-results", OptionList)
+        results.clear_options()
+        if error_of(response):
+            err = error_of(response) or {}
+            status.update(f"[$error]{escape(str(err.get('code')))}: "
+                          f"{escape(str(err.get('message')))}[/]\n"
+                          f"{escape(str(err.get('hint') or ''))}")
+            return
+        self.response = response
+        found = response.get("results", [])
+        results.add_options(result_options(mode, response))
+        note = f"{len(found)} result(s) for {escape(text)!r} by {mode}"
+        if mode == "sniff":
+            note += f", {response.get('scanned_nodes')} bodies read"
+        if response.get("truncated"):
+            note += (" [$warning]· truncated: more matched than shown; narrow the "
+                     "search[/]")
+        status.update(note + ("" if found else " · nothing found, try the other mode"))
+        if found:
+            results.highlighted = 0
+            results.focus()
+
+    @on(OptionList.OptionSelected, "#search-results")
+    def _open(self, event: OptionList.OptionSelected) -> None:
+        self.dismiss((event.option.id or "").partition(":")[2] or None)
+
+    def action_close(self) -> None:
+        self.dismiss(None)

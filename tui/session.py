@@ -1,0 +1,85 @@
+"""The TUI's one door into the engine.
+
+Reads go through a read-only ``Vine`` kept open for the session, so browsing never
+takes the writer lock and keeps working beside another writer. A save opens a
+writable ``Vine`` for that one call and closes it at once: the lock is held only
+while saving, and a forest locked by someone else answers ``E_LOCKED`` as data.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import threading
+from pathlib import Path
+from typing import Any
+
+from monkeyllm import Vine, VineError
+from monkeyllm.lock import LOCK_NAME, read_card
+
+Response = dict[str, Any]
+
+
+def error_of(response: Response) -> dict[str, Any] | None:
+    """The error body of an envelope, or None for a result."""
+    err = response.get("error") if isinstance(response, dict) else None
+    return err if isinstance(err, dict) else None
+
+
+class Session:
+    """An open forest, as the browser uses it.
+
+    Args:
+        root: The forest's root folder.
+    """
+
+    def __init__(self, root: Path) -> None:
+        self.root = Path(root).expanduser().resolve()
+        self._vine = Vine(self.root, writable=False)
+        self._write_lock = threading.Lock()
+
+    def close(self) -> None:
+        """Close the read-only Vine (flushing its heat)."""
+        self._vine.close()
+
+    def read(self, name: str, **args: Any) -> Response:
+        """Run a read call; the result or its error envelope (never raises)."""
+        return self._vine.call(name, args)
+
+    def write(self, name: str, **args: Any) -> Response:
+        """Run one write call in a writable Vine opened for it alone.
+
+        ``E_LOCKED`` (another writer holds the forest) comes back as an envelope,
+        like every other failure.
+        """
+        with self._write_lock:
+            try:
+                vine = Vine(self.root)
+            except VineError as exc:
+                return exc.envelope()
+            try:
+                return vine.call(name, args)
+            finally:
+                vine.close()
+
+    def writer(self) -> str | None:
+        """Who else holds the writer lock right now (a short description), or None.
+
+        Reads the lock's card without taking the lock: a card whose process is gone
+        on this host is a stale lock, which the next writer reclaims.
+        """
+        path = self.root / LOCK_NAME
+        if not path.exists():
+            return None
+        card = read_card(path)
+        pid = card.get("pid")
+        if isinstance(pid, int) and card.get("host") in (None, socket.gethostname()):
+            try:
+                os.kill(pid, 0)
+            except ProcessLookupError:
+                return None
+            except PermissionError:
+                pass
+        if not card:
+            return "another writer"
+        return f"pid {card.get('pid', '?')} on {card.get('host', '?')}"

@@ -1,0 +1,1 @@
+"""The browser's widgets, one per module."""

@@ -1,0 +1,144 @@
+"""The forest as a tree of branches, loaded a level at a time as branches open."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from textual import work
+from textual.widgets import Tree
+from textual.widgets.tree import TreeNode
+
+from monkeyllm.ids import trail_of
+
+from ..deliver import deliver
+from ..heat import escape, heat_colour
+from ..messages import Navigate
+from ..session import error_of
+
+FIELDS = ["id", "title", "kind", "type", "coverage", "heat"]
+# A branch with more children than this shows the rest as one "more" line.
+MAX_CHILDREN = 400
+
+
+def label(node: dict[str, Any]) -> str:
+    """A tree label: the title coloured by heat, then the coverage of a branch."""
+    title = escape(str(node.get("title") or node["id"]))
+    text = f"[{heat_colour(node.get('heat'))}]{title}[/]"
+    coverage = node.get("coverage")
+    if coverage:
+        text += f" [dim]{escape(str(coverage).rstrip('.'))}[/dim]"
+    return text
+
+
+class ForestTree(Tree[str]):
+    """Branches and leaves; a branch's children are read (``scan``) when it opens."""
+
+    def __init__(self, title: str = "forest", **kwargs: Any) -> None:
+        super().__init__(title, data="_index", **kwargs)
+        self.show_root = True
+        self.guide_depth = 3
+        self.loaded: set[str] = set()
+        self._pending_reveal: str | None = None
+
+    def on_mount(self) -> None:
+        self.load_children(self.root)
+
+    def node_for(self, node_id: str) -> TreeNode[str] | None:
+        """The tree node showing ``node_id``, when loaded."""
+        if node_id == "_index":
+            return self.root
+        stack = [self.root]
+        while stack:
+            node = stack.pop()
+            for child in node.children:
+                if child.data == node_id:
+                    return child
+                if child.children:
+                    stack.append(child)
+        return None
+
+    def on_tree_node_expanded(self, event: Tree.NodeExpanded[str]) -> None:
+        event.stop()
+        if event.node.data not in self.loaded:
+            self.load_children(event.node)
+
+    def on_tree_node_selected(self, event: Tree.NodeSelected[str]) -> None:
+        event.stop()
+        if event.node.data and not event.node.data.startswith("…"):
+            self.post_message(Navigate(event.node.data))
+
+    def load_children(self, node: TreeNode[str]) -> None:
+        """Read the children of ``node``'s branch in a worker."""
+        if node.data is not None:
+            self.loaded.add(node.data)
+            self._fetch(node.data)
+
+    @work(thread=True, group="tree")
+    def _fetch(self, branch: str) -> None:
+        children, error = fetch_children(self.app.session, branch)  # type: ignore[attr-defined]
+        deliver(self, self._fill, branch, children, error)
+
+    def _fill(self, branch: str, children: list[dict[str, Any]], error: str | None) -> None:
+        node = self.node_for(branch)
+        if node is None:
+            return
+        if error:
+            self.loaded.discard(branch)
+            self.notify(error, title="Could not list the branch", severity="error")
+            return
+        node.remove_children()
+        for child in children[:MAX_CHILDREN]:
+            if child.get("kind") == "branch":
+                node.add(label(child), data=child["id"])
+            else:
+                node.add_leaf(label(child), data=child["id"])
+        if len(children) > MAX_CHILDREN:
+            node.add_leaf(f"[dim]… {len(children) - MAX_CHILDREN} more (use search)[/dim]",
+                          data="…")
+        node.expand()
+        if self._pending_reveal:
+            self.reveal(self._pending_reveal)
+
+    def reveal(self, node_id: str) -> None:
+        """Open the branches down to ``node_id`` and move the cursor onto it."""
+        self._pending_reveal = node_id
+        for ancestor in trail_of(node_id):
+            node = self.node_for(ancestor)
+            if node is None:
+                return
+            if ancestor not in self.loaded:
+                self.load_children(node)
+                return
+            if not node.is_expanded:
+                node.expand()
+        self._pending_reveal = None
+        # After the refresh: a branch opened just now has no line in the tree yet.
+        self.call_after_refresh(self._cursor_to, node_id)
+
+    def _cursor_to(self, node_id: str) -> None:
+        target = self.node_for(node_id)
+        if target is not None:
+            self.move_cursor(target, animate=False)
+
+    def relabel(self, node: dict[str, Any]) -> None:
+        """Redraw one node's label (after a save changed its title)."""
+        found = self.node_for(node["id"])
+        if found is not None and found is not self.root:
+            found.set_label(label(node))
+
+
+def fetch_children(session: Any, branch: str) -> tuple[list[dict[str, Any]], str | None]:
+    """Every child of ``branch`` (paged by id; branches first, then by title)."""
+    children: list[dict[str, Any]] = []
+    after = ""
+    while len(children) <= MAX_CHILDREN:
+        page = session.read("scan", parent_id=branch, fields=FIELDS, limit=50, after=after)
+        err = error_of(page)
+        if err:
+            return children, f"{err.get('code')}: {err.get('message')}"
+        children.extend(page.get("nodes", []))
+        after = page.get("next")
+        if not after:
+            break
+    children.sort(key=lambda n: (n.get("kind") != "branch", str(n.get("title") or n["id"]).lower()))
+    return children, None
