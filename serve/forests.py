@@ -3,12 +3,14 @@
 
 from __future__ import annotations
 
+import os
 import threading
 from pathlib import Path
 from typing import Any
 
 from monkeyllm import Vine
 from monkeyllm.errors import NotFound, SchemaError
+from monkeyllm.lock import holder
 
 
 def is_forest(folder: Path) -> bool:
@@ -97,8 +99,16 @@ class Forests:
         with self._guard:
             opened = set(self._open)
         return {"forests": [{"id": fid, "active": fid in opened,
-                             "writable": self.writable} for fid in self.ids()],
+                             "writable": self.writable, "locked": self._locked(fid)}
+                            for fid in self.ids()],
                 "mode": self.mode}
+
+    def _locked(self, forest: str) -> bool:
+        """True when another process holds the forest's writer lock (the reference's
+        ``locked``): its writes here would answer E_LOCKED."""
+        folder = self.root if self.mode == "single" else self.root / forest
+        card = holder(folder)
+        return card is not None and card.get("pid") != os.getpid()
 
     def close(self) -> None:
         """Close every open forest (releasing the writer locks)."""

@@ -163,7 +163,8 @@ def test_every_tool_answers_like_the_python_api(forest: Path) -> None:
         assert error["message"]
     assert got["unknown"]["error"]["code"] == "E_SCHEMA"
     assert got["forests"] == {"forests": [{"id": forest.name, "active": True,
-                                           "writable": True}], "mode": "single"}
+                                           "writable": True, "locked": False}],
+                              "mode": "single"}
     assert got["wrong forest"]["error"]["code"] == "E_SCHEMA"
     assert got["named forest"]["summary"]
     # The three writes committed, one commit each, in order.
@@ -287,8 +288,8 @@ def test_root_mode_serves_every_forest_and_requires_forest(tmp_path: Path) -> No
             plain["properties"]
     assert "forest" not in out["tools"]["forests"].inputSchema["properties"]
     assert out["forests before"] == {"mode": "registry", "forests": [
-        {"id": "acme", "active": False, "writable": True},
-        {"id": "globex", "active": False, "writable": True}]}
+        {"id": "acme", "active": False, "writable": True, "locked": False},
+        {"id": "globex", "active": False, "writable": True, "locked": False}]}
     assert out["missing"]["error"]["code"] == "E_SCHEMA"
     assert "acme, globex" in out["missing"]["error"]["hint"]
     assert out["acme"]["id"] == "sales/exchange-policy"
@@ -348,3 +349,30 @@ def test_ingest_then_view_an_image(forest: Path) -> None:
     assert out["escape"]["error"]["code"] == "E_SCHEMA"
     assert out["look"]["title"] == "First"
     assert out["readonly"]["error"]["code"] == "E_READONLY"
+
+
+def test_forests_says_which_forest_another_writer_holds(tmp_path: Path) -> None:
+    """``locked`` (the reference's forests shape) is true while another process holds a
+    forest's writer lock, and false again once it lets go."""
+    import sys
+
+    from monkeyllm.serve.forests import Forests
+
+    root = tmp_path / "forests"
+    copy_sample(root / "acme", git=True)
+    copy_sample(root / "globex", git=True)
+    holder = subprocess.Popen(
+        [sys.executable, "-c", "import sys; from monkeyllm import Vine; "
+         f"v = Vine({str(root / 'globex')!r}); print('held', flush=True); "
+         "sys.stdin.readline(); v.close()"],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        forests = Forests(root=root, writable=False)
+        got = {f["id"]: f["locked"] for f in forests.describe()["forests"]}
+        assert got == {"acme": False, "globex": True}
+    finally:
+        holder.communicate("\n", timeout=30)
+    assert {f["id"]: f["locked"] for f in forests.describe()["forests"]} == {
+        "acme": False, "globex": False}
+    forests.close()

@@ -8,14 +8,12 @@ while saving, and a forest locked by someone else answers ``E_LOCKED`` as data.
 
 from __future__ import annotations
 
-import os
-import socket
 import threading
 from pathlib import Path
 from typing import Any
 
 from monkeyllm import Vine, VineError
-from monkeyllm.lock import LOCK_NAME, read_card
+from monkeyllm.lock import holder
 
 Response = dict[str, Any]
 
@@ -68,18 +66,9 @@ class Session:
         Reads the lock's card without taking the lock: a card whose process is gone
         on this host is a stale lock, which the next writer reclaims.
         """
-        path = self.root / LOCK_NAME
-        if not path.exists():
+        card = holder(self.root)
+        if card is None:
             return None
-        card = read_card(path)
-        pid = card.get("pid")
-        if isinstance(pid, int) and card.get("host") in (None, socket.gethostname()):
-            try:
-                os.kill(pid, 0)
-            except ProcessLookupError:
-                return None
-            except PermissionError:
-                pass
         if not card:
             return "another writer"
         return f"pid {card.get('pid', '?')} on {card.get('host', '?')}"

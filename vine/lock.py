@@ -37,6 +37,29 @@ def read_card(path: Path) -> dict[str, object]:
     return card if isinstance(card, dict) else {}
 
 
+def holder(root: Path) -> dict[str, object] | None:
+    """The card of whoever holds ``root``'s writer lock right now, read without taking
+    it (``{}`` when the card is unreadable); None when the forest is free, or when the
+    card names a process that is gone on this host (a stale lock the next writer
+    reclaims)."""
+    import os
+    import socket
+
+    path = root / LOCK_NAME
+    if not path.exists():
+        return None
+    card = read_card(path)
+    pid = card.get("pid")
+    if isinstance(pid, int) and card.get("host") in (None, socket.gethostname()):
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return None
+        except PermissionError:
+            pass
+    return card
+
+
 def _describe(card: dict[str, object]) -> str:
     if not card:
         return "forest already has a writer"
