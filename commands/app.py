@@ -19,6 +19,7 @@ from .ingest import ingest
 from .init import init
 from .reindex import reindex
 from .serve import serve
+from .station import station_app
 from .validate import validate
 
 
@@ -47,6 +48,7 @@ def make_app(only: str | None = None) -> typer.Typer:
         app.command("ingest", help=ingest.__doc__)(ingest)
         app.command("browse", help=browse.__doc__)(browse)
         app.command("serve", help=serve.__doc__)(serve)
+        app.add_typer(station_app, name="station")
     return app
 
 

@@ -8,6 +8,8 @@ import json
 import os
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -93,6 +95,7 @@ class Vine:
         self._trace_lock = threading.Lock()
         self._closed = False
         self._write_mutex = threading.Lock()
+        self._local = threading.local()
         self._repo: Repository | None = None
         if self.writable and (root / "_derived" / JOURNAL).exists():
             # A writer died mid-write: finish or undo what it left.
@@ -215,7 +218,26 @@ class Vine:
                            hint="Open it with Vine(path) (writable) to plant, graft or tend.")
         from .writes.context import WriteContext
 
-        return WriteContext(self._forest, self._repository())
+        return WriteContext(self._forest, self._repository(),
+                            getattr(self._local, "trailers", ()))
+
+    @contextmanager
+    def trailers(self, pairs: dict[str, str]) -> Iterator[None]:
+        """Commits made by this thread inside the block end with these git trailers
+        (``key: value`` lines after a blank line), e.g. the principal a server wrote for.
+
+        Args:
+            pairs: Trailer keys (letters, digits and ``-``) and one-line values.
+        """
+        for key, value in pairs.items():
+            if not key.replace("-", "").isalnum() or "\n" in value or "\r" in value:
+                raise SchemaError(f"bad git trailer: {key!r}")
+        previous = getattr(self._local, "trailers", ())
+        self._local.trailers = previous + tuple(pairs.items())
+        try:
+            yield
+        finally:
+            self._local.trailers = previous
 
     def problems(self) -> list[dict[str, str]]:
         """Files the catalog skipped because they are not well-formed nodes."""
@@ -479,7 +501,8 @@ class Vine:
         hops, use the primitives instead.
 
         Args:
-            query: The question, in any words; searched literally.
+            query: The question, in any words (up to 1,000 characters); searched
+                literally.
             terms: Exact strings for sniff; default: derived from the query (codes
                 first, stopwords dropped, at most 8).
             k: How many results (1 to 5, or MONKEYLLM_HARVEST_MAX_K).

@@ -19,6 +19,8 @@ class WriteContext:
 
     forest: Forest
     repo: Repository
+    # Git trailers appended to every commit message (e.g. who wrote, on a server).
+    trailers: tuple[tuple[str, str], ...] = ()
 
     @property
     def root(self) -> Path:
@@ -29,7 +31,7 @@ class WriteContext:
     def transaction(self) -> Iterator[Transaction]:
         """An all-or-nothing write: on any exception every touched file is put back and
         the exception goes on; on success the catalog takes in the committed files."""
-        txn = Transaction(self.root, self.repo)
+        txn = Transaction(self.root, self.repo, self.trailers)
         try:
             yield txn
         except BaseException:

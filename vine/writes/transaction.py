@@ -73,9 +73,11 @@ def atomic_write(path: Path, data: bytes, scratch: Path | None = None) -> None:
 class Transaction:
     """One write: the files it touches, in one commit, or none of it."""
 
-    def __init__(self, root: Path, repo: Repository) -> None:
+    def __init__(self, root: Path, repo: Repository,
+                 trailers: tuple[tuple[str, str], ...] = ()) -> None:
         self.root = root
         self.repo = repo
+        self.trailers = trailers
         self._old: dict[Path, bytes | None] = {}
         self._extra: list[Path] = []   # created beside the markdown (a newborn payload)
         self._payloads: list[Path] = []  # written in place (tend)
@@ -148,6 +150,9 @@ class Transaction:
         """
         fault("before-commit")
         self._begin()
+        if self.trailers:
+            message = message.rstrip("\n") + "\n\n" + "\n".join(
+                f"{key}: {value}" for key, value in self.trailers)
         try:
             sha = self.repo.commit(list(self._old), message)
         except Exception:
