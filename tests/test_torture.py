@@ -1,8 +1,11 @@
-"""The fast part of ``python -m bench.torture``: hostile SQL through ``query`` and ids
-that try to leave the forest, on a scratch copy of sample-brain."""
+"""The fast part of ``python -m bench.torture``: hostile SQL through ``query``, ids that
+try to leave the forest, exceptions and SIGKILLs inside writes, damaged derived state,
+writers and readers racing, and malformed forests, each on a scratch copy of
+sample-brain."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -62,3 +65,57 @@ def test_the_probe_notices_a_leak(workdir: Path) -> None:
     finally:
         inside.unlink()
     assert figures.leaked > 0
+
+
+def _fresh(tmp_path: Path) -> Path:
+    return torture.scratch(tmp_path)
+
+
+def test_an_exception_at_every_write_step_leaves_the_forest_sound(tmp_path: Path) -> None:
+    figures = torture.fault_matrix(_fresh(tmp_path))
+    assert figures.failures == []
+    assert figures.faults >= 25 and figures.lost == 0
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
+def test_sigkill_of_a_writer_at_random_moments(tmp_path: Path) -> None:
+    forest = _fresh(tmp_path)
+    figures = torture.kill_loop(forest, kills=10, seed=11)
+    assert figures.failures == []
+    assert figures.kills == 10 and figures.lost == 0
+    assert figures.committed > 10 and figures.attempted > figures.committed
+    kinds = {c.split("/")[1][0] for c in torture._node_ids(forest)
+             if c.startswith("torture/")}
+    assert {"n", "b", "d"} <= kinds          # notes, branches and datasets were planted
+
+
+def test_the_kill_checks_notice_a_dirty_forest(tmp_path: Path) -> None:
+    """The checks can fail: an untracked node file and a catalog that lacks it."""
+    forest = _fresh(tmp_path)
+    with torture.Vine(forest) as vine:
+        vine.look("_index")
+        (forest / "sales" / "stray.md").write_text(torture._note(
+            "sales/stray", "A stray.", "# Stray"))
+        found = torture.forest_faults(vine, forest)
+    assert any("not clean" in m for m in found)
+
+
+def test_damaged_derived_state_is_repaired_on_open(tmp_path: Path) -> None:
+    figures = torture.repair_probes(_fresh(tmp_path))
+    assert figures.tried == len(torture.DAMAGE)
+    assert figures.failures == [] and figures.failed == 0
+
+
+def test_writers_and_readers_race_without_a_failure(tmp_path: Path) -> None:
+    figures = torture.concurrency(_fresh(tmp_path), seconds=5, writers=4, readers=4)
+    assert figures.failures == []
+    assert figures.failed == 0 and figures.lost == 0
+    assert figures.writes > 0 and figures.reads > 0
+    assert figures.writes == figures.committed + figures.locked
+
+
+def test_a_malformed_forest_serves_its_healthy_nodes(tmp_path: Path) -> None:
+    figures = torture.probe_malformed(_fresh(tmp_path))
+    assert figures.failures == []
+    assert figures.named == figures.defects == len(torture.DEFECTS)
+    assert figures.served == figures.healthy > 50

@@ -39,6 +39,11 @@ SNIFF_TERMS_MAX = 8
 SNIFF_K_MAX = 20
 SNIFF_MATCHES_SHOWN = 3
 SNIFF_SNIPPET_CHARS = 100
+# harvest echoes its question and terms, so their length counts against its budget.
+HARVEST_QUERY_CHARS_MAX = 1000
+HARVEST_TERM_CHARS_MAX = 200
+# An error's message and hint each, clipped: they may quote what the caller sent.
+ENVELOPE_TEXT_MAX = 600
 QUERY_ROW_LIMIT = 200
 QUERY_SECONDS = 2.0
 SAMPLE_ROWS = 3

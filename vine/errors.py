@@ -37,11 +37,18 @@ class VineError(Exception):
 
     def envelope(self) -> dict[str, Any]:
         """The wire form: one ``error`` key holding code, message, hint and extras."""
-        body: dict[str, Any] = {"code": self.code, "message": self.message}
+        from .budget import ENVELOPE_TEXT_MAX
+
+        body: dict[str, Any] = {"code": self.code,
+                                "message": _clip(self.message, ENVELOPE_TEXT_MAX)}
         if self.hint:
-            body["hint"] = self.hint
+            body["hint"] = _clip(self.hint, ENVELOPE_TEXT_MAX)
         body.update(self.extras)
         return {"error": body}
+
+
+def _clip(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[:limit - 3] + "..."
 
 
 class NotFound(VineError):

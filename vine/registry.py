@@ -157,6 +157,12 @@ def _kind_of(value: Any) -> str:
             list: "list", dict: "object"}.get(type(value), type(value).__name__)
 
 
+def _clip(text: str, limit: int = 60) -> str:
+    """``text`` shortened to ``limit`` characters: an envelope echoes what it was given
+    and must stay small whatever that was."""
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
 def check_args(spec: Call, args: dict[str, Any]) -> dict[str, Any]:
     """Validate an argument object against a call; ``None`` means absent."""
     if not isinstance(args, dict):
@@ -165,7 +171,7 @@ def check_args(spec: Call, args: dict[str, Any]) -> dict[str, Any]:
     unknown = sorted(set(args) - names)
     if unknown:
         raise SchemaError(
-            f"{spec.name}: unknown parameter {unknown[0]!r}",
+            f"{spec.name}: unknown parameter {_clip(repr(unknown[0]))}",
             hint=f"{spec.name} takes: {', '.join(p.name for p in spec.params)}.")
     clean: dict[str, Any] = {}
     for p in spec.params:
@@ -176,7 +182,7 @@ def check_args(spec: Call, args: dict[str, Any]) -> dict[str, Any]:
                                   hint=f"{p.name} is {_describe(p.hint)}.")
             continue
         if not _accepts(p.hint, value):
-            shown = repr(value) if len(repr(value)) <= 60 else repr(value)[:57] + "..."
+            shown = _clip(repr(value))
             raise SchemaError(
                 f"{spec.name}: {p.name} must be {_describe(p.hint)}, got {_kind_of(value)} "
                 f"{shown}",

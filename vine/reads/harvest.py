@@ -122,6 +122,10 @@ def harvest(forest: Forest, query: str, terms: str | list[str] | None, k: int, w
     if not query.strip():
         raise SchemaError("harvest: query is empty",
                           hint="Ask a question, or name the exact terms to find.")
+    if len(query) > budget.HARVEST_QUERY_CHARS_MAX:
+        raise SchemaError(f"harvest: query is {len(query)} characters, over "
+                          f"{budget.HARVEST_QUERY_CHARS_MAX}",
+                          hint="Ask a shorter question; pass exact strings as terms.")
     k = min(max(k, 1), max_k())
     if terms is None:
         wanted = derive_terms(query)
@@ -270,6 +274,10 @@ def _check_terms(terms: list[Any]) -> None:
         if not isinstance(term, str) or len(fold(term).strip()) < 2:
             raise SchemaError(f"harvest: term {term!r} is not a string of 2+ characters",
                               hint="Terms are literal substrings of at least 2 characters.")
+        if len(term) > budget.HARVEST_TERM_CHARS_MAX:
+            raise SchemaError(f"harvest: a term is {len(term)} characters, over "
+                              f"{budget.HARVEST_TERM_CHARS_MAX}",
+                              hint="Terms are short literal strings: a code, a name, a word.")
 
 
 def _doc_counts(forest: Forest, terms: list[str]) -> dict[str, float]:
