@@ -103,3 +103,27 @@ def test_alpha_must_be_a_non_negative_number(tmp_path: Path) -> None:
     for bad in (-1, True, "0.3"):
         with pytest.raises(VineError):
             Vine(root, writable=False, alpha=bad)
+
+
+def test_trace_files_are_pruned_to_the_newest(tmp_path: Path,
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each session writes one trace file; one-shot processes in a loop must not pile
+    them up without end: opening a new one keeps the newest TRACES_KEPT."""
+    from monkeyllm import vine as vine_module
+
+    monkeypatch.setattr(vine_module, "TRACES_KEPT", 5)
+    root = make_forest(tmp_path / "f")
+    folder = root / "_derived" / "traces"
+    folder.mkdir(parents=True)
+    for i in range(8):
+        old = folder / f"old{i}.jsonl"
+        old.write_text("{}\n")
+        os.utime(old, ns=(i * 10**9, i * 10**9))
+    (folder / "notes.txt").write_text("not a trace")
+    with Vine(root, writable=False) as vine:
+        vine.look("_index")
+        kept = sorted(p.name for p in folder.glob("*.jsonl"))
+    assert len(kept) == 5
+    assert f"{vine.session}.jsonl" in kept
+    assert {"old4.jsonl", "old5.jsonl", "old6.jsonl", "old7.jsonl"} <= set(kept)
+    assert (folder / "notes.txt").exists()

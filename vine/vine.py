@@ -31,6 +31,28 @@ _CANNOT_WRITE = {errno.ENOSPC, errno.EROFS, errno.EDQUOT, errno.EFBIG, errno.EAC
                  errno.EPERM}
 
 
+# Sessions whose trace files are kept: one-shot processes (a `vine` call in a shell
+# loop) each start a session, and their files would pile up without end.
+TRACES_KEPT = 500
+
+
+def _prune_traces(folder: Path) -> None:
+    """Delete the oldest trace files beyond the newest TRACES_KEPT (best effort)."""
+    try:
+        entries = [(e.stat().st_mtime_ns, e.path) for e in os.scandir(folder)
+                   if e.name.endswith(".jsonl") and e.is_file()]
+    except OSError:
+        return
+    if len(entries) < TRACES_KEPT:
+        return
+    entries.sort()
+    for _, path in entries[:len(entries) - TRACES_KEPT + 1]:
+        try:
+            os.unlink(path)
+        except OSError:
+            pass
+
+
 def _unwritable(exc: OSError) -> ReadOnly:
     return ReadOnly(f"the forest's files cannot be written: {exc.strerror or exc}",
                     hint="Nothing was changed. Free space, or make the forest writable, "
@@ -173,6 +195,7 @@ class Vine:
                 if self._trace is None:
                     folder = self.root / "_derived" / "traces"
                     folder.mkdir(parents=True, exist_ok=True)
+                    _prune_traces(folder)
                     self._trace = open(folder / f"{self.session}.jsonl", "a",  # noqa: SIM115
                                        encoding="utf-8", buffering=1)
             first = spec.params[0].name if spec.params else None
