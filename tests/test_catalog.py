@@ -252,3 +252,24 @@ def test_noticing_an_edit_is_fast_enough_to_not_need_reindex(tmp_path: Path) -> 
             _bump(root / "notes/alpha.md")
             assert vine.locate(f"zz{i}q")["results"][0]["id"] == "notes/alpha"
     assert time.time()
+
+
+def test_an_older_walk_never_drops_a_node_another_process_just_indexed(
+        tmp_path: Path) -> None:
+    """A reader walks the files, a writer then adds a node and indexes it, and only then
+    does the reader apply its walk: the node is in the table but not in that walk. The
+    reader must look again rather than drop it (a race seen with 16 processes)."""
+    from .conftest import copy_sample
+
+    root = copy_sample(tmp_path / "brain", git=True)
+    with Vine(root, writable=False) as reader, Vine(root) as writer:
+        reader.look("_index")
+        walk = reader._forest.catalog.watcher.walk()            # before the node exists
+        out = writer.plant({"id": "sales/raced", "type": "note", "parent": "sales/_index",
+                            "title": "Raced", "summary": "Planted between walk and apply."})
+        assert out.get("commit"), out
+        reader._forest.catalog._sync_walk(walk)                 # the older walk lands
+        row = reader._forest.catalog.conn.execute(
+            "SELECT id FROM nodes WHERE id = 'sales/raced'").fetchone()
+        assert row is not None
+        assert reader.look("sales/raced")["title"] == "Raced"

@@ -21,6 +21,7 @@ import threading
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from stat import S_ISREG
 from typing import TYPE_CHECKING, Any
 
 from . import bodyindex, derived
@@ -293,16 +294,37 @@ class Catalog:
             return 0
         changed_ids: list[str] = []
         with self.transaction() as tx:
-            for path, stat in stale:
+            # Another process may have indexed a path between this process's look at
+            # the files and this transaction (which serializes catalog writers): decide
+            # again from the file as it is now and the row as it is now, so a node a
+            # writer just added is never dropped on the strength of an older walk.
+            for path, _ in stale:
+                stat = self._stat_now(path)
+                row = conn.execute("SELECT mtime_ns, size FROM files WHERE path=?",
+                                   (path,)).fetchone()
+                if stat is None and row is None:
+                    continue
+                if stat is not None and row is not None and (row[0], row[1]) == stat:
+                    continue
                 node_id = id_of(path)
                 if stat is None:
                     tx.drop(path, node_id)
                 else:
                     tx.upsert_path(path, stat)
                 changed_ids.append(node_id)
+        if not changed_ids:
+            return 0
         for callback in self.on_change:
             callback(changed_ids)
         return len(changed_ids)
+
+    def _stat_now(self, path: str) -> Stat | None:
+        """A node file's stat now, or None when it is gone or not a regular file."""
+        try:
+            st = os.stat(self.root / path, follow_symlinks=False)
+        except OSError:
+            return None
+        return (st.st_mtime_ns, st.st_size) if S_ISREG(st.st_mode) else None
 
     def build(self, found: dict[str, Stat] | None = None) -> int:
         """Index every node file from scratch; returns the number of nodes."""
