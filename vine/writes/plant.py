@@ -24,7 +24,7 @@ def plant(ctx: WriteContext, node: dict[str, Any], if_absent: bool,
     """Validate, then write the node and its parent entry in one commit."""
     if dry_run:
         _rehearse(ctx, node)
-    spec = _validate(ctx, node)
+    spec = validate_node(ctx, node)
     node_id = spec["id"]
     trail = ids.trail_of(node_id)
     path = ctx.root / (node_id + ".md")
@@ -74,7 +74,7 @@ def plant(ctx: WriteContext, node: dict[str, Any], if_absent: bool,
     return {"id": node_id, "created": True, "commit": sha, "trail": trail}
 
 
-def _validate(ctx: WriteContext, node: dict[str, Any]) -> dict[str, Any]:
+def validate_node(ctx: WriteContext, node: dict[str, Any]) -> dict[str, Any]:
     """The reference's order: rows/schema, dataset schema, origin and waymarks, the
     frontmatter, types and rels, enums, the summary."""
     if "rows" in node and "schema" not in node:
@@ -166,7 +166,7 @@ def _rehearse(ctx: WriteContext, node: dict[str, Any]) -> None:
     dialect = ctx.forest.dialect
     ntype = node.get("type")
     checks = [
-        lambda: _validate(ctx, node),
+        lambda: validate_node(ctx, node),
         lambda: rules.check_new_id(node.get("id")),
         lambda: rules.check_title(node.get("title")),
         lambda: rules.check_summary(node.get("summary")),
@@ -282,7 +282,7 @@ def _batch_spec(ctx: WriteContext, node: Any, branches: set[str],
         raise SchemaError("every node of a batch is an object")
     if node.get("type") == "dataset" or "schema" in node:
         raise SchemaError("datasets are planted one at a time, not in a batch")
-    spec = _validate(ctx, node)
+    spec = validate_node(ctx, node)
     node_id = spec["id"]
     if node_id in seen:
         raise SchemaError(f"{node_id} appears twice in the batch")

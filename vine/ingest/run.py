@@ -1,19 +1,4 @@
-"""``ingest``: turn folders and files a person already has into forest nodes, with no
-model, in one commit.
-
-Directories become branches (planted before their children); files become nodes by
-extension: notes, datasets (CSV, TSV, flat JSON arrays, adopted SQLite files, and
-``.xlsx`` with the optional extra), documents (other JSON, ``.docx`` with the extra) and
-media (images and audio, the original kept under ``_assets/``, outside git). Anything
-else is listed as unsupported. Every file is first planned (read, classified, its
-passport built, a dataset's payload born in ``_derived/tmp``), then everything lands in
-one transaction and one commit.
-
-Re-running is idempotent: a node remembers its source by ``origin`` (a ``file://`` URI)
-and ``source_hash``; an unchanged source writes nothing, a changed one refreshes the
-node and keeps what a person curated, a vanished one is reported ``stale`` and kept.
-A malformed file is reported as failed and never stops the run.
-"""
+"""One ingest run: walk the sources, plan every node, write them in one transaction."""
 
 from __future__ import annotations
 
@@ -22,89 +7,70 @@ import hashlib
 import io
 import json
 import os
-import re
 import shutil
 import sqlite3
 import stat
-import struct
 import tempfile
 import time
-import unicodedata
-from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from . import budget, ids
-from .errors import NotFound, SchemaError, VineError
-from .nodes import ParseError, parse_text
-from .writes import dataset, render, rules
-from .writes.plant import _validate
+from .. import ids
+from ..errors import SchemaError, VineError
+from ..nodes import ParseError, parse_text
+from ..writes import dataset, render, rules
+from ..writes.plant import validate_node
 
 if TYPE_CHECKING:
-    from .vine import Vine
-    from .writes.context import WriteContext
-
-# Limits: a note or document body is read whole; tables and payloads are streamed.
-MAX_TEXT_BYTES = 4 << 20
-MAX_FILE_BYTES = 256 << 20
-BAD_ROWS_SHOWN = 5            # bad CSV rows named in a report entry
-SUMMARY_CHARS = 200           # about 50 tokens: the first sentences
-INGEST_CONFIDENCE = 0.7
-
-NOTE_EXT = (".md", ".markdown", ".txt")
-TABLE_EXT = {".csv": ",", ".tsv": "\t"}
-SQLITE_EXT = (".db", ".sqlite", ".sqlite3")
-OFFICE_EXT = (".docx", ".xlsx")
-IMAGE_EXT = (".png", ".jpg", ".jpeg", ".gif", ".webp")
-AUDIO_EXT = (".mp3", ".wav", ".m4a", ".ogg", ".flac")
-EXTRA_HINT = 'install the optional extra: pip install "monkeyllm[ingest]"'
-
-Progress = Callable[[int, int], None]
-
-
-class FileProblem(Exception):
-    """One source file cannot be ingested; the message says why."""
-
-
-@dataclass
-class Item:
-    """One source file found by the walk."""
-
-    path: Path          # as found (a symlink stays a symlink)
-    real: Path          # what it resolves to
-    rel: str            # POSIX path relative to its source root
-    shown: str          # the path as the person spelled it
-    folder: str         # slugged folder prefix of its node id ("" at the source root)
-
-
-@dataclass
-class Content:
-    """What a source file becomes: everything but its id."""
-
-    type: str
-    title: str
-    summary: str
-    body: str
-    meta: dict[str, Any] = field(default_factory=dict)
-    payload: Path | None = None         # a prepared payload in the scratch folder
-    payload_name: str | None = None     # its final name beside the node (or _assets/...)
-    warnings: list[str] = field(default_factory=list)
-
-
-@dataclass
-class Plan:
-    """One node to write: created or updated."""
-
-    item: Item | None
-    id: str
-    meta: dict[str, Any]
-    body: str
-    payload: Path | None = None
-    payload_name: str | None = None
-    old_payload: str | None = None
-    created: bool = True
-    warnings: list[str] = field(default_factory=list)
+    from ..vine import Vine
+    from ..writes.context import WriteContext
+from .convert import (
+    dataset_content,
+    docx_content,
+    json_content,
+    media_content,
+    note_content,
+    xlsx_sheets,
+)
+from .files import (
+    _extra_installed,
+    _inside,
+    _kind,
+    _read_doc,
+    _read_text,
+    _reason,
+    _same_stat,
+    _uri_rel,
+    add_entries,
+)
+from .model import (
+    BAD_ROWS_SHOWN,
+    EXTRA_HINT,
+    INGEST_CONFIDENCE,
+    MAX_FILE_BYTES,
+    MAX_TEXT_BYTES,
+    NOTE_EXT,
+    OFFICE_EXT,
+    SQLITE_EXT,
+    TABLE_EXT,
+    Content,
+    FileProblem,
+    Item,
+    Plan,
+    Progress,
+)
+from .passport import (
+    _digest,
+    _keep_notes,
+    _union,
+    _unique,
+    _with_title,
+    column_names,
+    make_aliases,
+    slug_segment,
+    sql_name,
+)
+from .tables import _flat_records, _json_cell, _json_type, _sniff_delimiter, infer_columns
 
 
 def ingest(vine: Vine, sources: list[Path], into: str = "_index", *,
@@ -479,7 +445,7 @@ class _Run:
         if content.payload is not None:
             meta["payload"] = content.payload_name or ""
         meta["source_digest"] = _digest(content.title, content.summary)
-        spec = _validate(self.ctx, {**meta, "body": content.body})
+        spec = validate_node(self.ctx, {**meta, "body": content.body})
         self.taken.add(node_id)
         self.plans.append(Plan(item, node_id, spec["meta"], spec["body"], content.payload,
                                content.payload_name, warnings=content.warnings))
@@ -576,7 +542,7 @@ class _Run:
             name = folder.rsplit("/", 1)[-1]
             node.update(title=name, summary=f"{name}: the branch vine ingest files into.")
         node["body"] = render.index_body(node["title"], node["summary"], master=False)
-        spec = _validate(self.ctx, node)
+        spec = validate_node(self.ctx, node)
         return Plan(None, branch, spec["meta"], spec["body"])
 
     # -- the write -------------------------------------------------------------------
@@ -675,503 +641,3 @@ class _Run:
 
     def _unchanged(self, item: Item, node_id: str) -> None:
         self.report["unchanged"].append({"path": item.shown, "id": node_id})
-
-
-# -- converters (pure: a file in, a Content out) -------------------------------------
-
-
-def note_content(text: str, stem: str) -> Content:
-    """A markdown or text note: its own frontmatter's title, summary, tags and aliases
-    are kept; the title falls back to the first H1, then the file name."""
-    meta: dict[str, Any] = {}
-    body = text
-    warnings = []
-    if text.startswith("---"):
-        try:
-            own = parse_text("source", text)
-            meta, body = own.meta, own.body
-        except ParseError as exc:
-            warnings.append(f"its frontmatter was not read ({exc}); kept as text")
-    title = _str(meta.get("title")) or _first_h1(body) or stem.replace("_", " ").strip() \
-        or "Untitled"
-    summary = _str(meta.get("summary"))
-    if summary is None or _summary_problem(summary):
-        summary = summarize(body, title)
-    extra: dict[str, Any] = {}
-    tags = meta.get("tags")
-    if isinstance(tags, list) and all(isinstance(t, str) and t.strip() for t in tags):
-        extra["tags"] = tags
-    aliases = meta.get("aliases")
-    content = Content("note", " ".join(title.split()), summary, _with_title(title, body),
-                      extra, warnings=warnings)
-    if isinstance(aliases, list):
-        content.meta["aliases"] = [a for a in aliases if isinstance(a, str) and a.strip()]
-    return content
-
-
-def json_content(data: Any, stem: str, name: str) -> Content:
-    """A JSON document that is not a table: its text, pretty-printed, as the body."""
-    if isinstance(data, dict):
-        keys = list(data)[:8]
-        what = "a JSON object with keys " + ", ".join(str(k) for k in keys) + \
-            (", …" if len(data) > len(keys) else "") if data else "an empty JSON object"
-    elif isinstance(data, list):
-        what = f"a JSON list of {len(data)} item(s)"
-    else:
-        what = f"a JSON {type(data).__name__} value"
-    title = stem.replace("_", " ").strip() or name
-    pretty = json.dumps(data, ensure_ascii=False, indent=2)
-    body = f"# {title}\n\nFrom `{name}`: {what}.\n\n```json\n{pretty}\n```\n"
-    return Content("document", title, _fit(f"{title}: {what}.", title), body)
-
-
-def dataset_content(source: Path, payload: Path,
-                    names: dict[str, tuple[list[str], list[str]]] | None) -> Content:
-    """A dataset around a prepared SQLite payload: the query manual and sample rows."""
-    title = source.stem.replace("_", " ").strip() or source.name
-    conn = sqlite3.connect(f"file:{payload}?mode=ro", uri=True)
-    try:
-        tables = [r[0] for r in conn.execute(
-            "SELECT name FROM sqlite_master WHERE type='table' AND name NOT LIKE 'sqlite_%' "
-            "ORDER BY rowid")]
-        counts = {t: conn.execute(f'SELECT COUNT(*) FROM "{t}"').fetchone()[0] for t in tables}
-        columns = {t: [r[1] for r in conn.execute(f'PRAGMA table_info("{t}")')]
-                   for t in tables}
-    finally:
-        conn.close()
-    if len(tables) == 1:
-        cols = columns[tables[0]]
-        shown = ", ".join(cols[:6]) + (", …" if len(cols) > 6 else "")
-        what = f"{counts[tables[0]]} row(s) of {shown}"
-    elif tables:
-        what = "tables " + ", ".join(f"{t} ({counts[t]} rows)" for t in tables[:5]) + \
-            (", …" if len(tables) > 5 else "")
-    else:
-        what = "an empty SQLite database"
-    lines = [f"# {title}", "", f"Adopted from `{source.name}`: {what}."]
-    renamed = [(t, raw, col) for t, (raws, cols) in (names or {}).items()
-               for raw, col in zip(raws, cols, strict=True) if raw != col]
-    if renamed:
-        lines += ["", "Columns as named in the source:", ""]
-        lines += [f"- `{col}` ← {' '.join(raw.split()) or '(empty)'}"
-                  for _, raw, col in renamed[:50]]
-    body = "\n".join(lines) + "\n\n" + dataset.manual(payload, with_samples=True)
-    meta = {"payload_type": "sqlite", "payload_hash": dataset.sha256_of(payload)}
-    return Content("dataset", title, _fit(f"{title}: {what}.", title), body, meta,
-                   payload=payload)
-
-
-def media_content(copy: Path, name: str, ext: str) -> Content:
-    """A media passport: what the file is, its size, and that it has no description."""
-    audio = ext in AUDIO_EXT
-    kind = "audio" if audio else "image"
-    fmt = ext.lstrip(".").upper().replace("JPG", "JPEG")
-    size = copy.stat().st_size
-    facts = [fmt, _size(size)]
-    dims = image_size(copy) if not audio else None
-    if dims:
-        facts.append(f"{dims[0]}×{dims[1]} pixels")
-    digest = dataset.sha256_of(copy)
-    title = Path(name).stem.replace("_", " ").strip() or name
-    desc = f"{'An audio recording' if audio else 'An image'} ({', '.join(facts)})"
-    body = (f"# {title}\n\n{desc}, kept as `{name}`. No description yet: "
-            f"{'a transcript' if audio else 'what it shows'} belongs here.\n")
-    summary = _fit(f"{title}: {desc[0].lower() + desc[1:]}, not yet described.", title)
-    meta = {"payload_type": kind, "payload_hash": digest}
-    content = Content("media", title, summary, body, meta, payload=copy)
-    content.payload_name = f"_assets/{digest[:8]}-{slug_segment(Path(name).stem)}{ext}"
-    return content
-
-
-def docx_content(path: Path, stem: str) -> Content:
-    """A ``.docx`` as a document: paragraphs, headings as markdown headers, tables as
-    pipe tables (headers and footers dropped). Needs python-docx."""
-    import docx
-
-    try:
-        doc = docx.Document(str(path))
-    except Exception as exc:  # noqa: BLE001 - python-docx raises many kinds
-        raise FileProblem(f"not a readable .docx ({type(exc).__name__})") from None
-    blocks: list[str] = []
-    body = doc.element.body
-    for child in body.iterchildren():
-        tag = child.tag.rsplit("}", 1)[-1]
-        if tag == "p":
-            para = docx.text.paragraph.Paragraph(child, doc)
-            text = " ".join(para.text.split())
-            if not text:
-                continue
-            style = (para.style.name if para.style is not None else "") or ""
-            level = re.match(r"Heading (\d)", style)
-            if style == "Title":
-                blocks.append(f"# {text}")
-            elif level:
-                blocks.append("#" * min(6, int(level.group(1)) + 1) + " " + text)
-            else:
-                blocks.append(text)
-        elif tag == "tbl":
-            table = docx.table.Table(child, doc)
-            rows = [[" ".join(c.text.split()).replace("|", "\\|") for c in r.cells]
-                    for r in table.rows]
-            if rows:
-                lines = ["| " + " | ".join(rows[0]) + " |",
-                         "|" + " --- |" * len(rows[0])]
-                lines += ["| " + " | ".join(r) + " |" for r in rows[1:]]
-                blocks.append("\n".join(lines))
-    text = "\n\n".join(blocks)
-    title = _first_h1(text) or stem.replace("_", " ").strip() or path.name
-    return Content("document", title, summarize(text, title), _with_title(title, text))
-
-
-def xlsx_sheets(path: Path) -> list[tuple[str, list[list[Any]]]]:
-    """Every sheet's rows (values only). Needs openpyxl."""
-    import openpyxl
-
-    try:
-        book = openpyxl.load_workbook(str(path), read_only=True, data_only=True)
-    except Exception as exc:  # noqa: BLE001 - openpyxl raises many kinds
-        raise FileProblem(f"not a readable .xlsx ({type(exc).__name__})") from None
-    try:
-        return [(ws.title, [list(r) for r in ws.iter_rows(values_only=True)])
-                for ws in book.worksheets]
-    finally:
-        book.close()
-
-
-# -- text helpers ----------------------------------------------------------------------
-
-_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9À-Ý\"'(\[])")
-_LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
-_WIKI = re.compile(r"\[\[([^\]|#]+)(?:[#|][^\]]*)?\]\]")
-_CODE = re.compile(r"\b[A-Z]{2,}-\d+\b")
-
-
-def summarize(body: str, title: str) -> str:
-    """The first sentences of the prose (about 50 tokens), or a fallback saying the node
-    awaits curation. Deterministic."""
-    prose: list[str] = []
-    fenced = False
-    for line in body.split("\n"):
-        stripped = line.strip()
-        if stripped.startswith(("```", "~~~")):
-            fenced = not fenced
-            continue
-        if prose and stripped.startswith("#"):
-            break   # the lead: the prose before the first section
-        if fenced or not stripped or stripped.startswith(("#", "|", "---", "<")):
-            if prose and not stripped:
-                prose.append("\n")
-            continue
-        stripped = re.sub(r"^(?:>+\s*|[-*+]\s+|\d+[.)]\s+)", "", stripped)
-        prose.append(stripped)
-    text = " ".join(" ".join(prose).split())
-    text = _WIKI.sub(r"\1", _LINK.sub(r"\1", text)).replace("**", "").replace("__", "")
-    out = ""
-    for count, sentence in enumerate(_SENTENCE.split(text)):
-        candidate = f"{out} {sentence}".strip()
-        if len(candidate) > SUMMARY_CHARS or count == 3:
-            break
-        out = candidate
-    if not out and text:
-        cut = text[:SUMMARY_CHARS].rsplit(" ", 1)[0] if len(text) > SUMMARY_CHARS else text
-        out = cut.rstrip(",;:") + ("…" if len(text) > SUMMARY_CHARS else "")
-    return _fit(out, title)
-
-
-def _fit(summary: str, title: str) -> str:
-    """A summary that passes the rules, else the fallback."""
-    summary = " ".join(summary.split())
-    if summary and _summary_problem(summary):
-        summary = f"{title}: {summary}"
-    if not summary or _summary_problem(summary):
-        summary = f"{' '.join(title.split())[:80]}: adopted, pending curation."
-    return summary
-
-
-def _summary_problem(summary: str) -> bool:
-    try:
-        rules.check_summary(summary)
-    except VineError:
-        return True
-    return budget.tokens(summary) > budget.SUMMARY_MAX
-
-
-def _first_h1(body: str) -> str | None:
-    for line in body.split("\n"):
-        match = re.match(r"^#[ \t]+(.+?)[ \t#]*$", line)
-        if match:
-            return match.group(1).strip()
-    return None
-
-
-def _with_title(title: str, body: str) -> str:
-    text = body.replace("\r\n", "\n").replace("\r", "\n").strip("\n")
-    if not text.strip():
-        return f"# {title}\n"
-    if text.startswith("#"):
-        return text + "\n"
-    return f"# {title}\n\n{text}\n"
-
-
-def _str(value: Any) -> str | None:
-    return value.strip() if isinstance(value, str) and value.strip() else None
-
-
-def _keep_notes(new_body: str, old_body: str) -> str:
-    """A refreshed dataset body keeps the operator's ``## Notes``."""
-    span = render.section_span(old_body, "Notes")
-    if span is None:
-        return new_body
-    notes = "\n".join(old_body.split("\n")[span[0]:span[1]]).strip("\n")
-    return new_body.rstrip("\n") + "\n\n" + notes + "\n"
-
-
-def _digest(title: str, summary: str) -> str:
-    """What ingest wrote as title and summary: equal later means nobody curated them."""
-    return hashlib.sha256(f"{title}\0{summary}".encode()).hexdigest()[:16]
-
-
-def slug_segment(name: str) -> str:
-    """One id segment: lowercase ASCII ``[a-z0-9._-]``, other runs collapsed to ``-``;
-    never empty and never starting with ``_`` or ``.`` (private names in a forest)."""
-    ascii_name = unicodedata.normalize("NFKD", name).encode("ascii", "ignore").decode()
-    slug = re.sub(r"[^a-z0-9._-]+", "-", ascii_name.lower())
-    slug = re.sub(r"-{2,}", "-", slug).strip("-._")
-    return slug or "untitled"
-
-
-def sql_name(name: str, prefix: str) -> str:
-    """A table or column name matching ``^[a-z_][a-z0-9_]{0,63}$``."""
-    ascii_name = unicodedata.normalize("NFKD", name).encode("ascii", "ignore").decode()
-    slug = re.sub(r"[^a-z0-9]+", "_", ascii_name.lower()).strip("_")
-    if not slug:
-        return prefix
-    if slug[0].isdigit():
-        slug = f"{prefix}_{slug}"
-    return slug[:64].rstrip("_") or prefix
-
-
-def column_names(header: list[str]) -> list[str]:
-    """SQL column names for a header: slugged, numbered when empty, unique."""
-    out: list[str] = []
-    for index, raw in enumerate(header, 1):
-        name = sql_name(str(raw), "c") if str(raw).strip() else f"col_{index}"
-        out.append(_unique(name, out))
-    return out
-
-
-def _unique(name: str, taken: Any) -> str:
-    if name not in taken:
-        return name
-    n = 2
-    while f"{name[:60]}_{n}" in taken:
-        n += 1
-    return f"{name[:60]}_{n}"
-
-
-def make_aliases(stem: str, rel: str, title: str, leaf: str) -> list[str]:
-    """Aliases for code-like names: for a numeric stem N in folder F, the initials of a
-    compound F as ``XY-N``, then ``F/N`` and ``N``; any ``ABC-123`` code in the title;
-    and the file's own name when its slug differs from it."""
-    out: list[str] = []
-    folder = rel.split("/")[-2] if "/" in rel else ""
-    if stem.isdigit():
-        words = [w for w in re.split(r"[-_ .]+", folder) if w]
-        if len(words) >= 2:
-            out.append("".join(w[0] for w in words).upper() + f"-{stem}")
-        if folder:
-            out.append(f"{folder}/{stem}")
-        out.append(stem)
-    out += _CODE.findall(title)
-    if stem.lower() != leaf and stem != title:
-        out.append(stem)
-    return [a[:rules.ALIAS_CHARS] for a in out if a.strip()]
-
-
-def _union(first: list[Any], second: list[Any]) -> list[str]:
-    merged = [a for a in dict.fromkeys([*first, *second]) if isinstance(a, str) and a.strip()]
-    return merged[:rules.MAX_ALIASES]
-
-
-# -- table helpers ---------------------------------------------------------------------
-
-_INT = re.compile(r"^[+-]?(0|[1-9]\d*)$")
-_REAL = re.compile(r"^[+-]?((0|[1-9]\d*)(\.\d*)?|\.\d+)([eE][+-]?\d+)?$")
-
-
-def infer_columns(rows: list[list[str]], width: int) -> tuple[list[str], list[list[Any]]]:
-    """Per column INTEGER, REAL or TEXT (dates stay TEXT; codes with leading zeros stay
-    TEXT), and the rows converted: empty cells become NULL."""
-    types = []
-    for i in range(width):
-        cells = [r[i].strip() for r in rows if r[i].strip()]
-        if cells and all(_INT.match(c) and -(1 << 63) <= int(c) < (1 << 63) for c in cells):
-            types.append("INTEGER")
-        elif cells and all(_REAL.match(c) for c in cells):
-            types.append("REAL")
-        else:
-            types.append("TEXT")
-    convert = {"INTEGER": int, "REAL": float, "TEXT": str}
-    values = [[convert[types[i]](r[i].strip()) if r[i].strip() else None
-               for i in range(width)] for r in rows]
-    return types, values
-
-
-def _sniff_delimiter(sample: str) -> str:
-    try:
-        return csv.Sniffer().sniff(sample, delimiters=",;\t|").delimiter
-    except csv.Error:
-        return ","
-
-
-def _flat_records(data: Any) -> bool:
-    return isinstance(data, list) and bool(data) and all(
-        isinstance(rec, dict) and rec and all(
-            v is None or isinstance(v, str | int | float | bool) for v in rec.values())
-        for rec in data)
-
-
-def _json_cell(value: Any) -> Any:
-    if isinstance(value, bool):
-        return int(value)
-    if isinstance(value, int) and not -(1 << 63) <= value < (1 << 63):
-        return str(value)
-    if value is None or isinstance(value, int | float | str):
-        return value
-    return str(value)
-
-
-def _json_type(values: list[Any]) -> str:
-    present = [v for v in values if v is not None]
-    if present and all(isinstance(v, int) for v in present):
-        return "INTEGER"
-    if present and all(isinstance(v, int | float) for v in present):
-        return "REAL"
-    return "TEXT"
-
-
-# -- file helpers ----------------------------------------------------------------------
-
-
-def _kind(ext: str) -> str | None:
-    if ext in NOTE_EXT:
-        return "text"
-    if ext in TABLE_EXT or ext == ".json" or ext in SQLITE_EXT or ext in OFFICE_EXT:
-        return "data"
-    if ext in IMAGE_EXT or ext in AUDIO_EXT:
-        return "media"
-    return None
-
-
-def _extra_installed(ext: str) -> bool:
-    import importlib.util
-
-    return importlib.util.find_spec("docx" if ext == ".docx" else "openpyxl") is not None
-
-
-def _read_text(path: Path, limit: int | None = None) -> str:
-    data = path.read_bytes() if limit is None else _read_capped(path, limit)
-    if b"\x00" in data:
-        raise FileProblem("binary content (NUL bytes), not text")
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise FileProblem(f"not UTF-8 text (invalid byte at offset {exc.start}); "
-                          "convert it to UTF-8 and ingest again") from None
-    return text.replace("\r\n", "\n").replace("\r", "\n")
-
-
-def _read_capped(path: Path, limit: int) -> bytes:
-    with open(path, "rb") as fh:
-        data = fh.read(limit + 1)
-    if len(data) > limit:
-        raise FileProblem(f"too large (over {limit} bytes)")
-    return data
-
-
-def _same_stat(meta: dict[str, Any], st: os.stat_result) -> bool:
-    return meta.get("source_size") == st.st_size and \
-        meta.get("source_mtime") == round(st.st_mtime, 3)
-
-
-def _inside(path: Path, root: Path) -> bool:
-    return path == root or root in path.parents
-
-
-def _uri_rel(origin: str, prefix: str) -> str:
-    from urllib.parse import unquote
-
-    return unquote(origin[len(prefix):])
-
-
-def _read_doc(ctx: WriteContext, node_id: str) -> tuple[dict[str, Any], str]:
-    try:
-        node = ctx.forest.read(node_id)
-    except VineError:
-        raise NotFound(f"parent branch not found: {node_id}") from None
-    return dict(node.meta), node.body
-
-
-def _reason(exc: BaseException) -> str:
-    if isinstance(exc, VineError):
-        return f"{exc.code}: {exc.message}" + (f" ({exc.hint})" if exc.hint else "")
-    if isinstance(exc, OSError):
-        return exc.strerror or str(exc)
-    return str(exc)
-
-
-def _size(n: int) -> str:
-    for unit in ("bytes", "KB", "MB", "GB"):
-        if n < 1024 or unit == "GB":
-            return f"{n} {unit}" if unit == "bytes" else f"{n:.1f} {unit}"
-        n /= 1024  # type: ignore[assignment]
-    return f"{n} bytes"
-
-
-def image_size(path: Path) -> tuple[int, int] | None:
-    """Width and height of a PNG or GIF, read from its header (others: None)."""
-    with open(path, "rb") as fh:
-        head = fh.read(32)
-    if head[:8] == b"\x89PNG\r\n\x1a\n" and len(head) >= 24:
-        return struct.unpack(">II", head[16:24])
-    if head[:6] in (b"GIF87a", b"GIF89a") and len(head) >= 10:
-        return struct.unpack("<HH", head[6:10])
-    return None
-
-
-def add_entries(body: str, section: str, lines: list[tuple[str, str]]) -> str:
-    """Many entry lines at the end of ``section`` at once (what repeated
-    :func:`render.add_entry` calls give, without re-reading the body per entry)."""
-    listed = {node_id for node_id, _ in lines}
-    kept = [ln for ln in body.split("\n") if not (
-        ln.startswith("- [[") and re.split(r"[\]|]", ln[4:], maxsplit=1)[0] in listed)]
-    body = re.sub(r"\n{3,}", "\n\n", "\n".join(kept))
-    span = render.section_span(body, section)
-    if span is None:
-        body = body.rstrip("\n") + f"\n\n## {section}\n"
-        span = render.section_span(body, section)
-        assert span is not None
-    out = body.split("\n")
-    start, end = span
-    at = start + 1
-    for i in range(start + 1, end):
-        if out[i].startswith("- [["):
-            at = i + 1
-    new = [text for _, text in lines]
-    out[at:at] = ["", *new] if at == start + 1 else new
-    return re.sub(r"\n{3,}", "\n\n", "\n".join(out))
-
-
-def walk_count(sources: list[Path]) -> int:
-    """How many files the sources hold (hidden ones skipped): a cheap count for a
-    caller deciding whether to show progress."""
-    total = 0
-    for source in sources:
-        path = Path(source).expanduser()
-        if path.is_file():
-            total += 1
-        elif path.is_dir():
-            for _, dirnames, filenames in os.walk(path):
-                dirnames[:] = [d for d in dirnames if not d.startswith(".")]
-                total += sum(1 for f in filenames if not f.startswith("."))
-    return total

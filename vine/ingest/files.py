@@ -1,0 +1,142 @@
+"""File helpers: kinds, capped reads, stats, image sizes, index entries."""
+
+from __future__ import annotations
+
+import os
+import re
+import struct
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..errors import NotFound, VineError
+from ..writes import render
+
+if TYPE_CHECKING:
+    from ..writes.context import WriteContext
+from .model import AUDIO_EXT, IMAGE_EXT, NOTE_EXT, OFFICE_EXT, SQLITE_EXT, TABLE_EXT, FileProblem
+
+# -- file helpers ----------------------------------------------------------------------
+
+
+def _kind(ext: str) -> str | None:
+    if ext in NOTE_EXT:
+        return "text"
+    if ext in TABLE_EXT or ext == ".json" or ext in SQLITE_EXT or ext in OFFICE_EXT:
+        return "data"
+    if ext in IMAGE_EXT or ext in AUDIO_EXT:
+        return "media"
+    return None
+
+
+def _extra_installed(ext: str) -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec("docx" if ext == ".docx" else "openpyxl") is not None
+
+
+def _read_text(path: Path, limit: int | None = None) -> str:
+    data = path.read_bytes() if limit is None else _read_capped(path, limit)
+    if b"\x00" in data:
+        raise FileProblem("binary content (NUL bytes), not text")
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise FileProblem(f"not UTF-8 text (invalid byte at offset {exc.start}); "
+                          "convert it to UTF-8 and ingest again") from None
+    return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+def _read_capped(path: Path, limit: int) -> bytes:
+    with open(path, "rb") as fh:
+        data = fh.read(limit + 1)
+    if len(data) > limit:
+        raise FileProblem(f"too large (over {limit} bytes)")
+    return data
+
+
+def _same_stat(meta: dict[str, Any], st: os.stat_result) -> bool:
+    return meta.get("source_size") == st.st_size and \
+        meta.get("source_mtime") == round(st.st_mtime, 3)
+
+
+def _inside(path: Path, root: Path) -> bool:
+    return path == root or root in path.parents
+
+
+def _uri_rel(origin: str, prefix: str) -> str:
+    from urllib.parse import unquote
+
+    return unquote(origin[len(prefix):])
+
+
+def _read_doc(ctx: WriteContext, node_id: str) -> tuple[dict[str, Any], str]:
+    try:
+        node = ctx.forest.read(node_id)
+    except VineError:
+        raise NotFound(f"parent branch not found: {node_id}") from None
+    return dict(node.meta), node.body
+
+
+def _reason(exc: BaseException) -> str:
+    if isinstance(exc, VineError):
+        return f"{exc.code}: {exc.message}" + (f" ({exc.hint})" if exc.hint else "")
+    if isinstance(exc, OSError):
+        return exc.strerror or str(exc)
+    return str(exc)
+
+
+def _size(n: int) -> str:
+    for unit in ("bytes", "KB", "MB", "GB"):
+        if n < 1024 or unit == "GB":
+            return f"{n} {unit}" if unit == "bytes" else f"{n:.1f} {unit}"
+        n /= 1024  # type: ignore[assignment]
+    return f"{n} bytes"
+
+
+def image_size(path: Path) -> tuple[int, int] | None:
+    """Width and height of a PNG or GIF, read from its header (others: None)."""
+    with open(path, "rb") as fh:
+        head = fh.read(32)
+    if head[:8] == b"\x89PNG\r\n\x1a\n" and len(head) >= 24:
+        return struct.unpack(">II", head[16:24])
+    if head[:6] in (b"GIF87a", b"GIF89a") and len(head) >= 10:
+        return struct.unpack("<HH", head[6:10])
+    return None
+
+
+def add_entries(body: str, section: str, lines: list[tuple[str, str]]) -> str:
+    """Many entry lines at the end of ``section`` at once (what repeated
+    :func:`render.add_entry` calls give, without re-reading the body per entry)."""
+    listed = {node_id for node_id, _ in lines}
+    kept = [ln for ln in body.split("\n") if not (
+        ln.startswith("- [[") and re.split(r"[\]|]", ln[4:], maxsplit=1)[0] in listed)]
+    body = re.sub(r"\n{3,}", "\n\n", "\n".join(kept))
+    span = render.section_span(body, section)
+    if span is None:
+        body = body.rstrip("\n") + f"\n\n## {section}\n"
+        span = render.section_span(body, section)
+        assert span is not None
+    out = body.split("\n")
+    start, end = span
+    at = start + 1
+    for i in range(start + 1, end):
+        if out[i].startswith("- [["):
+            at = i + 1
+    new = [text for _, text in lines]
+    out[at:at] = ["", *new] if at == start + 1 else new
+    return re.sub(r"\n{3,}", "\n\n", "\n".join(out))
+
+
+def walk_count(sources: list[Path]) -> int:
+    """How many files the sources hold (hidden ones skipped): a cheap count for a
+    caller deciding whether to show progress."""
+    total = 0
+    for source in sources:
+        path = Path(source).expanduser()
+        if path.is_file():
+            total += 1
+        elif path.is_dir():
+            for _, dirnames, filenames in os.walk(path):
+                dirnames[:] = [d for d in dirnames if not d.startswith(".")]
+                total += sum(1 for f in filenames if not f.startswith("."))
+    return total
