@@ -1,0 +1,145 @@
+"""The checks of the tree: parents that are branches, index entries and coverage."""
+
+from __future__ import annotations
+
+from .. import ids
+from ..nodes import Node
+from ..writes import render
+from .model import (
+    _COVERAGE_SUFFIX,
+    _ENTRY,
+    ENTRY_SECTIONS,
+    ERROR,
+    WARNING,
+    _File,
+    _Issue,
+    _private,
+    _Run,
+)
+
+# -- the tree and the indexes ------------------------------------------------------
+
+
+def _check_tree(run: _Run) -> None:
+    """Every node's folder has an index, and every index is a branch."""
+    for f in run.files.values():
+        if f.node is None or not ids.is_index(f.id) or _private(f.id):
+            continue
+        ntype = f.node.meta.get("type")
+        if ntype != "branch":
+            count = len(run.children.get(f.id, []))
+            run.add(f, ERROR, "tree.parent-not-branch",
+                    f"{f.id} is the index of its folder ({count} children) but its type "
+                    f"is {ntype!r}, not 'branch'",
+                    "Set 'type: branch' (an _index.md is always a branch), or rename the "
+                    "file.", line=f.key_line("type") or 1)
+    for parent, kids in sorted(run.children.items()):
+        if parent and parent not in run.files:
+            first = run.files[sorted(kids)[0]]
+            run.add(first, ERROR, "tree.missing-parent",
+                    f"{parent}.md is missing: the folder holds {len(kids)} node(s) "
+                    "but no index",
+                    f"Create {parent}.md with 'type: branch' listing them (vine plant "
+                    "a branch).", line=None)
+
+
+def _spans(node: Node) -> list[tuple[str, int, int]]:
+    """(section, start, end) body line spans of the two entry sections present."""
+    out = []
+    for name in ENTRY_SECTIONS:
+        span = render.section_span(node.body, name)
+        if span is not None:
+            out.append((name, *span))
+    return out
+
+
+def _home(child: str) -> str:
+    return render.SUB_BRANCHES if ids.is_index(child) else render.DIRECT_BANANAS
+
+
+def _entry(run: _Run, child: str, old_rest: str | None = None) -> str | None:
+    """The entry line ``child`` should have (a branch keeps a coverage suffix it had)."""
+    node = run.files[child].node
+    if node is None:
+        return None
+    line = render.entry_line(child, node.summary)
+    cover = node.meta.get("coverage")
+    if old_rest and _COVERAGE_SUFFIX.search(old_rest) and isinstance(cover, str):
+        line += f" {cover.strip().rstrip('.')}."
+    return line
+
+
+def _index_issues(run: _Run, f: _File) -> list[_Issue]:
+    """The entry problems of branch ``f``: extra, duplicate, misplaced, stale, missing."""
+    assert f.node is not None
+    kids = set(run.children.get(f.id, []))
+    issues: list[_Issue] = []
+    seen: set[str] = set()
+    for section, start, end in _spans(f.node):
+        for i in range(start + 1, end):
+            m = _ENTRY.match(f.node.lines[i])
+            if not m:
+                continue
+            child, rest = m.group(1).strip(), m.group(2)
+            if child not in kids:
+                issues.append(_Issue("extra", child, section, i, None, child in run.files))
+            elif child in seen:
+                issues.append(_Issue("duplicate", child, section, i, None))
+            elif section != _home(child):
+                issues.append(_Issue("misplaced", child, _home(child), i, _entry(run, child)))
+            elif _stale(run, child, rest):
+                issues.append(_Issue("stale", child, section, i, _entry(run, child, rest)))
+            seen.add(child)
+    for child in sorted(kids - seen):
+        if run.files[child].node is None:
+            continue    # reported as unparseable; its entry needs its summary
+        issues.append(_Issue("missing", child, _home(child), None, _entry(run, child)))
+    return issues
+
+
+def _stale(run: _Run, child: str, rest: str) -> bool:
+    node = run.files[child].node
+    if node is None:
+        return False
+    want = render.entry_line(child, node.summary).split("]]", 1)[1].rstrip()
+    have = rest.rstrip()
+    return have != want and _COVERAGE_SUFFIX.sub("", have) != want
+
+
+_ISSUE_TEXT = {
+    "extra": ("index.extra-entry", "lists {child}, which {why}",
+              "Remove the entry line (plant and transplant keep indexes in step)."),
+    "duplicate": ("index.duplicate-entry", "lists {child} more than once",
+                  "Keep one entry line for it."),
+    "misplaced": ("index.misplaced-entry", "lists {child} outside '## {section}'",
+                  "Move the entry under '## {section}'."),
+    "stale": ("index.stale-summary", "the entry for {child} is not its summary",
+              "Replace the line with: {new}"),
+    "missing": ("index.missing-entry", "does not list its child {child}",
+                "Add under '## {section}': {new}"),
+}
+
+
+def _check_index(run: _Run, f: _File) -> None:
+    assert f.node is not None
+    for issue in _index_issues(run, f):
+        code, message, hint = _ISSUE_TEXT[issue.kind]
+        why = "is not in this folder" if issue.exists else "does not exist"
+        values = {"child": issue.child, "section": issue.section, "new": issue.new, "why": why}
+        line = f.body_line(issue.line) if issue.line is not None else \
+            _section_line(f, issue.section)
+        run.add(f, WARNING, code, message.format(**values), hint.format(**values),
+                line=line, fixable=issue.new is not None or issue.kind in ("extra", "duplicate"))
+    have = f.node.meta.get("coverage")
+    want = render.coverage(f.node.body)
+    if have is None or str(have).strip() != want:
+        run.add(f, WARNING, "index.coverage",
+                f"coverage is {have!r}, the entry lines count {want!r}",
+                f"Set 'coverage: \"{want}\"' (vine validate --fix does).",
+                line=f.key_line("coverage") or 1, fixable=True)
+
+
+def _section_line(f: _File, section: str) -> int | None:
+    assert f.node is not None
+    span = render.section_span(f.node.body, section)
+    return f.body_line(span[0]) if span is not None else None
