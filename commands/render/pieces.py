@@ -1,0 +1,167 @@
+"""The small pieces every layout shares: cells, heat bars, tables and the footer."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+Response = dict[str, Any]
+# Keys the shared footer speaks about itself, after any call-specific layout.
+NOTICE_KEYS = ("truncated", "hint", "hints", "next")
+# Bookkeeping lists that say nothing when empty.
+QUIET_WHEN_EMPTY = ("missing", "dropped", "truncated_fields", "fortified")
+# Heat colours from cool to hot: (upper bound, style).
+HEAT_STEPS = ((0.15, "grey58"), (0.35, "steel_blue1"), (0.6, "yellow"),
+              (0.8, "dark_orange"), (float("inf"), "red"))
+SHA_SHOWN = 12
+NARROW_COLUMN = 30
+# Ids are copied back into the next call: they fold only when the terminal is too narrow.
+UNCAPPED = ("id", "node")
+DIM = "dim"
+NONE = "—"
+
+
+# -- small pieces --------------------------------------------------------------------
+
+
+def heat_bar(heat: float | None, width: int = 8) -> Text:
+    """A coloured bar for heat in 0..1 with its value, e.g. ``▇▇▇░░░░░ 0.38``.
+
+    Cool grey and blue for low heat, yellow in the middle, orange to red for high.
+    Values outside 0..1 fill the bar to its nearest end and still print as given.
+
+    Args:
+        heat: The heat, or None when the response carried none (a dim empty bar).
+        width: How many cells the bar takes (the number comes after).
+    """
+    width = max(int(width), 1)
+    if heat is None or heat != heat:  # absent, or NaN
+        return Text("░" * width + " " + NONE, style=DIM)
+    level = min(max(float(heat), 0.0), 1.0)
+    filled = round(level * width)
+    if level > 0 and filled == 0:
+        filled = 1  # any heat at all shows, so "warm" is never read as "never visited"
+    colour = next(style for bound, style in HEAT_STEPS if level < bound)
+    bar = Text()
+    bar.append("▇" * filled, style=colour)
+    bar.append("░" * (width - filled), style="grey37")
+    bar.append(" " + _number(heat), style=colour)
+    return bar
+
+
+def _number(value: float) -> str:
+    """At least two decimals, up to three, without trailing noise: 0.38, 0.005, 1.00."""
+    text = f"{value:.3f}"
+    return text[:-1] if text.endswith("0") else text
+
+
+def _plain(value: Any) -> str:
+    """A value as one line of text: strings as they are, the rest as compact JSON."""
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, ensure_ascii=False, default=str)
+
+
+def _cell(value: Any) -> Text:
+    """A table cell; None is a dim dash, lists are joined, numbers as written."""
+    if value is None:
+        return Text(NONE, style=DIM)
+    if isinstance(value, bool):
+        return Text("yes" if value else "no")
+    if isinstance(value, list) and all(isinstance(v, str | int | float) for v in value):
+        return Text(", ".join(str(v) for v in value))
+    return Text(_plain(value))
+
+
+def _short_sha(sha: Any) -> Text:
+    if not sha:
+        return Text("no commit (nothing changed on disk)", style=DIM)
+    return Text(str(sha)[:SHA_SHOWN], style="bold")
+
+
+def _trail(trail: Any) -> str:
+    return " › ".join(trail) if isinstance(trail, list) else _plain(trail)
+
+
+def _extras(item: dict[str, Any], known: Iterable[str]) -> Text | None:
+    """The keys of ``item`` no column shows, as dim ``key: value`` pairs."""
+    skip = set(known)
+    parts = [_extra(k, v) for k, v in item.items() if k not in skip]
+    return Text(" · ".join(parts), style=DIM) if parts else None
+
+
+def _extra(key: str, value: Any) -> str:
+    if key == "body_tokens" and isinstance(value, int):
+        return f"{value} tokens"
+    if key == "match_count" and isinstance(value, int):
+        return f"{value} matching line(s)"
+    if key == "trail":
+        return _trail(value)
+    return f"{key}: {_plain(value)}"
+
+
+def _lines(*parts: Text | str | None) -> Text:
+    """Join the present parts into one cell, one per line."""
+    out = Text()
+    for part in parts:
+        if part is None or part == "":
+            continue
+        if out:
+            out.append("\n")
+        out.append(part if isinstance(part, Text) else Text(part))
+    return out
+
+
+def _table(*headers: str, title: str | None = None, wide: str | None = None) -> Table:
+    """A table with these headers; the others are capped so the ``wide`` column (prose)
+    keeps room to read. A floor would push columns off a narrow terminal, a cap cannot."""
+    table = Table(title=title, title_justify="left", show_lines=False, expand=False,
+                  header_style="bold")
+    for header in headers:
+        cap = NARROW_COLUMN if wide is not None and header not in (wide, *UNCAPPED) else None
+        table.add_column(header, overflow="fold", max_width=cap)
+    return table
+
+
+def _pairs(pairs: Iterable[tuple[str, Any]]) -> Table:
+    """A two-column grid of labels and values (values already renderable or plain)."""
+    grid = Table.grid(padding=(0, 2))
+    grid.add_column(style="bold", no_wrap=True)
+    grid.add_column(overflow="fold")
+    for label, value in pairs:
+        grid.add_row(label, value if isinstance(value, Text | Table) else _cell(value))
+    return grid
+
+
+# -- the footer every call shares ----------------------------------------------------
+
+
+def _footer(console: Console, response: Response, shown: Iterable[str]) -> None:
+    """Unknown keys as ``key: value``, then the truncation warning, hints and cursor."""
+    done = set(shown) | set(NOTICE_KEYS)
+    for key, value in response.items():
+        if key in done or (key in QUIET_WHEN_EMPTY and not value):
+            continue
+        console.print(Text.assemble((f"{key}: ", "bold"), _plain(value)))
+    truncated = response.get("truncated")
+    if truncated:
+        warning = "⚠ truncated: this response was cut to fit its budget; more exists " \
+                  "than is shown here."
+        if truncated is not True:
+            warning += f" ({_plain(truncated)})"
+        console.print(Text(warning, style="bold yellow"))
+    hints = response.get("hints")
+    for hint in [response.get("hint"), *(hints if isinstance(hints, list) else [hints])]:
+        if hint:
+            console.print(Text.assemble(("hint: ", "bold cyan"), _plain(hint)))
+    if "next" in response and response["next"] is not None:
+        cursor = _plain(response["next"])
+        console.print(Text.assemble(
+            ("next: ", "bold"), (cursor, "bold"),
+            (f"  (pass after={json.dumps(cursor, ensure_ascii=False)} for the next page)",
+             DIM)))
