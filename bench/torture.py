@@ -851,6 +851,19 @@ def _judge_read(figures: ConcurrencyFigures, surface: str, what: str, out: Any) 
         figures.failures.append(f"{surface} {what}: {str(out)[:200]}")
 
 
+def _vine_call(forest: Path, call: str, args: dict[str, Any]) -> Any:
+    """``vine call CALL ARGS --json`` in a process of its own: the parsed answer, or a
+    string saying why it could not be parsed (judged as a failure)."""
+    done = subprocess.run([*_vine_command(), "call", call, json.dumps(args),
+                           "--forest", str(forest), "--json"],
+                          capture_output=True, text=True, timeout=120)
+    try:
+        return json.loads(done.stdout)
+    except ValueError:
+        return (f"exit {done.returncode}, unparsable: {done.stdout[:80]!r} "
+                f"{done.stderr[-200:]!r}")
+
+
 def _cli_writer(forest: Path, tag: str, until: float, figures: ConcurrencyFigures,
                 commits: list[tuple[str, str]], guard: threading.Lock) -> None:
     j = 0
@@ -858,13 +871,7 @@ def _cli_writer(forest: Path, tag: str, until: float, figures: ConcurrencyFigure
         nid = f"{BRANCH}/c{tag}-{j}"
         node = {"id": nid, "type": "note", "parent": BRANCH, "title": nid,
                 "summary": f"Node {nid} written concurrently."}
-        done = subprocess.run([*_vine_command(), "call", "plant", json.dumps({"node": node}),
-                               "--forest", str(forest), "--json"],
-                              capture_output=True, text=True, timeout=120)
-        try:
-            out = json.loads(done.stdout)
-        except ValueError:
-            out = f"exit {done.returncode}, unparsable: {done.stdout[:80]!r} {done.stderr[-200:]!r}"
+        out = _vine_call(forest, "plant", {"node": node})
         with guard:
             _judge_write(figures, "cli", out, commits, nid)
         j += 1
@@ -874,28 +881,14 @@ def _cli_reader(forest: Path, until: float, figures: ConcurrencyFigures,
                 guard: threading.Lock) -> None:
     rnd = random.Random()
     while time.time() < until:
-        done = subprocess.run([*_vine_command(), "call", "scan",
-                               json.dumps({"parent_id": BRANCH, "fields": ["id"],
-                                           "limit": 50}),
-                               "--forest", str(forest), "--json"],
-                              capture_output=True, text=True, timeout=120)
-        try:
-            page = json.loads(done.stdout)
-        except ValueError:
-            page = f"unparsable: {done.stdout[:80]!r} {done.stderr[-200:]!r}"
+        page = _vine_call(forest, "scan", {"parent_id": BRANCH, "fields": ["id"], "limit": 50})
         with guard:
             _judge_read(figures, "cli", "scan", page)
         nodes = page.get("nodes", []) if isinstance(page, dict) else []
         if not nodes:
             continue
         node_id = rnd.choice(nodes)["id"]
-        done = subprocess.run([*_vine_command(), "call", "look", json.dumps({"id": node_id}),
-                               "--forest", str(forest), "--json"],
-                              capture_output=True, text=True, timeout=120)
-        try:
-            out = json.loads(done.stdout)
-        except ValueError:
-            out = f"unparsable: {done.stdout[:80]!r} {done.stderr[-200:]!r}"
+        out = _vine_call(forest, "look", {"id": node_id})
         with guard:
             _judge_read(figures, "cli", f"look {node_id}", out)
 

@@ -20,7 +20,7 @@ from ..nodes import Node
 from ..text import fold
 from ..windows import Window
 from .locate import locate
-from .sniff import Hits, Scope, _direct, _indexed, _render, matching_lines
+from .sniff import Hits, Scope, _direct, _indexed, _render, _rowids, matching_lines
 
 RRF_K = 60                     # fused = sum of 1 / (RRF_K + rank) over the two rankings
 MAX_K_ENV = "MONKEYLLM_HARVEST_MAX_K"
@@ -291,13 +291,9 @@ def _doc_counts(forest: Forest, terms: list[str]) -> dict[str, float]:
         if tp is None:
             counts[term] = float("inf")
             continue
-        gens: set[int] = set()
-        for expr in bodyindex.expressions(tp):
-            joined = conn.execute("SELECT group_concat(rowid) FROM body_fts WHERE body_fts "
-                                  "MATCH ?", (expr,)).fetchone()[0]
-            if joined:
-                gens.update(int(r) >> bodyindex.LINE_BITS for r in joined.split(","))
-        counts[term] = len(gens)
+        counts[term] = len({rowid >> bodyindex.LINE_BITS
+                            for expr in bodyindex.expressions(tp)
+                            for rowid in _rowids(conn, expr)})
     return counts
 
 

@@ -167,7 +167,7 @@ def _indexed(forest: Forest, terms: list[str], scope: Scope,
                     if t not in hit_terms:
                         continue
                     if text is None:
-                        text = _body_lines(forest, node_id)
+                        text = forest.body_lines(node_id)
                     kept = {r for r in _of_gen(per_term[t], gen, shift)
                             if (r & bodyindex.LINE_MASK) < len(text)
                             and terms[t] in fold(text[r & bodyindex.LINE_MASK])}
@@ -194,10 +194,6 @@ def _of_gen(rowids: list[int], gen: int, shift: int) -> list[int]:
     lo = bisect.bisect_left(rowids, gen << shift)
     hi = bisect.bisect_left(rowids, (gen + 1) << shift)
     return rowids[lo:hi]
-
-
-def _body_lines(forest: Forest, node_id: str) -> list[str]:
-    return forest.body_lines(node_id)
 
 
 def _direct(forest: Forest, terms: list[str], scope_sql: str,
