@@ -214,20 +214,29 @@ def _param_docs(doc: str) -> dict[str, str]:
     return out
 
 
+def spec_of(fn: Callable[..., Any], kind: str, budget: int | None = None) -> Call:
+    """The :class:`Call` a method describes (its first parameter, ``self``, skipped),
+    without registering it: hosts describe their own calls (the Station's ``answer``)
+    exactly as the engine's are described."""
+    sig = inspect.signature(fn)
+    hints = typing.get_type_hints(fn)
+    doc = inspect.getdoc(fn) or ""
+    docs = _param_docs(doc)
+    params = tuple(
+        Param(name, hints.get(name, Any), p.default is _MISSING,
+              None if p.default is _MISSING else p.default, docs.get(name, ""))
+        for name, p in list(sig.parameters.items())[1:]
+    )
+    return Call(fn.__name__, kind, budget, params, doc.split("\n", 1)[0], doc, fn)
+
+
 def call(kind: str, budget: int | None = None) -> Callable[[Callable[..., Any]], Any]:
     """Register a Vine method as a call and wrap it with the call boundary."""
 
     def register(fn: Callable[..., Any]) -> Callable[..., Any]:
         sig = inspect.signature(fn)
-        hints = typing.get_type_hints(fn)
-        doc = inspect.getdoc(fn) or ""
-        docs = _param_docs(doc)
-        params = tuple(
-            Param(name, hints.get(name, Any), p.default is _MISSING,
-                  None if p.default is _MISSING else p.default, docs.get(name, ""))
-            for name, p in list(sig.parameters.items())[1:]
-        )
-        spec = Call(fn.__name__, kind, budget, params, doc.split("\n", 1)[0], doc, fn)
+        spec = spec_of(fn, kind, budget)
+        params = spec.params
         CALLS[spec.name] = spec
 
         @functools.wraps(fn)

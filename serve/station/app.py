@@ -23,11 +23,12 @@ from starlette.routing import Route
 
 import monkeyllm
 from monkeyllm.errors import Forbidden, NotFound, SchemaError, VineError, is_error
-from monkeyllm.registry import CALLS, internal
+from monkeyllm.registry import internal
 
 from ..dispatch import Dispatcher
 from ..forests import Forests
 from . import audit, keys, openapi, scope
+from .calls import STATION_CALLS
 from .keys import Principal
 from .status import UNAUTHORIZED, status_of
 from .store import Store
@@ -66,15 +67,19 @@ class Station:
 
     def call(self, who: Principal, forest: str, name: str, args: Any) -> dict[str, Any]:
         """One call on a granted forest as ``who`` sees it (runs in a worker thread)."""
-        if name not in CALLS:
+        if name not in STATION_CALLS:
             raise NotFound(f"no call {name!r}",
-                           hint="Calls: " + ", ".join(sorted(CALLS)) + ".")
+                           hint="Calls: " + ", ".join(sorted(STATION_CALLS)) + ".")
         who.policy.require(name)
         if not isinstance(args, dict):
             raise SchemaError(f"{name}: the body must be a JSON object")
         if "forest" in args:
             raise SchemaError(f"{name}: unknown parameter 'forest'",
                               hint="The forest is in the path, never in the body.")
+        if name == "answer":
+            from .answer import run as run_answer
+
+            return run_answer(self, who, forest, args)
         _, vine = self.forests.get(forest)
 
         def engine(call: str, given: dict[str, Any]) -> dict[str, Any]:

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from monkeyllm.registry import CALLS
-
 from ..tools import describe
+from .calls import STATION_CALLS
 
 _ERRORS = {"400": "Invalid request or query", "401": "No key, or a bad or revoked one",
            "403": "Capability or query forbidden", "404": "Unknown or not-granted forest, "
@@ -18,8 +17,8 @@ def document(version: str) -> dict[str, Any]:
     """OpenAPI 3.1: one POST route per call, its body the call's input schema."""
     envelope = {"$ref": "#/components/schemas/Envelope"}
     paths: dict[str, Any] = {}
-    for name in sorted(CALLS):
-        call = CALLS[name]
+    for name in sorted(STATION_CALLS):
+        call = STATION_CALLS[name]
         responses: dict[str, Any] = {"200": {"description": "The call's result",
                                              "content": {"application/json": {
                                                  "schema": {"type": "object"}}}}}
