@@ -1,0 +1,1 @@
+"""``answer`` on the Station: the scoped sweep or walk, and the model bound to a forest."""
