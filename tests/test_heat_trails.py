@@ -291,3 +291,30 @@ def test_look_and_move_order_neighbours_hottest_first(graph: Path) -> None:
         moved = assert_ok(vine.move("g/_index", rel="children"))["neighbors"]
         assert [n["id"] for n in moved] == hottest_first(cold_children, heat)
         assert [n["heat"] for n in moved] == sorted((n["heat"] for n in moved), reverse=True)
+
+
+def test_a_few_ids_read_alone_agree_with_the_whole_table(tmp_path: Path) -> None:
+    """A one-shot process reads the heat of a few ids without loading the table; what
+    it reads, deposits included, is what a process holding every key reads."""
+    from monkeyllm.heat import PARTIAL_MAX, HeatStore
+
+    clock = [1_000_000.0]
+    writer = HeatStore(tmp_path, half_life_days=1.0, clock=lambda: clock[0])
+    writer.deposit([f"n/{i}" for i in range(PARTIAL_MAX + 10)], READ_DEPOSIT)
+    writer.deposit(["n/1", "n/2"], STRONG_DEPOSIT)
+    clock[0] += 3600
+    few = writer.many(["n/1", "n/3", "absent"])          # pending, not yet written
+    writer.flush()
+    writer.close()
+    reader = HeatStore(tmp_path, half_life_days=1.0, clock=lambda: clock[0])
+    reader.deposit(["n/3"], STRONG_DEPOSIT)
+    alone = reader.many(["n/1", "n/3", "absent"])
+    everything = reader.hot()                            # loads the whole table
+    reader.close()
+    decayed = 0.5 ** (3600 / 86400)
+    assert few["n/1"] == pytest.approx((READ_DEPOSIT + STRONG_DEPOSIT) * decayed, abs=1e-4)
+    assert alone["n/1"] == few["n/1"] == everything["n/1"]
+    assert alone["n/3"] == everything["n/3"] == pytest.approx(
+        READ_DEPOSIT * decayed + STRONG_DEPOSIT, abs=1e-4)
+    assert alone["absent"] == 0.0 and "absent" not in everything
+    assert len(everything) == PARTIAL_MAX + 10

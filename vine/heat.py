@@ -32,6 +32,7 @@ LIST_DEPOSIT = 0.005    # a node returned in a list (locate, sniff, scan, move)
 STRONG_DEPOSIT = 0.1    # fortification, a successful hunt
 FLOOR = 0.00005         # rounds to 0.0 at 4 decimals
 FLUSH_SECONDS = 1.0
+PARTIAL_MAX = 64        # ids read on their own before the whole table is loaded
 
 
 class HeatStore:
@@ -47,6 +48,9 @@ class HeatStore:
         self._order: list[tuple[float, str]] | None = []
         self._pending: dict[str, float] = {}
         self._version: int | None = None
+        # Until something needs every key (ranking), a few ids are read on their own: a
+        # one-shot process (`vine look x`) never loads the whole table.
+        self._full = False
         self._conn = self._open(derived)
         self._closed = False
         self._wake = threading.Event()
@@ -112,7 +116,7 @@ class HeatStore:
             version = self._conn.execute("PRAGMA data_version").fetchone()[0]
         except sqlite3.Error:
             return
-        if version == self._version:
+        if version == self._version and self._full:
             return
         now = self.clock()
         # Reading the table in storage order beats walking the primary key's index
@@ -120,12 +124,32 @@ class HeatStore:
         keys = dict(self._conn.execute(
             "SELECT node_id, heat_key(heat, updated) FROM heat NOT INDEXED "
             "WHERE scope='' AND heat > 0"))
-        for nid, amount in self._pending.items():
-            keys[nid] = self._key(min(1.0, self._value(keys.get(nid, -math.inf), now) + amount),
-                                  now)
+        for nid, pending in self._pending.items():
+            keys[nid] = self._key(min(1.0, self._value(keys.get(nid, -math.inf), now)
+                                      + self._value(pending, now)), now)
         self._keys = keys
         self._order = None
         self._version = version
+        self._full = True
+
+    def _few(self, ids: list[str], now: float) -> dict[str, float] | None:
+        """The keys of a few ids straight from the file plus pending deposits, while
+        the whole table has not been loaded; None when it has (or for many ids)."""
+        if self._full or len(ids) > PARTIAL_MAX:
+            return None
+        marks = ",".join("?" * len(ids))
+        try:
+            keys = dict(self._conn.execute(
+                "SELECT node_id, heat_key(heat, updated) FROM heat "
+                f"WHERE scope='' AND heat > 0 AND node_id IN ({marks})", ids))
+        except sqlite3.Error:
+            keys = {}
+        for nid in ids:
+            pending = self._pending.get(nid)
+            if pending is not None:
+                keys[nid] = self._key(min(1.0, self._value(keys.get(nid, -math.inf), now)
+                                          + self._value(pending, now)), now)
+        return keys
 
     def _ordered(self) -> list[tuple[float, str]]:
         """The keys as ``(-key, id)``, hottest first (sorted on first need after a load)."""
@@ -140,11 +164,14 @@ class HeatStore:
     def many(self, ids: Iterable[str]) -> dict[str, float]:
         """Heat of several nodes (absent ones read 0.0)."""
         now = self.clock()
+        wanted = list(ids)
         with self._lock:
-            self._load()
-            keys = self._keys
+            keys = self._few(wanted, now)
+            if keys is None:
+                self._load()
+                keys = self._keys
             return {nid: round(self._value(keys[nid], now), 4) if nid in keys else 0.0
-                    for nid in ids}
+                    for nid in wanted}
 
     def hot(self) -> dict[str, float]:
         """Every node whose heat rounds above zero."""
@@ -185,6 +212,10 @@ class HeatStore:
         with self._lock:
             if self._flusher is None and not self._closed:
                 self._start_flusher()
+            if not self._full and len(unique) <= PARTIAL_MAX:
+                for nid in unique:
+                    self._pend(nid, amount, now)
+                return
             self._load()
             order = self._order
             for nid in unique:
@@ -198,7 +229,13 @@ class HeatStore:
                 self._keys[nid] = key
                 if order is not None:
                     bisect.insort(order, (-key, nid))
-                self._pending[nid] = self._pending.get(nid, 0.0) + amount
+                self._pend(nid, amount, now)
+
+    def _pend(self, nid: str, amount: float, now: float) -> None:
+        """Add to a deposit not yet written, held as a key so that it decays from the
+        moment it was made, not from the moment it reaches the file."""
+        pending = self._pending.get(nid, -math.inf)
+        self._pending[nid] = self._key(min(1.0, self._value(pending, now) + amount), now)
 
     def flush(self) -> None:
         """Write pending deposits: each adds to the stored, decayed value."""
@@ -212,15 +249,17 @@ class HeatStore:
                     "VALUES('', ?, min(1.0, ?), ?) ON CONFLICT(scope, node_id) DO UPDATE SET "
                     "heat = min(1.0, decayed(heat, updated, excluded.updated) + ?), "
                     "updated = excluded.updated",
-                    [(nid, amount, now, amount) for nid, amount in self._pending.items()])
+                    [(nid, amount, now, amount) for nid, amount in
+                     ((nid, self._value(key, now)) for nid, key in self._pending.items())])
                 self._conn.commit()
             except sqlite3.Error:
                 # A busy or read-only store keeps the deposits for the next flush.
                 self._conn.rollback()
                 return
             self._pending.clear()
-            # Our own commit does not move data_version; what we wrote is already in view.
-            self._version = self._conn.execute("PRAGMA data_version").fetchone()[0]
+            if self._full:
+                # Our own commit does not move data_version; what we wrote is in view.
+                self._version = self._conn.execute("PRAGMA data_version").fetchone()[0]
 
 
 def _flush_loop(store_ref: Callable[[], HeatStore | None], wake: threading.Event) -> None:
