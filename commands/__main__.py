@@ -1,5 +1,5 @@
 """``python -m monkeyllm.commands``: the same as ``vine``."""
 
-from .app import main
+from .main import main
 
 main()

@@ -13,17 +13,16 @@ from __future__ import annotations
 
 import enum
 import inspect
-import types
-import typing
 from functools import cache
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 import typer
 
 from monkeyllm.registry import CALLS, Call, Param
 
 from . import common
+from .params import collect, option_names, shape_of
 
 # One example per call, shown in its --help (a test checks every call has one).
 EXAMPLES: dict[str, str] = {
@@ -52,40 +51,6 @@ _JSON = inspect.Parameter(
         "--json", help="Print the engine's JSON object (the default when piped).")])
 
 
-def _kinds(hint: Any) -> list[Any]:
-    """The non-None alternatives of a type hint."""
-    if typing.get_origin(hint) in (typing.Union, types.UnionType):
-        return [h for h in typing.get_args(hint) if h is not type(None)]
-    return [hint]
-
-
-def _shape(param: Param) -> str:
-    """How a parameter travels on the command line."""
-    kinds = _kinds(param.hint)
-    origins = [typing.get_origin(k) or k for k in kinds]
-    if dict in origins:
-        return "json"
-    if list in origins:
-        return "many" if str in origins else "list"
-    if kinds == [bool]:
-        return "flag"
-    if len(kinds) == 1 and typing.get_origin(kinds[0]) is Literal:
-        return "choice"
-    if kinds == [int]:
-        return "int"
-    if kinds == [float]:
-        return "float"
-    return "str"
-
-
-def _names(param: Param) -> list[str]:
-    """``-k`` for one letter; ``--type-filter`` and ``--type_filter`` for the rest."""
-    if len(param.name) == 1:
-        return [f"-{param.name}", f"--{param.name}"]
-    dashed = "--" + param.name.replace("_", "-")
-    return [dashed] if dashed == f"--{param.name}" else [dashed, f"--{param.name}"]
-
-
 def _help(param: Param, shape: str) -> str:
     extra = {"json": " JSON inline, @file.json, or - for standard input.",
              "list": " Repeat the option or separate values with commas.",
@@ -95,7 +60,7 @@ def _help(param: Param, shape: str) -> str:
 
 def _cli_param(param: Param, positional: bool) -> inspect.Parameter:
     """The Typer parameter for one call parameter."""
-    shape = _shape(param)
+    shape = shape_of(param)
     annotation: Any = {"json": str, "flag": bool, "int": int, "float": float,
                        "list": list[str], "many": list[str]}.get(shape, str)
     # Options left out reach the engine as absent, so its own defaults apply; help
@@ -111,7 +76,7 @@ def _cli_param(param: Param, positional: bool) -> inspect.Parameter:
         info = typer.Argument(**options)
         default: Any = inspect.Parameter.empty
     else:
-        info = typer.Option(*_names(param), **options)
+        info = typer.Option(*option_names(param), **options)
         if shape == "flag":
             default = bool(param.default)
         else:
@@ -138,23 +103,6 @@ def _choices(values: tuple[str, ...]) -> type[enum.Enum]:
     return enum.Enum("Choice", {v: v for v in values}, type=str)  # type: ignore[return-value]
 
 
-def _convert(param: Param, value: Any, positional: bool) -> Any:
-    """A command-line value as the engine's argument."""
-    shape = _shape(param)
-    if value is None:
-        return None
-    if shape == "json":
-        label = param.name.upper() if positional else f"--{param.name.replace('_', '-')}"
-        return common.read_json(value, label)
-    if shape == "list":
-        return [part.strip() for item in value for part in item.split(",") if part.strip()]
-    if shape == "many":
-        return value[0] if len(value) == 1 else list(value)
-    if isinstance(value, enum.Enum):
-        return value.value
-    return value
-
-
 def build(spec: Call) -> typer.models.CommandInfo | Any:
     """The command function of one call, with a signature Typer reads."""
     first = next((p for p in spec.params if p.required), None)
@@ -162,21 +110,7 @@ def build(spec: Call) -> typer.models.CommandInfo | Any:
     def command(**kwargs: Any) -> None:
         forest = kwargs.pop("forest_")
         as_json = common.json_mode(kwargs.pop("json_"))
-        args: dict[str, Any] = {}
-        for param in spec.params:
-            value = _convert(param, kwargs.get(param.name), param is first)
-            if value is None and not param.required:
-                continue
-            if param.name in kwargs and _shape(param) == "flag" and \
-                    value == param.default:
-                continue
-            args[param.name] = value
-        vine = common.open_vine(forest, writable=not spec.read_only, as_json=as_json)
-        try:
-            response = vine.call(spec.name, args)
-        finally:
-            vine.close()
-        common.emit(spec.name, response, as_json)
+        common.run_call(spec, forest, as_json, collect(spec, kwargs))
 
     params = [_cli_param(p, p is first) for p in spec.params]
     command.__signature__ = inspect.Signature([*params, _FOREST, _JSON])  # type: ignore[attr-defined]

@@ -12,10 +12,12 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
-import typer
-
 if TYPE_CHECKING:
     from monkeyllm import Vine
+    from monkeyllm.registry import Call
+
+# Typer is imported only where a usage error is raised: the hot path of a call
+# (`vine look x`) never imports it.
 
 ENV_FOREST = "VINE_FOREST"
 EXIT_ERROR = 1
@@ -29,9 +31,23 @@ class Settings:
     json: bool = False
 
 
+def bad_parameter(message: str, param_hint: str | None = None) -> Exception:
+    """Typer's usage error (exit 2, printed with the command's usage line)."""
+    import typer
+
+    return typer.BadParameter(message, param_hint=param_hint)
+
+
+def is_usage_error(exc: BaseException) -> bool:
+    """True for a usage error raised by :func:`usage` or :func:`find_forest`."""
+    import typer
+
+    return isinstance(exc, typer.BadParameter)
+
+
 def usage(message: str, hint: str = "") -> NoReturn:
     """Stop with a usage error (exit 2)."""
-    raise typer.BadParameter(message + (f" {hint}" if hint else ""))
+    raise bad_parameter(message + (f" {hint}" if hint else ""))
 
 
 def is_forest(folder: Path) -> bool:
@@ -48,7 +64,7 @@ def find_forest(given: Path | None) -> Path:
     if chosen is not None:
         folder = chosen.expanduser()
         if not is_forest(folder):
-            raise typer.BadParameter(
+            raise bad_parameter(
                 f"{folder} is not a forest (no _index.md and _meta/schema.md); "
                 "create one with `vine init`.", param_hint=source)
         return folder
@@ -56,7 +72,7 @@ def find_forest(given: Path | None) -> Path:
     for folder in (here, *here.parents):
         if is_forest(folder):
             return folder
-    raise typer.BadParameter(
+    raise bad_parameter(
         f"no forest at or above {here}: pass --forest DIR, set {ENV_FOREST}, or run "
         "inside a forest (create one with `vine init`).", param_hint="--forest")
 
@@ -113,7 +129,17 @@ def fail(envelope: dict[str, Any], as_json: bool) -> NoReturn:
     if error.get("hint"):
         line += f" (hint: {error['hint']})"
     sys.stderr.write(" ".join(line.split()) + "\n")
-    raise typer.Exit(EXIT_ERROR)
+    raise SystemExit(EXIT_ERROR)
+
+
+def run_call(spec: Call, forest: Path | None, as_json: bool, args: dict[str, Any]) -> None:
+    """Open the forest (read-only for reads), make one call, close, print."""
+    vine = open_vine(forest, writable=not spec.read_only, as_json=as_json)
+    try:
+        response = vine.call(spec.name, args)
+    finally:
+        vine.close()
+    emit(spec.name, response, as_json)
 
 
 def emit(call: str, response: dict[str, Any], as_json: bool) -> None:

@@ -159,7 +159,7 @@ def test_a_writer_in_another_process_locks_out_writes_only(brain_copy: Path) -> 
 PROBE = """
 import json, sys
 out, sys.argv = sys.argv[1], ["vine", *json.loads(sys.argv[2])]
-from monkeyllm.commands.app import main
+from monkeyllm.commands.main import main
 try:
     main()
 except SystemExit as exc:
@@ -201,6 +201,8 @@ def test_read_commands_do_not_import_the_heavy_stacks(forest: Path, tmp_path: Pa
     assert "monkeyllm" in loaded
     assert loaded.isdisjoint(HEAVY), sorted(loaded & set(HEAVY))
     assert not [m for m in seen["modules"] if m.startswith("monkeyllm.serve")]
+    # A plain call takes the hot path: no Typer (or its Click) at all.
+    assert ("typer" in loaded) == (argv[0] == "--help"), argv
 
 
 # -- on a terminal -------------------------------------------------------------------

@@ -1,0 +1,179 @@
+"""The ``vine`` console script, with a hot path for the calls.
+
+Shell scripts run ``vine look x`` in loops, and importing Typer and building a
+command costs about 60 ms of every run. So a plain command line of a registered call
+is parsed here, from the same parameter table the Typer commands are built from
+(:mod:`monkeyllm.commands.params`), and run through the same code. Only the forms the
+Typer command accepts are understood: the positional argument, ``--name value``,
+``--name=value``, ``-k value``, flags, repeated list options, and ``-f``/``--forest``
+and ``--json`` before or after the call's name. Anything else (help, completion, a
+bare ``--``, ``--no-flag``, an unknown or malformed option, a missing argument, a
+value that does not convert, JSON from standard input) goes to the Typer
+application, so help and usage errors read as they always have.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import monkeyllm  # noqa: F401  (importing the engine fills the registry of calls)
+from monkeyllm.registry import CALLS, Call, Param
+
+from . import common
+from .params import collect, option_names, shape_of
+
+_COMPLETE = "_VINE_COMPLETE"
+
+
+@dataclass
+class Plan:
+    """A call's command line, parsed as Typer would hand it to the command."""
+
+    spec: Call
+    forest: Path | None = None          # -f given after the call's name
+    global_forest: Path | None = None   # -f given before it
+    json: bool = False
+    values: dict[str, Any] = field(default_factory=dict)
+
+
+def _convert(param: Param, shape: str, raw: str) -> Any:
+    """One value as Click converts it; ValueError when it does not."""
+    if shape == "int":
+        return int(raw)
+    if shape == "float":
+        return float(raw)
+    if shape == "choice" and raw not in (param.choices or ()):
+        raise ValueError(raw)
+    if shape == "json" and raw == "-":
+        raise ValueError(raw)  # standard input: read once, by the Typer command
+    return raw
+
+
+def parse(argv: list[str]) -> Plan | None:
+    """The plan of a plain call command line, or None for anything else."""
+    args = list(argv)
+    plan: Plan | None = None
+    forest: Path | None = None
+    as_json = False
+    while args and plan is None:            # options before the call's name
+        arg = args.pop(0)
+        if arg in ("-f", "--forest"):
+            if not args or _option_like(args[0]):
+                return None
+            forest = Path(args.pop(0))
+        elif arg.startswith("--forest="):
+            forest = Path(arg.partition("=")[2])
+        elif arg == "--json":
+            as_json = True
+        elif arg in CALLS:
+            plan = Plan(CALLS[arg], global_forest=forest, json=as_json)
+        else:
+            return None
+    if plan is None:
+        return None
+    first = next((p for p in plan.spec.params if p.required), None)
+    options: dict[str, Param] = {name: p for p in plan.spec.params if p is not first
+                                 for name in option_names(p)}
+    positionals: list[str] = []
+    lists: dict[str, list[str]] = {}
+    while args:
+        arg = args.pop(0)
+        name, eq, attached = arg.partition("=") if arg.startswith("--") else (arg, "", "")
+        if arg == "--json":
+            plan.json = True
+            continue
+        if name in ("-f", "--forest"):
+            value = attached if eq else (args.pop(0) if args and not
+                                         _option_like(args[0]) else None)
+            if not value:
+                return None
+            plan.forest = Path(value)
+            continue
+        if not _option_like(arg):
+            positionals.append(arg)
+            continue
+        param = options.get(name)
+        if param is None:
+            return None
+        shape = shape_of(param)
+        if shape == "flag":
+            if eq:
+                return None
+            plan.values[param.name] = True
+            continue
+        if eq:
+            raw = attached
+        elif args and not _option_like(args[0]):
+            raw = args.pop(0)
+        else:
+            return None
+        try:
+            value = _convert(param, shape, raw)
+        except ValueError:
+            return None
+        if shape in ("list", "many"):
+            lists.setdefault(param.name, []).append(value)
+        else:
+            plan.values[param.name] = value
+    if first is None:
+        if positionals:
+            return None
+    elif shape_of(first) in ("list", "many"):
+        if not positionals:
+            return None
+        plan.values[first.name] = positionals
+    else:
+        if len(positionals) != 1:
+            return None
+        try:
+            plan.values[first.name] = _convert(first, shape_of(first), positionals[0])
+        except ValueError:
+            return None
+    for param in plan.spec.params:
+        shape = shape_of(param)
+        if param.name in lists:
+            plan.values[param.name] = lists[param.name]
+        elif param is not first and param.required and param.name not in plan.values:
+            return None
+        elif shape == "flag":
+            plan.values.setdefault(param.name, bool(param.default))
+        else:
+            plan.values.setdefault(param.name, None)
+    return plan
+
+
+def _option_like(arg: str) -> bool:
+    """An argument Click would take for an option (``-`` alone is a value)."""
+    return arg.startswith("-") and arg != "-"
+
+
+def run(plan: Plan) -> bool:
+    """Run a parsed call; False (having done nothing) when a usage error needs the
+    Typer application to report it."""
+    common.Settings.forest = plan.global_forest
+    common.Settings.json = plan.json
+    as_json = common.json_mode(plan.json)
+    try:
+        args = collect(plan.spec, plan.values)
+        common.find_forest(plan.forest)
+    except Exception as exc:
+        if common.is_usage_error(exc):
+            return False
+        raise
+    common.run_call(plan.spec, plan.forest, as_json, args)
+    return True
+
+
+def main() -> None:
+    """The console script: the hot path for a plain call, else the Typer application."""
+    argv = sys.argv[1:]
+    plan = None if os.environ.get(_COMPLETE) else parse(argv)
+    if plan is not None and run(plan):
+        return
+    from .app import main as typer_main
+
+    typer_main()

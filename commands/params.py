@@ -1,0 +1,80 @@
+"""How a call's parameters travel on the command line, without Typer: the shapes,
+the option names, and the conversion of parsed values into the engine's arguments.
+Shared by the Typer commands and the hot path (:mod:`monkeyllm.commands.main`)."""
+
+from __future__ import annotations
+
+import enum
+import types
+import typing
+from typing import Any, Literal
+
+from monkeyllm.registry import Call, Param
+
+from . import common
+
+
+def kinds_of(hint: Any) -> list[Any]:
+    """The non-None alternatives of a type hint."""
+    if typing.get_origin(hint) in (typing.Union, types.UnionType):
+        return [h for h in typing.get_args(hint) if h is not type(None)]
+    return [hint]
+
+
+def shape_of(param: Param) -> str:
+    """How a parameter travels on the command line."""
+    kinds = kinds_of(param.hint)
+    origins = [typing.get_origin(k) or k for k in kinds]
+    if dict in origins:
+        return "json"
+    if list in origins:
+        return "many" if str in origins else "list"
+    if kinds == [bool]:
+        return "flag"
+    if len(kinds) == 1 and typing.get_origin(kinds[0]) is Literal:
+        return "choice"
+    if kinds == [int]:
+        return "int"
+    if kinds == [float]:
+        return "float"
+    return "str"
+
+
+def option_names(param: Param) -> list[str]:
+    """``-k`` for one letter; ``--type-filter`` and ``--type_filter`` for the rest."""
+    if len(param.name) == 1:
+        return [f"-{param.name}", f"--{param.name}"]
+    dashed = "--" + param.name.replace("_", "-")
+    return [dashed] if dashed == f"--{param.name}" else [dashed, f"--{param.name}"]
+
+
+def convert(param: Param, value: Any, positional: bool) -> Any:
+    """A command-line value as the engine's argument."""
+    shape = shape_of(param)
+    if value is None:
+        return None
+    if shape == "json":
+        label = param.name.upper() if positional else f"--{param.name.replace('_', '-')}"
+        return common.read_json(value, label)
+    if shape == "list":
+        return [part.strip() for item in value for part in item.split(",") if part.strip()]
+    if shape == "many":
+        return value[0] if len(value) == 1 else list(value)
+    if isinstance(value, enum.Enum):
+        return value.value
+    return value
+
+
+def collect(spec: Call, values: dict[str, Any]) -> dict[str, Any]:
+    """The engine's argument object from parsed command-line values (as Typer hands
+    them to a command): absent options stay absent, so the engine's defaults apply."""
+    first = next((p for p in spec.params if p.required), None)
+    args: dict[str, Any] = {}
+    for param in spec.params:
+        value = convert(param, values.get(param.name), param is first)
+        if value is None and not param.required:
+            continue
+        if param.name in values and shape_of(param) == "flag" and value == param.default:
+            continue
+        args[param.name] = value
+    return args
