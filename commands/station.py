@@ -34,8 +34,13 @@ def serve(
     root: Root,
     host: Annotated[str, typer.Option("--host", help="The address to bind.")] = "127.0.0.1",
     port: Annotated[int, typer.Option("--port", help="The port.")] = 8080,
+    allow_host: Annotated[list[str] | None, typer.Option(
+        "--allow-host", help="MCP: also answer this Host (name or name:port; "
+        "repeatable). Only localhost is answered otherwise.", show_default=False)
+    ] = None,
 ) -> None:
-    """Serve every forest under ROOT over REST: POST /v1/forests/{forest}/{call}.
+    """Serve every forest under ROOT over REST (POST /v1/forests/{forest}/{call}) and
+    MCP over streamable HTTP at /mcp (every tool takes forest), behind API keys.
 
     Example: vine station serve --root ./forests --port 8080
     """
@@ -44,7 +49,7 @@ def serve(
     from monkeyllm.serve.station.app import run
 
     try:
-        run(root, host, port)
+        run(root, host, port, list(allow_host or []))
     except KeyboardInterrupt:
         pass
 
@@ -113,3 +118,73 @@ def key_revoke(
             sys.stderr.write(f"vine station: no live key {key_id!r}\n")
             raise typer.Exit(1)
     sys.stdout.write(json.dumps({"id": key_id, "revoked": True}) + "\n")
+
+
+@station_app.command("bind")
+def bind(
+    forest: Annotated[str, typer.Argument(help="The forest (a folder name under ROOT).")],
+    root: Root,
+    endpoint: Annotated[str, typer.Option(
+        "--endpoint", help="The OpenAI-compatible API base, e.g. http://localhost:11434/v1 "
+        "(answer POSTs to ENDPOINT/chat/completions).")],
+    model: Annotated[str, typer.Option("--model", help="The model's name at the endpoint.")],
+    api_key_env: Annotated[str | None, typer.Option(
+        "--api-key-env", help="The environment variable holding the API key, read at "
+        "call time (the key itself is never stored).", show_default=False)] = None,
+    price_prompt: Annotated[float | None, typer.Option(
+        "--price-prompt", help="USD per million prompt tokens (with --price-completion).",
+        show_default=False)] = None,
+    price_completion: Annotated[float | None, typer.Option(
+        "--price-completion", help="USD per million completion tokens.",
+        show_default=False)] = None,
+    max_tokens: Annotated[int, typer.Option(
+        "--max-tokens", help="The reply bound when a call gives no reply_tokens.")] = 600,
+    timeout: Annotated[float, typer.Option(
+        "--timeout", help="Seconds the provider has for one reply.")] = 60.0,
+) -> None:
+    """Bind the model that answers on a forest (POST .../answer); rebinding replaces it.
+
+    Example: vine station bind acme --root ./forests --endpoint http://gpu:11434/v1 --model qwen3
+    """
+    from monkeyllm.serve.station.answer import bindings
+
+    with _store(root) as store:
+        try:
+            made = bindings.put(store, bindings.Binding(
+                forest=forest, endpoint=endpoint, model=model, api_key_env=api_key_env,
+                price_prompt=price_prompt, price_completion=price_completion,
+                max_tokens=max_tokens, timeout_s=timeout))
+        except ValueError as exc:
+            raise typer.BadParameter(str(exc)) from None
+    sys.stdout.write(json.dumps(made.public()) + "\n")
+
+
+@station_app.command("unbind")
+def unbind(
+    forest: Annotated[str, typer.Argument(help="The forest.")],
+    root: Root,
+) -> None:
+    """Remove a forest's model: answer then refuses until it is bound again.
+
+    Example: vine station unbind acme --root ./forests
+    """
+    from monkeyllm.serve.station.answer import bindings
+
+    with _store(root) as store:
+        if not bindings.remove(store, forest):
+            sys.stderr.write(f"vine station: no model is bound to {forest!r}\n")
+            raise typer.Exit(1)
+    sys.stdout.write(json.dumps({"forest": forest, "unbound": True}) + "\n")
+
+
+@station_app.command("bindings")
+def bindings_list(root: Root) -> None:
+    """List the forests' models (never a secret), as JSON lines.
+
+    Example: vine station bindings --root ./forests
+    """
+    from monkeyllm.serve.station.answer import bindings
+
+    with _store(root) as store:
+        for made in bindings.listing(store):
+            sys.stdout.write(json.dumps(made.public()) + "\n")

@@ -15,6 +15,7 @@ the wire envelope ``{"error": {"code", "message", "hint", ...extras}}``::
     ├── Locked            E_LOCKED           409
     ├── Anchored          E_ANCHORED         409
     ├── Forbidden         E_FORBIDDEN        403
+    ├── ProviderError     E_PROVIDER         502
     └── Internal          E_INTERNAL         500
 """
 
@@ -95,6 +96,13 @@ class Forbidden(VineError):
     code, status = "E_FORBIDDEN", 403
 
 
+class ProviderError(VineError):
+    """A model provider failed (the Station's ``answer``): unreachable, an HTTP error,
+    or a reply that is not a chat completion."""
+
+    code, status = "E_PROVIDER", 502
+
+
 class Internal(VineError):
     code, status = "E_INTERNAL", 500
 
@@ -102,7 +110,8 @@ class Internal(VineError):
 ERRORS: dict[str, type[VineError]] = {
     cls.code: cls
     for cls in (NotFound, Moved, SchemaError, FrontmatterError, ReadOnly, QueryForbidden,
-                QueryInvalid, Timeout, Locked, Anchored, Forbidden, Internal)
+                QueryInvalid, Timeout, Locked, Anchored, Forbidden, ProviderError,
+                Internal)
 }
 ERROR_STATUS: dict[str, int] = {code: cls.status for code, cls in ERRORS.items()}
 

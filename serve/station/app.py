@@ -1,4 +1,6 @@
-"""The Station's ASGI application (Starlette) and its runner (uvicorn).
+"""The Station's ASGI application (Starlette) and its runner (uvicorn): REST under
+``/v1`` and MCP at ``/mcp`` (:mod:`.mcp`), both serving a call through
+:func:`serve_call` (key, forest, scoped call, audit row).
 
 Every engine call runs in a worker thread, so the event loop never blocks; each
 forest is one writable Vine shared by those threads (its writes serialize inside).
@@ -10,9 +12,9 @@ import contextlib
 import json
 import sys
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import anyio
 import anyio.to_thread
@@ -35,6 +37,12 @@ from .store import Store
 
 WORKERS = 4
 TRAILER = "station-principal"
+
+
+def no_call(name: str) -> NotFound:
+    """The error for a call name the Station does not have."""
+    return NotFound(f"no call {name!r}",
+                    hint="Calls: " + ", ".join(sorted(STATION_CALLS)) + ".")
 
 
 class Station:
@@ -68,8 +76,7 @@ class Station:
     def call(self, who: Principal, forest: str, name: str, args: Any) -> dict[str, Any]:
         """One call on a granted forest as ``who`` sees it (runs in a worker thread)."""
         if name not in STATION_CALLS:
-            raise NotFound(f"no call {name!r}",
-                           hint="Calls: " + ", ".join(sorted(STATION_CALLS)) + ".")
+            raise no_call(name)
         who.policy.require(name)
         if not isinstance(args, dict):
             raise SchemaError(f"{name}: the body must be a JSON object")
@@ -80,6 +87,10 @@ class Station:
             from .answer import run as run_answer
 
             return run_answer(self, who, forest, args)
+        if name == "harvest":
+            from .answer import trace_harvest
+
+            return trace_harvest(self, who, forest, args)
         _, vine = self.forests.get(forest)
 
         def engine(call: str, given: dict[str, Any]) -> dict[str, Any]:
@@ -94,48 +105,114 @@ class Station:
             raise NotFound(f"no forest {forest!r} here",
                            hint="GET /v1/forests lists the forests this key may use.")
 
+    def visible(self, who: Principal) -> list[dict[str, Any]]:
+        """The forests this key may use, with its caps and roots (REST and MCP)."""
+        policy = who.policy
+        if policy.forest not in self.forests.ids():
+            return []
+        return [{"id": policy.forest, "caps": sorted(policy.caps), "roots": policy.roots,
+                 "locked": self.forests._locked(policy.forest)}]
+
+
+class Served(NamedTuple):
+    """One call as served: the result or envelope, its HTTP status, milliseconds."""
+
+    result: dict[str, Any]
+    status: int
+    ms: float
+
+
+async def serve_call(station: Station, limiter: anyio.CapacityLimiter, forest: str | None,
+                     name: str, who_of: Callable[[], Principal],
+                     args_of: Callable[[], Awaitable[Any]]) -> Served:
+    """One call's whole path, shared by REST and MCP: the key (``who_of``), the forest,
+    the arguments (``args_of``), the call in a worker thread, then one audit row.
+
+    Never raises: a refused key answers 401 ``E_FORBIDDEN``, every other failure its
+    envelope (an unexpected exception ``E_INTERNAL``, never a traceback).
+    """
+    started = time.perf_counter()
+    who: Principal | None = None
+    status = 200
+    try:
+        who = who_of()
+        if not isinstance(forest, str) or not forest:  # only over MCP: REST has a path
+            if name not in STATION_CALLS:
+                raise no_call(name)
+            raise SchemaError(f"{name}: forest is required (a string)",
+                              hint="The forests tool lists the forests this key may use.")
+        station.granted(who, forest)
+        args = await args_of()
+        result = await anyio.to_thread.run_sync(station.call, who, forest, name, args,
+                                                limiter=limiter)
+    except VineError as exc:
+        result = exc.envelope()
+        if who is None:
+            status = UNAUTHORIZED
+    except Exception as exc:  # noqa: BLE001 - the boundary: never a traceback
+        result = internal(name, exc)
+    status = status if status != 200 else status_of(result)
+    ms = round((time.perf_counter() - started) * 1000, 2)
+    await anyio.to_thread.run_sync(lambda: audit_call(station, who, forest, name, result,
+                                                      status, ms))
+    return Served(result, status, ms)
+
+
+def audit_call(station: Station, who: Principal | None, forest: str | None, call: str,
+               result: dict[str, Any], status: int, ms: float) -> None:
+    """The audit row of one served call (blocking: run it in a worker thread)."""
+    outcome = result["error"].get("code", "E_INTERNAL") if is_error(result) else (
+        "cache" if result.get("cached") is True else "ok")
+    commit = result.get("commit") if not is_error(result) else None
+    audit.record(station.store, principal=who.name if who else None,
+                 key_id=who.key_id if who else None,
+                 forest=forest if isinstance(forest, str) else None, call=call,
+                 outcome=outcome, status=status,
+                 commit=commit if isinstance(commit, str) else None, ms=ms)
+
+
+def timing(served: Served) -> str:
+    """The ``Server-Timing`` header: the model's share (answer), then the whole call."""
+    model_ms = served.result.get("model_ms")
+    parts = [f"model;dur={model_ms}"] if isinstance(model_ms, int | float) and \
+        not served.result.get("cached") else []
+    return ", ".join([*parts, f"host;dur={served.ms}"])
+
 
 def _json(body: dict[str, Any], status: int) -> JSONResponse:
     return JSONResponse(body, status_code=status)
 
 
-def build(station: Station) -> Starlette:
-    """The ASGI application for a Station."""
+def build(station: Station, port: int | None = None,
+          allow_hosts: list[str] | None = None) -> Starlette:
+    """The ASGI application for a Station: REST under ``/v1``, MCP at ``/mcp``.
+
+    Args:
+        station: The Station to serve.
+        port: The port served, for the MCP Host check (loopback names on it); None
+            accepts the loopback names on any port.
+        allow_hosts: More Host values ``/mcp`` answers (``vine station serve
+            --allow-host``): ``name`` on any port, or ``name:port``.
+    """
+    from . import mcp
+
     limiter = anyio.CapacityLimiter(WORKERS)
+    endpoint = mcp.Endpoint(station, limiter, port, list(allow_hosts or []))
 
     async def call_route(request: Request) -> JSONResponse:
-        started = time.perf_counter()
-        forest = request.path_params["forest"]
         name = request.path_params["call"]
-        who: Principal | None = None
-        status = 200
-        try:
-            who = station.principal(request)
-            station.granted(who, forest)
+
+        async def args_of() -> Any:
             raw = await request.body()
             try:
-                args = json.loads(raw) if raw.strip() else {}
+                return json.loads(raw) if raw.strip() else {}
             except (ValueError, UnicodeDecodeError):
                 raise SchemaError(f"{name}: the body is not valid JSON") from None
-            result = await anyio.to_thread.run_sync(station.call, who, forest, name, args,
-                                                    limiter=limiter)
-        except VineError as exc:
-            result = exc.envelope()
-            if who is None:
-                status = UNAUTHORIZED
-        except Exception as exc:  # noqa: BLE001 - the boundary: never a traceback
-            result = internal(name, exc)
-        status = status if status != 200 else status_of(result)
-        ms = round((time.perf_counter() - started) * 1000, 2)
-        outcome = result["error"].get("code", "E_INTERNAL") if is_error(result) else "ok"
-        commit = result.get("commit") if not is_error(result) else None
-        await anyio.to_thread.run_sync(lambda: audit.record(
-            station.store, principal=who.name if who else None,
-            key_id=who.key_id if who else None, forest=forest, call=name,
-            outcome=outcome, status=status,
-            commit=commit if isinstance(commit, str) else None, ms=ms))
-        response = _json(result, status)
-        response.headers["Server-Timing"] = f"host;dur={ms}"
+
+        served = await serve_call(station, limiter, request.path_params["forest"], name,
+                                  lambda: station.principal(request), args_of)
+        response = _json(served.result, served.status)
+        response.headers["Server-Timing"] = timing(served)
         return response
 
     async def forests_route(request: Request) -> JSONResponse:
@@ -143,11 +220,7 @@ def build(station: Station) -> Starlette:
             who = station.principal(request)
         except VineError as exc:
             return _json(exc.envelope(), UNAUTHORIZED)
-        policy = who.policy
-        listed = [{"id": policy.forest, "caps": sorted(policy.caps), "roots": policy.roots,
-                   "locked": station.forests._locked(policy.forest)}
-                  ] if policy.forest in station.forests.ids() else []
-        return _json({"forests": listed, "mode": "registry",
+        return _json({"forests": station.visible(who), "mode": "registry",
                       "station": monkeyllm.__version__}, 200)
 
     async def health_route(request: Request) -> JSONResponse:
@@ -162,7 +235,8 @@ def build(station: Station) -> Starlette:
     @contextlib.asynccontextmanager
     async def lifespan(_: Any) -> AsyncIterator[None]:
         try:
-            yield
+            async with endpoint.manager.run():
+                yield
         finally:
             station.close()
 
@@ -171,17 +245,31 @@ def build(station: Station) -> Starlette:
         Route("/v1/openapi.json", openapi_route, methods=["GET"]),
         Route("/v1/forests", forests_route, methods=["GET"]),
         Route("/v1/forests/{forest}/{call}", call_route, methods=["POST"]),
+        Route(mcp.PATH, endpoint=endpoint),
     ], lifespan=lifespan)
 
 
-def run(root: Path, host: str, port: int) -> None:
+def run(root: Path, host: str, port: int, allow_hosts: list[str] | None = None) -> None:
     """Serve until interrupted (Ctrl-C or SIGTERM)."""
+    import logging
+
     import uvicorn
 
+    from .mcp import PATH, quiet_logs
+
+    logging.basicConfig(stream=sys.stderr, level=logging.WARNING,
+                        format="vine station: %(levelname)s %(name)s: %(message)s")
+    quiet_logs()
     station = Station(root)
-    config = uvicorn.Config(build(station), host=host, port=port, log_config=None,
-                            log_level="warning", access_log=False, lifespan="on")
-    sys.stderr.write(f"vine station: REST at http://{host}:{port}/v1 "
+    extra = list(allow_hosts or [])
+    config = uvicorn.Config(build(station, port, extra), host=host, port=port,
+                            log_config=None, log_level="warning", access_log=False,
+                            lifespan="on")
+    sys.stderr.write(f"vine station: REST at http://{host}:{port}/v1, MCP over streamable "
+                     f"HTTP at http://{host}:{port}{PATH} "
                      f"({len(station.forests.ids())} forest(s) under {station.root})\n")
+    if not extra:
+        sys.stderr.write(f"vine station: {PATH} answers only Host 127.0.0.1, localhost "
+                         f"and [::1] on port {port}; add --allow-host for other names\n")
     sys.stderr.flush()
     uvicorn.Server(config).run()

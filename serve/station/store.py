@@ -35,6 +35,17 @@ CREATE TABLE IF NOT EXISTS audit (
     commit_sha TEXT,
     ms REAL NOT NULL
 );
+CREATE TABLE IF NOT EXISTS bindings (
+    forest TEXT PRIMARY KEY,
+    endpoint TEXT NOT NULL,
+    model TEXT NOT NULL,
+    api_key_env TEXT,
+    price_prompt REAL,
+    price_completion REAL,
+    max_tokens INTEGER NOT NULL DEFAULT 600,
+    timeout_s REAL NOT NULL DEFAULT 60,
+    created_at REAL NOT NULL
+);
 """
 
 
@@ -60,6 +71,9 @@ class Store:
         self.conn.row_factory = sqlite3.Row
         with self.lock:
             self.conn.execute("PRAGMA journal_mode=WAL")
+            # WAL with synchronous=NORMAL: a commit survives the process crashing and
+            # costs no fsync (only a power loss can roll back the latest commits).
+            self.conn.execute("PRAGMA synchronous=NORMAL")
             self.conn.executescript(_SCHEMA)
 
     def close(self) -> None:

@@ -9,6 +9,7 @@ import math
 import os
 import re
 import sqlite3
+import time
 from typing import Any
 
 from .. import bodyindex, budget
@@ -117,8 +118,14 @@ def derive_terms(query: str) -> list[str]:
 
 
 def harvest(forest: Forest, query: str, terms: str | list[str] | None, k: int, win: Window,
-            include_superseded: bool) -> dict[str, Any]:
-    """The fused sweep; see the module docstring and the seed."""
+            include_superseded: bool, steps: list[dict[str, Any]] | None = None
+            ) -> dict[str, Any]:
+    """The fused sweep; see the module docstring and the seed.
+
+    ``steps``, when given, receives one ``{step, ms, tokens, id?}`` per inner read as it
+    is measured (locate, sniff, then a ``pick`` per result's content); the Station's
+    trace is built from it. The result is the same with or without it.
+    """
     if not query.strip():
         raise SchemaError("harvest: query is empty",
                           hint="Ask a question, or name the exact terms to find.")
@@ -134,16 +141,26 @@ def harvest(forest: Forest, query: str, terms: str | list[str] | None, k: int, w
         _check_terms(wanted)
         wanted = _folded(wanted)
     pool = 2 * k
+    started = time.perf_counter()
     located = locate(forest, locate_query(query), pool, "all", None, None, win)
+    _record(steps, "locate", started, located)
+    started = time.perf_counter()
     counts = _doc_counts(forest, wanted)
     sniffed = _sweep(forest, wanted, counts, pool, win)
+    if wanted:
+        _record(steps, "sniff", started, sniffed)
     fused = _fuse(forest, located["results"], sniffed["results"])
     named = {r["id"] for r in sniffed["results"] if r.get("named")}
     kept, excluded = _supersede(forest, fused, k, include_superseded, named, win)
     forest.found(c.id for c in kept)
     global_matches = {r["id"]: r.get("matches", []) for r in sniffed["results"]}
     scarcity = sorted(wanted, key=lambda t: counts[t])
-    built = [_item(forest, cand, wanted, scarcity, global_matches) for cand in kept]
+    built = []
+    for cand in kept:
+        started = time.perf_counter()
+        built.append(_item(forest, cand, wanted, scarcity, global_matches))
+        if built[-1] is not None:
+            _record(steps, "pick", started, built[-1][0]["content"], cand.id)
     results = [item for item, _ in filter(None, built)]
     outlines = {item["id"]: outline for item, outline in filter(None, built)}
     _annotate(forest, results)
@@ -162,6 +179,19 @@ def harvest(forest: Forest, query: str, terms: str | list[str] | None, k: int, w
             "body), or ask with the words the forest would use in a title or summary.")
     forest.heat.deposit((r["id"] for r in out["results"]), READ_DEPOSIT)
     return out
+
+
+def _record(steps: list[dict[str, Any]] | None, step: str, started: float, out: Any,
+            node_id: str | None = None) -> None:
+    """Append one measured step (when a recorder was given)."""
+    if steps is None:
+        return
+    entry: dict[str, Any] = {"step": step,
+                             "ms": round((time.perf_counter() - started) * 1000, 2),
+                             "tokens": budget.cost(out)}
+    if node_id is not None:
+        entry["id"] = node_id
+    steps.append(entry)
 
 
 def _folded(terms: list[str]) -> list[str]:
