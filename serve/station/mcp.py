@@ -1,0 +1,212 @@
+"""The Station's MCP endpoint: ``/mcp``, streamable HTTP (stateless, JSON responses),
+beside the REST routes and behind the same keys.
+
+Tools: ``forests`` (the forests this key may use) and one per Station call, each taking
+``forest`` first. Every HTTP request is checked before the SDK sees it: its Host and
+Origin (DNS-rebinding protection, ``421 E_HOST_NOT_ALLOWED``), then its key
+(``Authorization: Bearer`` or ``X-API-Key``; a missing, unknown or revoked key answers
+``401 E_FORBIDDEN`` like REST). The verified principal travels in the ASGI scope to the
+tool handler, which runs the call through :func:`~.app.serve_call` exactly as REST
+does: same scoping, same envelopes, one audit row per call.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import Any
+
+import anyio
+import mcp.types as types
+from mcp.server.lowlevel import Server
+from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+from mcp.server.transport_security import (
+    TransportSecurityMiddleware,
+    TransportSecuritySettings,
+)
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+
+import monkeyllm
+from monkeyllm.errors import Forbidden, SchemaError, VineError, is_error
+from monkeyllm.registry import Call
+
+from ..http import LOCAL_HOSTS, allowed
+from ..tools import FOREST_PARAM, HINTS, READ, Hints, describe
+from .app import Station, audit_call, serve_call
+from .calls import STATION_CALLS
+from .keys import Principal
+from .status import UNAUTHORIZED
+
+PATH = "/mcp"
+# Where the endpoint leaves the verified principal for the tool handler.
+SCOPE_KEY = "monkeyllm.principal"
+# answer reads only, but asks a model: the same question may answer differently, and
+# the model is outside the forest.
+ANSWER_HINTS = Hints(read_only=True, destructive=False, idempotent=False, open_world=True)
+# A write call the table below does not know yet: assume the worst.
+UNKNOWN_WRITE = Hints(read_only=False, destructive=True, idempotent=False)
+
+FORESTS_DOC = (
+    "The forests this key may use: each one's id, the capabilities the key holds "
+    "there (caps), the index ids it starts from (roots) and whether another process "
+    "holds the forest's writer lock (locked); station is the server's version.\n\n"
+    "Reach for it first: every other tool takes one of these ids as forest.")
+FORESTS_SCHEMA: dict[str, Any] = {"type": "object", "properties": {}, "required": [],
+                                  "additionalProperties": False}
+
+
+def hints(name: str, call: Call) -> Hints:
+    """A Station call's annotations: the local server's, plus answer's own."""
+    if name == "answer":
+        return ANSWER_HINTS
+    if name in HINTS:
+        return HINTS[name]
+    return READ if call.read_only else UNKNOWN_WRITE
+
+
+def with_forest(schema: dict[str, Any]) -> dict[str, Any]:
+    """A call's input schema with ``forest`` as its first, required property."""
+    return {**schema, "properties": {"forest": FOREST_PARAM, **schema["properties"]},
+            "required": ["forest", *[r for r in schema.get("required", [])
+                                     if r != "forest"]]}
+
+
+def tools() -> list[types.Tool]:
+    """Every tool, in a stable order: forests, then the Station calls."""
+    listed = [types.Tool(name="forests", title="Forests", description=FORESTS_DOC,
+                         inputSchema=FORESTS_SCHEMA,
+                         annotations=types.ToolAnnotations(title="Forests",
+                                                           **READ.as_dict()))]
+    for name, call in STATION_CALLS.items():
+        title = name.capitalize()
+        listed.append(types.Tool(
+            name=name, title=title, description=describe(call.doc),
+            inputSchema=with_forest(call.input_schema()),
+            annotations=types.ToolAnnotations(title=title, **hints(name, call).as_dict())))
+    return listed
+
+
+def instructions(names: list[str]) -> str:
+    """What the server tells a client at initialization (naming every tool)."""
+    return ("A MonkeyLLM Station: forests of markdown knowledge behind API keys. "
+            f"Tools: {', '.join(names)}. Call forests first; every other tool takes "
+            "forest. Start with locate (a question) or sniff (an exact string), look at "
+            "candidates before pick, use harvest for evidence in one round trip and "
+            "answer for a prose answer from the forest's model. Errors come back as "
+            "{\"error\": {code, message, hint}} with isError set.")
+
+
+def render(result: dict[str, Any]) -> types.CallToolResult:
+    """A result as structured content and one compact JSON text block; an envelope
+    sets ``isError``."""
+    text = json.dumps(result, ensure_ascii=False, separators=(",", ":"), default=str)
+    return types.CallToolResult(content=[types.TextContent(type="text", text=text)],
+                                structuredContent=result, isError=is_error(result))
+
+
+def build_server(station: Station, limiter: anyio.CapacityLimiter) -> Server[Any, Any]:
+    """The SDK server: the tool list and one handler that serves a call as REST does."""
+    listed = tools()
+    server: Server[Any, Any] = Server(
+        "monkeyllm-station", version=monkeyllm.__version__,
+        instructions=instructions([t.name for t in listed]))
+
+    def principal() -> Principal:
+        request = server.request_context.request
+        who = request.scope.get(SCOPE_KEY) if isinstance(request, Request) else None
+        if not isinstance(who, Principal):  # the endpoint always sets it; never trust
+            raise Forbidden("missing or invalid API key",
+                            hint="Send Authorization: Bearer <key> or X-API-Key: <key>.")
+        return who
+
+    @server.list_tools()
+    async def list_tools() -> list[types.Tool]:
+        return listed
+
+    # Station.call checks arguments itself and answers E_SCHEMA envelopes; the SDK's
+    # own check would answer plain text instead.
+    @server.call_tool(validate_input=False)
+    async def call_tool(name: str, arguments: dict[str, Any]) -> types.CallToolResult:
+        args = dict(arguments or {})
+        if name == "forests":
+            try:
+                who = principal()
+                if args:
+                    raise SchemaError(f"forests: unknown parameter {sorted(args)[0]!r}",
+                                      hint="forests takes no parameters.")
+            except VineError as exc:
+                return render(exc.envelope())
+            return render({"forests": station.visible(who),
+                           "station": monkeyllm.__version__})
+        forest = args.pop("forest", None)
+
+        async def args_of() -> Any:
+            return args
+
+        served = await serve_call(station, limiter, forest, name, principal, args_of)
+        return render(served.result)
+
+    return server
+
+
+def hosts_for(port: int | None, extra: list[str]) -> tuple[list[str], list[str]]:
+    """The Host and Origin values ``/mcp`` answers: :func:`~..http.allowed`'s (the
+    loopback names on ``port``, plus ``--allow-host`` values); with no port known, the
+    loopback names on any port."""
+    if port is None:
+        return allowed(0, [*LOCAL_HOSTS, *extra])
+    return allowed(port, extra)
+
+
+class Endpoint:
+    """The ASGI endpoint at ``/mcp``: the Host check, then the key, then the SDK.
+
+    A class instance, so that Starlette routes the raw ASGI call to it.
+    """
+
+    def __init__(self, station: Station, limiter: anyio.CapacityLimiter,
+                 port: int | None, allow_hosts: list[str]) -> None:
+        self.station = station
+        hosts, origins = hosts_for(port, allow_hosts)
+        settings = TransportSecuritySettings(enable_dns_rebinding_protection=True,
+                                             allowed_hosts=hosts, allowed_origins=origins)
+        self.guard = TransportSecurityMiddleware(settings)
+        self.manager = StreamableHTTPSessionManager(
+            app=build_server(station, limiter), json_response=True, stateless=True,
+            security_settings=settings)
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        request = Request(scope)
+        refused = await self.guard.validate_request(request, is_post=False)
+        if refused is not None:
+            await JSONResponse(_refusal(refused.status_code, request),
+                               status_code=refused.status_code)(scope, receive, send)
+            return
+        try:
+            who = self.station.principal(request)
+        except VineError as exc:
+            envelope = exc.envelope()
+            await anyio.to_thread.run_sync(lambda: audit_call(
+                self.station, None, None, "mcp", envelope, UNAUTHORIZED, 0.0))
+            await JSONResponse(envelope, status_code=UNAUTHORIZED)(scope, receive, send)
+            return
+        scope[SCOPE_KEY] = who
+        await self.manager.handle_request(scope, receive, send)
+
+
+def _refusal(status: int, request: Request) -> dict[str, Any]:
+    if status == 421:
+        host = request.headers.get("host", "")
+        return {"error": {
+            "code": "E_HOST_NOT_ALLOWED",
+            "message": f"this Station does not answer MCP for Host {host[:200]!r}",
+            "hint": "Start it with --allow-host NAME to answer that name."}}
+    return Forbidden("this Station does not answer MCP for that Origin",
+                     hint="Browsers on other sites may not call it; --allow-host "
+                          "adds a name.").envelope()
+
+
+def quiet_logs() -> None:
+    """Unknown tool names are answered with an envelope; the SDK's warning is noise."""
+    logging.getLogger("mcp.server.lowlevel.server").setLevel(logging.ERROR)

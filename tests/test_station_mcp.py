@@ -1,0 +1,406 @@
+"""The Station's MCP endpoint: a real Station on 127.0.0.1 (uvicorn in a thread) and the
+SDK's real client over streamable HTTP, beside REST on the same server.
+
+Every call answers over MCP what it answers over REST for the same key; keys, forests
+and capabilities are enforced before and inside the SDK; a scoped key never sees the
+hidden subtree in any tool result; the Host check refuses other names; calls are
+audited and writes name their principal.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import subprocess
+import threading
+import time
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from typing import Any
+
+import anyio
+import httpx
+import pytest
+import uvicorn
+from mcp import ClientSession
+from mcp.client.streamable_http import streamable_http_client
+
+import monkeyllm
+from monkeyllm.serve.station import audit, keys
+from monkeyllm.serve.station.app import Station, build
+from monkeyllm.serve.station.calls import STATION_CALLS
+from monkeyllm.serve.station.mcp import hosts_for
+from monkeyllm.serve.station.store import Store
+
+from .conftest import copy_sample, git
+from .mcpkit import TIMEOUT, VINE, free_port, payload, stable
+from .test_mcp import READS
+from .test_station import PROBES, WORD, _key, _plant_secret
+
+PING = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+    "protocolVersion": "2025-06-18", "capabilities": {},
+    "clientInfo": {"name": "raw", "version": "0"}}}
+ACCEPT = {"Accept": "application/json, text/event-stream",
+          "Content-Type": "application/json"}
+NOTE = {"id": "sales/mcp-station-note", "type": "note", "parent": "sales/_index",
+        "title": "MCP station note", "summary": "Planted over the Station's MCP endpoint."}
+
+
+def run(fn: Any, *args: Any) -> Any:
+    async def bounded() -> Any:
+        with anyio.fail_after(TIMEOUT * 2):
+            return await fn(*args)
+    return anyio.run(bounded)
+
+
+@contextlib.contextmanager
+def _serving(root: Path, allow_hosts: list[str] | None = None,
+             with_port: bool = False) -> Iterator[str]:
+    """A Station on a free port; ``with_port`` builds it knowing its port (the Host
+    check of ``vine station serve``), otherwise as tests/test_station.py does."""
+    port = free_port()
+    app = build(Station(root), port if with_port else None, allow_hosts)
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port,
+                                           log_config=None, log_level="warning",
+                                           lifespan="on"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 20
+    while not server.started:
+        assert thread.is_alive() and time.monotonic() < deadline
+        time.sleep(0.02)
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(20)
+
+
+@pytest.fixture(scope="module")
+def station(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
+    root = tmp_path_factory.mktemp("station-mcp")
+    copy_sample(root / "acme", git=True)
+    copy_sample(root / "other")
+    _plant_secret(root / "acme")
+    made: dict[str, Any] = {
+        "root": root,
+        "all": _key(root, "admin", caps="read,query,write,tend,answer")[1],
+        "deny": _key(root, "deny", deny=("secret/",),
+                     caps="read,query,write,tend,answer")[1],
+        "sales": _key(root, "sales", allow=("sales/",), caps="read,query,write")[1],
+        "reader": _key(root, "reader")[1],
+        "other": _key(root, "o", forest="other")[1],
+    }
+    revoked_id, made["revoked"] = _key(root, "gone")
+    with Store(root) as store:
+        assert keys.revoke(store, revoked_id)
+    with _serving(root) as url, httpx.Client(base_url=url, timeout=30) as client:
+        made["url"] = url
+        made["client"] = client
+        yield made
+
+
+def rest(st: dict[str, Any], key: str, call: str, args: dict[str, Any],
+         forest: str = "acme") -> httpx.Response:
+    return st["client"].post(f"/v1/forests/{forest}/{call}", json=args,
+                             headers={"Authorization": f"Bearer {st[key]}"})
+
+
+@contextlib.asynccontextmanager
+async def session(st: dict[str, Any], key: str, header: str = "bearer"
+                  ) -> AsyncIterator[ClientSession]:
+    """The SDK's client over streamable HTTP, sending one key."""
+    headers = ({"Authorization": f"Bearer {st[key]}"} if header == "bearer"
+               else {"X-API-Key": st[key]})
+    async with httpx.AsyncClient(headers=headers, follow_redirects=True,
+                                 timeout=httpx.Timeout(TIMEOUT, read=TIMEOUT * 2)
+                                 ) as http, \
+            streamable_http_client(st["url"] + "/mcp", http_client=http) as (read, write, _), \
+            ClientSession(read, write) as client:
+        client.info = await client.initialize()  # type: ignore[attr-defined]
+        yield client
+
+
+async def calls(st: dict[str, Any], key: str, todo: list[tuple[str, dict[str, Any]]],
+                header: str = "bearer") -> list[Any]:
+    """The raw results of ``todo``'s tool calls, in one session."""
+    async with session(st, key, header) as client:
+        return [await client.call_tool(name, args) for name, args in todo]
+
+
+def _bare(out: dict[str, Any]) -> Any:
+    """A result without its timings (harvest's trace keeps the shape of its steps)."""
+    bare = {k: v for k, v in out.items() if k not in ("elapsed_ms", "trace")}
+    if "trace" in out:
+        bare["trace"] = sorted((s["step"], s.get("id", "")) for s in out["trace"]["steps"])
+    return stable(bare)
+
+
+def test_tools_are_the_station_calls_and_forests(station: dict[str, Any]) -> None:
+    async def body() -> tuple[Any, Any, Any]:
+        async with session(station, "sales") as client:
+            listed = (await client.list_tools()).tools
+            forests = await client.call_tool("forests", {})
+            bogus = await client.call_tool("forests", {"bogus": 1})
+            return client.info, listed, (forests, bogus)  # type: ignore[attr-defined]
+
+    info, listed, (forests, bogus) = run(body)
+    names = [t.name for t in listed]
+    assert names == ["forests", *STATION_CALLS]
+    assert info.serverInfo.version == monkeyllm.__version__
+    assert all(name in info.instructions for name in names)
+    assert info.capabilities.prompts is None and info.capabilities.resources is None
+    tools = {t.name: t for t in listed}
+    assert tools["forests"].inputSchema["properties"] == {}
+    for name, call in STATION_CALLS.items():
+        schema = tools[name].inputSchema
+        own = call.input_schema()
+        assert list(schema["properties"])[0] == "forest"
+        assert schema["required"] == ["forest", *own["required"]]
+        assert {k: v for k, v in schema["properties"].items() if k != "forest"} == \
+            own["properties"], name
+        hints = tools[name].annotations
+        assert hints.readOnlyHint == call.read_only, name
+        assert hints.openWorldHint == (name == "answer"), name
+        if name in ("plant", "graft", "tend", "answer"):
+            assert hints.idempotentHint is False, name
+    assert tools["graft"].annotations.destructiveHint is True
+    assert tools["plant"].annotations.destructiveHint is False
+    got = payload(forests)
+    assert got == {"forests": [{"id": "acme", "caps": ["query", "read", "write"],
+                                "roots": ["sales/_index"], "locked": False}],
+                   "station": monkeyllm.__version__}
+    listed_rest = station["client"].get(
+        "/v1/forests", headers={"Authorization": f"Bearer {station['sales']}"}).json()
+    assert got["forests"] == listed_rest["forests"]
+    assert payload(bogus)["error"]["code"] == "E_SCHEMA"
+
+
+@pytest.mark.parametrize("who", ["all", "deny"])
+def test_every_read_answers_what_rest_answers(station: dict[str, Any], who: str) -> None:
+    todo = [(name, {"forest": "acme", **args}) for name, args in READS.items()]
+    todo += [("look", {"forest": "acme", "id": "no/such-node"}),
+             ("look", {"forest": "acme", "id": 3}),
+             ("query", {"forest": "acme", "id": "sales/orders-2026",
+                        "sql": "DELETE FROM orders"})]
+    got = run(calls, station, who, todo)
+    for (name, args), result in zip(todo, got, strict=True):
+        out = payload(result)
+        expected = rest(station, who, name, {k: v for k, v in args.items()
+                                             if k != "forest"})
+        assert result.isError == (expected.status_code != 200), (name, args)
+        assert _bare(out) == _bare(expected.json()), (name, args)
+
+
+def test_answer_is_a_tool_answering_like_rest(station: dict[str, Any]) -> None:
+    args = {"question": "What is the deadline to exchange a retail order?"}
+    got = run(calls, station, "all", [("answer", {"forest": "acme", **args})])[0]
+    expected = rest(station, "all", "answer", args)
+    out = payload(got)
+    if "error" in out:  # no model bound to the forest here
+        assert got.isError and out == expected.json()
+        from monkeyllm.serve.station import answer
+
+        if hasattr(answer, "run"):  # once the answer package is in place
+            assert 400 <= expected.status_code < 500, expected.text
+    else:
+        assert expected.status_code == 200
+    denied = payload(run(calls, station, "reader", [("answer", {"forest": "acme",
+                                                                **args})])[0])
+    assert denied["error"]["code"] == "E_FORBIDDEN"
+
+
+def test_keys_missing_bad_revoked_and_x_api_key(station: dict[str, Any]) -> None:
+    url = station["url"] + "/mcp"
+    replies = {}
+    for label, headers in (("missing", {}), ("bad", {"Authorization": "Bearer mk_nope"}),
+                           ("revoked", {"Authorization": f"Bearer {station['revoked']}"}),
+                           ("bad-x", {"X-API-Key": "mk_nope"})):
+        replies[label] = httpx.post(url, json=PING, headers={**ACCEPT, **headers},
+                                    timeout=TIMEOUT)
+    rest_401 = station["client"].post("/v1/forests/acme/look", json={"id": "_index"})
+    for label, reply in replies.items():
+        assert reply.status_code == 401, label
+        assert reply.json() == rest_401.json(), label
+        assert reply.json()["error"]["code"] == "E_FORBIDDEN"
+    ok = httpx.post(url, json=PING, headers={**ACCEPT, "X-API-Key": station["reader"]},
+                    timeout=TIMEOUT)
+    assert ok.status_code == 200 and ok.json()["result"]["serverInfo"]["version"]
+    looked = run(calls, station, "reader", [("look", {"forest": "acme",
+                                                      "id": "sales/exchange-policy"})],
+                 "x-api-key")[0]
+    assert payload(looked)["id"] == "sales/exchange-policy"
+
+    async def refused() -> None:
+        async with session(station, "revoked"):
+            pass
+
+    with pytest.raises(Exception):  # noqa: B017 - the SDK's own error for a 401
+        run(refused)
+
+
+def test_wrong_forest_unknown_tool_and_bad_forest(station: dict[str, Any]) -> None:
+    args = {"id": "sales/exchange-policy"}
+    todo = [("look", {"forest": "acme", **args}), ("look", {"forest": "nowhere", **args}),
+            ("look", {"forest": "other", **args}), ("look", {"forest": ".station", **args}),
+            ("look", args), ("look", {"forest": 3, **args}), ("nosuchtool", {}),
+            ("nosuchtool", {"forest": "other"})]
+    got = [payload(r) for r in run(calls, station, "other", todo)]
+    wrong, absent, mine, hidden, missing, typed, unknown, unknown_forest = got
+    assert wrong["error"]["code"] == absent["error"]["code"] == "E_NOT_FOUND"
+    assert wrong["error"]["message"].replace("acme", "X") == \
+        absent["error"]["message"].replace("nowhere", "X")
+    assert wrong == rest(station, "other", "look", args).json()
+    assert mine["id"] == "sales/exchange-policy"
+    assert hidden["error"]["code"] == "E_NOT_FOUND"
+    assert missing["error"]["code"] == typed["error"]["code"] == "E_SCHEMA"
+    assert unknown["error"]["code"] == unknown_forest["error"]["code"] == "E_NOT_FOUND"
+    assert "nosuchtool" in unknown["error"]["message"]
+
+
+def test_capabilities(station: dict[str, Any]) -> None:
+    note = dict(NOTE, id="sales/cap-note-mcp")
+    todo = [("query", {"forest": "acme", "id": "sales/orders-2026", "sql": "SELECT 1"}),
+            ("plant", {"forest": "acme", "node": note}),
+            ("graft", {"forest": "acme", "id": "sales/price-list", "patch": {}}),
+            ("tend", {"forest": "acme", "id": "sales/orders-2026",
+                      "sql": "DELETE FROM orders WHERE id = 'x'"}),
+            ("answer", {"forest": "acme", "question": "Anything?"})]
+    for result in run(calls, station, "reader", todo):
+        assert result.isError and payload(result)["error"]["code"] == "E_FORBIDDEN"
+    tend = run(calls, station, "sales", [todo[3]])[0]
+    assert payload(tend)["error"]["code"] == "E_FORBIDDEN"
+
+
+def test_writes_commit_with_the_principal_and_are_audited(station: dict[str, Any]) -> None:
+    root = station["root"]
+    before = len(audit.rows(Store(root), limit=100_000))
+    outside = dict(NOTE, id="people/mcp-station-note", parent="people/_index")
+    todo = [("plant", {"forest": "acme", "node": NOTE}),
+            ("plant", {"forest": "acme", "node": outside}),
+            ("graft", {"forest": "acme", "id": NOTE["id"], "patch": {
+                "set_frontmatter": {"summary": "Edited over the Station's MCP endpoint."}}})]
+    planted, refused, grafted = [payload(r) for r in run(calls, station, "sales", todo)]
+    tended = payload(run(calls, station, "deny", [("tend", {
+        "forest": "acme", "id": "sales/orders-2026",
+        "sql": "DELETE FROM orders WHERE id = '1001'"})])[0])
+    assert tended["rows_affected"] == 1
+    for out, who in ((planted, "sales"), (grafted, "sales"), (tended, "deny")):
+        message = git(root / "acme", "log", "-1", "--format=%B", out["commit"])
+        assert message.rstrip().endswith(f"\n\nstation-principal: {who}")
+    assert refused["error"]["code"] == "E_FORBIDDEN"
+    keyless = httpx.post(station["url"] + "/mcp", json=PING, headers=ACCEPT,
+                         timeout=TIMEOUT)
+    assert keyless.status_code == 401
+    rows = audit.rows(Store(root), limit=100_000)
+    # One row per tool call and one for the refused request; none for the protocol.
+    assert len(rows) == before + len(todo) + 2
+    new = rows[:len(todo) + 2]
+    assert [(r["principal"], r["call"], r["outcome"], r["status"]) for r in new] == [
+        (None, "mcp", "E_FORBIDDEN", 401), ("deny", "tend", "ok", 200),
+        ("sales", "graft", "ok", 200), ("sales", "plant", "E_FORBIDDEN", 403),
+        ("sales", "plant", "ok", 200)]
+    assert [r["commit_sha"] for r in new[1:3]] == [tended["commit"], grafted["commit"]]
+    assert new[4]["commit_sha"] == planted["commit"]
+    assert all(r["forest"] == "acme" for r in new[1:]) and new[0]["forest"] is None
+
+
+@pytest.mark.parametrize("who", ["deny", "sales"])
+def test_a_scoped_key_never_sees_the_hidden_subtree(station: dict[str, Any],
+                                                    who: str) -> None:
+    todo = [(call, {"forest": "acme", **args}) for call, args in PROBES]
+    todo += [("harvest", {"forest": "acme", "query": "secret plan", "k": 5}),
+             ("answer", {"forest": "acme", "question": f"What is {WORD}?"}),
+             ("forests", {})]
+
+    async def body() -> tuple[Any, list[Any]]:
+        async with session(station, who) as client:
+            listed = await client.list_tools()
+            return listed, [await client.call_tool(n, a) for n, a in todo]
+
+    listed, results = run(body)
+    assert WORD not in listed.model_dump_json()
+    for (call, args), result in zip(todo, results, strict=True):
+        out = payload(result)
+        # The caller's own words echoed back (harvest's query and terms, a batch's
+        # missing ids) reveal nothing.
+        text = json.dumps({k: v for k, v in out.items()
+                           if k not in ("query", "terms", "missing", "question")},
+                          ensure_ascii=False)
+        assert WORD not in text and WORD.lower() not in text, (call, args, text[:400])
+        if not result.isError:
+            assert "secret/" not in text, (call, args, text[:400])
+        elif out["error"]["code"] == "E_NOT_FOUND" and call != "answer":
+            assert out["error"]["message"].startswith("node not found: ")
+    # The unrestricted key does reach the hidden nodes with the same probes.
+    seen = run(calls, station, "all", [("sniff", {"forest": "acme", "terms": [WORD]}),
+                                       ("pick", {"forest": "acme", "id": "_index"})])
+    assert all(WORD in json.dumps(payload(r)) for r in seen)
+
+
+def test_host_check_answers_only_the_names_it_is_told(station: dict[str, Any]) -> None:
+    with _serving(station["root"], ["brain.internal"], with_port=True) as url:
+        port = url.rsplit(":", 1)[1]
+        key = {"Authorization": f"Bearer {station['reader']}"}
+        codes: dict[str, httpx.Response] = {}
+        for host in ("evil.example", f"evil.example:{port}", f"127.0.0.1:{port}",
+                     f"localhost:{port}", "brain.internal", f"brain.internal:{port}"):
+            codes[host] = httpx.post(url + "/mcp", json=PING, timeout=TIMEOUT,
+                                     headers={**ACCEPT, **key, "Host": host})
+        origin = httpx.post(url + "/mcp", json=PING, timeout=TIMEOUT,
+                            headers={**ACCEPT, **key, "Origin": "http://evil.example"})
+        # No key: the Host check still comes first.
+        keyless = httpx.post(url + "/mcp", json=PING, timeout=TIMEOUT,
+                             headers={**ACCEPT, "Host": "evil.example"})
+        # REST keeps its behaviour (its key is its guard).
+        rest_evil = httpx.get(url + "/v1/health", headers={"Host": "evil.example"})
+    for host in ("evil.example", f"evil.example:{port}"):
+        reply = codes.pop(host)
+        assert reply.status_code == 421
+        assert reply.json()["error"]["code"] == "E_HOST_NOT_ALLOWED"
+    assert {h: r.status_code for h, r in codes.items()} == dict.fromkeys(codes, 200)
+    assert origin.status_code == 403 and origin.json()["error"]["code"] == "E_FORBIDDEN"
+    assert keyless.status_code == 421
+    assert rest_evil.status_code == 200
+    hosts, _ = hosts_for(None, [])
+    assert "127.0.0.1:*" in hosts and "localhost:*" in hosts and "[::1]:*" in hosts
+    assert hosts_for(8080, [])[0] == ["127.0.0.1:8080", "localhost:8080", "[::1]:8080"]
+
+
+def test_vine_station_serve_mounts_mcp_with_allow_host(station: dict[str, Any],
+                                                        tmp_path: Path) -> None:
+    port = free_port()
+    err = tmp_path / "station.log"
+    with open(err, "w", encoding="utf-8") as log:
+        proc = subprocess.Popen([VINE, "station", "serve", "--root", str(station["root"]),
+                                 "--port", str(port), "--allow-host", "brain.internal"],
+                                stdout=subprocess.DEVNULL, stderr=log)
+    try:
+        deadline = time.monotonic() + TIMEOUT
+        while f":{port}/mcp" not in err.read_text():
+            assert proc.poll() is None, err.read_text()
+            assert time.monotonic() < deadline, err.read_text()
+            time.sleep(0.05)
+        url = f"http://127.0.0.1:{port}"
+        while True:
+            with contextlib.suppress(httpx.TransportError):
+                httpx.get(url + "/v1/health", timeout=1)
+                break
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+        key = {"Authorization": f"Bearer {station['reader']}"}
+        named = httpx.post(url + "/mcp", json=PING, timeout=TIMEOUT,
+                           headers={**ACCEPT, **key, "Host": "brain.internal"})
+        evil = httpx.post(url + "/mcp", json=PING, timeout=TIMEOUT,
+                          headers={**ACCEPT, **key, "Host": "evil.example"})
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+    assert named.status_code == 200, named.text
+    assert evil.status_code == 421
+    assert f"MCP over streamable HTTP at http://127.0.0.1:{port}/mcp" in err.read_text()
+    assert "Traceback" not in err.read_text()
