@@ -11,7 +11,8 @@ import hmac
 import json
 import secrets
 import time
-from dataclasses import dataclass
+import weakref
+from dataclasses import dataclass, field
 from typing import Any
 
 from .policy import CAPS, Policy, prefix
@@ -63,24 +64,67 @@ def add(store: Store, principal: str, forest: str, allow: list[str], deny: list[
     return key_id, key
 
 
+# Verified keys are kept briefly so a request costs no SQLite query or write: an entry
+# is good for CACHE_S seconds and only while the state file's ``data_version`` is the
+# one it was cached at. ``data_version`` moves whenever another connection (the CLI's
+# ``key revoke``, another process) commits, so a revocation made anywhere answers 401
+# on the very next request; a revocation through this process's own store clears the
+# cache itself. ``last_used_at`` is written on a miss, so at most once per CACHE_S
+# seconds per key rather than on every request.
+CACHE_S = 60.0
+CACHE_MAX = 4096
+
+
+@dataclass
+class _Cache:
+    version: int = -1
+    entries: dict[str, tuple[Principal, float]] = field(default_factory=dict)
+
+
+_CACHES: weakref.WeakKeyDictionary[Store, _Cache] = weakref.WeakKeyDictionary()
+
+
+def _cache(store: Store) -> _Cache:
+    """The store's cache of verified keys, emptied when another connection has
+    committed since it was filled (call with ``store.lock`` held)."""
+    cache = _CACHES.get(store)
+    if cache is None:
+        cache = _CACHES[store] = _Cache()
+    version = store.conn.execute("PRAGMA data_version").fetchone()[0]
+    if version != cache.version:
+        cache.entries.clear()
+        cache.version = version
+    return cache
+
+
 def verify(store: Store, key: str | None) -> Principal | None:
     """The principal of a live key, or None (missing, unknown or revoked)."""
     if not key or not key.startswith("mk_"):
         return None
     digest = _digest(key)
+    now = time.monotonic()
     with store.lock:
+        cache = _cache(store)
+        hit = cache.entries.get(digest)
+        if hit is not None and now - hit[1] < CACHE_S:
+            return hit[0]
         rows = store.conn.execute(
             "SELECT * FROM keys WHERE prefix = ? AND revoked_at IS NULL",
             (key[:PREFIX_CHARS],)).fetchall()
-    match = next((r for r in rows if hmac.compare_digest(r["hash"], digest)), None)
-    if match is None:
-        return None
-    with store.lock:
+        match = next((r for r in rows if hmac.compare_digest(r["hash"], digest)), None)
+        if match is None:
+            cache.entries.pop(digest, None)
+            return None
         store.conn.execute("UPDATE keys SET last_used_at = ? WHERE id = ?",
                            (time.time(), match["id"]))
-    policy = Policy(match["forest"], tuple(json.loads(match["allow"])),
-                    tuple(json.loads(match["deny"])), frozenset(match["caps"].split(",")))
-    return Principal(match["id"], match["principal"], policy)
+        policy = Policy(match["forest"], tuple(json.loads(match["allow"])),
+                        tuple(json.loads(match["deny"])),
+                        frozenset(match["caps"].split(",")))
+        found = Principal(match["id"], match["principal"], policy)
+        if len(cache.entries) >= CACHE_MAX:
+            cache.entries.clear()
+        cache.entries[digest] = (found, now)
+        return found
 
 
 def listing(store: Store) -> list[dict[str, Any]]:
@@ -100,4 +144,5 @@ def revoke(store: Store, key_id: str) -> bool:
         cur = store.conn.execute(
             "UPDATE keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL",
             (time.time(), key_id))
+        _CACHES.pop(store, None)
     return cur.rowcount > 0
