@@ -21,7 +21,15 @@ the wire envelope ``{"error": {"code", "message", "hint", ...extras}}``::
 
 from __future__ import annotations
 
+import errno
+import sqlite3
 from typing import Any
+
+# What a file system that refuses a write says: full, read-only, over quota, a file
+# over its size limit, or no permission; and SQLite's words for the same.
+CANNOT_WRITE = frozenset({errno.ENOSPC, errno.EROFS, errno.EDQUOT, errno.EFBIG,
+                          errno.EACCES, errno.EPERM})
+_SQLITE_REFUSALS = frozenset({8, 10, 13, 14})   # READONLY, IOERR, FULL, CANTOPEN
 
 
 class VineError(Exception):
@@ -114,6 +122,21 @@ ERRORS: dict[str, type[VineError]] = {
                 Internal)
 }
 ERROR_STATUS: dict[str, int] = {code: cls.status for code, cls in ERRORS.items()}
+
+
+def refused_write(exc: BaseException) -> ReadOnly | None:
+    """``E_READONLY`` for an error that says the file system refused a write (a full
+    disk, a read-only mount, a size limit), from the OS or from SQLite; else None."""
+    if isinstance(exc, OSError) and exc.errno in CANNOT_WRITE:
+        cause = exc.strerror or str(exc)
+    elif isinstance(exc, sqlite3.Error) and \
+            (getattr(exc, "sqlite_errorcode", 0) or 0) & 0xFF in _SQLITE_REFUSALS:
+        cause = str(exc)
+    else:
+        return None
+    return ReadOnly(f"the forest's files cannot be written: {cause}",
+                    hint="Nothing was changed. Free space, or make the forest writable, "
+                         "and try again.")
 
 
 def is_error(response: Any) -> bool:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import errno
 import json
 import os
+import sqlite3
 import threading
 import time
 from collections.abc import Iterator
@@ -14,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from . import budget, registry
-from .errors import NotFound, ReadOnly, SchemaError, VineError
+from .errors import NotFound, ReadOnly, SchemaError, VineError, refused_write
 from .registry import CALLS, Call, check_args, internal
 from .writes import JOURNAL
 
@@ -27,9 +28,6 @@ if TYPE_CHECKING:
 
 # A write the file system refused (full, read-only, too large, not permitted): the
 # transaction has rolled back, and the caller hears why instead of "a bug".
-_CANNOT_WRITE = {errno.ENOSPC, errno.EROFS, errno.EDQUOT, errno.EFBIG, errno.EACCES,
-                 errno.EPERM}
-
 
 # Sessions whose trace files are kept: one-shot processes (a `vine` call in a shell
 # loop) each start a session, and their files would pile up without end.
@@ -51,12 +49,6 @@ def _prune_traces(folder: Path) -> None:
             os.unlink(path)
         except OSError:
             pass
-
-
-def _unwritable(exc: OSError) -> ReadOnly:
-    return ReadOnly(f"the forest's files cannot be written: {exc.strerror or exc}",
-                    hint="Nothing was changed. Free space, or make the forest writable, "
-                         "and try again.")
 
 
 Scope = Literal["all", "branches", "notes", "bananas"]
@@ -178,10 +170,14 @@ class Vine:
             result = spec.method(self, **args)
         except VineError as exc:
             result = exc.envelope()
-        except OSError as exc:
-            result = (_unwritable(exc).envelope()
-                      if not spec.read_only and exc.errno in _CANNOT_WRITE
-                      else internal(spec.name, exc))
+        except (OSError, sqlite3.Error) as exc:
+            # A file system refusing a write (the forest's files, or the catalog a read
+            # keeps fresh) is E_READONLY; anything else is a bug.
+            refused = refused_write(exc)
+            if refused and spec.read_only and isinstance(exc, OSError) and \
+                    exc.errno in (errno.EACCES, errno.EPERM):
+                refused = None  # a read that may not open a file refused no write
+            result = refused.envelope() if refused else internal(spec.name, exc)
         except Exception as exc:  # noqa: BLE001 - the boundary: never a traceback
             result = internal(spec.name, exc)
         self._record(spec, args, result, started)

@@ -13,6 +13,7 @@ principals; this layer wraps each call by the shape of its response.
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Callable
 from pathlib import Path
@@ -63,7 +64,8 @@ class Scope:
             node_id = normalize(raw, param="scope")
         except VineError:
             return raw
-        if not is_index(node_id) and (self.root / f"{node_id}.md").is_file():
+        # os.path.isfile answers False for a name the file system refuses (too long).
+        if not is_index(node_id) and os.path.isfile(self.root / f"{node_id}.md"):
             if self.visible(node_id):
                 return raw
             raise not_found(branch_id(node_id))

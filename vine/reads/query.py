@@ -7,7 +7,7 @@ import time
 from typing import Any
 
 from .. import budget, datasets, sqlguard
-from ..errors import QueryForbidden, QueryInvalid, Timeout
+from ..errors import QueryForbidden, QueryInvalid, Timeout, refused_write
 from ..forest import Forest
 
 
@@ -36,6 +36,9 @@ def sql_error(conn: sqlite3.Connection, exc: sqlite3.Error, started: float) -> E
     if "not authorized" in message or "prohibited" in message:
         return QueryForbidden("statement was refused by the read-only guard",
                               hint="Only reads of the dataset's tables are allowed.")
+    refused = refused_write(exc)
+    if refused is not None:
+        return refused
     conn.set_authorizer(None)
     try:
         names = datasets.tables(conn)

@@ -8,7 +8,7 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
-from ..errors import SchemaError
+from ..errors import SchemaError, refused_write
 
 NAME = re.compile(r"^[a-z_][a-z0-9_]{0,63}$")
 TYPES = ("TEXT", "INTEGER", "REAL", "BLOB")
@@ -93,7 +93,8 @@ def birth(path: Path, schema: dict[str, dict[str, Any]], rows: dict[str, list[An
             conn.close()
     except (sqlite3.Error, OverflowError, TypeError, ValueError) as exc:
         path.unlink(missing_ok=True)
-        raise SchemaError(f"could not create the dataset: {exc}") from None
+        raise refused_write(exc) or SchemaError(
+            f"could not create the dataset: {exc}") from None
     return sha256_of(path)
 
 
