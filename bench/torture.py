@@ -16,9 +16,16 @@ The families:
 - **Damaged derived state**: ``_derived/catalog.db`` truncated, emptied, deleted, with its
   header overwritten or its pages scrambled, and a ``.vine.lock`` of a dead process: each
   repaired on open, every node reading as before and heat kept.
-- **Writers and readers racing**: 8 writer and 8 reader processes for ``--seconds``, half
-  through the engine and half through the CLI. Every write commits or answers
-  ``E_LOCKED``, every read answers, the final forest validates and holds every commit.
+- **Writers and readers racing**: 8 writers and 8 readers for ``--seconds`` through the
+  engine, the CLI and the REST Station. A Station holds the forest's writer lock while it
+  serves it, so the first half races engine and CLI writers for the lock (half each),
+  and in the second half a Station serves the forest while half the racers go through
+  its REST and the rest through the engine and the CLI (whose writes must then all
+  answer ``E_LOCKED``). Every write commits or answers ``E_LOCKED``, every read answers
+  and never sees a half-written node, the final forest validates and holds every commit.
+- **A full file system**: every kind of write under a file-size limit it crosses
+  (``EFBIG``, as a full disk gives ``ENOSPC``) answers an envelope and leaves the forest's
+  files, HEAD and working tree exactly as they were.
 - **SQL that tries to write or escape through ``query``**: a corpus of 500+ statements
   (writes, CTE writes, ATTACH, PRAGMA and ``pragma_`` functions, ``load_extension`` and
   file functions, several statements, comment, case and quoting tricks, writes hidden in
@@ -28,7 +35,8 @@ The families:
 - **Ids, sections, scopes and paths that try to leave the forest** (``..``, absolute
   paths, symlinks, NUL, very long, unicode look-alikes) on every read and write: each
   answers an envelope (never ``E_INTERNAL``), no response carries the content of a file
-  outside the forest, and nothing outside is written.
+  outside the forest, and nothing outside is written; then the same probes over a real
+  Station's REST with an admin key and a key scoped to ``sales/`` (never a 5xx).
 - **Malformed forests**: bad YAML, a binary file named ``.md``, a file that is not UTF-8
   or has no frontmatter, two files claiming one id, a dangling link, beside a 5 MB body
   and a link cycle: every healthy node answers look, pick, move and locate within
@@ -41,6 +49,7 @@ Hypothesis-generated arguments for every call on every surface live in
 from __future__ import annotations
 
 import argparse
+import contextlib
 import hashlib
 import json
 import os
@@ -328,6 +337,42 @@ def probe_scopes(workdir: Path) -> ScopeFigures:
     if _digest_tree(_outside(workdir)) != outside_before:
         figures.written += 1
         figures.failures.append("a file outside the forest changed")
+    return figures
+
+
+def probe_scopes_station(workdir: Path) -> ScopeFigures:
+    """Every scope probe again over the real Station's REST (``vine station serve`` over
+    ``workdir``, whose forest is ``forest``), once with an admin key and once with a key
+    scoped to ``sales/``: never a 5xx or ``E_INTERNAL``, always a JSON body whose status
+    its envelope maps to, never the outside secret, nothing written outside."""
+    import httpx
+
+    from monkeyllm.serve.station import keys
+    from monkeyllm.serve.station.store import Store
+
+    prepare_outside(workdir)
+    outside_before = _digest_tree(_outside(workdir))
+    figures = ScopeFigures()
+    with Store(workdir) as store:
+        scoped = keys.add(store, "torture-sales", STATION_FOREST, ["sales"], [],
+                          keys.parse_caps("read,query,write,tend"))[1]
+    with serve_station(workdir) as (url, admin), httpx.Client(timeout=120) as client:
+        for who, key in (("admin", admin), ("sales", scoped)):
+            for call, args in scope_probes():
+                figures.tried += 1
+                out = _http(client, url, key, call, args)
+                text = json.dumps(out, ensure_ascii=False, default=str)
+                where = f"station/{who}: {call} {str(args)[:100]}"
+                if SECRET in text:
+                    figures.leaked += 1
+                    figures.failures.append(f"leak: {where}")
+                if not isinstance(out, dict) or \
+                        out.get("error", {}).get("code") == "E_INTERNAL":
+                    figures.internal += 1
+                    figures.failures.append(f"{where}: {text[:200]}")
+    if _digest_tree(_outside(workdir)) != outside_before:
+        figures.written += 1
+        figures.failures.append("a file outside the forest changed (Station pass)")
     return figures
 
 
@@ -812,7 +857,8 @@ with Vine(root, writable=False) as vine:
 
 @dataclass
 class ConcurrencyFigures:
-    """What the concurrency family found."""
+    """What the concurrency family found (``surfaces``: the same counts per surface,
+    engine, CLI and Station)."""
 
     operations: int = 0
     writes: int = 0
@@ -821,7 +867,13 @@ class ConcurrencyFigures:
     reads: int = 0
     failed: int = 0                  # anything but a commit, E_LOCKED or a clean read
     lost: int = 0
+    surfaces: dict[str, dict[str, int]] = field(default_factory=dict)
     failures: list[str] = field(default_factory=list)
+
+    def count(self, surface: str, what: str) -> None:
+        row = self.surfaces.setdefault(surface, {"writes": 0, "committed": 0, "locked": 0,
+                                                 "reads": 0, "failed": 0})
+        row[what] += 1
 
 
 def _vine_command() -> list[str]:
@@ -833,21 +885,27 @@ def _judge_write(figures: ConcurrencyFigures, surface: str, out: Any,
                  commits: list[tuple[str, str]], node_id: str) -> None:
     figures.operations += 1
     figures.writes += 1
+    figures.count(surface, "writes")
     if isinstance(out, dict) and out.get("commit"):
         figures.committed += 1
+        figures.count(surface, "committed")
         commits.append((out["commit"], node_id))
     elif isinstance(out, dict) and out.get("error", {}).get("code") == "E_LOCKED":
         figures.locked += 1
+        figures.count(surface, "locked")
     else:
         figures.failed += 1
+        figures.count(surface, "failed")
         figures.failures.append(f"{surface} write of {node_id}: {str(out)[:200]}")
 
 
 def _judge_read(figures: ConcurrencyFigures, surface: str, what: str, out: Any) -> None:
     figures.operations += 1
     figures.reads += 1
+    figures.count(surface, "reads")
     if not isinstance(out, dict) or "error" in out:
         figures.failed += 1
+        figures.count(surface, "failed")
         figures.failures.append(f"{surface} {what}: {str(out)[:200]}")
 
 
@@ -893,54 +951,189 @@ def _cli_reader(forest: Path, until: float, figures: ConcurrencyFigures,
             _judge_read(figures, "cli", f"look {node_id}", out)
 
 
-def concurrency(forest: Path, seconds: float = 60.0, writers: int = 8,
-                readers: int = 8) -> ConcurrencyFigures:
-    """``writers`` writer and ``readers`` reader processes on ``forest`` for ``seconds``,
-    half through the engine and half through the CLI. Every write must commit or answer
-    E_LOCKED; every read must answer; the final forest validates and holds every commit."""
-    prepare_writes(forest)
-    figures = ConcurrencyFigures()
-    commits: list[tuple[str, str]] = []
-    guard = threading.Lock()
-    until = time.time() + seconds
+def _http(client: Any, url: str, key: str, call: str, args: dict[str, Any]) -> Any:
+    """One Station call: its JSON body, or a string saying what went wrong (a 5xx, a
+    status that disagrees with the body, a transport failure, a body that is not JSON)."""
+    try:
+        got = client.post(f"{url}/v1/forests/{STATION_FOREST}/{call}", json=args,
+                          headers={"Authorization": f"Bearer {key}"})
+        body = got.json()
+    except Exception as exc:  # noqa: BLE001 - every failure is judged, never raised
+        return f"{call}: {exc!r}"
+    from monkeyllm.serve.station.status import status_of
+
+    if not isinstance(body, dict) or got.status_code != status_of(body):
+        return f"{call}: HTTP {got.status_code} with {str(body)[:150]}"
+    return body
+
+
+def _station_writer(url: str, key: str, tag: str, until: float,
+                    figures: ConcurrencyFigures, commits: list[tuple[str, str]],
+                    guard: threading.Lock) -> None:
+    import httpx
+
+    with httpx.Client(timeout=120) as client:
+        j = 0
+        while time.time() < until:
+            nid = f"{BRANCH}/s{tag}-{j}"
+            node = {"id": nid, "type": "note", "parent": BRANCH, "title": nid,
+                    "summary": f"Node {nid} written concurrently.",
+                    "body": "# T\n\n## Log\n\nx"}
+            out = _http(client, url, key, "plant", {"node": node})
+            with guard:
+                _judge_write(figures, "station", out, commits, nid)
+            j += 1
+
+
+def _station_reader(url: str, key: str, until: float, figures: ConcurrencyFigures,
+                    guard: threading.Lock) -> None:
+    import httpx
+
+    rnd = random.Random()
+    with httpx.Client(timeout=120) as client:
+        while time.time() < until:
+            page = _http(client, url, key, "scan", {"parent_id": BRANCH,
+                                                    "fields": ["id", "summary"], "limit": 50})
+            with guard:
+                _judge_read(figures, "station", "scan", page)
+            nodes = page.get("nodes", []) if isinstance(page, dict) else []
+            for node in rnd.sample(nodes, min(5, len(nodes))):
+                out = _http(client, url, key, "look", {"id": node["id"]})
+                # A half-written node: unreadable, or a summary neither the listed one
+                # nor one a writer writes.
+                if isinstance(out, dict) and "error" not in out and \
+                        out.get("summary") != node["summary"] and \
+                        not str(out.get("summary", "")).startswith("Node "):
+                    out = {"error": f"half-written {node['id']}: {out.get('summary')!r}"}
+                with guard:
+                    _judge_read(figures, "station", f"look {node['id']}", out)
+            out = _http(client, url, key, "locate", {"query": "written concurrently", "k": 5})
+            with guard:
+                _judge_read(figures, "station", "locate", out)
+
+
+STATION_FOREST = "forest"      # scratch() names the copy forest/, the Station's id of it
+
+
+@contextlib.contextmanager
+def serve_station(root: Path) -> Iterator[tuple[str, str]]:
+    """``vine station serve`` over the folder ``root`` in a process of its own, with a
+    fresh admin key: (base URL, key). The Station takes each forest's writer lock on its
+    first call there and keeps it while it runs."""
+    import httpx
+
+    from monkeyllm.serve.station import keys
+    from monkeyllm.serve.station.store import Store
+
+    from .station_load import station
+
+    with Store(root) as store:
+        key = keys.add(store, "torture", STATION_FOREST, [], [],
+                       keys.parse_caps("read,query,write,tend,admin"))[1]
+    log = root / ".station" / f"serve-{time.time_ns()}.log"
+    with station(root, log) as (url, _pid), httpx.Client(timeout=120) as client:
+        first = _http(client, url, key, "look", {"id": "_index"})   # takes the lock
+        if not isinstance(first, dict) or "error" in first:
+            raise RuntimeError(f"the Station's first call failed: {first}")
+        yield url, key
+
+
+def _spawn(script: str, *args: str) -> subprocess.Popen[str]:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(
         [str(REPO), os.environ.get("PYTHONPATH", "")])}
+    return subprocess.Popen([sys.executable, "-c", script, *args], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=env)
+
+
+def _race(forest: Path, until: float, plan: dict[str, tuple[int, int]],
+          figures: ConcurrencyFigures, commits: list[tuple[str, str]],
+          guard: threading.Lock, phase: str, station: tuple[str, str] | None = None) -> None:
+    """One phase: ``plan`` maps each surface to (writers, readers), all running until
+    ``until``; engine racers are processes, CLI and Station racers threads (the CLI's
+    spawn a ``vine`` process per call)."""
     procs = []
-    for n in range(writers // 2):
-        procs.append(("engine", subprocess.Popen(
-            [sys.executable, "-c", ENGINE_WRITER, str(forest), f"e{n}", str(until)],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)))
-    for _ in range(readers // 2):
-        procs.append(("engine", subprocess.Popen(
-            [sys.executable, "-c", ENGINE_READER, str(forest), str(until)],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)))
-    threads = [threading.Thread(target=_cli_writer,
-                                args=(forest, f"x{n}", until, figures, commits, guard))
-               for n in range(writers - writers // 2)]
+    threads = []
+    writers, readers = plan.get("engine", (0, 0))
+    for n in range(writers):
+        procs.append(_spawn(ENGINE_WRITER, str(forest), f"{phase}e{n}", str(until)))
+    for _ in range(readers):
+        procs.append(_spawn(ENGINE_READER, str(forest), str(until)))
+    writers, readers = plan.get("cli", (0, 0))
+    threads += [threading.Thread(target=_cli_writer, args=(
+        forest, f"{phase}x{n}", until, figures, commits, guard)) for n in range(writers)]
     threads += [threading.Thread(target=_cli_reader, args=(forest, until, figures, guard))
-                for _ in range(readers - readers // 2)]
+                for _ in range(readers)]
+    writers, readers = plan.get("station", (0, 0))
+    if station is not None:
+        url, key = station
+        threads += [threading.Thread(target=_station_writer, args=(
+            url, key, f"{phase}{n}", until, figures, commits, guard))
+            for n in range(writers)]
+        threads += [threading.Thread(target=_station_reader, args=(
+            url, key, until, figures, guard)) for _ in range(readers)]
     for t in threads:
         t.start()
-    for surface, proc in procs:
-        stdout, stderr = proc.communicate(timeout=seconds + 300)
+    left = max(0.0, until - time.time())
+    for proc in procs:
+        stdout, stderr = proc.communicate(timeout=left + 300)
         if proc.returncode != 0:
             figures.failed += 1
-            figures.failures.append(f"{surface} process exit {proc.returncode}: "
+            figures.failures.append(f"engine process exit {proc.returncode}: "
                                     f"{stderr[-300:]}")
         for line in stdout.splitlines():
             try:
                 record = json.loads(line)
             except ValueError:
                 figures.failed += 1
-                figures.failures.append(f"{surface}: unparsable line {line[:100]!r}")
+                figures.failures.append(f"engine: unparsable line {line[:100]!r}")
                 continue
             with guard:
                 if record["op"] == "write":
-                    _judge_write(figures, surface, record["out"], commits, record["id"])
+                    _judge_write(figures, "engine", record["out"], commits, record["id"])
                 else:
-                    _judge_read(figures, surface, record["op"], record["out"] or {})
+                    _judge_read(figures, "engine", record["op"], record["out"] or {})
     for t in threads:
-        t.join(timeout=seconds + 300)
+        t.join(timeout=left + 300)
+
+
+def concurrency(forest: Path, seconds: float = 60.0, writers: int = 8,
+                readers: int = 8, station: bool = True) -> ConcurrencyFigures:
+    """``writers`` writers and ``readers`` readers on ``forest`` for ``seconds``, through
+    the engine, the CLI and (with ``station``) the REST Station. Every write must commit
+    or answer E_LOCKED; every read must answer; the final forest validates and holds
+    every commit.
+
+    A Station holds the forest's writer lock for as long as it serves it, so the race
+    runs in two halves: first engine and CLI writers and readers, half each, race for
+    the lock; then a Station serves the forest (``forest.parent`` is its root), half the
+    writers and readers go through its REST and the rest through the engine and the
+    CLI, whose writes must then all answer E_LOCKED (a commit there would mean the
+    lock let two writers in)."""
+    prepare_writes(forest)
+    figures = ConcurrencyFigures()
+    commits: list[tuple[str, str]] = []
+    guard = threading.Lock()
+    first = seconds / 2 if station else seconds
+    _race(forest, time.time() + first, {"engine": (writers // 2, readers // 2),
+                                        "cli": (writers - writers // 2,
+                                                readers - readers // 2)},
+          figures, commits, guard, "a")
+    if station:
+        before = {k: dict(v) for k, v in figures.surfaces.items()}
+        with serve_station(forest.parent) as served:
+            sw, sr = max(1, writers // 2), max(1, readers // 2)
+            ew, er = (writers - sw) // 2, (readers - sr) // 2
+            _race(forest, time.time() + seconds - first,
+                  {"station": (sw, sr), "engine": (ew, er),
+                   "cli": (writers - sw - ew, readers - sr - er)},
+                  figures, commits, guard, "b", station=served)
+        for surface in ("engine", "cli"):
+            now = figures.surfaces.get(surface, {}).get("committed", 0)
+            was = before.get(surface, {}).get("committed", 0)
+            if now != was:
+                figures.failed += 1
+                figures.failures.append(f"{surface}: {now - was} commits while the "
+                                        "Station held the writer lock")
     history = set(git(forest, "rev-list", "HEAD").split())
     with Vine(forest, writable=False) as vine:
         for sha, node_id in commits:
@@ -950,6 +1143,109 @@ def concurrency(forest: Path, seconds: float = 60.0, writers: int = 8,
         problems = forest_faults(vine, forest)
     figures.failures += problems
     figures.failed += len(problems)
+    return figures
+
+
+# -- a file system that refuses writes ----------------------------------------------------
+
+# A writer under a file-size limit (RLIMIT_FSIZE, SIGXFSZ ignored): every write that
+# grows a file past the limit fails with EFBIG, as one past the free space fails with
+# ENOSPC. Each kind of write is made large enough to cross the limit.
+DISK_FULL_CHILD = """
+import json, resource, signal, sys
+from monkeyllm import Vine
+root, limit = sys.argv[1], int(sys.argv[2])
+big = "x" * (2 * limit)
+vine = Vine(root)
+vine.look("sales/exchange-policy")          # the catalog is open before the limit
+signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+hard = resource.getrlimit(resource.RLIMIT_FSIZE)[1]
+resource.setrlimit(resource.RLIMIT_FSIZE, (limit, hard))
+writes = [
+    ("plant-note", lambda: vine.plant({"id": "torture/huge", "type": "note",
+        "parent": "torture", "title": "Huge", "summary": "Too large to write.",
+        "body": "# Huge\\n\\n" + big})),
+    ("plant-dataset", lambda: vine.plant({"id": "torture/huge-data", "type": "dataset",
+        "parent": "torture", "title": "Huge data", "summary": "Too many rows to write.",
+        "schema": {"t": {"columns": {"id": "INTEGER", "v": "TEXT"}, "primary_key": ["id"]}},
+        "rows": {"t": [[n, "y" * 1000] for n in range(2 * limit // 1000)]}})),
+    ("graft-append", lambda: vine.graft("sales/exchange-policy",
+        {"append_section": {"header": "Huge", "body": big}})),
+    ("graft-body", lambda: vine.graft("torture/hub", {"replace_body": "# Hub\\n\\n" + big})),
+    ("graft-frontmatter", lambda: vine.graft("torture/hub",
+        {"set_frontmatter": {"summary": "The hub, grown past the limit."}, "append_section":
+         {"header": "Bulk", "body": big}})),
+    ("tend", lambda: vine.tend("torture/data",
+        f"UPDATE t SET v = zeroblob({2 * limit}) WHERE id = 1")),
+]
+out = {}
+for kind, thunk in writes:
+    try:
+        out[kind] = thunk()
+    except BaseException as exc:
+        out[kind] = f"raised {exc!r}"
+resource.setrlimit(resource.RLIMIT_FSIZE, (hard, hard))
+out["after"] = vine.look("sales/exchange-policy", fields=["summary"])
+vine.close()
+print(json.dumps(out))
+"""
+
+
+@dataclass
+class DiskFullFigures:
+    """What the refused-write probe found."""
+
+    attempted: int = 0
+    readonly: int = 0                 # answered E_READONLY
+    other: int = 0                    # answered another envelope (a misleading code)
+    internal: int = 0                 # answered E_INTERNAL, or no envelope at all
+    changed: int = 0                  # files, HEAD or the working tree not as before
+    codes: dict[str, int] = field(default_factory=dict)
+    failures: list[str] = field(default_factory=list)
+
+
+def _forest_bytes(root: Path) -> dict[str, str]:
+    return {k: v for k, v in _digest_tree(root).items() if k != ".vine.lock"}
+
+
+def disk_full(forest: Path, limit: int = 200_000) -> DiskFullFigures:
+    """Every kind of write under a file-size limit that refuses it: each must answer an
+    envelope and leave the forest (its files, HEAD, a clean tree) exactly as it was."""
+    figures = DiskFullFigures()
+    prepare_writes(forest)
+    with Vine(forest) as vine:
+        vine.look("_index")
+    before, head = _forest_bytes(forest), git(forest, "rev-parse", "HEAD").strip()
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
+        [str(REPO), os.environ.get("PYTHONPATH", "")])}
+    done = subprocess.run([sys.executable, "-c", DISK_FULL_CHILD, str(forest), str(limit)],
+                          capture_output=True, text=True, timeout=300, env=env)
+    try:
+        out = json.loads(done.stdout)
+    except ValueError:
+        figures.failures.append(f"disk-full writer exit {done.returncode}: "
+                                f"{done.stderr[-300:]}")
+        return figures
+    after = out.pop("after")
+    for kind, answer in out.items():
+        figures.attempted += 1
+        code = answer.get("error", {}).get("code") if isinstance(answer, dict) else None
+        figures.codes[code or "no envelope"] = figures.codes.get(code or "no envelope", 0) + 1
+        if code == "E_READONLY":
+            figures.readonly += 1
+        elif code and code != "E_INTERNAL":
+            figures.other += 1
+        else:
+            figures.internal += 1
+            figures.failures.append(f"disk full, {kind}: {str(answer)[:200]}")
+    if "error" in after:
+        figures.failures.append(f"disk full: a read after the refusals failed: {after}")
+    now = _forest_bytes(forest)
+    moved = sorted(k for k in set(before) | set(now) if before.get(k) != now.get(k))
+    dirty = _status(forest)
+    if moved or dirty or git(forest, "rev-parse", "HEAD").strip() != head:
+        figures.changed = len(moved) or 1
+        figures.failures.append(f"disk full: the forest changed: {moved[:5]} {dirty[:200]!r}")
     return figures
 
 
@@ -1064,7 +1360,7 @@ def run(slow: bool = True, kills: int = 200, seconds: float = 60.0) -> dict[str,
     """Every family, each on its own scratch copy; the figures in table order."""
     with tempfile.TemporaryDirectory(prefix="torture-") as tmp:
         base = Path(tmp)
-        for name in ("hostile", "crash", "repair", "race", "malformed"):
+        for name in ("hostile", "crash", "repair", "race", "malformed", "full"):
             (base / name).mkdir()
             scratch(base / name)
         timings = {}
@@ -1078,11 +1374,13 @@ def run(slow: bool = True, kills: int = 200, seconds: float = 60.0) -> dict[str,
         race = concurrency(base / "race" / "forest", seconds)
         timings["concurrency seconds"] = time.perf_counter() - started
         malformed = probe_malformed(base / "malformed" / "forest")
+        full = disk_full(base / "full" / "forest")
         started = time.perf_counter()
         sql = probe_sql(base / "hostile", sql_corpus(slow=slow))
         timings["sql seconds"] = time.perf_counter() - started
         started = time.perf_counter()
         scopes = probe_scopes(base / "hostile")
+        rest = probe_scopes_station(base / "hostile")
         timings["scope seconds"] = time.perf_counter() - started
     return {
         "writes attempted": crash.attempted, "writes committed": crash.committed,
@@ -1096,38 +1394,56 @@ def run(slow: bool = True, kills: int = 200, seconds: float = 60.0) -> dict[str,
         "hostile statements over their limit": sql.slow,
         "scope probes tried": scopes.tried, "scope probes leaked": scopes.leaked,
         "scope probes E_INTERNAL": scopes.internal, "files outside written": scopes.written,
+        "scope probes over the Station (admin and scoped keys)": rest.tried,
+        "... leaked (Station)": rest.leaked,
+        "... 5xx, E_INTERNAL or not JSON (Station)": rest.internal,
+        "... files outside written (Station)": rest.written,
         "concurrent operations run": race.operations,
         "... writes committed": race.committed, "... writes E_LOCKED": race.locked,
         "... reads": race.reads,
+        **{f"... {surface}: writes / committed / E_LOCKED / reads": "{} / {} / {} / {}".format(
+            row["writes"], row["committed"], row["locked"], row["reads"])
+           for surface, row in sorted(race.surfaces.items())},
         "concurrent operations failed unexpectedly": race.failed,
         "concurrent commits lost": race.lost,
+        "writes refused by a full file system": full.attempted,
+        "... answered E_READONLY": full.readonly,
+        "... answered another envelope": full.other,
+        "... answered E_INTERNAL or no envelope": full.internal,
+        "... forest changed": full.changed,
         "malformed-forest defects": malformed.defects,
         "... named by validate": malformed.named,
         "healthy nodes beside them": malformed.healthy,
         "... served (look, pick, move, locate)": malformed.served,
         **{k: round(v, 1) for k, v in timings.items()},
         "answers": sql.codes,
+        "disk-full answers": full.codes,
         "failures": (crash.failures + repair.failures + race.failures + malformed.failures
-                     + sql.failures + scopes.failures),
+                     + sql.failures + scopes.failures + rest.failures + full.failures),
     }
 
 
 MUST_BE_ZERO = ("writes lost", "crash checks failed", "... not repaired",
                 "hostile statements escaped", "hostile statements over their limit",
                 "scope probes leaked", "scope probes E_INTERNAL", "files outside written",
-                "concurrent operations failed unexpectedly", "concurrent commits lost")
+                "concurrent operations failed unexpectedly", "concurrent commits lost",
+                "... leaked (Station)", "... 5xx, E_INTERNAL or not JSON (Station)",
+                "... files outside written (Station)",
+                "... answered E_INTERNAL or no envelope", "... forest changed")
 
 
 def render(figures: dict[str, Any]) -> str:
-    lines = [f"{'figure':42} {'value':>8}   must be"]
+    lines = [f"{'figure':54} {'value':>14}   must be"]
     must = {key: 0 for key in MUST_BE_ZERO}
     must["... named by validate"] = figures.get("malformed-forest defects", "")
     must["... served (look, pick, move, locate)"] = figures.get("healthy nodes beside them", "")
     for key, value in figures.items():
-        if key in ("answers", "failures"):
+        if key in ("answers", "disk-full answers", "failures"):
             continue
-        lines.append(f"{key:42} {value:>8}   {must.get(key, '')}")
+        lines.append(f"{key:54} {value:>14}   {must.get(key, '')}")
     lines.append("answers: " + ", ".join(f"{k} {v}" for k, v in sorted(figures["answers"].items())))
+    lines.append("disk-full answers: " + ", ".join(
+        f"{k} {v}" for k, v in sorted(figures.get("disk-full answers", {}).items())))
     lines += ["FAIL " + f for f in figures["failures"][:50]]
     if len(figures["failures"]) > 50:
         lines.append(f"FAIL ... and {len(figures['failures']) - 50} more")

@@ -1,7 +1,8 @@
 """The fast part of ``python -m bench.torture``: hostile SQL through ``query``, ids that
-try to leave the forest, exceptions and SIGKILLs inside writes, damaged derived state,
-writers and readers racing, and malformed forests, each on a scratch copy of
-sample-brain."""
+try to leave the forest (through the engine and over the Station's REST), exceptions and
+SIGKILLs inside writes, damaged derived state, writers and readers racing through the
+engine, the CLI and the Station, a file system that refuses writes, and malformed
+forests, each on a scratch copy of sample-brain."""
 
 from __future__ import annotations
 
@@ -107,11 +108,34 @@ def test_damaged_derived_state_is_repaired_on_open(tmp_path: Path) -> None:
 
 
 def test_writers_and_readers_race_without_a_failure(tmp_path: Path) -> None:
-    figures = torture.concurrency(_fresh(tmp_path), seconds=5, writers=4, readers=4)
+    """Engine and CLI racers, then a Station holding the lock with engine and CLI racers
+    beside it: every surface reads, the Station's writes commit, the others' answer
+    E_LOCKED while it serves."""
+    figures = torture.concurrency(_fresh(tmp_path), seconds=6, writers=4, readers=4)
     assert figures.failures == []
     assert figures.failed == 0 and figures.lost == 0
     assert figures.writes > 0 and figures.reads > 0
     assert figures.writes == figures.committed + figures.locked
+    assert set(figures.surfaces) == {"engine", "cli", "station"}
+    assert all(row["reads"] > 0 and row["writes"] > 0 for row in figures.surfaces.values())
+    assert figures.surfaces["station"]["committed"] > 0
+
+
+def test_the_scope_probes_over_the_station_rest(workdir: Path) -> None:
+    figures = torture.probe_scopes_station(workdir)
+    assert figures.tried >= 800
+    assert (figures.leaked, figures.written) == (0, 0)
+    assert figures.failures == []
+    assert figures.internal == 0
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs RLIMIT_FSIZE")
+def test_a_write_the_file_system_refuses_answers_e_readonly_and_changes_nothing(
+        tmp_path: Path) -> None:
+    figures = torture.disk_full(_fresh(tmp_path))
+    assert figures.attempted == 6
+    assert figures.changed == 0, figures.failures
+    assert figures.readonly == figures.attempted, figures.codes
 
 
 def test_a_malformed_forest_serves_its_healthy_nodes(tmp_path: Path) -> None:
