@@ -52,11 +52,15 @@ def _plant_secret(root: Path) -> None:
 
 
 @contextlib.contextmanager
-def _serve(root: Path) -> Iterator[str]:
+def _serve(root: Path, allow_hosts: list[str] | None = None,
+           with_port: bool = False) -> Iterator[str]:
+    """A Station on a free port in a thread; ``with_port`` builds it knowing its port
+    (the MCP Host check of ``vine station serve``), else it answers any loopback port."""
     port = free_port()
-    server = uvicorn.Server(uvicorn.Config(build(Station(root)), host="127.0.0.1",
-                                           port=port, log_config=None,
-                                           log_level="warning", lifespan="on"))
+    app = build(Station(root), port if with_port else None, allow_hosts)
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port,
+                                           log_config=None, log_level="warning",
+                                           lifespan="on"))
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
     deadline = time.monotonic() + 20

@@ -12,7 +12,6 @@ from __future__ import annotations
 import contextlib
 import json
 import subprocess
-import threading
 import time
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
@@ -21,13 +20,11 @@ from typing import Any
 import anyio
 import httpx
 import pytest
-import uvicorn
 from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 
 import monkeyllm
 from monkeyllm.serve.station import audit, keys
-from monkeyllm.serve.station.app import Station, build
 from monkeyllm.serve.station.calls import STATION_CALLS
 from monkeyllm.serve.station.mcp import hosts_for
 from monkeyllm.serve.station.store import Store
@@ -35,7 +32,7 @@ from monkeyllm.serve.station.store import Store
 from .conftest import copy_sample, git
 from .mcpkit import TIMEOUT, VINE, free_port, payload, stable
 from .test_mcp import READS
-from .test_station import PROBES, WORD, _key, _plant_secret
+from .test_station import PROBES, WORD, _key, _plant_secret, _serve
 
 PING = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
     "protocolVersion": "2025-06-18", "capabilities": {},
@@ -51,29 +48,6 @@ def run(fn: Any, *args: Any) -> Any:
         with anyio.fail_after(TIMEOUT * 2):
             return await fn(*args)
     return anyio.run(bounded)
-
-
-@contextlib.contextmanager
-def _serving(root: Path, allow_hosts: list[str] | None = None,
-             with_port: bool = False) -> Iterator[str]:
-    """A Station on a free port; ``with_port`` builds it knowing its port (the Host
-    check of ``vine station serve``), otherwise as tests/test_station.py does."""
-    port = free_port()
-    app = build(Station(root), port if with_port else None, allow_hosts)
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port,
-                                           log_config=None, log_level="warning",
-                                           lifespan="on"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 20
-    while not server.started:
-        assert thread.is_alive() and time.monotonic() < deadline
-        time.sleep(0.02)
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        server.should_exit = True
-        thread.join(20)
 
 
 @pytest.fixture(scope="module")
@@ -94,7 +68,7 @@ def station(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]
     revoked_id, made["revoked"] = _key(root, "gone")
     with Store(root) as store:
         assert keys.revoke(store, revoked_id)
-    with _serving(root) as url, httpx.Client(base_url=url, timeout=30) as client:
+    with _serve(root) as url, httpx.Client(base_url=url, timeout=30) as client:
         made["url"] = url
         made["client"] = client
         yield made
@@ -339,7 +313,7 @@ def test_a_scoped_key_never_sees_the_hidden_subtree(station: dict[str, Any],
 
 
 def test_host_check_answers_only_the_names_it_is_told(station: dict[str, Any]) -> None:
-    with _serving(station["root"], ["brain.internal"], with_port=True) as url:
+    with _serve(station["root"], ["brain.internal"], with_port=True) as url:
         port = url.rsplit(":", 1)[1]
         key = {"Authorization": f"Bearer {station['reader']}"}
         codes: dict[str, httpx.Response] = {}
