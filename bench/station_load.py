@@ -70,7 +70,7 @@ def _free_port() -> int:
 
 def _vine_command() -> list[str]:
     exe = Path(sys.executable).parent / "vine"
-    return [str(exe)] if exe.exists() else [sys.executable, "-m", "monkeyllm.commands.app"]
+    return [str(exe)] if exe.exists() else [sys.executable, "-m", "monkeyllm.commands"]
 
 
 def copy_forest(kind: str, dest: Path) -> Path:

@@ -63,6 +63,16 @@ class Forests:
         except OSError:
             return []
 
+    def known(self, forest: str) -> bool:
+        """True for a forest served here: open already, or a forest folder under the
+        root (without listing the root, as :meth:`ids` does)."""
+        if forest in self._open:
+            return True
+        if not self.registry or not forest or "/" in forest or "\\" in forest \
+                or forest.startswith("."):
+            return False
+        return is_forest(self.root / forest)
+
     def get(self, forest: Any) -> tuple[str, Vine]:
         """The forest a call names (or the only one): its id and open Vine.
 
