@@ -281,3 +281,52 @@ def test_a_revoked_key_is_refused_on_the_very_next_request(station: dict[str, An
         got = _post(station, "acme", "look", args, f"short-{how}")
         assert got.status_code == UNAUTHORIZED, (how, got.text)
     assert _post(station, "acme", "look", args, "admin").status_code == 200
+
+
+# -- the same calls as MCP tools --------------------------------------------------------
+
+
+def _tool_args(name: str) -> st.SearchStrategy[dict[str, Any]]:
+    """A tool's arguments: the route's body shapes plus ``forest`` (the real one most
+    of the time, else anything)."""
+    schema = STATION_CALLS[name].input_schema()
+    forest = st.one_of(st.just("acme"), st.just("acme"), FOREST, JUNK)
+    return st.tuples(shaped(schema), forest, st.integers(0, 5)).map(
+        lambda t: {**t[0], "forest": t[1]} if t[2] else t[0])
+
+
+@pytest.mark.parametrize("who", ["admin", "scoped"])
+@pytest.mark.parametrize("name", sorted(STATION_CALLS))
+@settings(FUZZ, max_examples=2)
+@given(data=st.data())
+def test_every_station_mcp_tool_answers_random_arguments(
+        station: dict[str, Any], name: str, who: str, data: st.DataObject) -> None:
+    """Over the SDK's real client: every tool answers a result or an envelope (isError
+    set exactly for one), never E_INTERNAL, the engine's calls within their budget."""
+    import anyio
+    from mcp import ClientSession
+    from mcp.client.streamable_http import streamable_http_client
+
+    from monkeyllm import budget
+
+    batch = data.draw(st.lists(_tool_args(name), min_size=6, max_size=6))
+
+    async def calls() -> list[tuple[Any, Any]]:
+        async with httpx.AsyncClient(headers=_headers(station, who), timeout=60) as http, \
+                streamable_http_client(str(station["client"].base_url) + "/mcp",
+                                       http_client=http) as (read, write, _), \
+                ClientSession(read, write) as client:
+            await client.initialize()
+            return [(args, await client.call_tool(name, args)) for args in batch]
+
+    for args, result in anyio.run(calls):
+        (block,) = [c for c in result.content if c.type == "text"]
+        out = json.loads(block.text)
+        assert isinstance(out, dict), (name, args, out)
+        assert result.isError == ("error" in out and set(out) == {"error"}), (args, out)
+        if result.isError:
+            assert out["error"]["code"] != "E_INTERNAL", (name, args, out)
+        limit = STATION_CALLS[name].budget
+        if limit is not None and not result.isError:
+            shown = {k: v for k, v in out.items() if k != "trace"}
+            assert budget.cost(shown) <= limit, (name, args, budget.cost(shown))
