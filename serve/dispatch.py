@@ -60,7 +60,7 @@ class Dispatcher:
                                       hint="forests takes no arguments.")
                 result = self.forests.describe()
             else:
-                forest, vine = self.forests.get(args.pop("forest", None))
+                forest, vine = self.forests.get(args.pop("forest", None), write=spec.writes)
                 if spec.call == "view":
                     unknown = sorted(set(args) - {"id"})
                     if unknown:

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from monkeyllm import Vine
-from monkeyllm.errors import NotFound, SchemaError
+from monkeyllm.errors import Locked, NotFound, SchemaError
 from monkeyllm.lock import holder
 
 
@@ -24,7 +24,10 @@ class Forests:
     In single mode the one forest is opened at once (so a locked forest fails the
     start, not the first call) and ``forest`` is optional, but must name it when
     given. In registry mode every direct subfolder of the root that is a forest is
-    served under its folder name, opened on first use; ``forest`` is required.
+    served under its folder name, opened on first use; ``forest`` is required. A
+    registry forest whose writer lock another process holds is served read-only
+    meanwhile: reads go on, and each write tries for the lock again, answering
+    E_LOCKED while the other writer keeps it.
 
     Args:
         forest: The one forest (single mode).
@@ -40,6 +43,10 @@ class Forests:
         self.registry = root is not None
         self.root = (root or forest or Path()).expanduser().resolve()
         self._open: dict[str, Vine] = {}
+        # Registry forests opened read-only because another process held the lock, and
+        # the read-only Vines a later write replaced (closed with the server).
+        self._borrowed: set[str] = set()
+        self._retired: list[Vine] = []
         self._guard = threading.Lock()
         # One ingest at a time per forest: its uploads share a staging folder.
         self.upload_locks: dict[str, threading.Lock] = {}
@@ -73,8 +80,9 @@ class Forests:
             return False
         return is_forest(self.root / forest)
 
-    def get(self, forest: Any) -> tuple[str, Vine]:
-        """The forest a call names (or the only one): its id and open Vine.
+    def get(self, forest: Any, write: bool = False) -> tuple[str, Vine]:
+        """The forest a call names (or the only one): its id and open Vine; with
+        ``write``, a Vine that holds the writer lock (or E_LOCKED).
 
         Raises:
             VineError: ``E_SCHEMA`` for a missing or mistyped ``forest``, or a name
@@ -99,9 +107,21 @@ class Forests:
                     raise NotFound(f"no forest {forest!r} here",
                                    hint="Forests: " + (", ".join(self.ids()) or "(none)")
                                    + ".")
-                vine = Vine(folder, writable=self.writable)
+                try:
+                    vine = Vine(folder, writable=self.writable)
+                except Locked:
+                    if write:
+                        raise
+                    vine = Vine(folder, writable=False)
+                    self._borrowed.add(forest)
                 self._open[forest] = vine
                 self.upload_locks[forest] = threading.Lock()
+            elif write and forest in self._borrowed:
+                # Raises E_LOCKED while the other writer holds the lock.
+                writer = Vine(vine.root, writable=True)
+                self._borrowed.discard(forest)
+                self._retired.append(vine)   # reads may still be running on it
+                self._open[forest] = vine = writer
             return forest, vine
 
     def describe(self) -> dict[str, Any]:
@@ -123,6 +143,7 @@ class Forests:
     def close(self) -> None:
         """Close every open forest (releasing the writer locks)."""
         with self._guard:
-            vines, self._open = list(self._open.values()), {}
+            vines, self._open = list(self._open.values()) + self._retired, {}
+            self._retired = []
         for vine in vines:
             vine.close()

@@ -384,3 +384,51 @@ def test_vine_trailers_end_the_commit_message(tmp_path: Path) -> None:
     assert git(root, "log", "-1", "--format=%B", sha).rstrip().endswith(
         "\n\nstation-principal: ana")
     assert "station-principal" not in git(root, "log", "-1", "--format=%B", plain)
+
+
+def test_a_statement_past_its_limit_answers_504(station: dict[str, Any]) -> None:
+    endless = ("WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) "
+               "SELECT count(*) FROM c")
+    started = time.monotonic()
+    got = post(station, "all", "query", {"id": "sales/orders-2026", "sql": endless})
+    assert got.status_code == 504, got.text
+    assert got.json()["error"]["code"] == "E_TIMEOUT"
+    assert time.monotonic() - started < 10
+
+
+def test_a_forest_another_process_writes_answers_409_to_writes_only(
+        tmp_path: Path) -> None:
+    """Reads go on beside another process's writer; writes answer 409 until it lets go,
+    then the Station takes the lock and commits with its principal."""
+    import subprocess
+    import sys
+
+    root = tmp_path / "root"
+    forest = copy_sample(root / "acme", git=True)
+    key = _key(root, "admin", caps="read,write")[1]
+    patch = {"id": "sales/exchange-policy", "patch": {"set_frontmatter": {
+        "tags": ["held"]}}}
+    with subprocess.Popen(
+            [sys.executable, "-c", "import sys; from monkeyllm import Vine; "
+             f"v = Vine({str(forest)!r}); print('held', flush=True); sys.stdin.read()"],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True) as holder, \
+            _serve(root) as url, httpx.Client(base_url=url, timeout=30) as client:
+        assert holder.stdin is not None and holder.stdout is not None
+        assert holder.stdout.readline().strip() == "held"
+        headers = {"Authorization": f"Bearer {key}"}
+        read = client.post("/v1/forests/acme/look", headers=headers,
+                           json={"id": "sales/exchange-policy"})
+        write = client.post("/v1/forests/acme/graft", headers=headers, json=patch)
+        listed = client.get("/v1/forests", headers=headers).json()["forests"]
+        holder.stdin.close()
+        holder.wait(timeout=30)
+        after = client.post("/v1/forests/acme/graft", headers=headers, json=patch)
+        again = client.post("/v1/forests/acme/look", headers=headers,
+                            json={"id": "sales/exchange-policy", "fields": ["tags"]})
+    assert read.status_code == 200, read.text
+    assert write.status_code == 409, write.text
+    assert write.json()["error"]["code"] == "E_LOCKED"
+    assert listed[0]["locked"] is True
+    assert after.status_code == 200, after.text
+    assert "held" in again.json()["tags"]
+    assert "station-principal: admin" in git(forest, "log", "-1", "--format=%B")

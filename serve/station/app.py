@@ -91,7 +91,7 @@ class Station:
             from .answer import trace_harvest
 
             return trace_harvest(self, who, forest, args)
-        _, vine = self.forests.get(forest)
+        _, vine = self.forests.get(forest, write=not STATION_CALLS[name].read_only)
 
         def engine(call: str, given: dict[str, Any]) -> dict[str, Any]:
             return self.dispatcher.run(call, {**given, "forest": forest}).result
