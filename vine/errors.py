@@ -22,7 +22,7 @@ the wire envelope ``{"error": {"code", "message", "hint", ...extras}}``::
 from __future__ import annotations
 
 import errno
-import sqlite3
+import sys
 from typing import Any
 
 # What a file system that refuses a write says: full, read-only, over quota, a file
@@ -124,12 +124,19 @@ ERRORS: dict[str, type[VineError]] = {
 ERROR_STATUS: dict[str, int] = {code: cls.status for code, cls in ERRORS.items()}
 
 
+def _is_sqlite_error(exc: BaseException) -> bool:
+    """True for a SQLite error (without importing sqlite3: when it is not loaded,
+    nothing could have raised one)."""
+    module = sys.modules.get("sqlite3")
+    return module is not None and isinstance(exc, module.Error)
+
+
 def refused_write(exc: BaseException) -> ReadOnly | None:
     """``E_READONLY`` for an error that says the file system refused a write (a full
     disk, a read-only mount, a size limit), from the OS or from SQLite; else None."""
     if isinstance(exc, OSError) and exc.errno in CANNOT_WRITE:
         cause = exc.strerror or str(exc)
-    elif isinstance(exc, sqlite3.Error) and \
+    elif _is_sqlite_error(exc) and \
             (getattr(exc, "sqlite_errorcode", 0) or 0) & 0xFF in _SQLITE_REFUSALS:
         cause = str(exc)
     else:

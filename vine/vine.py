@@ -6,7 +6,6 @@ from __future__ import annotations
 import errno
 import json
 import os
-import sqlite3
 import threading
 import time
 from collections.abc import Iterator
@@ -170,7 +169,7 @@ class Vine:
             result = spec.method(self, **args)
         except VineError as exc:
             result = exc.envelope()
-        except (OSError, sqlite3.Error) as exc:
+        except Exception as exc:  # noqa: BLE001 - the boundary: never a traceback
             # A file system refusing a write (the forest's files, or the catalog a read
             # keeps fresh) is E_READONLY; anything else is a bug.
             refused = refused_write(exc)
@@ -178,8 +177,6 @@ class Vine:
                     exc.errno in (errno.EACCES, errno.EPERM):
                 refused = None  # a read that may not open a file refused no write
             result = refused.envelope() if refused else internal(spec.name, exc)
-        except Exception as exc:  # noqa: BLE001 - the boundary: never a traceback
-            result = internal(spec.name, exc)
         self._record(spec, args, result, started)
         return result
 
