@@ -1,8 +1,6 @@
 """The ``vine`` Typer application: global options, the generated call subcommands and
 the forest commands."""
 
-from __future__ import annotations
-
 import sys
 from pathlib import Path
 from typing import Annotated
@@ -21,6 +19,7 @@ from .reindex import reindex
 from .serve import serve
 from .station import station_app
 from .validate import validate
+from .watch import watch
 
 
 def make_app(only: str | None = None) -> typer.Typer:
@@ -47,6 +46,7 @@ def make_app(only: str | None = None) -> typer.Typer:
         app.command("validate", help=validate.__doc__)(validate)
         app.command("ingest", help=ingest.__doc__)(ingest)
         app.command("browse", help=browse.__doc__)(browse)
+        app.command("watch", help=watch.__doc__)(watch)
         app.command("serve", help=serve.__doc__)(serve)
         app.add_typer(station_app, name="station")
     return app

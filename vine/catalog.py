@@ -24,7 +24,7 @@ from pathlib import Path
 from stat import S_ISREG
 from typing import TYPE_CHECKING, Any
 
-from . import bodyindex, derived
+from . import bodyindex, derived, keeper
 from .ids import id_of
 from .watch import Stat, Watcher
 
@@ -104,6 +104,8 @@ class Catalog:
         self.watcher = Watcher(root, use_inotify=use_inotify)
         self.on_change: list[Any] = []
         self._walked = False
+        # How the last sync learned what changed: "walk", "inotify" or "keeper".
+        self.last_sync = ""
 
         self.path, self._uri = self._locate_file()
         self._open_checked()
@@ -199,14 +201,21 @@ class Catalog:
     def sync(self, *, full: bool = False) -> int:
         """Bring the catalog in line with the files; returns how many nodes changed."""
         with self._sync_lock:
+            if not full and not self._walked and self.path is not None and \
+                    keeper.ask(self.root):
+                # A keeper (`vine watch`) brought the shared catalog up to date.
+                self.last_sync = "keeper"
+                return 0
             changes = None if full or not self._walked else self.watcher.poll()
             if changes is None:
                 first = not self._walked
                 self._walked = True
+                self.last_sync = "walk"
                 found = self.watcher.walk()
                 if first and bodyindex.needs_compaction(self.conn):
                     return self.build(found)
                 return self._sync_walk(found)
+            self.last_sync = "inotify"
             if not changes:
                 return 0
             return self._sync_changes(changes)

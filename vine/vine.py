@@ -20,6 +20,7 @@ from .writes import JOURNAL
 
 if TYPE_CHECKING:
     from .gitops import Repository
+    from .keeper import Keeper
     from .writes.context import WriteContext
 
 # Importing the engine stays cheap (a one-shot command pays it every time): the
@@ -254,6 +255,38 @@ class Vine:
             yield
         finally:
             self._local.trailers = previous
+
+    def keeper(self) -> Keeper:
+        """A keeper for this forest: while it serves (``serve_forever`` in a thread of
+        its own, ``close`` to stop), one-shot processes ask it to bring the catalog up
+        to date instead of walking the files (see :mod:`monkeyllm.keeper`).
+
+        Raises ``VineError`` (``E_LOCKED``) when another keeper already serves this
+        forest, ``E_SCHEMA`` where keepers are not supported or the catalog is not a
+        file other processes share.
+        """
+        from .errors import Locked
+        from .keeper import AVAILABLE, Keeper
+
+        catalog = self._forest.catalog
+        if not AVAILABLE or catalog.path is None:
+            raise SchemaError("a keeper needs Linux and a forest whose _derived/ folder "
+                              "is writable", hint="Without one, every call walks the "
+                                                  "files, as it always does.")
+        # Two full walks: the second starts inotify, so each question only drains it.
+        catalog.sync(full=True)
+        catalog.sync(full=True)
+
+        def sync() -> None:
+            if self._closed:
+                raise SchemaError("this Vine is closed")
+            catalog.sync()
+
+        try:
+            return Keeper(self.root, sync)
+        except OSError:
+            raise Locked("a keeper already keeps this forest fresh",
+                         hint="One vine watch per forest is enough.") from None
 
     def problems(self) -> list[dict[str, str]]:
         """Files the catalog skipped because they are not well-formed nodes."""
