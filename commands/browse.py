@@ -1,7 +1,5 @@
 """``vine browse``: the forest in a terminal app (Textual, imported only here)."""
 
-from __future__ import annotations
-
 from pathlib import Path
 from typing import Annotated
 

@@ -1,7 +1,5 @@
 """``vine call TOOL [ARGS_JSON|-]``: any call with the JSON arguments MCP and REST take."""
 
-from __future__ import annotations
-
 from pathlib import Path
 from typing import Annotated
 

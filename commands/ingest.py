@@ -4,8 +4,6 @@ Exit status: 0 when the run did something (files failing alongside are listed in
 report), 1 when the engine refused the run or every file it tried failed.
 """
 
-from __future__ import annotations
-
 import sys
 from pathlib import Path
 from typing import Annotated, Any

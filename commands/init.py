@@ -1,7 +1,5 @@
 """``vine init PATH --title TITLE``: create a forest."""
 
-from __future__ import annotations
-
 from pathlib import Path
 from typing import Annotated
 

@@ -1,7 +1,5 @@
 """``vine reindex``: rebuild the catalog from the files."""
 
-from __future__ import annotations
-
 import sys
 from pathlib import Path
 from typing import Annotated

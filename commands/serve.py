@@ -1,8 +1,6 @@
 """``vine serve``: the forest over the Model Context Protocol, on stdio or streamable
 HTTP. The MCP SDK is imported only here, when a server starts."""
 
-from __future__ import annotations
-
 import os
 import sys
 from enum import StrEnum

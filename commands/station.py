@@ -1,8 +1,6 @@
 """``vine station``: the REST Station over a folder of forests, and its API keys.
 Starlette and uvicorn are imported only when ``serve`` starts."""
 
-from __future__ import annotations
-
 import json
 import sys
 from pathlib import Path

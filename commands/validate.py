@@ -4,8 +4,6 @@ Exit status: 0 when clean, 1 on errors (on warnings too with ``--strict``), 2 fo
 usage (a folder that is not a forest, an unknown option).
 """
 
-from __future__ import annotations
-
 import enum
 import json as jsonlib
 import os
@@ -91,7 +89,7 @@ def _fixed_lines(fixed: dict[str, Any] | None) -> list[str]:
     return lines
 
 
-def _json(findings: list[Finding], errors: int, warnings: int,
+def _json(findings: list["Finding"], errors: int, warnings: int,
           fixed: dict[str, Any] | None) -> None:
     out: dict[str, Any] = {"findings": [x.as_dict() for x in findings], "errors": errors,
                            "warnings": warnings}
@@ -111,7 +109,7 @@ def escape_property(text: str) -> str:
     return escape_data(text).replace(":", "%3A").replace(",", "%2C")
 
 
-def _github(findings: list[Finding], root: Path, errors: int, warnings: int,
+def _github(findings: list["Finding"], root: Path, errors: int, warnings: int,
             fixed: dict[str, Any] | None) -> None:
     """One ``::error``/``::warning`` workflow command per finding; paths are made
     relative to the working folder (the repository root on a runner)."""
@@ -135,7 +133,7 @@ def _colour() -> bool:
     return sys.stdout.isatty() and "NO_COLOR" not in os.environ
 
 
-def _text(findings: list[Finding], errors: int, warnings: int,
+def _text(findings: list["Finding"], errors: int, warnings: int,
           fixed: dict[str, Any] | None) -> None:
     """Findings grouped by file, then the count line; coloured on a terminal."""
     for line in _fixed_lines(fixed):
@@ -156,7 +154,7 @@ def _text(findings: list[Finding], errors: int, warnings: int,
         console.print(Text(text, style=style))
 
 
-def _grouped(findings: list[Finding]) -> Iterable[tuple[str, str]]:
+def _grouped(findings: list["Finding"]) -> Iterable[tuple[str, str]]:
     """(line, style) pairs: a header per file, an indented line per finding."""
     style = {"error": "red", "warning": "yellow"}
     path = None
