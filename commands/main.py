@@ -169,11 +169,24 @@ def run(plan: Plan) -> bool:
 
 
 def main() -> None:
-    """The console script: the hot path for a plain call, else the Typer application."""
+    """The console script: the hot path for a plain call, the kept help for ``vine
+    --help``, else the Typer application."""
     argv = sys.argv[1:]
-    plan = None if os.environ.get(_COMPLETE) else parse(argv)
+    if os.environ.get(_COMPLETE):
+        plan = None
+    elif argv in (["--help"], ["-h"]):
+        from . import helpcache
+
+        helpcache.show(_typer_main)
+        return
+    else:
+        plan = parse(argv)
     if plan is not None and run(plan):
         return
+    _typer_main()
+
+
+def _typer_main() -> None:
     from .app import main as typer_main
 
     typer_main()

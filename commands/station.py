@@ -8,8 +8,8 @@ from typing import Annotated
 
 import typer
 
-station_app = typer.Typer(help="The REST Station: serve a folder of forests behind API "
-                          "keys, and manage the keys.\n\n"
+station_app = typer.Typer(help="The Station: serve a folder of forests over REST and MCP "
+                          "behind API keys; manage the keys and the models that answer.\n\n"
                           "Example: vine station serve --root ./forests --port 8080",
                           no_args_is_help=True)
 key_app = typer.Typer(help="API keys: add (shown once), list, revoke.", no_args_is_help=True)

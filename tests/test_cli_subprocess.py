@@ -186,7 +186,8 @@ def test_read_commands_do_not_import_the_heavy_stacks(forest: Path, tmp_path: Pa
             (stubs / name / "__init__.py").write_text("")
     report = tmp_path / "modules.json"
     env = environ(PYTHONPATH=os.pathsep.join(filter(None, [str(stubs),
-                                                           os.environ.get("PYTHONPATH")])))
+                                                           os.environ.get("PYTHONPATH")])),
+                  XDG_CACHE_HOME=str(tmp_path / "cache"))   # no kept help yet
     proc = subprocess.run([sys.executable, "-c", PROBE, str(report),
                            json.dumps([*argv, "-f", str(forest)])],
                           capture_output=True, text=True, env=env, timeout=60)
@@ -203,6 +204,32 @@ def test_read_commands_do_not_import_the_heavy_stacks(forest: Path, tmp_path: Pa
     assert not [m for m in seen["modules"] if m.startswith("monkeyllm.serve")]
     # A plain call takes the hot path: no Typer (or its Click) at all.
     assert ("typer" in loaded) == (argv[0] == "--help"), argv
+
+
+def test_the_top_level_help_is_kept_and_printed_without_typer(tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    probe = [sys.executable, "-c", PROBE]
+
+    def helped(columns: str) -> tuple[str, list[str]]:
+        report = tmp_path / "modules.json"
+        proc = subprocess.run([*probe, str(report), json.dumps(["--help"])],
+                              capture_output=True, text=True, timeout=60,
+                              env=environ(XDG_CACHE_HOME=str(cache), COLUMNS=columns))
+        assert proc.returncode == 0, proc.stderr
+        return proc.stdout, json.loads(report.read_text())["modules"]
+
+    first, loaded = helped("80")
+    assert "typer" in loaded and first.startswith("Usage: vine [OPTIONS] COMMAND")
+    again, loaded = helped("80")
+    assert again == first and "typer" not in loaded        # kept: no Typer at all
+    narrow, loaded = helped("60")                          # another width: rendered
+    assert "typer" in loaded and narrow != first
+    assert max(len(line) for line in narrow.splitlines()) <= 58
+    assert len(list((cache / "monkeyllm").glob("help-*.txt"))) == 2
+    cache = tmp_path / "not-a-folder"                      # nowhere to keep it:
+    cache.write_text("")                                   # rendered every time
+    assert helped("80") == (first, helped("80")[1])
+    assert "typer" in helped("80")[1]
 
 
 # -- on a terminal -------------------------------------------------------------------
