@@ -15,6 +15,7 @@ application, so help and usage errors read as they always have.
 from __future__ import annotations
 
 import os
+import signal
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -177,13 +178,25 @@ def main() -> None:
     elif argv in (["--help"], ["-h"]):
         from . import helpcache
 
+        _quiet_pipe()
         helpcache.show(_typer_main)
         return
     else:
         plan = parse(argv)
-    if plan is not None and run(plan):
-        return
+    if plan is not None:
+        _quiet_pipe()
+        if run(plan):
+            return
     _typer_main()
+
+
+def _quiet_pipe() -> None:
+    """A reader that stops early (`vine look x | head -c 10`) ends this one-shot
+    process as it ends any Unix tool, silently, instead of a BrokenPipeError
+    traceback. Only here: a server (which never takes this path) must outlive a client
+    that hangs up, so Python's own SIG_IGN stays for it."""
+    if hasattr(signal, "SIGPIPE"):
+        signal.signal(signal.SIGPIPE, signal.SIG_DFL)
 
 
 def _typer_main() -> None:

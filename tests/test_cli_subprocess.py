@@ -10,6 +10,7 @@ import os
 import re
 import select
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -328,3 +329,20 @@ def test_error_on_a_terminal_goes_to_stderr_only(forest: Path) -> None:
     assert out == ""
     lines = err.splitlines()
     assert len(lines) == 1 and lines[0].startswith("vine: E_NOT_FOUND: ")
+
+
+@pytest.mark.skipif(not hasattr(signal, "SIGPIPE"), reason="no SIGPIPE here")
+@pytest.mark.parametrize("args", [["look", "sales/exchange-policy"], ["--help"]],
+                         ids=["look", "help"])
+def test_a_reader_that_hangs_up_ends_vine_quietly(forest: Path, args: list[str]) -> None:
+    """`vine look x | head -c 10`: no BrokenPipeError traceback, the SIGPIPE status."""
+    read, write = os.pipe()
+    os.close(read)                                  # the reader is gone before vine writes
+    try:
+        proc = subprocess.run([*SCRIPT, *args, "-f", str(forest)] if args[0] != "--help"
+                              else [*SCRIPT, *args], stdout=write, stderr=subprocess.PIPE,
+                              text=True, timeout=60, env=environ())
+    finally:
+        os.close(write)
+    assert proc.returncode == -signal.SIGPIPE, proc.stderr
+    assert "Traceback" not in proc.stderr and "BrokenPipe" not in proc.stderr
