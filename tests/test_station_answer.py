@@ -17,6 +17,7 @@ from typing import Any
 import httpx
 import pytest
 
+from monkeyllm.heat import READ_DEPOSIT, STRONG_DEPOSIT
 from monkeyllm.serve.station import audit, keys
 from monkeyllm.serve.station.answer import bindings
 from monkeyllm.serve.station.answer.cache import AnswerStore
@@ -556,3 +557,31 @@ def test_rest_harvest_traces_and_answer_times_and_audits_its_cache(
     rows = audit.rows(Store(st["root"]), limit=2)
     assert [r["outcome"] for r in rows] == ["cache", "ok"]
     assert len(st["kit"].requests) == 1
+
+
+def test_what_an_answer_stands_on_gets_a_hunts_heat(st: dict[str, Any]) -> None:
+    """An answer deposits a successful hunt's heat on its evidence, beyond what its
+    harvest's own reads deposit (on a node the other tests leave cool)."""
+    auth = {"Authorization": f"Bearer {st['ans']}"}
+    question = "where is the carrier list with the average transit times?"
+
+    def harvest() -> list[str]:
+        got = st["client"].post("/v1/forests/acme/harvest", headers=auth,
+                                json={"query": question, "k": 3})
+        return [r["id"] for r in got.json()["results"]]
+
+    def heat(node_id: str) -> float:
+        got = st["client"].post("/v1/forests/acme/look", headers=auth, json={
+            "id": node_id, "fields": ["stats"]})
+        return float(got.json()["stats"]["heat"])
+
+    node = harvest()[0]
+    before = heat(node)                # each look deposits a read's heat after it reports
+    harvest()
+    by_harvest = heat(node) - before
+    st["kit"].reply(f"See [{node}].")
+    assert ask(st, {"question": question, "cache": False}).json()["evidence"] == [node]
+    by_answer = heat(node) - before - by_harvest
+    assert heat(node) < 0.9                                # far from the cap
+    assert by_harvest > READ_DEPOSIT
+    assert by_answer - by_harvest == pytest.approx(STRONG_DEPOSIT, abs=0.005)

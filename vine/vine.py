@@ -288,6 +288,19 @@ class Vine:
             raise Locked("a keeper already keeps this forest fresh",
                          hint="One vine watch per forest is enough.") from None
 
+    def reinforce(self, ids: list[str]) -> list[str]:
+        """Deposit a successful hunt's heat on nodes an answer stood on (the Station's
+        ``answer`` does, for its evidence), so that what answers questions climbs the
+        rankings. Not a call: it changes no content. Returns the ids that exist."""
+        if self._closed:
+            raise SchemaError("this Vine is closed", hint="Open the forest again.")
+        from .heat import STRONG_DEPOSIT
+
+        known = [i for i in dict.fromkeys(ids)
+                 if isinstance(i, str) and self._forest.catalog.row(i) is not None]
+        self._forest.heat.deposit(known, STRONG_DEPOSIT)
+        return known
+
     def problems(self) -> list[dict[str, str]]:
         """Files the catalog skipped because they are not well-formed nodes."""
         self._forest.catalog.sync()

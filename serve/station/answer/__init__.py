@@ -31,5 +31,12 @@ def run(station: Any, who: Any, forest: str, args: dict[str, Any]) -> dict[str, 
     ask = settle(args, binding)
     _, vine = station.forests.get(forest)
     if ask.hops is not None:
-        return walk.run(station, who, forest, ask, binding, vine.root)
-    return sweep.run(station, who, forest, ask, binding, vine.root)
+        out = walk.run(station, who, forest, ask, binding, vine.root)
+    else:
+        out = sweep.run(station, who, forest, ask, binding, vine.root)
+    evidence = out.get("evidence")
+    if isinstance(evidence, list) and evidence and out.get("answer"):
+        # What an answer stood on is a successful hunt: it climbs the rankings
+        # (served from the store or fresh alike).
+        vine.reinforce(evidence)
+    return out
