@@ -20,6 +20,8 @@ if TYPE_CHECKING:
 # (`vine look x`) never imports it.
 
 ENV_FOREST = "VINE_FOREST"
+ENV_WATCH = "VINE_WATCH"
+KEEPER_IDLE_S = 600
 EXIT_ERROR = 1
 EXIT_USAGE = 2
 
@@ -137,9 +139,34 @@ def run_call(spec: Call, forest: Path | None, as_json: bool, args: dict[str, Any
     vine = open_vine(forest, writable=not spec.read_only, as_json=as_json)
     try:
         response = vine.call(spec.name, args)
+        walked = vine.freshness == "walk"
     finally:
         vine.close()
+    if walked:
+        start_keeper(vine.root)
     emit(spec.name, response, as_json)
+
+
+def start_keeper(root: Path) -> None:
+    """After a call that had to walk the files, start `vine watch --idle 600` on the
+    forest in the background, so the next commands ask it instead (Linux; not with
+    VINE_WATCH=0; a second keeper of the same forest exits at once)."""
+    from monkeyllm import keeper
+
+    if os.environ.get(ENV_WATCH, "1") == "0" or not keeper.AVAILABLE or \
+            not (root / "_derived" / "catalog.db").is_file():
+        return
+    import subprocess
+
+    try:
+        subprocess.Popen(
+            [sys.executable, "-m", "monkeyllm.commands", "watch", "-f", str(root),
+             "--idle", str(KEEPER_IDLE_S), "--quiet"],
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL, start_new_session=True, close_fds=True,
+            cwd=root)
+    except OSError:
+        return
 
 
 def emit(call: str, response: dict[str, Any], as_json: bool) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 from collections.abc import Iterator
@@ -12,6 +13,10 @@ import pytest
 import yaml
 
 from monkeyllm import Vine
+
+# No `vine` process started by a test leaves a keeper (`vine watch`) behind it; the
+# tests of keepers start and stop their own.
+os.environ["VINE_WATCH"] = "0"
 
 REPO = Path(__file__).resolve().parent.parent
 SAMPLE = REPO / "sample-brain"

@@ -21,6 +21,7 @@ from __future__ import annotations
 import os
 import sys
 import threading
+import time
 import zlib
 from collections.abc import Callable
 from pathlib import Path
@@ -51,8 +52,8 @@ def address(root: Path) -> str | None:
     return f"\0monkeyllm-keeper-{os.getuid()}-{zlib.crc32(ident):08x}-{len(ident)}"
 
 
-def _question(ident: bytes) -> bytes:
-    return b"sync " + ident.hex().encode("ascii") + b"\n"
+def _question(ident: bytes, verb: bytes = b"sync") -> bytes:
+    return verb + b" " + ident.hex().encode("ascii") + b"\n"
 
 
 def _same_user(sock: Any) -> bool:
@@ -64,8 +65,9 @@ def _same_user(sock: Any) -> bool:
     return bool(uid == os.getuid())
 
 
-def ask(root: Path) -> bool:
-    """True when a keeper of this forest brought the catalog up to date just now."""
+def ask(root: Path, verb: bytes = b"sync") -> bool:
+    """True when a keeper of this forest brought the catalog up to date just now
+    (with ``verb=b"stop"``: when it agreed to stop)."""
     name = address(root)
     ident = identity(root)
     if name is None or ident is None:
@@ -78,10 +80,15 @@ def ask(root: Path) -> bool:
             sock.connect(name)
             if not _same_user(sock):
                 return False
-            sock.sendall(_question(ident))
+            sock.sendall(_question(ident, verb))
             return sock.recv(16) == OK
     except OSError:
         return False
+
+
+def stop(root: Path) -> bool:
+    """Ask the keeper of this forest to stop; True when one agreed."""
+    return ask(root, b"stop")
 
 
 class Keeper:
@@ -101,6 +108,9 @@ class Keeper:
         if name is None or ident is None:
             raise OSError("a keeper needs Linux (abstract Unix sockets)")
         self._question = _question(ident)
+        self._stop_question = _question(ident, b"stop")
+        self.stopped = threading.Event()
+        self.last_asked = time.monotonic()
         self._sync = sync
         self._lock = threading.Lock()
         self._server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -125,11 +135,19 @@ class Keeper:
         with conn:
             try:
                 conn.settimeout(TIMEOUT * 4)
-                if not _same_user(conn) or _read_line(conn) != self._question:
+                if not _same_user(conn):
+                    return
+                question = _read_line(conn)
+                if question == self._stop_question:
+                    self.stopped.set()
+                    conn.sendall(OK)
+                    return
+                if question != self._question:
                     return
                 with self._lock:
                     self._sync()
                     self.answered += 1
+                    self.last_asked = time.monotonic()
                 conn.sendall(OK)
             except Exception:  # noqa: BLE001 - an unanswered question makes the asker walk
                 return

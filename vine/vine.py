@@ -273,9 +273,6 @@ class Vine:
             raise SchemaError("a keeper needs Linux and a forest whose _derived/ folder "
                               "is writable", hint="Without one, every call walks the "
                                                   "files, as it always does.")
-        # Two full walks: the second starts inotify, so each question only drains it.
-        catalog.sync(full=True)
-        catalog.sync(full=True)
 
         def sync() -> None:
             if self._closed:
@@ -283,10 +280,24 @@ class Vine:
             catalog.sync()
 
         try:
-            return Keeper(self.root, sync)
+            kept = Keeper(self.root, sync)      # claims the forest first
         except OSError:
             raise Locked("a keeper already keeps this forest fresh",
                          hint="One vine watch per forest is enough.") from None
+        try:
+            # Two full walks: the second starts inotify, so a question only drains it.
+            catalog.sync(full=True)
+            catalog.sync(full=True)
+        except BaseException:
+            kept.close()
+            raise
+        return kept
+
+    @property
+    def freshness(self) -> str:
+        """How the last call learned what changed on disk: ``walk`` (a stat of every
+        file), ``inotify`` (its own watcher) or ``keeper`` (a ``vine watch``)."""
+        return self._forest.catalog.last_sync
 
     def reinforce(self, ids: list[str]) -> list[str]:
         """Deposit a successful hunt's heat on nodes an answer stood on (the Station's
