@@ -4,6 +4,7 @@ every edit made before they asked; without one (or after it stops) they walk."""
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import threading
@@ -128,8 +129,6 @@ def test_a_second_keeper_is_refused(kept: Path) -> None:
 
 
 def test_a_read_that_walked_starts_a_keeper_that_stops_itself(tmp_path: Path) -> None:
-    import os
-
     forest = copy_sample(tmp_path / "brain")
     env = {**os.environ, "VINE_WATCH": "1"}
 
@@ -192,3 +191,18 @@ def test_a_keeper_with_idle_stops_when_nobody_asks(tmp_path: Path) -> None:
         assert proc.wait(timeout=30) == 0
         assert proc.stderr is not None
         assert re.search(r"stopped after [1-9]\d* answers", proc.stderr.read())
+
+
+def test_no_keeper_for_a_forest_other_machines_change(tmp_path: Path) -> None:
+    """inotify does not see edits made over NFS, SMB or FUSE from elsewhere: there every
+    call keeps walking."""
+    real = os.path.realpath(tmp_path)
+    mounts = ("/dev/sda1 / ext4 rw 0 0\n"
+              f"server:/export {real} nfs4 rw 0 0\n"
+              f"/dev/sdb1 {real}/local\\040disk ext4 rw 0 0\n")
+    assert keeper.filesystem(tmp_path / "brain", mounts) == "nfs4"
+    assert not keeper.watchable(tmp_path / "brain", mounts)
+    assert keeper.filesystem(tmp_path / "local disk" / "brain", mounts) == "ext4"
+    assert keeper.watchable(tmp_path / "local disk" / "brain", mounts)
+    assert not keeper.watchable(tmp_path, f"me@host:/ {real} fuse.sshfs rw 0 0\n")
+    assert keeper.watchable(Path("/"), "/dev/sda1 / ext4 rw 0 0\n")

@@ -52,6 +52,38 @@ def address(root: Path) -> str | None:
     return f"\0monkeyllm-keeper-{os.getuid()}-{zlib.crc32(ident):08x}-{len(ident)}"
 
 
+# File systems whose files other machines change where this kernel's inotify cannot see.
+REMOTE = ("nfs", "nfs4", "cifs", "smb3", "smbfs", "9p", "afs", "ceph", "glusterfs",
+          "lustre", "gpfs", "fuse", "fuse.sshfs", "fuse.rclone", "fuse.s3fs", "virtiofs")
+
+
+def filesystem(root: Path, mounts: str | None = None) -> str | None:
+    """The type of the file system holding ``root``, from ``mounts`` (the text of
+    /proc/self/mounts, read when not given)."""
+    real = os.path.realpath(root)
+    if mounts is None:
+        try:
+            with open("/proc/self/mounts", encoding="utf-8", errors="replace") as fh:
+                mounts = fh.read()
+        except OSError:
+            return None
+    best, kind = "", None
+    for fields in (line.split() for line in mounts.splitlines()):
+        if len(fields) < 3:
+            continue
+        point = fields[1].replace("\\040", " ")
+        inside = real == point or real.startswith(point.rstrip("/") + "/")
+        if inside and len(point) > len(best):
+            best, kind = point, fields[2]
+    return kind
+
+
+def watchable(root: Path, mounts: str | None = None) -> bool:
+    """True when inotify sees every change to the forest (a local file system)."""
+    kind = filesystem(root, mounts)
+    return kind is not None and kind not in REMOTE and not kind.startswith("fuse.")
+
+
 def _question(ident: bytes, verb: bytes = b"sync") -> bytes:
     return verb + b" " + ident.hex().encode("ascii") + b"\n"
 

@@ -266,13 +266,17 @@ class Vine:
         file other processes share.
         """
         from .errors import Locked
-        from .keeper import AVAILABLE, Keeper
+        from .keeper import AVAILABLE, Keeper, filesystem, watchable
 
         catalog = self._forest.catalog
         if not AVAILABLE or catalog.path is None:
             raise SchemaError("a keeper needs Linux and a forest whose _derived/ folder "
                               "is writable", hint="Without one, every call walks the "
                                                   "files, as it always does.")
+        if not watchable(self.root):
+            raise SchemaError(f"a keeper cannot follow a forest on {filesystem(self.root)}:"
+                              " inotify does not see edits made on other machines",
+                              hint="Every call walks the files instead, as it always does.")
 
         def sync() -> None:
             if self._closed:
