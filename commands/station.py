@@ -33,8 +33,10 @@ def serve(
     host: Annotated[str, typer.Option("--host", help="The address to bind.")] = "127.0.0.1",
     port: Annotated[int, typer.Option("--port", help="The port.")] = 8080,
     allow_host: Annotated[list[str] | None, typer.Option(
-        "--allow-host", help="MCP: also answer this Host (name or name:port; "
-        "repeatable). Only localhost is answered otherwise.", show_default=False)
+        "--allow-host", envvar="MONKEYLLM_STATION_ALLOWED_HOSTS",
+        help="MCP: also answer this Host (name or name:port; repeatable, or "
+        "space-separated in $MONKEYLLM_STATION_ALLOWED_HOSTS). Only localhost is "
+        "answered otherwise.", show_default=False)
     ] = None,
 ) -> None:
     """Serve every forest under ROOT over REST (POST /v1/forests/{forest}/{call}) and

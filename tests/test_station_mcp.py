@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import subprocess
 import time
 from collections.abc import AsyncIterator, Iterator
@@ -341,14 +342,19 @@ def test_host_check_answers_only_the_names_it_is_told(station: dict[str, Any]) -
     assert hosts_for(8080, [])[0] == ["127.0.0.1:8080", "localhost:8080", "[::1]:8080"]
 
 
+@pytest.mark.parametrize("how", ["flag", "env"])
 def test_vine_station_serve_mounts_mcp_with_allow_host(station: dict[str, Any],
-                                                        tmp_path: Path) -> None:
+                                                        tmp_path: Path, how: str) -> None:
     port = free_port()
     err = tmp_path / "station.log"
+    argv = [VINE, "station", "serve", "--root", str(station["root"]), "--port", str(port)]
+    env = dict(os.environ)
+    if how == "flag":
+        argv += ["--allow-host", "brain.internal"]
+    else:
+        env["MONKEYLLM_STATION_ALLOWED_HOSTS"] = "other.internal brain.internal"
     with open(err, "w", encoding="utf-8") as log:
-        proc = subprocess.Popen([VINE, "station", "serve", "--root", str(station["root"]),
-                                 "--port", str(port), "--allow-host", "brain.internal"],
-                                stdout=subprocess.DEVNULL, stderr=log)
+        proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=log, env=env)
     try:
         deadline = time.monotonic() + TIMEOUT
         while f":{port}/mcp" not in err.read_text():
