@@ -384,3 +384,27 @@ def test_vine_station_serve_mounts_mcp_with_allow_host(station: dict[str, Any],
     assert evil.status_code == 421
     assert f"MCP over streamable HTTP at http://127.0.0.1:{port}/mcp" in err.read_text()
     assert "Traceback" not in err.read_text()
+
+
+def test_mcp_refusals_are_envelopes(station: dict[str, Any]) -> None:
+    """What the transport refuses (a GET, a wrong Content-Type, an oversized body) is the
+    error envelope with its status, never a hanging stream or plain text."""
+    key = {"Authorization": f"Bearer {station['reader']}", **ACCEPT}
+    url = station["url"] + "/mcp"
+    got = {
+        "get": httpx.get(url, headers=key, timeout=TIMEOUT),
+        "delete": httpx.delete(url, headers=key, timeout=TIMEOUT),
+        "text": httpx.post(url, content=b"hello", timeout=TIMEOUT,
+                           headers={**key, "Content-Type": "text/plain"}),
+        "huge": httpx.post(url, content=b"x" * (5 << 20), timeout=TIMEOUT,
+                           headers={**key, "Content-Type": "application/json"}),
+    }
+    assert {k: r.status_code for k, r in got.items()} == {
+        "get": 405, "delete": 405, "text": 400, "huge": 413}
+    for response in got.values():
+        body = response.json()
+        assert set(body) == {"error"} and body["error"]["code"] == "E_SCHEMA", body
+    assert got["get"].headers["allow"] == "POST"
+    assert "content-type" in got["text"].json()["error"]["message"].lower()
+    fine = httpx.post(url, json=PING, headers=key, timeout=TIMEOUT)
+    assert fine.status_code == 200 and fine.json()["result"]["serverInfo"]["name"]

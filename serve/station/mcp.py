@@ -191,8 +191,50 @@ class Endpoint:
                 self.station, None, None, "mcp", envelope, UNAUTHORIZED, 0.0))
             await JSONResponse(envelope, status_code=UNAUTHORIZED)(scope, receive, send)
             return
+        if scope.get("method") != "POST":
+            # Stateless, JSON answers: no event stream to open with GET, no session to
+            # end with DELETE.
+            await JSONResponse(SchemaError(
+                f"{scope.get('method')} /mcp is not served: this Station answers each "
+                "POST of JSON-RPC with JSON", hint="POST JSON-RPC messages to /mcp."
+            ).envelope(), status_code=405, headers={"Allow": "POST"})(scope, receive, send)
+            return
         scope[SCOPE_KEY] = who
-        await self.manager.handle_request(scope, receive, send)
+        await self.manager.handle_request(scope, receive, _envelopes(send))
+
+
+def _envelopes(send: Any) -> Any:
+    """``send`` with the SDK's plain-text refusals (a wrong Content-Type, a body over
+    its size limit) turned into the error envelope, status kept."""
+    held: dict[str, Any] = {}
+    body = bytearray()
+
+    async def wrapped(message: dict[str, Any]) -> None:
+        if message["type"] == "http.response.start":
+            headers = {k.lower(): v for k, v in message.get("headers", [])}
+            plain = not headers.get(b"content-type", b"").startswith(b"application/json")
+            if message["status"] >= 400 and plain:
+                held["start"] = message
+                return
+            await send(message)
+            return
+        if message["type"] == "http.response.body" and "start" in held:
+            body.extend(message.get("body", b""))
+            if message.get("more_body"):
+                return
+            start = held.pop("start")
+            text = bytes(body).decode("utf-8", "replace").strip()[:300] or "refused"
+            payload = json.dumps(SchemaError(
+                f"/mcp: {text[0].lower() + text[1:]}", hint="POST JSON-RPC with Content-"
+                "Type: application/json, at most 4 MiB.").envelope()).encode()
+            await send({"type": "http.response.start", "status": start["status"],
+                        "headers": [(b"content-type", b"application/json"),
+                                    (b"content-length", str(len(payload)).encode())]})
+            await send({"type": "http.response.body", "body": payload})
+            return
+        await send(message)
+
+    return wrapped
 
 
 def _refusal(status: int, request: Request) -> dict[str, Any]:
