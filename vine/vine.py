@@ -297,6 +297,15 @@ class Vine:
             raise
         return kept
 
+    def head(self) -> str | None:
+        """The forest's current commit (None before the first, or without git)."""
+        if self._closed:
+            raise SchemaError("this Vine is closed", hint="Open the forest again.")
+        try:
+            return self._repository().head()
+        except VineError:
+            return None
+
     @property
     def freshness(self) -> str:
         """How the last call learned what changed on disk: ``walk`` (a stat of every

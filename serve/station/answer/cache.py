@@ -58,25 +58,6 @@ def fingerprint(bundle: dict[str, Any]) -> str:
                  "truncated": bool(bundle.get("truncated"))})
 
 
-def head(root: Path) -> str | None:
-    """The forest's current commit, read from ``.git`` (None without one)."""
-    git = root / ".git"
-    try:
-        ref = (git / "HEAD").read_text(encoding="utf-8").strip()
-        if not ref.startswith("ref: "):
-            return ref
-        name = ref[5:]
-        loose = git / name
-        if loose.is_file():
-            return loose.read_text(encoding="utf-8").strip()
-        for line in (git / "packed-refs").read_text(encoding="utf-8").splitlines():
-            if line.endswith(" " + name):
-                return line.split(" ", 1)[0]
-    except OSError:
-        return None
-    return None
-
-
 def storable(response: dict[str, Any]) -> bool:
     """Never stored: an error, a truncated or empty answer, empty evidence, anything
     that committed, or a walk that exhausted itself."""

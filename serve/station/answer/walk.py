@@ -281,7 +281,8 @@ def run(station: Any, who: Any, forest: str, ask: Ask, binding: Binding,
         root: Any) -> dict[str, Any]:
     """A walk's result (from the store when the forest has not moved), or an envelope."""
     started = time.perf_counter()
-    parts = {**cache_parts(ask, binding, who.policy), "head": cache.head(root)}
+    _, vine = station.forests.get(forest)
+    parts = {**cache_parts(ask, binding, who.policy), "head": vine.head()}
     entry = cache.key(parts)
     with cache.AnswerStore(root) as store:
         if ask.cache and parts["head"] is not None:
