@@ -206,3 +206,25 @@ def test_no_keeper_for_a_forest_other_machines_change(tmp_path: Path) -> None:
     assert keeper.watchable(tmp_path / "local disk" / "brain", mounts)
     assert not keeper.watchable(tmp_path, f"me@host:/ {real} fuse.sshfs rw 0 0\n")
     assert keeper.watchable(Path("/"), "/dev/sda1 / ext4 rw 0 0\n")
+
+
+def test_a_keeper_whose_catalog_file_is_replaced_stops_answering(tmp_path: Path) -> None:
+    forest = copy_sample(tmp_path / "brain")
+    with Vine(forest, writable=False) as holder:
+        served = holder.keeper()
+        thread = threading.Thread(target=served.serve_forever, daemon=True)
+        thread.start()
+        try:
+            assert keeper.ask(forest)
+            catalog = forest / "_derived" / "catalog.db"
+            replaced = catalog.with_name("catalog.db.new")
+            replaced.write_bytes(catalog.read_bytes())
+            os.replace(replaced, catalog)          # as a rebuild of a damaged one does
+            assert not keeper.ask(forest)
+            assert served.stopped.is_set()
+            with Vine(forest, writable=False) as vine:
+                vine.look("_index")
+                assert vine.freshness == "walk"
+        finally:
+            served.close()
+            thread.join(5)

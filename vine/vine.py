@@ -278,9 +278,24 @@ class Vine:
                               " inotify does not see edits made on other machines",
                               hint="Every call walks the files instead, as it always does.")
 
+        def identity() -> tuple[int, int] | None:
+            try:
+                st = os.stat(catalog.path)  # type: ignore[arg-type]
+            except OSError:
+                return None
+            return (st.st_dev, st.st_ino)
+
+        opened = identity()
+
         def sync() -> None:
             if self._closed:
                 raise SchemaError("this Vine is closed")
+            if identity() != opened:
+                # Another process replaced the catalog file (a damaged one is rebuilt
+                # anew): this keeper's connection is to the old one, so it stops and
+                # callers walk until a new keeper starts.
+                kept.stopped.set()
+                raise SchemaError("the catalog file was replaced")
             catalog.sync()
 
         try:
