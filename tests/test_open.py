@@ -109,9 +109,9 @@ def test_trace_files_are_pruned_to_the_newest(tmp_path: Path,
                                               monkeypatch: pytest.MonkeyPatch) -> None:
     """Each session writes one trace file; one-shot processes in a loop must not pile
     them up without end: opening a new one keeps the newest TRACES_KEPT."""
-    from monkeyllm import vine as vine_module
+    from monkeyllm import traces
 
-    monkeypatch.setattr(vine_module, "TRACES_KEPT", 5)
+    monkeypatch.setattr(traces, "TRACES_KEPT", 5)
     root = make_forest(tmp_path / "f")
     folder = root / "_derived" / "traces"
     folder.mkdir(parents=True)

@@ -204,3 +204,52 @@ def _read_line(conn: Any, limit: int = 65536) -> bytes:
             break
         data += chunk
     return data
+
+
+def keep(root: Path, catalog: Any, closed: Callable[[], bool]) -> Keeper:
+    """A keeper answering for ``catalog`` (a forest's :class:`~monkeyllm.catalog.Catalog`,
+    whose owner reports ``closed()``), its inotify started; see ``Vine.keeper``."""
+    from .errors import Locked, SchemaError
+
+    if not AVAILABLE or catalog.path is None:
+        raise SchemaError("a keeper needs Linux and a forest whose _derived/ folder "
+                          "is writable", hint="Without one, every call walks the "
+                                              "files, as it always does.")
+    if not watchable(root):
+        raise SchemaError(f"a keeper cannot follow a forest on {filesystem(root)}:"
+                          " inotify does not see edits made on other machines",
+                          hint="Every call walks the files instead, as it always does.")
+
+    def identity() -> tuple[int, int] | None:
+        try:
+            st = os.stat(catalog.path)
+        except OSError:
+            return None
+        return (st.st_dev, st.st_ino)
+
+    opened = identity()
+
+    def sync() -> None:
+        if closed():
+            raise SchemaError("this Vine is closed")
+        if identity() != opened:
+            # Another process replaced the catalog file (a damaged one is rebuilt
+            # anew): this keeper's connection is to the old one, so it stops and
+            # callers walk until a new keeper starts.
+            kept.stopped.set()
+            raise SchemaError("the catalog file was replaced")
+        catalog.sync()
+
+    try:
+        kept = Keeper(root, sync)      # claims the forest first
+    except OSError:
+        raise Locked("a keeper already keeps this forest fresh",
+                     hint="One vine watch per forest is enough.") from None
+    try:
+        # Two full walks: the second starts inotify, so a question only drains it.
+        catalog.sync(full=True)
+        catalog.sync(full=True)
+    except BaseException:
+        kept.close()
+        raise
+    return kept

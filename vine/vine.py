@@ -4,7 +4,6 @@ lock when asked to, keeps the catalog true to the files, and runs the calls."""
 from __future__ import annotations
 
 import errno
-import json
 import os
 import threading
 import time
@@ -16,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from . import budget, registry
 from .errors import NotFound, ReadOnly, SchemaError, VineError, refused_write
 from .registry import CALLS, Call, check_args, internal
+from .traces import TraceLog
 from .writes import JOURNAL
 
 if TYPE_CHECKING:
@@ -25,31 +25,6 @@ if TYPE_CHECKING:
 
 # Importing the engine stays cheap (a one-shot command pays it every time): the
 # forest, each call and the write machinery are imported where they are first used.
-
-# A write the file system refused (full, read-only, too large, not permitted): the
-# transaction has rolled back, and the caller hears why instead of "a bug".
-
-# Sessions whose trace files are kept: one-shot processes (a `vine` call in a shell
-# loop) each start a session, and their files would pile up without end.
-TRACES_KEPT = 500
-
-
-def _prune_traces(folder: Path) -> None:
-    """Delete the oldest trace files beyond the newest TRACES_KEPT (best effort)."""
-    try:
-        entries = [(e.stat().st_mtime_ns, e.path) for e in os.scandir(folder)
-                   if e.name.endswith(".jsonl") and e.is_file()]
-    except OSError:
-        return
-    if len(entries) < TRACES_KEPT:
-        return
-    entries.sort()
-    for _, path in entries[:len(entries) - TRACES_KEPT + 1]:
-        try:
-            os.unlink(path)
-        except OSError:
-            pass
-
 
 Scope = Literal["all", "branches", "notes", "bananas"]
 Direction = Literal["out", "in", "both"]
@@ -105,8 +80,7 @@ class Vine:
         except BaseException:
             self._lock.release()
             raise
-        self._trace = None
-        self._trace_lock = threading.Lock()
+        self._trace = TraceLog(root, self.session)
         self._closed = False
         self._write_mutex = threading.Lock()
         self._local = threading.local()
@@ -128,10 +102,7 @@ class Vine:
         if self._closed:
             return
         self._closed = True
-        with self._trace_lock:
-            if self._trace is not None:
-                self._trace.close()
-                self._trace = None
+        self._trace.close()
         if self._repo is not None:
             self._repo.close()
         self._forest.close()
@@ -178,33 +149,8 @@ class Vine:
                     exc.errno in (errno.EACCES, errno.EPERM):
                 refused = None  # a read that may not open a file refused no write
             result = refused.envelope() if refused else internal(spec.name, exc)
-        self._record(spec, args, result, started)
+        self._trace.record(spec, args, result, started)
         return result
-
-    def _record(self, spec: Call, args: dict[str, Any], result: dict[str, Any],
-                started: float) -> None:
-        """Append one line to ``_derived/traces/<session>.jsonl`` (best effort)."""
-        try:
-            with self._trace_lock:
-                if self._trace is None:
-                    folder = self.root / "_derived" / "traces"
-                    folder.mkdir(parents=True, exist_ok=True)
-                    _prune_traces(folder)
-                    self._trace = open(folder / f"{self.session}.jsonl", "a",  # noqa: SIM115
-                                       encoding="utf-8", buffering=1)
-            first = spec.params[0].name if spec.params else None
-            line = {"ts": round(time.time(), 3), "session": self.session,
-                    "primitive": spec.name,
-                    "id": args.get("id") if first == "id" and isinstance(args.get("id"), str)
-                    else None,
-                    "tokens_in": budget.cost(args), "tokens_out": budget.cost(result),
-                    "elapsed_ms": round((time.perf_counter() - started) * 1000, 3)}
-            if "error" in result:
-                line["error"] = result["error"].get("code")
-            with self._trace_lock:
-                self._trace.write(json.dumps(line, ensure_ascii=False) + "\n")
-        except (OSError, TypeError, ValueError):
-            self._trace = None
 
     @classmethod
     def init(cls, path: str | os.PathLike[str], title: str, summary: str | None = None,
@@ -265,52 +211,9 @@ class Vine:
         forest, ``E_SCHEMA`` where keepers are not supported or the catalog is not a
         file other processes share.
         """
-        from .errors import Locked
-        from .keeper import AVAILABLE, Keeper, filesystem, watchable
+        from .keeper import keep
 
-        catalog = self._forest.catalog
-        if not AVAILABLE or catalog.path is None:
-            raise SchemaError("a keeper needs Linux and a forest whose _derived/ folder "
-                              "is writable", hint="Without one, every call walks the "
-                                                  "files, as it always does.")
-        if not watchable(self.root):
-            raise SchemaError(f"a keeper cannot follow a forest on {filesystem(self.root)}:"
-                              " inotify does not see edits made on other machines",
-                              hint="Every call walks the files instead, as it always does.")
-
-        def identity() -> tuple[int, int] | None:
-            try:
-                st = os.stat(catalog.path)  # type: ignore[arg-type]
-            except OSError:
-                return None
-            return (st.st_dev, st.st_ino)
-
-        opened = identity()
-
-        def sync() -> None:
-            if self._closed:
-                raise SchemaError("this Vine is closed")
-            if identity() != opened:
-                # Another process replaced the catalog file (a damaged one is rebuilt
-                # anew): this keeper's connection is to the old one, so it stops and
-                # callers walk until a new keeper starts.
-                kept.stopped.set()
-                raise SchemaError("the catalog file was replaced")
-            catalog.sync()
-
-        try:
-            kept = Keeper(self.root, sync)      # claims the forest first
-        except OSError:
-            raise Locked("a keeper already keeps this forest fresh",
-                         hint="One vine watch per forest is enough.") from None
-        try:
-            # Two full walks: the second starts inotify, so a question only drains it.
-            catalog.sync(full=True)
-            catalog.sync(full=True)
-        except BaseException:
-            kept.close()
-            raise
-        return kept
+        return keep(self.root, self._forest.catalog, lambda: self._closed)
 
     def head(self) -> str | None:
         """The forest's current commit (None before the first, or without git)."""
