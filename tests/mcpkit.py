@@ -70,12 +70,17 @@ def http_server(*args: str, stderr: Path) -> Iterator[str]:
                 time.sleep(0.05)
             yield f"http://127.0.0.1:{port}/mcp"
         finally:
-            proc.terminate()
-            try:
-                proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+            stop(proc)
+
+
+def stop(proc: subprocess.Popen[Any]) -> None:
+    """End a server process: SIGTERM, then SIGKILL after 10 s."""
+    proc.terminate()
+    try:
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
 
 
 def payload(result: Any) -> dict[str, Any]:

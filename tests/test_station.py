@@ -81,16 +81,18 @@ def _key(root: Path, principal: str, forest: str = "acme", allow: tuple[str, ...
                         keys.parse_caps(caps))
 
 
-@pytest.fixture(scope="module")
-def station(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
-    root = tmp_path_factory.mktemp("station")
+@contextlib.contextmanager
+def serving_station(root: Path, extra_caps: str = "") -> Iterator[dict[str, Any]]:
+    """A Station over ``acme`` (git, with the hidden subtree) and ``other``, its keys
+    (``all`` and ``deny`` also get ``extra_caps``), a revoked one, and a client."""
     copy_sample(root / "acme", git=True)
     copy_sample(root / "other")
     _plant_secret(root / "acme")
-    made = {
+    made: dict[str, Any] = {
         "root": root,
-        "all": _key(root, "admin", caps="read,query,write,tend")[1],
-        "deny": _key(root, "deny", deny=("secret/",), caps="read,query,write,tend")[1],
+        "all": _key(root, "admin", caps="read,query,write,tend" + extra_caps)[1],
+        "deny": _key(root, "deny", deny=("secret/",),
+                     caps="read,query,write,tend" + extra_caps)[1],
         "sales": _key(root, "sales", allow=("sales/",), caps="read,query,write")[1],
         "reader": _key(root, "reader")[1],
         "other": _key(root, "o", forest="other")[1],
@@ -99,7 +101,14 @@ def station(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]
     with Store(root) as store:
         assert keys.revoke(store, revoked_id)
     with _serve(root) as url, httpx.Client(base_url=url, timeout=30) as client:
+        made["url"] = url
         made["client"] = client
+        yield made
+
+
+@pytest.fixture(scope="module")
+def station(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
+    with serving_station(tmp_path_factory.mktemp("station")) as made:
         yield made
 
 

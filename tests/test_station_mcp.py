@@ -25,15 +25,15 @@ from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 
 import monkeyllm
-from monkeyllm.serve.station import audit, keys
+from monkeyllm.serve.station import audit
 from monkeyllm.serve.station.calls import STATION_CALLS
 from monkeyllm.serve.station.mcp import hosts_for
 from monkeyllm.serve.station.store import Store
 
-from .conftest import copy_sample, git
-from .mcpkit import TIMEOUT, VINE, free_port, payload, stable
+from .conftest import git
+from .mcpkit import TIMEOUT, VINE, free_port, payload, stable, stop
 from .test_mcp import READS
-from .test_station import PROBES, WORD, _key, _plant_secret, _serve
+from .test_station import PROBES, WORD, _serve, serving_station
 
 PING = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
     "protocolVersion": "2025-06-18", "capabilities": {},
@@ -53,25 +53,7 @@ def run(fn: Any, *args: Any) -> Any:
 
 @pytest.fixture(scope="module")
 def station(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
-    root = tmp_path_factory.mktemp("station-mcp")
-    copy_sample(root / "acme", git=True)
-    copy_sample(root / "other")
-    _plant_secret(root / "acme")
-    made: dict[str, Any] = {
-        "root": root,
-        "all": _key(root, "admin", caps="read,query,write,tend,answer")[1],
-        "deny": _key(root, "deny", deny=("secret/",),
-                     caps="read,query,write,tend,answer")[1],
-        "sales": _key(root, "sales", allow=("sales/",), caps="read,query,write")[1],
-        "reader": _key(root, "reader")[1],
-        "other": _key(root, "o", forest="other")[1],
-    }
-    revoked_id, made["revoked"] = _key(root, "gone")
-    with Store(root) as store:
-        assert keys.revoke(store, revoked_id)
-    with _serve(root) as url, httpx.Client(base_url=url, timeout=30) as client:
-        made["url"] = url
-        made["client"] = client
+    with serving_station(tmp_path_factory.mktemp("station-mcp"), ",answer") as made:
         yield made
 
 
@@ -374,12 +356,7 @@ def test_vine_station_serve_mounts_mcp_with_allow_host(station: dict[str, Any],
         evil = httpx.post(url + "/mcp", json=PING, timeout=TIMEOUT,
                           headers={**ACCEPT, **key, "Host": "evil.example"})
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        stop(proc)
     assert named.status_code == 200, named.text
     assert evil.status_code == 421
     assert f"MCP over streamable HTTP at http://127.0.0.1:{port}/mcp" in err.read_text()
