@@ -15,7 +15,7 @@ from textual.widgets.option_list import Option
 
 from monkeyllm import budget
 
-from ..heat import escape, heat_colour, heat_dot
+from ..heat import escape, heat_colour, heat_dot, heat_markup
 from ..messages import Navigate, ReadSection
 
 
@@ -76,8 +76,7 @@ def link_options(digest: dict[str, Any], heat: dict[str, float]) -> list[Option]
     if children:
         options.append(_heading("Children"))
         for child in children:
-            h = heat.get(child["id"])
-            go(child["id"], f"  {heat_dot(h)} [{heat_colour(h)}]{escape(child['id'])}[/]"
+            go(child["id"], f"  {_heated(child['id'], heat)}"
                             f"  [dim]{escape(str(child.get('summary') or ''))}[/dim]")
         if "children" in cut:
             options.append(Option("  [dim]… more children: open the branch in the tree[/dim]",
@@ -86,20 +85,24 @@ def link_options(digest: dict[str, Any], heat: dict[str, float]) -> list[Option]
     if edges_out:
         options.append(_heading("Edges out"))
         for edge in edges_out:
-            h = heat.get(edge["target"])
-            go(edge["target"], f"  → [i]{escape(edge['rel'])}[/i] {heat_dot(h)} "
-                               f"[{heat_colour(h)}]{escape(edge['target'])}[/]  "
+            go(edge["target"], f"  → [i]{escape(edge['rel'])}[/i] "
+                               f"{_heated(edge['target'], heat)}  "
                                f"[dim]{escape(str(edge.get('target_summary') or ''))}[/dim]")
     edges_in = digest.get("edges_in") or []
     if edges_in:
         options.append(_heading("Edges in"))
         for edge in edges_in:
-            h = heat.get(edge["source"])
-            go(edge["source"], f"  ← [i]{escape(edge['rel'])}[/i] {heat_dot(h)} "
-                               f"[{heat_colour(h)}]{escape(edge['source'])}[/]")
+            go(edge["source"], f"  ← [i]{escape(edge['rel'])}[/i] "
+                               f"{_heated(edge['source'], heat)}")
     if not options:
         options.append(_heading("No outline, children or edges."))
     return options
+
+
+def _heated(node_id: str, heat: dict[str, float]) -> str:
+    """A node's id in its heat's colour, after its heat dot."""
+    h = heat.get(node_id)
+    return f"{heat_dot(h)} {heat_markup(node_id, h)}"
 
 
 class DigestPanel(Vertical):
