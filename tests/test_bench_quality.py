@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from bench.quality import QUESTIONS, load_questions, main, measure, render_quality
+from bench.quality import HOLDOUT, QUESTIONS, load_questions, main, measure, render_quality
 from monkeyllm import Vine
 
 KEYS = {"id", "lang", "question", "expected", "kind", "note"}
@@ -33,8 +33,10 @@ def subset(questions: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [by_id[i] for i in dict.fromkeys([en["id"], pt["id"], two["id"]])]
 
 
-def test_questions_are_well_formed(questions: list[dict[str, Any]]) -> None:
-    assert len(questions) >= 24
+@pytest.mark.parametrize(("path", "least"), [(QUESTIONS, 24), (HOLDOUT, 12)])
+def test_questions_are_well_formed(path: Path, least: int) -> None:
+    questions = load_questions(path)
+    assert len(questions) >= least
     for q in questions:
         assert set(q) == KEYS, q["id"]
         assert q["lang"] in {"en", "pt"}
@@ -57,8 +59,15 @@ def test_questions_cover_both_languages_and_every_kind(questions: list[dict[str,
         assert kinds[kind] >= least, kind
 
 
-def test_every_expected_id_exists(brain: Vine, questions: list[dict[str, Any]]) -> None:
-    for q in questions:
+def test_the_held_out_set_asks_new_questions(questions: list[dict[str, Any]]) -> None:
+    held = load_questions(HOLDOUT)
+    assert not {q["id"] for q in held} & {q["id"] for q in questions}
+    assert not {q["question"] for q in held} & {q["question"] for q in questions}
+
+
+@pytest.mark.parametrize("path", [QUESTIONS, HOLDOUT])
+def test_every_expected_id_exists(brain: Vine, path: Path) -> None:
+    for q in load_questions(path):
         for node_id in q["expected"]:
             digest = brain.look(node_id, fields=["title"])
             assert "error" not in digest, (q["id"], node_id, digest)
@@ -106,3 +115,16 @@ def test_main_prints_json(sample_root: Path, questions: list[dict[str, Any]], tm
     out = json.loads(capsys.readouterr().out)
     assert out["quality"]["questions"] == 2
     assert set(out["quality"]["rankers"]) == {"locate", "harvest"}
+
+
+def test_the_default_run_adds_the_held_out_set_without_its_target(
+        sample_root: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["--forest", str(sample_root), "--rounds", "1", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert (out["quality"]["set"], out["quality"]["target"]) == ("questions.json", True)
+    assert (out["holdout"]["set"], out["holdout"]["target"]) == ("holdout.json", False)
+    assert out["holdout"]["questions"] == len(load_questions(HOLDOUT))
+    assert main(["--forest", str(sample_root), "--rounds", "1"]) == 0
+    text = capsys.readouterr().out
+    assert text.count("target: harvest recall@3") == 1
+    assert "(holdout.json)" in text

@@ -20,7 +20,9 @@ from typer.testing import CliRunner
 
 from monkeyllm import Vine, budget
 from monkeyllm.commands.app import app
+from monkeyllm.reads import harvest as harvest_module
 from monkeyllm.reads.harvest import MAX_K_ENV, derive_terms, locate_query
+from monkeyllm.reads.sniff import Hits
 from monkeyllm.text import fold
 
 from .conftest import assert_error, assert_ok, copy_sample, make_forest
@@ -281,6 +283,99 @@ def test_a_rare_code_is_found_among_many_common_words(tmp_path: Path) -> None:
         assert ids(assert_ok(vine.harvest("alpha beta ZX-99", terms="ZX-99"))) == ["e/code"]
         out = assert_ok(vine.harvest("alpha beta ZX-99", k=3))
     assert "e/code" in ids(out)
+
+
+def test_terms_found_together_outrank_the_same_words_scattered(tmp_path: Path) -> None:
+    """The sweep ranks a body by its best passage (a few consecutive lines): two terms
+    in one sentence beat three terms lines apart, though sniff counts three first."""
+    gap = "\n".join(f"unrelated line {i}" for i in range(8))
+    root = make_forest(tmp_path / "near", {
+        "p/together": ("note", {"title": "Shop floor", "summary": "Stores."},
+                       "# Together\n\nReturned goods go to the outlet.\n"),
+        "p/scattered": ("note", {"title": "Contract", "summary": "Clauses."},
+                        f"# Scattered\n\nreturned\n{gap}\noutlet\n{gap}\ndiscount\n"),
+        "p/third": ("note", {"title": "Prices", "summary": "Tiers."},
+                    "# Third\n\nThe discount ladder.\n"),
+        **{f"p/f{i}": ("note", {"title": f"Filler {i}", "summary": "Filler."},
+                       f"# F{i}\n\nnothing to see {i}\n") for i in range(5)},
+    })
+    q = "which returned goods get an outlet discount"
+    with Vine(root, writable=False, alpha=0) as vine:
+        assert derive_terms(q) == ["returned", "goods", "outlet", "discount"]
+        terms = ["returned", "outlet", "discount"]
+        assert ids(assert_ok(vine.sniff(terms, k=3)))[0] == "p/scattered"
+        assert assert_ok(vine.locate(locate_query(q)))["results"] == []
+        out = assert_ok(vine.harvest(q, terms=terms, k=2))
+    assert ids(out) == ["p/together", "p/scattered"]
+
+
+def test_a_common_word_alone_earns_no_rank_in_the_fusion(tmp_path: Path) -> None:
+    """Nodes whose body holds only the question's common word (here ``ERP``) leave the
+    sweep's ranking, so being found by locate too does not lift them over the one body
+    that answers, found by sniff alone."""
+    nodes: dict[str, tuple[str, dict[str, Any], str]] = {
+        "e/kettle": ("entity", {"title": "Aurora kettle", "summary": "A kettle."},
+                     "# Kettle\n\n## Quality\n\nThe lot L2503 is blocked in the ERP.\n"),
+    }
+    for i in range(3):
+        nodes[f"e/erp{i}"] = ("note", {"title": f"ERP job {i}",
+                                       "summary": f"An ERP integration job, number {i}."},
+                              f"# Job {i}\n\nThe ERP runs job {i} at night.\n")
+    for i in range(6):
+        nodes[f"e/f{i}"] = ("note", {"title": f"Filler {i}", "summary": "Filler."},
+                            f"# F{i}\n\nthe ERP again, line {i}\n")
+    root = make_forest(tmp_path / "erp", nodes)
+    q = "Why is lot L2503 blocked in the ERP?"
+    with Vine(root, writable=False, alpha=0) as vine:
+        located = ids(assert_ok(vine.locate(locate_query(q), k=6)))
+        assert located[:3] == ["e/erp0", "e/erp1", "e/erp2"] or \
+            set(located[:3]) == {"e/erp0", "e/erp1", "e/erp2"}
+        assert "e/kettle" not in located
+        sniffed = ids(assert_ok(vine.sniff(derive_terms(q), k=10)))
+        assert sniffed[0] == "e/kettle" and {"e/erp0", "e/erp1", "e/erp2"} <= set(sniffed)
+        out = assert_ok(vine.harvest(q, k=3))
+    found_by = {r["id"]: r["found_by"] for r in out["results"]}
+    assert found_by["e/kettle"] == ["sniff"]
+    assert all(by == ["locate"] for i, by in found_by.items() if i != "e/kettle")
+
+
+@pytest.fixture(scope="module")
+def tiny_forest(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Vine]:
+    root = make_forest(tmp_path_factory.mktemp("tiny") / "f", {})
+    with Vine(root, writable=False, alpha=0.5) as vine:
+        yield vine
+
+
+_HITS = st.dictionaries(
+    st.sampled_from([f"n/{i}" for i in range(8)] + ["n/_index", "m/_index", "_index"]),
+    st.dictionaries(st.integers(0, 3), st.lists(st.integers(0, 6), min_size=1, max_size=4,
+                                                unique=True).map(sorted), min_size=1),
+    max_size=11)
+
+
+@settings(max_examples=300, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(rows=_HITS, weight=st.lists(st.sampled_from([0.1, 0.5, 1.0, 2.0, 3.3]), min_size=4,
+                                   max_size=4),
+       heat=st.lists(st.sampled_from([0.0, 0.2, 1.0]), min_size=11, max_size=11),
+       pool=st.integers(1, 8))
+def test_the_sweep_ranking_skips_only_bodies_that_cannot_place(
+        tiny_forest: Vine, rows: dict[str, dict[int, list[int]]], weight: list[float],
+        heat: list[float], pool: int) -> None:
+    """``_best`` works out a body's best line only while it can still place; the result
+    is the full sort of every body, floor and tiers applied."""
+    forest = tiny_forest._forest
+    hits = {node_id: Hits.of(r) for node_id, r in rows.items()}
+    heats = {node_id: heat[i] for i, node_id in enumerate(hits)}
+    got = harvest_module._best(forest, hits, weight, heats, pool)
+    value = {i: harvest_module._weigh(h, weight) for i, h in hits.items()}
+    floor = harvest_module.SWEEP_FLOOR * max(value.values(), default=0.0)
+    held = {i: sum(weight[t] for t in h.terms) for i, h in hits.items()}
+    full = sorted((i for i in hits if value[i] >= floor),
+                  key=lambda i: (i.endswith("_index"), -forest.score(value[i], heats[i]),
+                                 -held[i], -hits[i].count, i))[:pool]
+    assert [r[0] for r in got] == full
+    assert [r[1] for r in got] == [value[i] for i in full]
 
 
 @pytest.fixture

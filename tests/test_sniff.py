@@ -176,8 +176,8 @@ def test_index_equals_direct_scan(fuzz_vine, bodies: list[str], terms: list[str]
         return
     indexed, matched = found
     assert matched == len(direct)
-    assert {k: (v.count, v.terms) for k, v in indexed.items()} == \
-        {k: (v.count, v.terms) for k, v in direct.items()}
+    assert {k: (v.count, v.terms, v.lines) for k, v in indexed.items()} == \
+        {k: (v.count, v.terms, v.lines) for k, v in direct.items()}
 
 
 def test_confirmed_lines_come_from_the_body_in_the_file(tmp_path: Path) -> None:

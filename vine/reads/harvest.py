@@ -5,6 +5,7 @@ body that fits, else matched sections, else the outline) in one 4,000-token bund
 
 from __future__ import annotations
 
+import heapq
 import math
 import os
 import re
@@ -21,7 +22,7 @@ from ..nodes import Node
 from ..text import fold
 from ..windows import Window
 from .locate import locate
-from .sniff import Hits, Scope, _direct, _indexed, _render, _rowids, matching_lines
+from .sniff import Hits, Scope, _direct, _indexed, _render, _rowids, matching_lines, term_lines
 
 RRF_K = 60                     # fused = sum of 1 / (RRF_K + rank) over the two rankings
 MAX_K_ENV = "MONKEYLLM_HARVEST_MAX_K"
@@ -33,6 +34,8 @@ MATCHES_MAX = 5
 PER_TERM_MATCHES = budget.SNIFF_MATCHES_SHOWN
 CODE_WEIGHT = 2.0              # an exact identifier counts twice a word as rare
 SWEEP_DEPTH = 50               # nodes the sweep confirms before it may stop early
+LINE_SHARE = 0.7               # of a body's sweep score: its best line; the rest, all its lines
+SWEEP_FLOOR = 0.1              # a body scoring under this share of the best one is not ranked
 
 _TOKEN = re.compile(r"[\w\-./]{2,}")
 _CODE_MARKS = set("-_./")
@@ -345,16 +348,79 @@ def _add_rare(forest: Forest, terms: list[str], counts: dict[str, float], where:
                 body = forest.body(forest.read(node_id))
             except VineError:
                 continue
-            lines, hit_terms = matching_lines(body, terms)
-            if hit_terms:
-                hits[node_id] = Hits(len(lines), hit_terms)
+            hit = Hits.of(term_lines(body, terms))
+            if hit.terms:
+                hits[node_id] = hit
+
+
+def _weigh(hit: Hits, weight: list[float]) -> float:
+    """A body's weight for the sweep: the terms found together on its best line (the
+    unit sniff matches), blended with the terms it holds anywhere. Never more than the
+    weight of the terms it holds."""
+    on_line: dict[int, float] = {}
+    for t, lines in hit.rows.items():
+        for line in lines:
+            on_line[line] = on_line.get(line, 0.0) + weight[t]
+    anywhere = sum(weight[t] for t in hit.terms)
+    return LINE_SHARE * max(on_line.values(), default=0.0) + (1 - LINE_SHARE) * anywhere
+
+
+def _best(forest: Forest, hits: dict[str, Hits], weight: list[float], heat: dict[str, float],
+          pool: int) -> list[tuple[str, float, float, Hits]]:
+    """The ``pool`` best bodies by ``_weigh`` (with heat): ordinary nodes, then index
+    nodes, each tier best first, ties to more weight held, more lines, then id; a body
+    under ``SWEEP_FLOOR`` of the best one is left out. Returns (id, weight, weight held,
+    hits). A body's weight is worked out only while the weight of the terms it holds
+    (its ceiling) could still earn it a seat."""
+    held = {node_id: sum(weight[t] for t in hit.terms) for node_id, hit in hits.items()}
+    exact: dict[str, float] = {}
+
+    def weigh(node_id: str) -> float:
+        if node_id not in exact:
+            exact[node_id] = _weigh(hits[node_id], weight)
+        return exact[node_id]
+
+    top = 0.0
+    for node_id in sorted(hits, key=lambda i: -held[i]):
+        if held[node_id] <= top:
+            break
+        top = max(top, weigh(node_id))
+    floor = SWEEP_FLOOR * top
+    ranked: list[tuple[str, float, float, Hits]] = []
+    for index_tier in (False, True):
+        need = pool - len(ranked)
+        if need <= 0:
+            break
+        tier = sorted((i for i in hits if is_index(i) == index_tier and held[i] >= floor),
+                      key=lambda i: -forest.score(held[i], heat[i]))
+        seats: list[float] = []          # min-heap of the best ``need`` scores so far
+        chosen = []
+        for node_id in tier:
+            if len(seats) >= need and forest.score(held[node_id], heat[node_id]) < seats[0]:
+                break
+            value = weigh(node_id)
+            if value < floor:
+                continue
+            score = forest.score(value, heat[node_id])
+            chosen.append((node_id, value, held[node_id], hits[node_id]))
+            heapq.heappush(seats, score)
+            if len(seats) > need:
+                heapq.heappop(seats)
+        chosen.sort(key=lambda r: (-forest.score(r[1], heat[r[0]]), -r[2], -r[3].count, r[0]))
+        ranked += chosen[:need]
+    return ranked
 
 
 def _sweep(forest: Forest, terms: list[str], counts: dict[str, float], pool: int,
            win: Window) -> dict[str, Any]:
-    """sniff's sweep, ranked for harvest: a term weighs by its scarcity (inverse
-    document frequency), so an exact code outranks a common word; heat as in sniff;
-    index nodes last. Returns sniff's shape (ids, with matches for index nodes)."""
+    """sniff's sweep, ranked for harvest. Each term weighs by its scarcity (inverse
+    document frequency), so an exact code outranks a common word; a body scores the
+    weight of the terms on its best line, blended with the terms it holds anywhere, so
+    terms that answer together outrank the same words scattered over a long body. Ties
+    go to the body holding more of the terms; heat as in sniff; index nodes last.
+    A body scoring under ``SWEEP_FLOOR`` of the best one (a common word alone) is left
+    out: rank fusion would credit it by its position alone.
+    Returns sniff's shape (ids, with matches for index nodes)."""
     if not terms:
         return {"results": [], "scanned_nodes": 0}
     where = Scope()
@@ -373,12 +439,9 @@ def _sweep(forest: Forest, terms: list[str], counts: dict[str, float], pool: int
               * (CODE_WEIGHT if _is_code(t) else 1.0) for t in terms]
     whole = sum(weight) or 1.0
     heat = forest.heat.many(hits)
-    ranked = sorted(
-        ((node_id, forest.score(sum(weight[t] for t in hit.terms) / whole, heat[node_id]),
-          hit) for node_id, hit in hits.items()),
-        key=lambda r: (is_index(r[0]), -r[1], -r[2].count, r[0]))[:pool]
     results = []
-    for node_id, score, hit in ranked:
+    for node_id, value, _, hit in _best(forest, hits, weight, heat, pool):
+        score = forest.score(value / whole, heat[node_id])
         item: dict[str, Any] = {"id": node_id, "score": score}
         if any(_is_code(terms[t]) for t in hit.terms):
             item["named"] = True        # an exact code of the question is in its body

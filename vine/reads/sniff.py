@@ -19,10 +19,27 @@ from ..windows import Window
 
 @dataclass
 class Hits:
-    """What one node matched: how many lines, and which terms."""
+    """What one node matched: how many lines, which terms, and the lines each term
+    was found on (term index -> 0-based body lines)."""
 
     count: int = 0
     terms: set[int] = field(default_factory=set)
+    rows: dict[int, list[int]] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, rows: dict[int, list[int]]) -> Hits:
+        """The hits of a per-term map of lines (terms without lines left out)."""
+        rows = {t: lines for t, lines in rows.items() if lines}
+        return cls(len(set().union(*rows.values())), set(rows), rows)
+
+    @property
+    def lines(self) -> dict[int, set[int]]:
+        """0-based body line -> the terms (indices) it holds, in line order."""
+        out: dict[int, set[int]] = {}
+        for t, lines in self.rows.items():
+            for line in lines:
+                out.setdefault(line, set()).add(t)
+        return dict(sorted(out.items()))
 
 
 @dataclass
@@ -154,38 +171,34 @@ def _indexed(forest: Forest, terms: list[str], scope: Scope,
     for gen, n in upper.items():
         tiers.setdefault(n, []).append(gen)
     inexact = [t for t, tp in enumerate(plans) if not tp.exact]
-    confirmed: dict[int, tuple[str, set[int], set[int]]] = {}   # gen -> id, terms, lines
+    mask = bodyindex.LINE_MASK
+    confirmed: dict[int, tuple[str, Hits]] = {}
     order = sorted(tiers, reverse=True)
     for i, n in enumerate(order):
         for gen, node_id in scope.owners(forest, tiers[n]).items():
-            hit_terms = {t for t, gens in enumerate(gens_of) if gen in gens}
-            lines = {r for t in hit_terms if t not in inexact for r in _of_gen(per_term[t],
-                                                                               gen, shift)}
-            if inexact:
-                text = None
-                for t in inexact:
-                    if t not in hit_terms:
-                        continue
+            rows: dict[int, list[int]] = {}
+            text = None
+            for t, gens in enumerate(gens_of):
+                if gen not in gens:
+                    continue
+                found = _of_gen(per_term[t], gen, shift)
+                if t in inexact:
                     if text is None:
                         text = forest.body_lines(node_id)
-                    kept = {r for r in _of_gen(per_term[t], gen, shift)
-                            if (r & bodyindex.LINE_MASK) < len(text)
-                            and terms[t] in fold(text[r & bodyindex.LINE_MASK])}
-                    if kept:
-                        lines |= kept
-                    else:
-                        hit_terms.discard(t)
-            if hit_terms:
-                confirmed[gen] = (node_id, hit_terms, lines)
+                    found = [r for r in found
+                             if (r & mask) < len(text) and terms[t] in fold(text[r & mask])]
+                rows[t] = [r & mask for r in found]
+            hit = Hits.of(rows)
+            if hit.terms:
+                confirmed[gen] = (node_id, hit)
         # Heat multiplies a score by at most (1 + alpha): stop once more than k
         # ordinary nodes are confirmed with enough terms that no later tier can pass them.
         later = order[i + 1] if i + 1 < len(order) else 0
-        sure = sum(1 for node_id, hit_terms, _ in confirmed.values()
-                   if not is_index(node_id) and len(hit_terms) >= later * (1 + forest.alpha))
+        sure = sum(1 for node_id, hit in confirmed.values()
+                   if not is_index(node_id) and len(hit.terms) >= later * (1 + forest.alpha))
         if sure > k:
             break
-    hits = {node_id: Hits(len(lines), hit_terms)
-            for node_id, hit_terms, lines in confirmed.values()}
+    hits = dict(confirmed.values())
     return hits, len(hits)
 
 
@@ -210,25 +223,26 @@ def _direct(forest: Forest, terms: list[str], scope_sql: str,
         except VineError:
             continue
         scanned += 1
-        lines, hit_terms = matching_lines(body, terms)
-        if lines:
-            hits[node_id] = Hits(len(lines), hit_terms)
+        hit = Hits.of(term_lines(body, terms))
+        if hit.terms:
+            hits[node_id] = hit
     return hits, scanned
+
+
+def term_lines(body: str, terms: list[str]) -> dict[int, list[int]]:
+    """Term index -> the 0-based lines of ``body`` holding that folded term."""
+    out: dict[int, list[int]] = {t: [] for t in range(len(terms))}
+    for i, line in enumerate(fold(body).split("\n")):
+        for t, term in enumerate(terms):
+            if term in line:
+                out[t].append(i)
+    return out
 
 
 def matching_lines(body: str, terms: list[str]) -> tuple[list[int], set[int]]:
     """0-based lines of ``body`` holding any folded term, and which terms were hit."""
-    lines: list[int] = []
-    hit: set[int] = set()
-    for i, line in enumerate(fold(body).split("\n")):
-        found = False
-        for t, term in enumerate(terms):
-            if term in line:
-                hit.add(t)
-                found = True
-        if found:
-            lines.append(i)
-    return lines, hit
+    hit = Hits.of(term_lines(body, terms))
+    return list(hit.lines), hit.terms
 
 
 def _rank(forest: Forest, hits: dict[str, Hits],
