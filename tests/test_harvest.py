@@ -181,6 +181,8 @@ def test_the_seed_example_finds_the_exchange_policy(hv: Vine) -> None:
     ("EXCHANGE Exchange exchange", ["exchange"]),
     ("Ação ação AÇÃO", ["acao"]),
     ("THE DEADLINE", ["deadline"]),
+    # what an English contraction leaves behind is a stopword too
+    ("Why didn't Tapajós get terms? It doesn't, wouldn't", ["tapajos", "terms"]),
     # at most 8, in order
     ("alpha bravo charlie delta echoes foxtrot golfing hotel indigo juliet",
      ["alpha", "bravo", "charlie", "delta", "echoes", "foxtrot", "golfing", "hotel"]),

@@ -40,7 +40,8 @@ SWEEP_FLOOR = 0.1              # a body scoring under this share of the best one
 _TOKEN = re.compile(r"[\w\-./]{2,}")
 _CODE_MARKS = set("-_./")
 
-# Question words and connectives of English and Portuguese, folded (accents removed).
+# Question words and connectives of English and Portuguese, folded (accents removed);
+# the English list has the stems a contraction leaves ("didn't" reads as didn, t).
 STOPWORDS = frozenset(fold(w) for w in """
 a an the and or but nor of to in on at for with by from into onto over under about
 after before between during since until than then there here this that these those
@@ -50,6 +51,8 @@ also only own same other others another each every both few more most much many
 some any all no not yes can could should would will shall may might must need want
 our ours we us you your yours they them their theirs he him his she her hers i me my
 mine tell show give find know get got make please like via per upon within without
+don didn doesn isn aren wasn weren hasn haven hadn won wouldn shouldn couldn cannot
+mustn needn shan ain
 qual quais quem quando onde como porque porquê por que para pelo pela pelos pelas com
 sem sobre entre depois antes desde até ate um uma uns umas o os as do da dos das no
 na nos nas ao aos à às num numa se não nao sim mais menos muito muita muitos muitas
