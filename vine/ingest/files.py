@@ -111,20 +111,7 @@ def add_entries(body: str, section: str, lines: list[tuple[str, str]]) -> str:
     kept = [ln for ln in body.split("\n") if not (
         ln.startswith("- [[") and re.split(r"[\]|]", ln[4:], maxsplit=1)[0] in listed)]
     body = re.sub(r"\n{3,}", "\n\n", "\n".join(kept))
-    span = render.section_span(body, section)
-    if span is None:
-        body = body.rstrip("\n") + f"\n\n## {section}\n"
-        span = render.section_span(body, section)
-        assert span is not None
-    out = body.split("\n")
-    start, end = span
-    at = start + 1
-    for i in range(start + 1, end):
-        if out[i].startswith("- [["):
-            at = i + 1
-    new = [text for _, text in lines]
-    out[at:at] = ["", *new] if at == start + 1 else new
-    return re.sub(r"\n{3,}", "\n\n", "\n".join(out))
+    return render.insert_entry(body, section, [text for _, text in lines])
 
 
 def walk_count(sources: list[Path]) -> int:

@@ -83,9 +83,11 @@ def add_entry(body: str, section: str, line_text: str, node_id: str) -> str:
     return insert_entry(re.sub(r"\n{3,}", "\n\n", body), section, line_text)
 
 
-def insert_entry(body: str, section: str, line_text: str) -> str:
-    """Put ``line_text`` after the last entry line of ``section`` (directly under the
-    heading when it has none; a missing section appended at the end of the body)."""
+def insert_entry(body: str, section: str, line_text: str | list[str]) -> str:
+    """Put ``line_text`` (one line, or several in order) after the last entry line of
+    ``section`` (directly under the heading when it has none; a missing section appended
+    at the end of the body)."""
+    new = [line_text] if isinstance(line_text, str) else list(line_text)
     span = section_span(body, section)
     if span is None:
         body = body.rstrip("\n") + f"\n\n## {section}\n"
@@ -97,11 +99,8 @@ def insert_entry(body: str, section: str, line_text: str) -> str:
     for i in range(start + 1, end):
         if lines[i].startswith("- [["):
             at = i + 1
-    if at == start + 1:
-        # Entries sit directly under the heading, after one blank line.
-        lines[at:at] = ["", line_text]
-    else:
-        lines[at:at] = [line_text]
+    # Entries sit directly under the heading, after one blank line.
+    lines[at:at] = ["", *new] if at == start + 1 else new
     text = "\n".join(lines)
     return re.sub(r"\n{3,}", "\n\n", text)
 
