@@ -140,10 +140,15 @@ def test_a_held_index_lock_refuses_and_changes_nothing(forest: Path) -> None:
     lock = forest / ".git" / "index.lock"
     lock.write_text("")
     before = head(forest)
+    parent = forest / "clients" / "_index.md"
+    stamp = parent.stat().st_mtime_ns
     with Vine(forest) as vine:
         assert_error(vine.plant(note("clients/alpha")), "E_LOCKED")
     assert head(forest) == before
     assert not (forest / "clients" / "alpha.md").exists()
+    # Refused before any file changed: the parent index was not even rewritten (a
+    # rewrite would leave git's index stale by stat data, whatever the bytes).
+    assert parent.stat().st_mtime_ns == stamp
     lock.unlink()
     assert_in_sync(forest)
 

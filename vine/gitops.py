@@ -141,7 +141,7 @@ class Repository:
         if not rels:
             raise SchemaError("nothing to commit")
         repo = self.repo
-        self._refuse_locked()
+        self.refuse_locked()
         changes: dict[str, bytes | None] = {}
         for rel in rels:
             full = self.root / rel
@@ -273,7 +273,7 @@ class Repository:
             with open(log, "a", encoding="utf-8") as fh:
                 fh.write(line)
 
-    def _refuse_locked(self) -> None:
+    def refuse_locked(self) -> None:
         """Refuse, before anything moves, while git's own lock files are held."""
         git_dir = Path(self.repo.git_dir)
         try:

@@ -89,6 +89,9 @@ class Transaction:
     def _begin(self) -> None:
         if self._started:
             return
+        # While git itself holds its locks the commit would be refused: refuse before
+        # any file changes (the commit checks again).
+        self.repo.refuse_locked()
         self._started = True
         self._head = self.repo.head()
 
