@@ -17,7 +17,7 @@ with the ids it returned instead.
 
 The recall target applies to ``questions.json``. ``holdout.json`` was written later by
 someone who read only the forest's files and never ran a ranker: a change tuned to the
-first set's misses shows up there as a loss.
+first set's misses shows up there as a loss, or as no gain.
 
 Reads deposit heat, and heat moves later rankings. The quality figures are therefore
 taken on a scratch copy of the forest (the original keeps its heat) opened with
