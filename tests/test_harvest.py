@@ -287,6 +287,27 @@ def test_a_rare_code_is_found_among_many_common_words(tmp_path: Path) -> None:
     assert "e/code" in ids(out)
 
 
+def test_a_code_with_punctuation_counts_the_bodies_that_hold_it(tmp_path: Path) -> None:
+    """``6.202`` is found through the index as lines holding ``6`` and a token starting
+    ``202``: every line saying "6 pallets in 2026" is a candidate. Its scarcity counts
+    the one body that holds it, so it outweighs the common words."""
+    nodes: dict[str, tuple[str, dict[str, Any], str]] = {
+        "c/code": ("note", {"title": "Fiscal codes", "summary": "Codes."},
+                   "# Codes\n\nGoods sent back from another state use CFOP 6.202.\n"),
+    }
+    for i in range(8):
+        nodes[f"c/f{i}"] = ("note", {"title": f"Filler {'abcdefgh'[i]}", "summary": "Filler."},
+                            f"# F{i}\n\nThe return invoice: 6 pallets in 2026, lot {i}.\n")
+    root = make_forest(tmp_path / "cfop", nodes)
+    q = "return invoice 6.202"
+    with Vine(root, writable=False, alpha=0) as vine:
+        assert derive_terms(q) == ["6.202", "return", "invoice"]
+        assert ids(assert_ok(vine.sniff("6.202", k=10))) == ["c/code"]
+        assert assert_ok(vine.locate(locate_query(q)))["results"] == []
+        out = assert_ok(vine.harvest(q, k=1))
+    assert ids(out) == ["c/code"]
+
+
 def test_terms_found_together_outrank_the_same_words_scattered(tmp_path: Path) -> None:
     """The sweep ranks a body by its best passage (a few consecutive lines): two terms
     in one sentence beat three terms lines apart, though sniff counts three first."""

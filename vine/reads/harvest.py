@@ -22,7 +22,17 @@ from ..nodes import Node
 from ..text import fold
 from ..windows import Window
 from .locate import locate
-from .sniff import Hits, Scope, _direct, _indexed, _render, _rowids, matching_lines, term_lines
+from .sniff import (
+    Hits,
+    Scope,
+    _direct,
+    _indexed,
+    _of_gen,
+    _render,
+    _rowids,
+    matching_lines,
+    term_lines,
+)
 
 RRF_K = 60                     # fused = sum of 1 / (RRF_K + rank) over the two rankings
 MAX_K_ENV = "MONKEYLLM_HARVEST_MAX_K"
@@ -34,6 +44,7 @@ MATCHES_MAX = 5
 PER_TERM_MATCHES = budget.SNIFF_MATCHES_SHOWN
 CODE_WEIGHT = 2.0              # an exact identifier counts twice a word as rare
 SWEEP_DEPTH = 50               # nodes the sweep confirms before it may stop early
+CONFIRM_MAX = 64               # bodies read to count those holding a term with punctuation
 LINE_SHARE = 0.7               # of a body's sweep score: its best line; the rest, all its lines
 SWEEP_FLOOR = 0.1              # a body scoring under this share of the best one is not ranked
 
@@ -317,8 +328,11 @@ def _check_terms(terms: list[Any]) -> None:
 
 
 def _doc_counts(forest: Forest, terms: list[str]) -> dict[str, float]:
-    """How many bodies hold each term, from the body index (a term with punctuation
-    counts its candidates; one the index cannot plan counts as unknown: infinity)."""
+    """How many bodies hold each term, from the body index. A term with punctuation
+    (``6.202``, ``nf-4412``) has candidate lines holding its pieces anywhere (``6`` and
+    ``2026``): up to ``CONFIRM_MAX`` candidate bodies are read to count the ones that
+    hold it; past that the candidates count. A term the index cannot plan counts as
+    unknown: infinity."""
     vocab = forest.vocabulary() if terms else None
     conn = forest.catalog.conn
     counts: dict[str, float] = {}
@@ -327,10 +341,22 @@ def _doc_counts(forest: Forest, terms: list[str]) -> dict[str, float]:
         if tp is None:
             counts[term] = float("inf")
             continue
-        counts[term] = len({rowid >> bodyindex.LINE_BITS
-                            for expr in bodyindex.expressions(tp)
-                            for rowid in _rowids(conn, expr)})
+        rowids = sorted({rowid for expr in bodyindex.expressions(tp)
+                         for rowid in _rowids(conn, expr)})
+        gens = {rowid >> bodyindex.LINE_BITS for rowid in rowids}
+        if tp.exact or len(gens) > CONFIRM_MAX:
+            counts[term] = len(gens)
+            continue
+        counts[term] = sum(1 for gen, node_id in Scope().owners(forest, sorted(gens)).items()
+                           if _holds(forest.body_lines(node_id), term,
+                                     _of_gen(rowids, gen, bodyindex.LINE_BITS)))
     return counts
+
+
+def _holds(lines: list[str], term: str, rowids: list[int]) -> bool:
+    """Whether any of these candidate lines (rowids of one body) holds ``term``."""
+    return any((r & bodyindex.LINE_MASK) < len(lines)
+               and term in fold(lines[r & bodyindex.LINE_MASK]) for r in rowids)
 
 
 def _add_rare(forest: Forest, terms: list[str], counts: dict[str, float], where: Scope,
