@@ -45,7 +45,6 @@ PER_TERM_MATCHES = budget.SNIFF_MATCHES_SHOWN
 CODE_WEIGHT = 2.0              # an exact identifier counts twice a word as rare
 SWEEP_DEPTH = 50               # nodes the sweep confirms before it may stop early
 CONFIRM_MAX = 64               # bodies read to count those holding a term with punctuation
-LINE_SHARE = 0.7               # of a body's sweep score: its best line; the rest, all its lines
 SWEEP_FLOOR = 0.1              # a body scoring under this share of the best one is not ranked
 
 _TOKEN = re.compile(r"[\w\-./]{2,}")
@@ -383,15 +382,14 @@ def _add_rare(forest: Forest, terms: list[str], counts: dict[str, float], where:
 
 
 def _weigh(hit: Hits, weight: list[float]) -> float:
-    """A body's weight for the sweep: the terms found together on its best line (the
-    unit sniff matches), blended with the terms it holds anywhere. Never more than the
-    weight of the terms it holds."""
+    """A body's weight for the sweep: the weight of the terms found together on its
+    best line (the unit sniff matches). Never more than the weight of the terms it
+    holds anywhere."""
     on_line: dict[int, float] = {}
     for t, lines in hit.rows.items():
         for line in lines:
             on_line[line] = on_line.get(line, 0.0) + weight[t]
-    anywhere = sum(weight[t] for t in hit.terms)
-    return LINE_SHARE * max(on_line.values(), default=0.0) + (1 - LINE_SHARE) * anywhere
+    return max(on_line.values(), default=0.0)
 
 
 def _best(forest: Forest, hits: dict[str, Hits], weight: list[float], heat: dict[str, float],
@@ -444,9 +442,9 @@ def _sweep(forest: Forest, terms: list[str], counts: dict[str, float], pool: int
            win: Window) -> dict[str, Any]:
     """sniff's sweep, ranked for harvest. Each term weighs by its scarcity (inverse
     document frequency), so an exact code outranks a common word; a body scores the
-    weight of the terms on its best line, blended with the terms it holds anywhere, so
-    terms that answer together outrank the same words scattered over a long body. Ties
-    go to the body holding more of the terms; heat as in sniff; index nodes last.
+    weight of the terms on its best line, so terms that answer together outrank the
+    same words scattered over a long body. Ties go to the body holding more of the
+    terms anywhere; heat as in sniff; index nodes last.
     A body scoring under ``SWEEP_FLOOR`` of the best one (a common word alone) is left
     out: rank fusion would credit it by its position alone.
     Returns sniff's shape (ids, with matches for index nodes)."""
