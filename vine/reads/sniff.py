@@ -20,16 +20,22 @@ from ..windows import Window
 @dataclass
 class Hits:
     """What one node matched: how many lines, which terms, and the lines each term
-    was found on (term index -> 0-based body lines)."""
+    was found on (term index -> lines, each a 0-based body line or a body index rowid
+    holding it in its low ``bodyindex.LINE_BITS``)."""
 
     count: int = 0
     terms: set[int] = field(default_factory=set)
     rows: dict[int, list[int]] = field(default_factory=dict)
 
     @classmethod
-    def of(cls, rows: dict[int, list[int]]) -> Hits:
-        """The hits of a per-term map of lines (terms without lines left out)."""
-        rows = {t: lines for t, lines in rows.items() if lines}
+    def of(cls, rows: dict[int, list[int]], *, checked: bool = False) -> Hits:
+        """The hits of a per-term map of lines (terms without lines left out, unless
+        the caller ``checked`` there are none)."""
+        if not checked:
+            rows = {t: lines for t, lines in rows.items() if lines}
+        if len(rows) == 1:
+            (only,) = rows.values()
+            return cls(len(only), set(rows), rows)
         return cls(len(set().union(*rows.values())), set(rows), rows)
 
     @property
@@ -38,7 +44,7 @@ class Hits:
         out: dict[int, set[int]] = {}
         for t, lines in self.rows.items():
             for line in lines:
-                out.setdefault(line, set()).add(t)
+                out.setdefault(line & bodyindex.LINE_MASK, set()).add(t)
         return dict(sorted(out.items()))
 
 
@@ -172,7 +178,7 @@ def _indexed(forest: Forest, terms: list[str], scope: Scope,
         tiers.setdefault(n, []).append(gen)
     inexact = [t for t, tp in enumerate(plans) if not tp.exact]
     mask = bodyindex.LINE_MASK
-    confirmed: dict[int, tuple[str, Hits]] = {}
+    confirmed: dict[int, tuple[str, dict[int, list[int]]]] = {}   # gen -> id, rows
     order = sorted(tiers, reverse=True)
     for i, n in enumerate(order):
         for gen, node_id in scope.owners(forest, tiers[n]).items():
@@ -187,18 +193,19 @@ def _indexed(forest: Forest, terms: list[str], scope: Scope,
                         text = forest.body_lines(node_id)
                     found = [r for r in found
                              if (r & mask) < len(text) and terms[t] in fold(text[r & mask])]
-                rows[t] = [r & mask for r in found]
-            hit = Hits.of(rows)
-            if hit.terms:
-                confirmed[gen] = (node_id, hit)
+                    if not found:
+                        continue
+                rows[t] = found
+            if rows:
+                confirmed[gen] = (node_id, rows)
         # Heat multiplies a score by at most (1 + alpha): stop once more than k
         # ordinary nodes are confirmed with enough terms that no later tier can pass them.
         later = order[i + 1] if i + 1 < len(order) else 0
-        sure = sum(1 for node_id, hit in confirmed.values()
-                   if not is_index(node_id) and len(hit.terms) >= later * (1 + forest.alpha))
+        sure = sum(1 for node_id, rows in confirmed.values()
+                   if len(rows) >= later * (1 + forest.alpha) and not is_index(node_id))
         if sure > k:
             break
-    hits = dict(confirmed.values())
+    hits = {node_id: Hits.of(rows, checked=True) for node_id, rows in confirmed.values()}
     return hits, len(hits)
 
 
