@@ -496,8 +496,9 @@ class Vine:
         """One-shot retrieval, no model: the evidence itself for a question.
 
         Reach for it when you want material in one round trip and your own model will
-        do the reasoning. locate(query, 2k) and sniff(terms, 2k) are fused by
-        reciprocal rank fusion and the top k kept; each result brings its matches
+        do the reasoning. locate(query, 2k) and a sweep of the bodies for the terms
+        (2k, each body ranked by its best line, rarer terms weighing more) are fused
+        by reciprocal rank fusion and the top k kept; each result brings its matches
         (rarest term first) and its content: the whole body when it is at most 1,200
         tokens, else up to 2 matched sections, else the outline. A node superseded by
         a live one gives way to it (superseded_excluded says so). Whole tail results
