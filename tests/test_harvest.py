@@ -20,9 +20,10 @@ from typer.testing import CliRunner
 
 from monkeyllm import Vine, budget
 from monkeyllm.commands.app import app
-from monkeyllm.reads import harvest as harvest_module
-from monkeyllm.reads.harvest import MAX_K_ENV, derive_terms, locate_query
+from monkeyllm.reads import sweep as sweep_module
+from monkeyllm.reads.harvest import MAX_K_ENV
 from monkeyllm.reads.sniff import Hits
+from monkeyllm.reads.terms import derive_terms, locate_query
 from monkeyllm.text import fold
 
 from .conftest import assert_error, assert_ok, copy_sample, make_forest
@@ -390,9 +391,9 @@ def test_the_sweep_ranking_skips_only_bodies_that_cannot_place(
     forest = tiny_forest._forest
     hits = {node_id: Hits.of(r) for node_id, r in rows.items()}
     heats = {node_id: heat[i] for i, node_id in enumerate(hits)}
-    got = harvest_module._best(forest, hits, weight, heats, pool)
-    value = {i: harvest_module._weigh(h, weight) for i, h in hits.items()}
-    floor = harvest_module.SWEEP_FLOOR * max(value.values(), default=0.0)
+    got = sweep_module._best(forest, hits, weight, heats, pool)
+    value = {i: sweep_module._weigh(h, weight) for i, h in hits.items()}
+    floor = sweep_module.SWEEP_FLOOR * max(value.values(), default=0.0)
     held = {i: sum(weight[t] for t in h.terms) for i, h in hits.items()}
     full = sorted((i for i in hits if value[i] >= floor),
                   key=lambda i: (i.endswith("_index"), -forest.score(value[i], heats[i]),

@@ -5,74 +5,31 @@ body that fits, else matched sections, else the outline) in one 4,000-token bund
 
 from __future__ import annotations
 
-import heapq
-import math
 import os
-import re
 import sqlite3
 import time
 from typing import Any
 
-from .. import bodyindex, budget
+from .. import budget
 from ..errors import SchemaError, VineError
 from ..forest import Forest, row_list
-from ..heat import LIST_DEPOSIT, READ_DEPOSIT
+from ..heat import READ_DEPOSIT
 from ..ids import is_index
 from ..nodes import Node
 from ..text import fold
 from ..windows import Window
 from .locate import locate
-from .sniff import (
-    Hits,
-    Scope,
-    _direct,
-    _indexed,
-    _of_gen,
-    _render,
-    _rowids,
-    matching_lines,
-    term_lines,
-)
+from .sniff import matching_lines, snippet
+from .sweep import doc_counts, sweep
+from .terms import derive_terms, locate_query
 
 RRF_K = 60                     # fused = sum of 1 / (RRF_K + rank) over the two rankings
 MAX_K_ENV = "MONKEYLLM_HARVEST_MAX_K"
 MAX_K_DEFAULT = 5
-TERMS_MAX = 8
 WHOLE_BODY = 1200              # a body up to this many tokens comes whole
 SECTIONS_MAX = 2
 MATCHES_MAX = 5
 PER_TERM_MATCHES = budget.SNIFF_MATCHES_SHOWN
-CODE_WEIGHT = 2.0              # an exact identifier counts twice a word as rare
-SWEEP_DEPTH = 50               # nodes the sweep confirms before it may stop early
-CONFIRM_MAX = 64               # bodies read to count those holding a term with punctuation
-SWEEP_FLOOR = 0.1              # a body scoring under this share of the best one is not ranked
-
-_TOKEN = re.compile(r"[\w\-./]{2,}")
-_CODE_MARKS = set("-_./")
-
-# Question words and connectives of English and Portuguese, folded (accents removed);
-# the English list has the stems a contraction leaves ("didn't" reads as didn, t).
-STOPWORDS = frozenset(fold(w) for w in """
-a an the and or but nor of to in on at for with by from into onto over under about
-after before between during since until than then there here this that these those
-it its is are was were be been being am do does did doing done have has had having
-what which who whom whose when where why how whether if else so such too very just
-also only own same other others another each every both few more most much many
-some any all no not yes can could should would will shall may might must need want
-our ours we us you your yours they them their theirs he him his she her hers i me my
-mine tell show give find know get got make please like via per upon within without
-don didn doesn isn aren wasn weren hasn haven hadn won wouldn shouldn couldn cannot
-mustn needn shan ain
-qual quais quem quando onde como porque porquê por que para pelo pela pelos pelas com
-sem sobre entre depois antes desde até ate um uma uns umas o os as do da dos das no
-na nos nas ao aos à às num numa se não nao sim mais menos muito muita muitos muitas
-este esta estes estas esse essa esses essas aquele aquela aqueles aquelas isso isto
-aquilo ele ela eles elas nós nos você voce vocês voces seu sua seus suas nosso nossa
-nossos nossas meu minha ser estar está esta estão estao são sao foi foram era eram
-tem têm tinha ter há haver pode podem deve devem fazer faz cada todo toda todos todas
-também tambem ainda já ja então entao mesmo mesma outro outra outros outras qualquer
-quanto quanta quantos quantas existe existem preciso precisa
-""".split())
 
 
 def max_k() -> int:
@@ -91,46 +48,6 @@ def max_k() -> int:
     return value
 
 
-def _tokens(query: str) -> list[tuple[str, bool]]:
-    """(folded token, code-shaped) for each non-stopword token of a question."""
-    out = []
-    for raw in _TOKEN.findall(query):
-        token = raw.strip("./-")
-        if len(token) < 2:
-            continue
-        letters = [c for c in token if c.isalpha()]
-        code = (any(c.isdigit() for c in token)
-                or (len(letters) >= 2 and all(c.isupper() for c in letters))
-                or any(c in _CODE_MARKS for c in token))
-        folded = fold(token)
-        if folded not in STOPWORDS:
-            out.append((folded, code))
-    return out
-
-
-def _is_code(term: str) -> bool:
-    """A folded term that names something exactly: an identifier with ``- _ . /`` or
-    with letters and digits mixed (``nf-4412``, ``l2503``); a bare number such as a
-    year is not one."""
-    if any(c in _CODE_MARKS for c in term.strip("-_./")):
-        return any(c.isdigit() for c in term) or len(term) >= 4
-    return any(c.isdigit() for c in term) and any(c.isalpha() for c in term)
-
-
-def locate_query(query: str) -> str:
-    """The question without its stopwords, for ``locate`` (function words of a question
-    would otherwise match every summary written in the same language)."""
-    words = [t for t, code in _tokens(query) if code or len(t) >= 3]
-    return " ".join(dict.fromkeys(words)) or query
-
-
-def derive_terms(query: str) -> list[str]:
-    """Sniff terms from a question: code-shaped tokens (a digit, all capitals, or one of
-    ``- _ . /``) at any length and first, other words of 4+ characters; stopwords and
-    duplicates dropped; folded; at most 8."""
-    codes = [t for t, code in _tokens(query) if code]
-    words = [t for t, code in _tokens(query) if not code and len(t) >= 4]
-    return list(dict.fromkeys(codes + words))[:TERMS_MAX]
 
 
 def harvest(forest: Forest, query: str, terms: str | list[str] | None, k: int, win: Window,
@@ -161,8 +78,8 @@ def harvest(forest: Forest, query: str, terms: str | list[str] | None, k: int, w
     located = locate(forest, locate_query(query), pool, "all", None, None, win)
     _record(steps, "locate", started, located)
     started = time.perf_counter()
-    counts = _doc_counts(forest, wanted)
-    sniffed = _sweep(forest, wanted, counts, pool, win)
+    counts = doc_counts(forest, wanted)
+    sniffed = sweep(forest, wanted, counts, pool, win)
     if wanted:
         _record(steps, "sniff", started, sniffed)
     fused = _fuse(forest, located["results"], sniffed["results"])
@@ -326,159 +243,6 @@ def _check_terms(terms: list[Any]) -> None:
                               hint="Terms are short literal strings: a code, a name, a word.")
 
 
-def _doc_counts(forest: Forest, terms: list[str]) -> dict[str, float]:
-    """How many bodies hold each term, from the body index. A term with punctuation
-    (``6.202``, ``nf-4412``) has candidate lines holding its pieces anywhere (``6`` and
-    ``2026``): up to ``CONFIRM_MAX`` candidate bodies are read to count the ones that
-    hold it; past that the candidates count. A term the index cannot plan counts as
-    unknown: infinity."""
-    vocab = forest.vocabulary() if terms else None
-    conn = forest.catalog.conn
-    counts: dict[str, float] = {}
-    for term in terms:
-        tp = bodyindex.plan(term, vocab)
-        if tp is None:
-            counts[term] = float("inf")
-            continue
-        rowids = sorted({rowid for expr in bodyindex.expressions(tp)
-                         for rowid in _rowids(conn, expr)})
-        gens = {rowid >> bodyindex.LINE_BITS for rowid in rowids}
-        if tp.exact or len(gens) > CONFIRM_MAX:
-            counts[term] = len(gens)
-            continue
-        counts[term] = sum(1 for gen, node_id in Scope().owners(forest, sorted(gens)).items()
-                           if _holds(forest.body_lines(node_id), term,
-                                     _of_gen(rowids, gen, bodyindex.LINE_BITS)))
-    return counts
-
-
-def _holds(lines: list[str], term: str, rowids: list[int]) -> bool:
-    """Whether any of these candidate lines (rowids of one body) holds ``term``."""
-    return any((r & bodyindex.LINE_MASK) < len(lines)
-               and term in fold(lines[r & bodyindex.LINE_MASK]) for r in rowids)
-
-
-def _add_rare(forest: Forest, terms: list[str], counts: dict[str, float], where: Scope,
-              hits: dict[str, Hits]) -> None:
-    """Every node holding a rare term (one in at most SWEEP_DEPTH bodies): the sweep
-    stops once enough nodes hit more terms, which would leave out the node holding only
-    the one exact code the question is about."""
-    if len(terms) < 2:
-        return
-    for term in terms:
-        if counts.get(term, float("inf")) > SWEEP_DEPTH:
-            continue
-        found = _indexed(forest, [term], where, SWEEP_DEPTH)
-        for node_id in (found[0] if found else {}):
-            if node_id in hits:
-                continue
-            try:
-                body = forest.body(forest.read(node_id))
-            except VineError:
-                continue
-            hit = Hits.of(term_lines(body, terms))
-            if hit.terms:
-                hits[node_id] = hit
-
-
-def _weigh(hit: Hits, weight: list[float]) -> float:
-    """A body's weight for the sweep: the weight of the terms found together on its
-    best line (the unit sniff matches). Never more than the weight of the terms it
-    holds anywhere."""
-    on_line: dict[int, float] = {}
-    for t, lines in hit.rows.items():
-        for line in lines:
-            on_line[line] = on_line.get(line, 0.0) + weight[t]
-    return max(on_line.values(), default=0.0)
-
-
-def _best(forest: Forest, hits: dict[str, Hits], weight: list[float], heat: dict[str, float],
-          pool: int) -> list[tuple[str, float, float, Hits]]:
-    """The ``pool`` best bodies by ``_weigh`` (with heat): ordinary nodes, then index
-    nodes, each tier best first, ties to more weight held, more lines, then id; a body
-    under ``SWEEP_FLOOR`` of the best one is left out. Returns (id, weight, weight held,
-    hits). A body's weight is worked out only while the weight of the terms it holds
-    (its ceiling) could still earn it a seat."""
-    held = {node_id: sum(weight[t] for t in hit.terms) for node_id, hit in hits.items()}
-    exact: dict[str, float] = {}
-
-    def weigh(node_id: str) -> float:
-        if node_id not in exact:
-            exact[node_id] = _weigh(hits[node_id], weight)
-        return exact[node_id]
-
-    top = 0.0
-    for node_id in sorted(hits, key=lambda i: -held[i]):
-        if held[node_id] <= top:
-            break
-        top = max(top, weigh(node_id))
-    floor = SWEEP_FLOOR * top
-    ranked: list[tuple[str, float, float, Hits]] = []
-    for index_tier in (False, True):
-        need = pool - len(ranked)
-        if need <= 0:
-            break
-        tier = sorted((i for i in hits if is_index(i) == index_tier and held[i] >= floor),
-                      key=lambda i: -forest.score(held[i], heat[i]))
-        seats: list[float] = []          # min-heap of the best ``need`` scores so far
-        chosen = []
-        for node_id in tier:
-            if len(seats) >= need and forest.score(held[node_id], heat[node_id]) < seats[0]:
-                break
-            value = weigh(node_id)
-            if value < floor:
-                continue
-            score = forest.score(value, heat[node_id])
-            chosen.append((node_id, value, held[node_id], hits[node_id]))
-            heapq.heappush(seats, score)
-            if len(seats) > need:
-                heapq.heappop(seats)
-        chosen.sort(key=lambda r: (-forest.score(r[1], heat[r[0]]), -r[2], -r[3].count, r[0]))
-        ranked += chosen[:need]
-    return ranked
-
-
-def _sweep(forest: Forest, terms: list[str], counts: dict[str, float], pool: int,
-           win: Window) -> dict[str, Any]:
-    """sniff's sweep, ranked for harvest. Each term weighs by its scarcity (inverse
-    document frequency), so an exact code outranks a common word; a body scores the
-    weight of the terms on its best line, so terms that answer together outrank the
-    same words scattered over a long body. Ties go to the body holding more of the
-    terms anywhere; heat as in sniff; index nodes last.
-    A body scoring under ``SWEEP_FLOOR`` of the best one (a common word alone) is left
-    out: rank fusion would credit it by its position alone.
-    Returns sniff's shape (ids, with matches for index nodes)."""
-    if not terms:
-        return {"results": [], "scanned_nodes": 0}
-    where = Scope()
-    if win.active:
-        wsql, wargs = win.sql("n.")
-        where.sql += wsql
-        where.args += wargs
-    found = _indexed(forest, terms, where, SWEEP_DEPTH)
-    if found is None:
-        hits, scanned = _direct(forest, terms, where.sql, tuple(where.args))
-    else:
-        hits, scanned = found
-        _add_rare(forest, terms, counts, where, hits)
-    total = forest.catalog.count() or 1
-    weight = [math.log((total + 1) / (min(counts.get(t, 1), total) + 0.5))
-              * (CODE_WEIGHT if _is_code(t) else 1.0) for t in terms]
-    whole = sum(weight) or 1.0
-    heat = forest.heat.many(hits)
-    results = []
-    for node_id, value, _, hit in _best(forest, hits, weight, heat, pool):
-        score = forest.score(value / whole, heat[node_id])
-        item: dict[str, Any] = {"id": node_id, "score": score}
-        if any(_is_code(terms[t]) for t in hit.terms):
-            item["named"] = True        # an exact code of the question is in its body
-        if is_index(node_id):
-            rendered = _render(forest, node_id, score, heat[node_id], hit, terms)
-            item["matches"] = rendered["matches"] if rendered else []
-        results.append(item)
-    forest.heat.deposit((r["id"] for r in results), LIST_DEPOSIT)
-    forest.found(r["id"] for r in results)
-    return {"results": results, "scanned_nodes": scanned}
 
 
 def _item(forest: Forest, cand: _Candidate, terms: list[str], scarcity: list[str],
@@ -518,8 +282,6 @@ def _item(forest: Forest, cand: _Candidate, terms: list[str], scarcity: list[str
 
 def _refine(view: Node, body: str, scarcity: list[str]) -> list[dict[str, Any]]:
     """Matches in this node, term by term, rarest first, deduplicated, at most 5."""
-    from .sniff import snippet
-
     lines = body.split("\n")
     matches: list[dict[str, Any]] = []
     seen: set[int] = set()

@@ -17,7 +17,7 @@ from typing import Any
 
 from monkeyllm.errors import Forbidden, VineError, is_error
 from monkeyllm.ids import normalize as normalize_id
-from monkeyllm.reads.harvest import locate_query
+from monkeyllm.reads.terms import locate_query
 from monkeyllm.registry import internal
 
 from .. import scope
