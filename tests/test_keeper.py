@@ -3,6 +3,7 @@ every edit made before they asked; without one (or after it stops) they walk."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -30,18 +31,25 @@ def _edit_summary(forest: Path, node_id: str, summary: str) -> None:
                     encoding="utf-8")
 
 
-@pytest.fixture
-def kept(tmp_path: Path) -> Iterator[Path]:
-    forest = copy_sample(tmp_path / "brain")
+@contextlib.contextmanager
+def serving(forest: Path) -> Iterator[keeper.Keeper]:
+    """A keeper for ``forest`` answering from a thread of this process."""
     with Vine(forest, writable=False) as holder:
         served = holder.keeper()
         thread = threading.Thread(target=served.serve_forever, daemon=True)
         thread.start()
         try:
-            yield forest
+            yield served
         finally:
             served.close()
             thread.join(5)
+
+
+@pytest.fixture
+def kept(tmp_path: Path) -> Iterator[Path]:
+    forest = copy_sample(tmp_path / "brain")
+    with serving(forest):
+        yield forest
 
 
 def test_a_one_shot_reader_asks_the_keeper_and_sees_every_edit(kept: Path) -> None:
@@ -210,21 +218,14 @@ def test_no_keeper_for_a_forest_other_machines_change(tmp_path: Path) -> None:
 
 def test_a_keeper_whose_catalog_file_is_replaced_stops_answering(tmp_path: Path) -> None:
     forest = copy_sample(tmp_path / "brain")
-    with Vine(forest, writable=False) as holder:
-        served = holder.keeper()
-        thread = threading.Thread(target=served.serve_forever, daemon=True)
-        thread.start()
-        try:
-            assert keeper.ask(forest)
-            catalog = forest / "_derived" / "catalog.db"
-            replaced = catalog.with_name("catalog.db.new")
-            replaced.write_bytes(catalog.read_bytes())
-            os.replace(replaced, catalog)          # as a rebuild of a damaged one does
-            assert not keeper.ask(forest)
-            assert served.stopped.is_set()
-            with Vine(forest, writable=False) as vine:
-                vine.look("_index")
-                assert vine.freshness == "walk"
-        finally:
-            served.close()
-            thread.join(5)
+    with serving(forest) as served:
+        assert keeper.ask(forest)
+        catalog = forest / "_derived" / "catalog.db"
+        replaced = catalog.with_name("catalog.db.new")
+        replaced.write_bytes(catalog.read_bytes())
+        os.replace(replaced, catalog)          # as a rebuild of a damaged one does
+        assert not keeper.ask(forest)
+        assert served.stopped.is_set()
+        with Vine(forest, writable=False) as vine:
+            vine.look("_index")
+            assert vine.freshness == "walk"
