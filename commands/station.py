@@ -27,6 +27,14 @@ def _store(root: Path):  # noqa: ANN202 - the Station's Store, imported lazily
     return Store(root.expanduser().resolve())
 
 
+def _removed(done: bool, missing: str, answer: dict[str, object]) -> None:
+    """Print what a revoke or unbind did, or say what was missing and exit 1."""
+    if not done:
+        sys.stderr.write(f"vine station: {missing}\n")
+        raise typer.Exit(1)
+    sys.stdout.write(json.dumps(answer) + "\n")
+
+
 @station_app.command("serve")
 def serve(
     root: Root,
@@ -114,10 +122,8 @@ def key_revoke(
     from monkeyllm.serve.station import keys
 
     with _store(root) as store:
-        if not keys.revoke(store, key_id):
-            sys.stderr.write(f"vine station: no live key {key_id!r}\n")
-            raise typer.Exit(1)
-    sys.stdout.write(json.dumps({"id": key_id, "revoked": True}) + "\n")
+        done = keys.revoke(store, key_id)
+    _removed(done, f"no live key {key_id!r}", {"id": key_id, "revoked": True})
 
 
 @station_app.command("bind")
@@ -171,10 +177,8 @@ def unbind(
     from monkeyllm.serve.station.answer import bindings
 
     with _store(root) as store:
-        if not bindings.remove(store, forest):
-            sys.stderr.write(f"vine station: no model is bound to {forest!r}\n")
-            raise typer.Exit(1)
-    sys.stdout.write(json.dumps({"forest": forest, "unbound": True}) + "\n")
+        done = bindings.remove(store, forest)
+    _removed(done, f"no model is bound to {forest!r}", {"forest": forest, "unbound": True})
 
 
 @station_app.command("bindings")
