@@ -34,6 +34,10 @@ from hypothesis import strategies as st
 
 from monkeyllm import Vine
 from monkeyllm.budget import cost
+from monkeyllm.indexing import LANGUAGE_SAMPLE
+from monkeyllm.language import languages
+from monkeyllm.reads.terms import STOPWORDS
+from monkeyllm.stems import node_languages, search_languages, stems
 
 from .conftest import make_forest
 
@@ -298,13 +302,25 @@ def _fts_tokens(*parts: Any) -> set[str]:
     return found
 
 
+def _stem_tokens(words: set[str], langs: tuple[str, ...]) -> set[str]:
+    return {lang + s for w in words for lang in langs for s in stems(w, lang)}
+
+
 def _locate_matches(model: Model, query: list[str], scope: str, type_filter: str | None
                     ) -> set[str]:
+    """What locate's contract says matches: a query word (not a function word, of 3+
+    letters) or its stem in the query's languages, against a node's title, aliases,
+    tags, summary and headers or their stems in the node's language."""
+    asked = {w for w in query if w not in STOPWORDS and len(w) >= 3}
+    asked_stems = _stem_tokens(asked, search_languages(languages(" ".join(query))))
     hits = set()
     for node_id, meta in model.meta.items():
         toks = _fts_tokens(meta.get("title"), meta.get("aliases") or [],
-                           meta.get("tags") or [], meta.get("summary"))
-        if not toks & set(query):
+                           meta.get("tags") or [], meta.get("summary"),
+                           model.outline(node_id))
+        text = f"{meta.get('title')} {meta.get('summary')}"
+        langs = node_languages(text, lambda i=node_id: model.body[i][:LANGUAGE_SAMPLE])
+        if not toks & asked and not _stem_tokens(toks, langs) & asked_stems:
             continue
         if scope == "branches" and not model.is_branch(node_id):
             continue

@@ -20,6 +20,7 @@ from typer.testing import CliRunner
 
 from monkeyllm import Vine, budget
 from monkeyllm.commands.app import app
+from monkeyllm.reads import features
 from monkeyllm.reads import sweep as sweep_module
 from monkeyllm.reads.harvest import MAX_K_ENV
 from monkeyllm.reads.sniff import Hits
@@ -60,8 +61,9 @@ def hv(sample: Path) -> Iterator[Vine]:
 
 def fused(vine: Vine, query: str, term: str | None, k: int
           ) -> list[tuple[str, float, list[str]]]:
-    """The fusion computed from the primitives: locate(the question without stopwords,
-    2k) and sniff(term, 2k), each id scored sum(1 / (60 + rank)); ties by updated, then
+    """The fusion computed from the primitives: locate(the question, 2k) (locate drops
+    its stopwords) and sniff(term, 2k), each id scored sum(share / (60 + rank)), where
+    share is its score over the best score of its ranking; ties by updated, then
     created (newest first), then id. Returns (id, score, found_by), best first.
 
     One term only (by default the question's single derived term): harvest's sweep
@@ -69,19 +71,23 @@ def fused(vine: Vine, query: str, term: str | None, k: int
     one term its ranking is sniff's."""
     if term is None:
         (term,) = derive_terms(query)
-    rankings = [("locate", assert_ok(vine.locate(locate_query(query), k=2 * k))["results"]),
+    rankings = [("locate", assert_ok(vine.locate(query, k=2 * k))["results"]),
                 ("sniff", assert_ok(vine.sniff(term, k=2 * k))["results"])]
     score: dict[str, float] = {}
     found_by: dict[str, list[str]] = {}
     for name, ranking in rankings:
+        best = ranking[0]["score"] if ranking else 1.0
         for rank, item in enumerate(ranking, 1):
-            score[item["id"]] = score.get(item["id"], 0.0) + 1 / (60 + rank)
+            share = item["score"] / best
+            score[item["id"]] = score.get(item["id"], 0.0) + share / (60 + rank)
             found_by.setdefault(item["id"], []).append(name)
     dates = {i: vine.look(i, fields=["created", "updated"]) for i in score}
     order = sorted(score)
     order.sort(key=lambda i: dates[i].get("created") or "", reverse=True)
     order.sort(key=lambda i: dates[i].get("updated") or "", reverse=True)
     order.sort(key=lambda i: round(score[i], 10), reverse=True)
+    # branch indexes and _meta nodes after every other node
+    order.sort(key=lambda i: i.endswith("_index") or i.startswith("_meta/"))
     return [(i, score[i], found_by[i]) for i in order]
 
 
@@ -141,7 +147,13 @@ def test_response_shape_and_ids_lead_back_to_the_primitives(hv: Vine) -> None:
                                                           digest["summary"])
         assert r["body_tokens"] == digest["stats"]["body_tokens"]
         assert r["trail"] == trail_of(r["id"])
-        assert r["found_by"] and r["found_by"] in (["locate"], ["sniff"], ["locate", "sniff"])
+        assert r["found_by"] and r["found_by"] in (
+            ["locate"], ["sniff"], ["locate", "sniff"], ["edge"], ["locate", "edge"],
+            ["sniff", "edge"], ["locate", "sniff", "edge"])
+        # a node brought in by a link says which hit it came from, and by which rel
+        assert ("via" in r) == ("edge" in r["found_by"])
+        if "via" in r:
+            assert r["via"]["from"] in [x["id"] for x in out["results"]]
         assert isinstance(r["score"], float) and r["score"] > 0
         body = assert_ok(hv.pick(r["id"]))["body"]
         lines = body.split("\n")
@@ -230,8 +242,10 @@ def test_explicit_terms_replace_the_derived_ones(hv: Vine) -> None:
 ])
 def test_fusion_matches_the_primitives(hv: Vine, query: str, term: str | None,
                                        k: int) -> None:
-    expected = fused(hv, query, term, k)
-    out = assert_ok(hv.harvest(query, terms=term, k=k, include_superseded=True))
+    # sniff is literal; the sweep's word forms for derived terms are tested on their own.
+    with features.without("forms", "edges"):
+        expected = fused(hv, query, term, k)
+        out = assert_ok(hv.harvest(query, terms=term, k=k, include_superseded=True))
     got = [(r["id"], r["score"], r["found_by"]) for r in out["results"]]
     want = [(i, round(s, 4), f) for i, s, f in expected][:len(got)]
     assert got == want
@@ -420,15 +434,17 @@ def rrf_forest(tmp_path: Path) -> Path:
 
 def test_found_by_both_outranks_found_by_one(rrf_forest: Path) -> None:
     with Vine(rrf_forest, writable=False, alpha=0) as vine:
-        located = [r["id"] for r in vine.locate("zebra", k=6)["results"]]
-        sniffed = [r["id"] for r in vine.sniff("zebra", k=6)["results"]]
-        assert located[:2] == ["z/meta", "z/both"] and "z/body" not in located
-        assert sniffed[:2] == ["z/body", "z/both"] and "z/meta" not in sniffed
+        located = {r["id"]: r["score"] for r in vine.locate("zebra", k=6)["results"]}
+        sniffed = {r["id"]: r["score"] for r in vine.sniff("zebra", k=6)["results"]}
+        assert list(located)[:2] == ["z/meta", "z/both"] and "z/body" not in located
+        assert list(sniffed)[:2] == ["z/body", "z/both"] and "z/meta" not in sniffed
         out = assert_ok(vine.harvest("zebra", terms=["zebra"], k=3))
         top = assert_ok(vine.harvest("quokka", k=1))["results"]
+    # Each ranking's second entry is credited its score's share of that ranking's best.
+    share = located["z/both"] / located["z/meta"] + sniffed["z/both"] / sniffed["z/body"]
     assert out["results"][0]["id"] == "z/both"
     assert out["results"][0]["found_by"] == ["locate", "sniff"]
-    assert out["results"][0]["score"] == round(2 / 62, 4)
+    assert out["results"][0]["score"] == round(share / 62, 4) > round(1 / 61, 4)
     assert {r["id"]: r["found_by"] for r in out["results"][1:]} == {
         "z/meta": ["locate"], "z/body": ["sniff"]}
     assert [r["score"] for r in out["results"][1:]] == [round(1 / 61, 4)] * 2 == [0.0164] * 2
@@ -552,7 +568,9 @@ def test_matches_are_refined_rarest_term_first(scarce: Path) -> None:
 def test_index_nodes_keep_the_global_matches(scarce: Path) -> None:
     terms = ["common", "rarity"]
     with Vine(scarce, writable=False, alpha=0) as vine:
-        out = assert_ok(vine.harvest("rarity hub", terms=terms, k=5))
+        # (with index nodes in their rank, not after every leaf, so this one has a seat)
+        with features.without("tiers"):
+            out = assert_ok(vine.harvest("rarity hub", terms=terms, k=5))
         global_hits = {r["id"]: r["matches"]
                        for r in assert_ok(vine.sniff(terms, k=10))["results"]}
         own = refined(vine, "m/_index", terms)
@@ -646,7 +664,7 @@ def heavy(tmp_path: Path) -> Path:
     return make_forest(tmp_path / "heavy", nodes)
 
 
-def test_tail_results_are_dropped_whole_to_fit(heavy: Path) -> None:
+def test_tail_results_give_up_their_bodies_before_any_is_dropped(heavy: Path) -> None:
     with Vine(heavy, writable=False, alpha=0) as vine:
         sizes = [budget.tokens(assert_ok(vine.pick(f"h/p{i}"))["body"]) for i in range(6)]
         assert all(1000 < s <= 1200 for s in sizes), sizes
@@ -654,16 +672,23 @@ def test_tail_results_are_dropped_whole_to_fit(heavy: Path) -> None:
         expected = [i for i, _, _ in fused(vine, "pangolin", None, 5)]
         assert budget.cost(out) <= budget.HARVEST
         assert out["truncated"] is True
-        kept = ids(out)
-        assert 1 <= len(kept) < 5
-        assert kept == expected[:len(kept)]
-        # the next result (another whole body of this size) could not have fitted
-        assert budget.cost(out) + min(sizes) > budget.HARVEST
-        for r in out["results"]:
-            assert r["content"][0]["section"] is None
+        assert ids(out) == expected[:5]
+        whole = [r for r in out["results"] if "body" in r["content"][0]]
+        mapped = [r for r in out["results"] if "outline" in r["content"][0]]
+        # the best results keep their bodies, whole; the tail comes as maps, matches kept
+        assert 1 <= len(whole) < 5 and out["results"][:len(whole)] == whole
+        assert out["results"][len(whole):] == mapped
+        for r in whole:
             assert_whole(vine, r)
-        smaller = assert_ok(vine.harvest("pangolin", k=len(kept)))
-    assert ids(smaller) == kept and smaller["truncated"] is False
+        for r in mapped:
+            (content,) = r["content"]
+            assert content["section"] is None and content["outline"] == ["Facts"]
+            assert content["body_tokens"] == sizes[int(r["id"][-1])]
+            assert r["matches"]
+        # the first of the maps could not have kept its body
+        assert budget.cost(out) + min(sizes) > budget.HARVEST
+        smaller = assert_ok(vine.harvest("pangolin", k=len(whole)))
+    assert ids(smaller) == ids(out)[:len(whole)] and smaller["truncated"] is False
 
 
 def test_a_lone_result_too_big_for_the_bundle_is_never_sliced(tmp_path: Path) -> None:
@@ -756,10 +781,12 @@ def test_a_found_successor_still_takes_the_seat(tmp_path: Path) -> None:
         "q/x": ("note", {"title": "Dugong notes", "summary": "Dugong notes."},
                 "# X\n\ndugong dugong\n"),
         "q/y": ("note", {"title": "Dugong facts", "summary": "Dugong facts."}, "# Y\n\ndugong\n"),
+        # Its metadata does not say dugong (locate cannot find it, so locate cannot
+        # move it up either); its body does, once: sniff ranks it last.
         "q/new": ("note", {"title": "Policy 2028", "summary": "The rules that replace the old "
-                                                               "sea cow text, dugong included.",
+                                                               "sea cow text.",
                            "links": [{"rel": "supersedes", "target": "q/old"}]},
-                  "# New\n\nrules\n"),
+                  "# New\n\nrules, the dugong included\n"),
     })
     with Vine(root, writable=False, alpha=0) as vine:
         order = [i for i, _, _ in fused(vine, "dugong", "dugong", 2)]

@@ -21,7 +21,8 @@ NOT_ON_IMPORT = [
     "git", "gitdb", "sqlglot", "frontmatter", "yaml", "inotify_simple", "ctypes", "sqlite3",
     "hashlib", "socket", "monkeyllm.forest", "monkeyllm.catalog", "monkeyllm.gitops",
     "monkeyllm.reads.look", "monkeyllm.writes.plant", "monkeyllm.writes.transaction",
-    "mcp", "pydantic", "anyio", "starlette", "uvicorn", "monkeyllm.serve",
+    "mcp", "pydantic", "anyio", "starlette", "uvicorn", "monkeyllm.serve", "Stemmer",
+    "monkeyllm.stems",
 ]
 # GitPython and the write machinery: only a write loads them.
 WRITING = ["git", "gitdb", "monkeyllm.gitops", "monkeyllm.gitindex"]
@@ -98,7 +99,8 @@ def test_one_look_loads_only_what_it_reads(forest: Path) -> None:
     """)
     assert got["out"]["error"] is None
     heavy = ["sqlglot", "frontmatter", "yaml", "inotify_simple", "hashlib",
-             "monkeyllm.indexing", "monkeyllm.sqlguard", "monkeyllm.writes.transaction"]
+             "monkeyllm.indexing", "monkeyllm.sqlguard", "monkeyllm.writes.transaction",
+             "Stemmer", "monkeyllm.stems"]
     assert [m for m in heavy if m in got["modules"]] == []
 
 

@@ -168,6 +168,10 @@ class Vocabulary:
             self._text += "\n".join(t for _, t in new) + "\n"
             self._last = new[-1][0]
 
+    def containing_all(self, tokens: list[str] | tuple[str, ...]) -> list[str]:
+        """Those of ``tokens`` that are in the vocabulary, as whole tokens."""
+        return [t for t in tokens if "\n" + t + "\n" in self._text]
+
     def containing(self, part: str, *, prefix: bool = False, suffix: bool = False) -> list[str]:
         """Tokens containing ``part`` (starting with it, or ending with it, if asked)."""
         text = self._text
@@ -219,6 +223,17 @@ def plan(term: str, vocab: Vocabulary) -> TermPlan | None:
             suffix=not last or not ends_inside,
         ))
     return TermPlan(groups, exact=False)
+
+
+def plan_forms(term: str, forms: list[str] | tuple[str, ...],
+               vocab: Vocabulary) -> TermPlan | None:
+    """Plan a term searched with its word forms: a line holding the term (as a substring,
+    as :func:`plan` does) or one of ``forms`` (whole tokens) is a hit."""
+    tp = plan(term, vocab)
+    if not forms or tp is None or not tp.exact:
+        return tp
+    known = set(vocab.containing_all(forms))
+    return TermPlan([sorted(set(tp.groups[0]) | known)], exact=True)
 
 
 def _quote(token: str) -> str:

@@ -31,7 +31,12 @@ from .watch import Stat, Watcher
 if TYPE_CHECKING:
     from .indexing import Writer
 
-SCHEMA_VERSION = "4"
+SCHEMA_VERSION = "5"
+# bm25 weights per column: id (unindexed), title 4, aliases 3, tags 2, summary 1, section
+# headers 0.5, then the stems of the title, of the aliases and tags, of the summary and of
+# the headers at half their field's weight. A word matches its own field and its stem
+# column, another form of it only the stem column: the exact form ranks above it.
+LOCATE_RANK = "bm25(0, 4, 3, 2, 1, 0.5, 2, 1.25, 0.5, 0.25)"
 _COVERAGE = re.compile(r"^(\d+) bananas?, (\d+) sub-branch(?:es)?\.?$")
 
 _DDL = """
@@ -57,8 +62,8 @@ CREATE TABLE IF NOT EXISTS moves(old_id TEXT PRIMARY KEY, new_id TEXT);
 CREATE TABLE IF NOT EXISTS listings(branch TEXT, listed TEXT, PRIMARY KEY(branch, listed));
 CREATE INDEX IF NOT EXISTS listings_listed ON listings(listed);
 CREATE VIRTUAL TABLE IF NOT EXISTS nodes_fts USING fts5(
-    id UNINDEXED, title, aliases, tags, summary,
-    tokenize="unicode61 remove_diacritics 2");
+    id UNINDEXED, title, aliases, tags, summary, headers, title_stems, label_stems,
+    summary_stems, header_stems, tokenize="unicode61 remove_diacritics 2");
 """ + "".join(f"""
 CREATE TRIGGER IF NOT EXISTS files_{verb.lower()} AFTER {verb} ON files BEGIN
     INSERT INTO meta VALUES('files_gen', 1) ON CONFLICT(key) DO UPDATE SET value = value + 1;
@@ -80,8 +85,7 @@ def parse_coverage(raw: str | None) -> dict[str, int] | str | None:
 
 def _initialize(conn: sqlite3.Connection) -> None:
     """Settings of a new catalog: its version and locate's ranking."""
-    # bm25 weights per column: id (unindexed), title 4, aliases 3, tags 2, summary 1.
-    conn.execute("INSERT INTO nodes_fts(nodes_fts, rank) VALUES('rank', 'bm25(0, 4, 3, 2, 1)')")
+    conn.execute("INSERT INTO nodes_fts(nodes_fts, rank) VALUES('rank', ?)", (LOCATE_RANK,))
     conn.execute("INSERT OR REPLACE INTO meta VALUES('schema', ?)", (SCHEMA_VERSION,))
     conn.commit()
 

@@ -17,11 +17,14 @@ from . import bodyindex
 from .budget import tokens
 from .ids import id_of, is_index, parent_of, trail_of
 from .nodes import Node, ParseError, meta_str, parse_bytes
+from .stems import node_languages, stem_text
 from .watch import Stat
 
 if TYPE_CHECKING:
     from .catalog import Catalog
 
+# How much of a body tells its language (with its title and summary).
+LANGUAGE_SAMPLE = 400
 NODE_COLUMNS = ("id", "kind", "type", "title", "summary", "tags", "aliases", "created",
                 "updated", "confidence", "source", "entity_kind", "payload", "payload_type",
                 "payload_hash", "parent", "trail", "coverage", "body_tokens", "outline",
@@ -70,6 +73,7 @@ def record(node: Node, gen: int, lines: int, body_hash: str) -> Record:
     ntype = meta_str(meta.get("type")) or ("branch" if is_index(node_id) else "note")
     tags = _str_list(meta.get("tags"))
     aliases = _str_list(meta.get("aliases"))
+    outline = node.outline
     values = {
         "id": node_id,
         "kind": "branch" if ntype == "branch" else "banana",
@@ -90,13 +94,19 @@ def record(node: Node, gen: int, lines: int, body_hash: str) -> Record:
         "trail": json.dumps(trail_of(node_id)),
         "coverage": meta_str(meta.get("coverage")),
         "body_tokens": tokens(node.body),
-        "outline": json.dumps(node.outline, ensure_ascii=False),
+        "outline": json.dumps(outline, ensure_ascii=False),
         "body_hash": body_hash,
         "origin": meta_str(meta.get("origin")),
         "body_gen": gen,
         "body_lines": lines,
     }
-    fts = (node_id, values["title"], " ".join(aliases), " ".join(tags), values["summary"])
+    headers = " ; ".join(outline)
+    langs = node_languages(f"{values['title']} {values['summary']}",
+                           lambda: node.body[:LANGUAGE_SAMPLE])
+    fts = (node_id, values["title"], " ".join(aliases), " ".join(tags), values["summary"],
+           headers, stem_text(values["title"] or "", langs),
+           stem_text(" ".join(aliases + tags), langs),
+           stem_text(values["summary"] or "", langs), stem_text(headers, langs))
     moves = [(old_id, node_id) for old_id in _str_list(meta.get("moved_from"))
              if clean_target(old_id)]
     listings = []
@@ -127,7 +137,10 @@ _NODE_INSERT_COLS = ("rowid", *NODE_COLUMNS)
 _UPSERT_NODE = (f"INSERT INTO nodes({', '.join(NODE_COLUMNS)}) "
                 f"VALUES({', '.join('?' for _ in NODE_COLUMNS)}) ON CONFLICT(id) DO UPDATE SET "
                 + ", ".join(f"{c}=excluded.{c}" for c in NODE_COLUMNS[1:]))
-_INSERT_FTS = "INSERT INTO nodes_fts(rowid, id, title, aliases, tags, summary) VALUES(?,?,?,?,?,?)"
+FTS_COLUMNS = ("rowid", "id", "title", "aliases", "tags", "summary", "headers",
+               "title_stems", "label_stems", "summary_stems", "header_stems")
+_INSERT_FTS = (f"INSERT INTO nodes_fts({', '.join(FTS_COLUMNS)}) "
+               f"VALUES({', '.join('?' for _ in FTS_COLUMNS)})")
 _INSERT_EDGE = "INSERT OR IGNORE INTO edges(src, rel, dst, confidence, ord) VALUES(?,?,?,?,?)"
 _INSERT_MOVE = "INSERT OR REPLACE INTO moves VALUES(?,?)"
 _INSERT_LISTING = "INSERT OR IGNORE INTO listings VALUES(?,?)"
@@ -147,8 +160,7 @@ def _from_json(verb_table: str, columns: tuple[str, ...]) -> str:
 
 
 _BULK_NODE = _from_json("INSERT INTO nodes", _NODE_INSERT_COLS)
-_BULK_FTS = _from_json("INSERT INTO nodes_fts",
-                       ("rowid", "id", "title", "aliases", "tags", "summary"))
+_BULK_FTS = _from_json("INSERT INTO nodes_fts", FTS_COLUMNS)
 _BULK_EDGE = _from_json("INSERT OR IGNORE INTO edges", ("src", "rel", "dst", "confidence", "ord"))
 _BULK_MOVE = _from_json("INSERT OR REPLACE INTO moves", ("old_id", "new_id"))
 _BULK_LISTING = _from_json("INSERT OR IGNORE INTO listings", ("branch", "listed"))

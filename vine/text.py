@@ -137,24 +137,3 @@ def gaps_to_spaces(folded: str) -> str:
     if folded.isascii():
         return folded.encode("ascii").translate(_ASCII_GAPS).decode("ascii")
     return folded.translate(_GAPS)
-
-
-def fts_query(text: str) -> str:
-    """An FTS5 expression that searches ``text`` literally, so no input is a syntax
-    error: each whitespace word quoted (``"`` doubled) and OR-joined.
-
-    A word with punctuation (``NF-4412``, ``col:x``) is searched as a phrase and
-    also by its parts, so the exact form ranks first and loose forms still match.
-    """
-    terms: list[str] = []
-    for word in text.split():
-        parts = TOKEN.findall(word)
-        if not parts:
-            continue
-        if len(parts) == 1:
-            # "notes:" or "(invoice" is the one token: search it once.
-            terms.append('"' + parts[0] + '"')
-            continue
-        terms.append('"' + word.replace('"', '""') + '"')
-        terms.extend('"' + p + '"' for p in parts)
-    return " OR ".join(dict.fromkeys(terms))

@@ -18,10 +18,12 @@ from ..ids import is_index
 from ..nodes import Node
 from ..text import fold
 from ..windows import Window
+from . import features
+from .edges import linked
 from .locate import locate
-from .sniff import matching_lines, snippet
-from .sweep import doc_counts, sweep
-from .terms import derive_terms, locate_query
+from .sniff import Forms, first_hit, matching_lines, snippet
+from .sweep import doc_counts, sweep, term_weights, word_forms
+from .terms import asks_for_person, derive_terms, languages, locate_query
 
 RRF_K = 60                     # fused = sum of 1 / (RRF_K + rank) over the two rankings
 MAX_K_ENV = "MONKEYLLM_HARVEST_MAX_K"
@@ -67,31 +69,42 @@ def harvest(forest: Forest, query: str, terms: str | list[str] | None, k: int, w
                           f"{budget.HARVEST_QUERY_CHARS_MAX}",
                           hint="Ask a shorter question; pass exact strings as terms.")
     k = min(max(k, 1), max_k())
+    on = features.active()
+    forms: Forms = {}
     if terms is None:
         wanted = derive_terms(query)
+        if on.forms:
+            forms = word_forms(forest, wanted, languages(query))
     else:
+        # Explicit terms are exact strings: no other word forms.
         wanted = [terms] if isinstance(terms, str) else list(terms)
         _check_terms(wanted)
         wanted = _folded(wanted)
     pool = 2 * k
     started = time.perf_counter()
-    located = locate(forest, locate_query(query), pool, "all", None, None, win)
+    located = locate(forest, query, pool, "all", None, None, win)
     _record(steps, "locate", started, located)
     started = time.perf_counter()
-    counts = doc_counts(forest, wanted)
-    sniffed = sweep(forest, wanted, counts, pool, win)
+    counts = doc_counts(forest, wanted, forms)
+    sniffed = sweep(forest, wanted, counts, pool, win, forms)
     if wanted:
         _record(steps, "sniff", started, sniffed)
-    fused = _fuse(forest, located["results"], sniffed["results"])
+    fused = _fuse(forest, located["results"], sniffed["results"], weighted=on.weighted,
+                  tiered=on.tiers)
     named = {r["id"] for r in sniffed["results"] if r.get("named")}
     kept, excluded = _supersede(forest, fused, k, include_superseded, named, win)
+    if on.edges:
+        asked = wanted if terms is None else derive_terms(query)
+        kept = _with_neighbours(forest, kept, k, asked,
+                                counts if terms is None else doc_counts(forest, asked), forms,
+                                fused, asks_for_person(query))
     forest.found(c.id for c in kept)
     global_matches = {r["id"]: r.get("matches", []) for r in sniffed["results"]}
     scarcity = sorted(wanted, key=lambda t: counts[t])
     built = []
     for cand in kept:
         started = time.perf_counter()
-        built.append(_item(forest, cand, wanted, scarcity, global_matches))
+        built.append(_item(forest, cand, scarcity, global_matches, forms))
         if built[-1] is not None:
             _record(steps, "pick", started, built[-1][0]["content"], cand.id)
     results = [item for item, _ in filter(None, built)]
@@ -139,7 +152,7 @@ def _folded(terms: list[str]) -> list[str]:
 
 
 class _Candidate:
-    __slots__ = ("id", "row", "score", "found_by", "replaces")
+    __slots__ = ("id", "row", "score", "found_by", "replaces", "via")
 
     def __init__(self, node_id: str, row: sqlite3.Row) -> None:
         self.id = node_id
@@ -147,13 +160,63 @@ class _Candidate:
         self.score = 0.0
         self.found_by: list[str] = []
         self.replaces: str | None = None
+        self.via: dict[str, str] | None = None
 
 
-def _fuse(forest: Forest, located: list[dict[str, Any]],
-          sniffed: list[dict[str, Any]]) -> list[_Candidate]:
-    """Reciprocal rank fusion; ties by updated, then created (newest first), then id."""
+def _with_neighbours(forest: Forest, kept: list[_Candidate], k: int, terms: list[str],
+                     counts: dict[str, float], forms: Forms, fused: list[_Candidate],
+                     asks_person: bool) -> list[_Candidate]:
+    """The top k once the hits' linked neighbours that supply question terms the hits
+    lack (:mod:`monkeyllm.reads.edges`) compete for the seats; a neighbour never takes
+    the seat of a hit that scored as much or more. A neighbour the rankers found too,
+    below the seats, rises to its edge's score when that is higher."""
+    if not terms or not kept:
+        return kept
+    sources = []
+    for cand in kept:
+        try:
+            node = forest.read(cand.id)
+            body = forest.body(node)
+        except VineError:
+            continue
+        row = cand.row
+        sources.append((cand.id, cand.score, " ".join(
+            [row["title"] or "", row["summary"] or "", row["aliases"] or "",
+             row["tags"] or "", body])))
+    weight = term_weights(forest, terms, counts)
+    seated = {c.id for c in kept}
+    found = {c.id: c for c in fused}
+    extra = []
+    for near in linked(forest, sources, terms, weight, forms, seated,
+                       asks_person=asks_person)[:k]:
+        cand = found.get(near.id)
+        if cand is None:
+            row = forest.catalog.row(near.id)
+            if row is None:
+                continue
+            cand = _Candidate(near.id, row)
+        elif near.score <= cand.score:
+            continue
+        cand.score = near.score
+        cand.found_by = [*cand.found_by, "edge"]
+        cand.via = {"from": near.source, "rel": near.rel}
+        extra.append(cand)
+    if not extra:
+        return kept
+    # sorted() is stable: on a tie the hit already seated keeps its place.
+    return sorted([*kept, *extra], key=lambda c: (_is_map(c.id), -c.score))[:k]
+
+
+def _fuse(forest: Forest, located: list[dict[str, Any]], sniffed: list[dict[str, Any]],
+          *, weighted: bool = True, tiered: bool = True) -> list[_Candidate]:
+    """Reciprocal rank fusion: each ranking credits an entry ``1 / (RRF_K + rank)``, and
+    (``weighted``) scales that credit by the entry's score as a share of its ranking's
+    best, so a faint match low in one list does not count like the top of the other and
+    a clear winner of one ranking keeps its margin. Ties by updated, then created (newest
+    first), then id. With ``tiered``, branch indexes and ``_meta`` nodes come last."""
     cands: dict[str, _Candidate] = {}
     for name, ranking in (("locate", located), ("sniff", sniffed)):
+        best = ranking[0]["score"] if ranking else 0.0
         for rank, item in enumerate(ranking, 1):
             cand = cands.get(item["id"])
             if cand is None:
@@ -161,13 +224,22 @@ def _fuse(forest: Forest, located: list[dict[str, Any]],
                 if row is None:
                     continue
                 cand = cands[item["id"]] = _Candidate(item["id"], row)
-            cand.score += 1.0 / (RRF_K + rank)
+            share = item["score"] / best if weighted and best > 0 else 1.0
+            cand.score += share / (RRF_K + rank)
             cand.found_by.append(name)
     ordered = sorted(cands.values(), key=lambda c: c.id)
     ordered.sort(key=lambda c: (c.row["created"] or ""), reverse=True)
     ordered.sort(key=lambda c: (c.row["updated"] or ""), reverse=True)
     ordered.sort(key=lambda c: round(c.score, 10), reverse=True)
+    if tiered:
+        ordered.sort(key=lambda c: _is_map(c.id))
     return ordered
+
+
+def _is_map(node_id: str) -> bool:
+    """A branch index or one of the forest's own ``_meta`` nodes: what lists or describes
+    the forest rather than what it knows. They come after every other candidate."""
+    return is_index(node_id) or node_id.startswith("_meta/")
 
 
 _SUPERSEDERS = ("SELECT src FROM edges WHERE rel = 'supersedes' AND dst = ? "
@@ -245,8 +317,8 @@ def _check_terms(terms: list[Any]) -> None:
 
 
 
-def _item(forest: Forest, cand: _Candidate, terms: list[str], scarcity: list[str],
-          global_matches: dict[str, list[dict[str, Any]]]
+def _item(forest: Forest, cand: _Candidate, scarcity: list[str],
+          global_matches: dict[str, list[dict[str, Any]]], forms: Forms
           ) -> tuple[dict[str, Any], dict[str, Any]] | None:
     """A result, and its outline form (for a bundle too small to hold its content)."""
     row = cand.row
@@ -259,7 +331,7 @@ def _item(forest: Forest, cand: _Candidate, terms: list[str], scarcity: list[str
     if is_index(cand.id):
         matches = list(global_matches.get(cand.id, []))[:MATCHES_MAX]
     else:
-        matches = _refine(view, body, scarcity)
+        matches = _refine(view, body, scarcity, forms)
     item: dict[str, Any] = {
         "id": cand.id, "title": row["title"], "type": row["type"],
         "trail": row_list(row, "trail"), "summary": row["summary"] or "",
@@ -272,6 +344,8 @@ def _item(forest: Forest, cand: _Candidate, terms: list[str], scarcity: list[str
             item[key] = row[key]
     if cand.replaces:
         item["replaces"] = cand.replaces
+    if cand.via:
+        item["via"] = dict(cand.via)
     if row["type"] == "dataset":
         notes = node.section("Notes")
         text = notes[1].split("\n", 1)[1].strip() if notes and "\n" in notes[1] else ""
@@ -280,20 +354,23 @@ def _item(forest: Forest, cand: _Candidate, terms: list[str], scarcity: list[str
     return item, _outline(view, budget.tokens(body))
 
 
-def _refine(view: Node, body: str, scarcity: list[str]) -> list[dict[str, Any]]:
-    """Matches in this node, term by term, rarest first, deduplicated, at most 5."""
+def _refine(view: Node, body: str, scarcity: list[str], forms: Forms
+            ) -> list[dict[str, Any]]:
+    """Matches in this node, term by term (or one of its word forms), rarest first,
+    deduplicated, at most 5."""
     lines = body.split("\n")
     matches: list[dict[str, Any]] = []
     seen: set[int] = set()
     for term in scarcity:
-        hit, _ = matching_lines(body, [term])
+        hit, _ = matching_lines(body, [term], forms)
         for index in hit[:PER_TERM_MATCHES]:
             if index in seen:
                 continue
             seen.add(index)
             text = lines[index]
             matches.append({"section": view.section_of_line(index), "line": index + 1,
-                            "term": term, "snippet": snippet(text, max(0, fold(text).find(term)))})
+                            "term": term,
+                            "snippet": snippet(text, first_hit(fold(text), [term], forms))})
             if len(matches) >= MATCHES_MAX:
                 return matches
     return matches
@@ -348,21 +425,29 @@ def _annotate(forest: Forest, results: list[dict[str, Any]]) -> None:
 
 
 def _fit(out: dict[str, Any], outlines: dict[str, dict[str, Any]]) -> None:
-    """Within 4,000 tokens by dropping whole results from the tail; a lone result too
-    big for the bundle comes as its outline (never a slice) instead of being dropped."""
+    """Within 4,000 tokens, never by slicing a body: first the lowest-ranked result still
+    carrying a body or sections gives them up for its outline (its matches stay: the
+    evidence, and where to pick), then whole results drop from the tail; a lone result's
+    outline is shortened last."""
     results = out["results"]
     while results and budget.cost(out) > budget.HARVEST:
         out["truncated"] = True
+        mapped = next((item for item in reversed(results)
+                       if outlines.get(item["id"]) is not None
+                       and item["content"] != [outlines[item["id"]]]), None)
+        if mapped is not None:
+            mapped["content"] = [outlines[mapped["id"]]]
+            continue
         if len(results) > 1:
             results.pop()
             continue
         item = results[0]
         outline = outlines.get(item["id"])
-        if outline is None or item["content"] == [outline]:
+        if outline is None:
             results.pop()
             continue
-        item["content"] = [outline]
-        if budget.cost(out) > budget.HARVEST:
-            shell = {**out, "results": []}
-            room = budget.HARVEST - budget.cost(shell) - budget.cost({**item, "content": []})
-            budget.shrink_list(outline, "outline", max(room, 0))
+        shell = {**out, "results": []}
+        room = budget.HARVEST - budget.cost(shell) - budget.cost({**item, "content": []})
+        if not budget.shrink_list(outline, "outline", max(room, 0)) or \
+                budget.cost(out) > budget.HARVEST:
+            results.pop()

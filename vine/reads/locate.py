@@ -4,19 +4,27 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from dataclasses import dataclass
 from typing import Any
 
 from .. import budget
 from ..errors import SchemaError
 from ..forest import Forest, coverage_text, row_list, wire_kind
 from ..heat import LIST_DEPOSIT
-from ..text import fts_query
+from ..stems import query_stems, search_languages
+from ..text import fold
 from ..windows import Window
+from . import features
+from .succession import Successor, successors
+from .terms import CODE_WEIGHT, Words, is_code, query_words
 
 SCOPES = {"all": None, "branches": "branch", "notes": "banana", "bananas": "banana"}
 INCLUDES = ("outline",)
 # The pool never needs more: the budget holds far fewer results.
 MAX_K = 1000
+# A successor outranks the node it succeeds or supersedes when it matches the query at
+# least this share as strongly.
+GIVE_WAY = 0.5
 
 
 def locate(forest: Forest, query: str, k: int, scope: str, type_filter: str | None,
@@ -29,7 +37,9 @@ def locate(forest: Forest, query: str, k: int, scope: str, type_filter: str | No
             raise SchemaError(f"locate: include accepts only {list(INCLUDES)}, got {item!r}")
     k = min(max(1, k), MAX_K)
     kind = SCOPES[scope]
-    expr = fts_query(query)
+    on = features.active()
+    words = query_words(query, drop_stopwords=on.stopwords)
+    expr = expression(words, stems=on.stems, headers=on.headers, codes=on.codes)
     filters, args = _filters(kind, type_filter, win)
     pool = max(5 * k, 25)
     top = _ranked(forest, expr, pool, "", []) if expr else []
@@ -37,15 +47,19 @@ def locate(forest: Forest, query: str, k: int, scope: str, type_filter: str | No
     ranked = top if not filters else _ranked(forest, expr, pool, filters, args)
     rows = _rows(forest, [rowid for rowid, _ in ranked])
     heat = forest.heat.many(r["id"] for r in rows.values())
-    scored = []
+    scored: list[_Scored] = []
     for rowid, rank in ranked:
         r = rows.get(rowid)
         if r is None:
             continue
         strength = round(rank / best, 4) if best < 0 else 1.0
-        scored.append((forest.score(strength, heat[r["id"]]), r))
-    scored.sort(key=lambda pair: (-pair[0], pair[1]["ord"]))
-    results = [_item(forest, r, score, heat[r["id"]], include) for score, r in scored[:k]]
+        scored.append(_Scored(forest.score(strength, heat[r["id"]]), strength, r))
+    scored.sort(key=lambda s: (-s.score, s.row["ord"]))
+    later = successors(forest, [s.row["id"] for s in scored])
+    if on.succession:
+        scored = give_way(scored, later)
+    results = [_item(forest, s.row, s.score, heat[s.row["id"]], include,
+                     later.get(s.row["id"])) for s in scored[:k]]
     out: dict[str, Any] = {"results": results, "truncated": len(scored) > k}
     if win.active:
         out["window"] = win.echo()
@@ -53,7 +67,9 @@ def locate(forest: Forest, query: str, k: int, scope: str, type_filter: str | No
         out["searched"] = forest.catalog.conn.execute(
             "SELECT count(*) FROM nodes n WHERE 1=1" + filters, args).fetchone()[0]
         out["hint"] = ("locate reads titles, aliases, tags and summaries only; to find an "
-                       "exact string inside bodies use sniff(terms).")
+                       "exact string inside bodies use sniff(terms).") if expr else (
+            "The query holds only function words (what, the, qual, de, ...) or punctuation: "
+            "nothing to search for. Name the subject: a topic, a name, a code.")
     else:
         matched = len(scored)
         budget.shrink_with_hint(
@@ -64,6 +80,81 @@ def locate(forest: Forest, query: str, k: int, scope: str, type_filter: str | No
     forest.heat.deposit((r["id"] for r in out["results"]), LIST_DEPOSIT)
     forest.found(r["id"] for r in out["results"])
     return out
+
+
+SURFACE = ("title", "aliases", "tags", "summary")
+STEMS = ("title_stems", "label_stems", "summary_stems")
+
+
+def _quoted(text: str) -> str:
+    return '"' + text.replace('"', '""') + '"'
+
+
+def _columns(names: tuple[str, ...]) -> str:
+    return "{" + " ".join(names) + "}"
+
+
+def expression(words: Words, *, stems: bool = True, headers: bool = True,
+               codes: bool = True) -> str:
+    """The FTS5 expression for a query's words; no input is a syntax error.
+
+    Every word is quoted and the words are OR-joined over the curated fields; a word with
+    punctuation (``NF-4412``) is searched as a phrase too, so the exact form ranks first.
+    With ``stems``, each word's stems (in the query's languages) are searched in the stem
+    columns, so ``deadlines`` finds ``deadline`` but ranks it below an exact match. With
+    ``headers``, section headers are searched too (at a low weight). With ``codes``, an
+    exact identifier (``NF-4412``, ``L2503``) weighs ``CODE_WEIGHT`` times a word, as in
+    harvest's body sweep: bm25 sums what each phrase of the query earns, so the
+    identifier is asked that many times.
+    """
+    surface = [_quoted(p) for p in words.phrases] + [_quoted(t) for t in words.tokens]
+    if not surface:
+        return ""
+    if codes:
+        named = [w for w in (*words.phrases, *words.tokens) if is_code(fold(w))]
+        surface += [_quoted(w) for w in named] * (CODE_WEIGHT - 1)
+    extra = ("headers",) if headers else ()
+    expr = f"{_columns(SURFACE + extra)} : ({' OR '.join(surface)})"
+    langs = search_languages(words.langs)
+    forms = [s for word in words.stem for s in query_stems(word, langs)] if stems else []
+    if forms:
+        extra = ("header_stems",) if headers else ()
+        expr += (f" OR {_columns(STEMS + extra)} : "
+                 f"({' OR '.join(map(_quoted, dict.fromkeys(forms)))})")
+    return expr
+
+
+@dataclass
+class _Scored:
+    score: float
+    strength: float
+    row: sqlite3.Row
+
+
+def give_way(scored: list[_Scored], later: dict[str, list[Successor]]) -> list[_Scored]:
+    """The ranking with each superseded node moved to just below its successor, when the
+    successor ranks lower but matches the query at least ``GIVE_WAY`` as strongly (an
+    older node the query names much better, by its own title, stays on top). The moved
+    node takes its successor's score, so scores still descend."""
+    order = list(scored)
+    for _ in range(len(order) ** 2):
+        position = {s.row["id"]: i for i, s in enumerate(order)}
+        move = None
+        for i, s in enumerate(order):
+            for heir in later.get(s.row["id"], []):
+                j = position.get(heir.id, -1)
+                if j > i and order[j].strength >= GIVE_WAY * s.strength:
+                    move = (i, j)
+                    break
+            if move:
+                break
+        if move is None:
+            return order
+        i, j = move
+        old = order.pop(i)
+        old.score = min(old.score, order[j - 1].score)
+        order.insert(j, old)
+    return order
 
 
 def _filters(kind: str | None, type_filter: str | None,
@@ -103,7 +194,7 @@ def _rows(forest: Forest, rowids: list[int]) -> dict[int, sqlite3.Row]:
 
 
 def _item(forest: Forest, r: sqlite3.Row, score: float, heat: float,
-          include: list[str] | None) -> dict[str, Any]:
+          include: list[str] | None, heirs: list[Successor] | None) -> dict[str, Any]:
     item: dict[str, Any] = {
         "id": r["id"], "kind": wire_kind(r["kind"]), "type": r["type"], "title": r["title"],
         "summary": r["summary"], "trail": row_list(r, "trail"), "score": score, "heat": heat,
@@ -113,4 +204,6 @@ def _item(forest: Forest, r: sqlite3.Row, score: float, heat: float,
         item["coverage"] = coverage_text(r["coverage"])
     if include and "outline" in include:
         item["outline"] = row_list(r, "outline")
+    if heirs:
+        item["superseded_by"] = [h.id for h in heirs]
     return item

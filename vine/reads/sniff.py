@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import bisect
 import json
+import re
 from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 from .. import bodyindex, budget
@@ -15,6 +18,29 @@ from ..heat import LIST_DEPOSIT
 from ..ids import ROOT_INDEX, branch_id, folder_prefix, is_index, normalize
 from ..text import fold
 from ..windows import Window
+
+# A term's word forms (harvest's sweep: ``deadlines`` -> ``deadline``): whole words that
+# stand for the term beside the term itself, which is still found as a substring.
+Forms = Mapping[str, Sequence[str]]
+
+
+@lru_cache(maxsize=1024)
+def _finder(term: str, forms: tuple[str, ...]) -> Callable[[str], int]:
+    if not forms:
+        return lambda line: line.find(term)
+    pattern = re.compile(re.escape(term) + r"|(?<![^\W_])(?:"
+                         + "|".join(map(re.escape, forms)) + r")(?![^\W_])")
+
+    def find(line: str) -> int:
+        hit = pattern.search(line)
+        return hit.start() if hit else -1
+    return find
+
+
+def finder(term: str, forms: Forms | None) -> Callable[[str], int]:
+    """Where ``term`` (a substring) or one of its word forms (a whole word) starts in a
+    folded line, or -1."""
+    return _finder(term, tuple(forms.get(term, ())) if forms else ())
 
 
 @dataclass
@@ -140,8 +166,8 @@ def _rowids(conn: Any, expr: str) -> list[int]:
     return list(map(int, joined.split(","))) if joined else []
 
 
-def _indexed(forest: Forest, terms: list[str], scope: Scope,
-             k: int) -> tuple[dict[str, Hits], int] | None:
+def _indexed(forest: Forest, terms: list[str], scope: Scope, k: int,
+             forms: Forms | None = None) -> tuple[dict[str, Hits], int] | None:
     """Hits through the body index, or None when a term needs a direct scan.
 
     Ranking is by terms hit first, so nodes are taken tier by tier (most terms
@@ -153,7 +179,7 @@ def _indexed(forest: Forest, terms: list[str], scope: Scope,
     vocab = forest.vocabulary()
     plans = []
     for term in terms:
-        tp = bodyindex.plan(term, vocab)
+        tp = bodyindex.plan_forms(term, forms.get(term, ()) if forms else (), vocab)
         if tp is None:
             return None
         plans.append(tp)
@@ -217,7 +243,8 @@ def _of_gen(rowids: list[int], gen: int, shift: int) -> list[int]:
 
 
 def _direct(forest: Forest, terms: list[str], scope_sql: str,
-            scope_args: tuple[Any, ...]) -> tuple[dict[str, Hits], int]:
+            scope_args: tuple[Any, ...], forms: Forms | None = None
+            ) -> tuple[dict[str, Hits], int]:
     """Read every in-scope body (for terms the index cannot plan)."""
     ids = [r[0] for r in forest.catalog.conn.execute(
         f"SELECT n.id FROM nodes n WHERE 1=1{scope_sql} ORDER BY n.rowid", scope_args)]
@@ -230,26 +257,37 @@ def _direct(forest: Forest, terms: list[str], scope_sql: str,
         except VineError:
             continue
         scanned += 1
-        hit = Hits.of(term_lines(body, terms))
+        hit = Hits.of(term_lines(body, terms, forms))
         if hit.terms:
             hits[node_id] = hit
     return hits, scanned
 
 
-def term_lines(body: str, terms: list[str]) -> dict[int, list[int]]:
-    """Term index -> the 0-based lines of ``body`` holding that folded term."""
+def term_lines(body: str, terms: list[str], forms: Forms | None = None
+               ) -> dict[int, list[int]]:
+    """Term index -> the 0-based lines of ``body`` holding that folded term (or one of
+    its ``forms``)."""
     out: dict[int, list[int]] = {t: [] for t in range(len(terms))}
+    finders = [finder(term, forms) for term in terms]
     for i, line in enumerate(fold(body).split("\n")):
-        for t, term in enumerate(terms):
-            if term in line:
+        for t, find in enumerate(finders):
+            if find(line) >= 0:
                 out[t].append(i)
     return out
 
 
-def matching_lines(body: str, terms: list[str]) -> tuple[list[int], set[int]]:
+def matching_lines(body: str, terms: list[str], forms: Forms | None = None
+                   ) -> tuple[list[int], set[int]]:
     """0-based lines of ``body`` holding any folded term, and which terms were hit."""
-    hit = Hits.of(term_lines(body, terms))
+    hit = Hits.of(term_lines(body, terms, forms))
     return list(hit.lines), hit.terms
+
+
+def first_hit(folded_line: str, terms: list[str], forms: Forms | None = None) -> int:
+    """Where the leftmost of the terms (or their forms) starts in a folded line (0 when
+    none is there)."""
+    return min((p for p in (finder(term, forms)(folded_line) for term in terms) if p >= 0),
+               default=0)
 
 
 def _rank(forest: Forest, hits: dict[str, Hits],
@@ -275,7 +313,7 @@ def snippet(line: str, at: int) -> str:
 
 
 def _render(forest: Forest, node_id: str, score: float, heat: float, hit: Hits,
-            terms: list[str]) -> dict[str, Any] | None:
+            terms: list[str], forms: Forms | None = None) -> dict[str, Any] | None:
     row = forest.catalog.row(node_id)
     if row is None:
         return None
@@ -285,13 +323,12 @@ def _render(forest: Forest, node_id: str, score: float, heat: float, hit: Hits,
     except VineError:
         return None
     body_lines = body.split("\n")
-    lines, _ = matching_lines(body, terms)
+    lines, _ = matching_lines(body, terms, forms)
     view = node if body is node.body else None
     matches = []
     for line in lines[:budget.SNIFF_MATCHES_SHOWN]:
         text = body_lines[line]
-        folded = fold(text)
-        at = min((p for p in (folded.find(t) for t in terms) if p >= 0), default=0)
+        at = first_hit(fold(text), terms, forms)
         section = view.section_of_line(line) if view is not None else None
         matches.append({"section": section, "line": line + 1, "snippet": snippet(text, at)})
     item: dict[str, Any] = {

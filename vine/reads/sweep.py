@@ -13,18 +13,67 @@ from ..errors import VineError
 from ..forest import Forest
 from ..heat import LIST_DEPOSIT
 from ..ids import is_index
+from ..stems import same_stem, search_languages, stemmable, stems
 from ..text import fold
 from ..windows import Window
-from .sniff import Hits, Scope, _direct, _indexed, _of_gen, _render, _rowids, term_lines
-from .terms import is_code
+from .sniff import (
+    Forms,
+    Hits,
+    Scope,
+    _direct,
+    _indexed,
+    _of_gen,
+    _render,
+    _rowids,
+    term_lines,
+)
+from .terms import CODE_WEIGHT, STOPWORDS, is_code
 
-CODE_WEIGHT = 2.0              # an exact identifier counts twice a word as rare
 SWEEP_DEPTH = 50               # nodes the sweep confirms before it may stop early
 CONFIRM_MAX = 64               # bodies read to count those holding a term with punctuation
 SWEEP_FLOOR = 0.1              # a body scoring under this share of the best one is not ranked
+FORMS_MAX = 12                 # word forms searched for one term, at most
+FORM_MIN = 4                   # letters of the shortest word form searched
 
 
-def doc_counts(forest: Forest, terms: list[str]) -> dict[str, float]:
+def word_forms(forest: Forest, terms: list[str], langs: tuple[str, ...]) -> Forms:
+    """The body words that share a stem with each word-like term, in the question's
+    languages (``deadlines`` -> ``deadline``, ``prazos`` -> ``prazo``), from the body
+    index's vocabulary: whole words, besides the term itself (which sniff finds inside
+    longer words too). Codes are never expanded, and neither function words nor words
+    under ``FORM_MIN`` letters are forms; a term with no other form is left out."""
+    vocab = forest.vocabulary() if terms else None
+    langs = search_languages(langs)
+    out: dict[str, tuple[str, ...]] = {}
+    for term in terms:
+        if vocab is None or is_code(term) or not stemmable(term):
+            continue
+        roots = [s for lang in langs for s in stems(term, lang)]
+        if not roots:
+            continue
+        # Snowball stems are prefixes of their words but for a changed last letter
+        # (policy -> polici): every form starts with the shortest stem less one letter.
+        start = min(roots, key=len)
+        start = start[:max(3, len(start) - 1)]
+        found = sorted(w for w in vocab.containing(start, prefix=True)
+                       if term not in w and len(w) >= FORM_MIN and w not in STOPWORDS
+                       and same_stem(w, term, langs))
+        if found:
+            out[term] = tuple(sorted(found, key=len)[:FORMS_MAX])
+    return out
+
+
+def term_weights(forest: Forest, terms: list[str], counts: dict[str, float]
+                 ) -> dict[str, float]:
+    """Each term's weight: its scarcity over the bodies (inverse document frequency),
+    doubled for an exact identifier."""
+    total = forest.catalog.count() or 1
+    return {t: math.log((total + 1) / (min(counts.get(t, 1), total) + 0.5))
+            * (CODE_WEIGHT if is_code(t) else 1.0) for t in terms}
+
+
+def doc_counts(forest: Forest, terms: list[str], forms: Forms | None = None
+               ) -> dict[str, float]:
     """How many bodies hold each term, from the body index. A term with punctuation
     (``6.202``, ``nf-4412``) has candidate lines holding its pieces anywhere (``6`` and
     ``2026``): up to ``CONFIRM_MAX`` candidate bodies are read to count the ones that
@@ -34,7 +83,7 @@ def doc_counts(forest: Forest, terms: list[str]) -> dict[str, float]:
     conn = forest.catalog.conn
     counts: dict[str, float] = {}
     for term in terms:
-        tp = bodyindex.plan(term, vocab)
+        tp = bodyindex.plan_forms(term, forms.get(term, ()) if forms else (), vocab)
         if tp is None:
             counts[term] = float("inf")
             continue
@@ -57,7 +106,7 @@ def _holds(lines: list[str], term: str, rowids: list[int]) -> bool:
 
 
 def _add_rare(forest: Forest, terms: list[str], counts: dict[str, float], where: Scope,
-              hits: dict[str, Hits]) -> None:
+              hits: dict[str, Hits], forms: Forms | None) -> None:
     """Every node holding a rare term (one in at most SWEEP_DEPTH bodies): the sweep
     stops once enough nodes hit more terms, which would leave out the node holding only
     the one exact code the question is about."""
@@ -66,7 +115,7 @@ def _add_rare(forest: Forest, terms: list[str], counts: dict[str, float], where:
     for term in terms:
         if counts.get(term, float("inf")) > SWEEP_DEPTH:
             continue
-        found = _indexed(forest, [term], where, SWEEP_DEPTH)
+        found = _indexed(forest, [term], where, SWEEP_DEPTH, forms)
         for node_id in (found[0] if found else {}):
             if node_id in hits:
                 continue
@@ -74,7 +123,7 @@ def _add_rare(forest: Forest, terms: list[str], counts: dict[str, float], where:
                 body = forest.body(forest.read(node_id))
             except VineError:
                 continue
-            hit = Hits.of(term_lines(body, terms))
+            hit = Hits.of(term_lines(body, terms, forms))
             if hit.terms:
                 hits[node_id] = hit
 
@@ -137,7 +186,7 @@ def _best(forest: Forest, hits: dict[str, Hits], weight: list[float], heat: dict
 
 
 def sweep(forest: Forest, terms: list[str], counts: dict[str, float], pool: int,
-           win: Window) -> dict[str, Any]:
+          win: Window, forms: Forms | None = None) -> dict[str, Any]:
     """sniff's sweep, ranked for harvest. Each term weighs by its scarcity (inverse
     document frequency), so an exact code outranks a common word; a body scores the
     weight of the terms on its best line, so terms that answer together outrank the
@@ -153,15 +202,14 @@ def sweep(forest: Forest, terms: list[str], counts: dict[str, float], pool: int,
         wsql, wargs = win.sql("n.")
         where.sql += wsql
         where.args += wargs
-    found = _indexed(forest, terms, where, SWEEP_DEPTH)
+    found = _indexed(forest, terms, where, SWEEP_DEPTH, forms)
     if found is None:
-        hits, scanned = _direct(forest, terms, where.sql, tuple(where.args))
+        hits, scanned = _direct(forest, terms, where.sql, tuple(where.args), forms)
     else:
         hits, scanned = found
-        _add_rare(forest, terms, counts, where, hits)
-    total = forest.catalog.count() or 1
-    weight = [math.log((total + 1) / (min(counts.get(t, 1), total) + 0.5))
-              * (CODE_WEIGHT if is_code(t) else 1.0) for t in terms]
+        _add_rare(forest, terms, counts, where, hits, forms)
+    weights = term_weights(forest, terms, counts)
+    weight = [weights[t] for t in terms]
     whole = sum(weight) or 1.0
     heat = forest.heat.many(hits)
     results = []
@@ -171,7 +219,7 @@ def sweep(forest: Forest, terms: list[str], counts: dict[str, float], pool: int,
         if any(is_code(terms[t]) for t in hit.terms):
             item["named"] = True        # an exact code of the question is in its body
         if is_index(node_id):
-            rendered = _render(forest, node_id, score, heat[node_id], hit, terms)
+            rendered = _render(forest, node_id, score, heat[node_id], hit, terms, forms)
             item["matches"] = rendered["matches"] if rendered else []
         results.append(item)
     forest.heat.deposit((r["id"] for r in results), LIST_DEPOSIT)

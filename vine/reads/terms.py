@@ -1,40 +1,25 @@
-"""Terms from a question: what ``harvest`` asks ``locate`` and the body sweep for.
-Tokens are folded, English and Portuguese stopwords dropped, and code-shaped tokens
-(a digit, all capitals, or one of ``- _ . /``) kept first."""
+"""Words from a question: what ``locate`` searches the catalog for, and the terms
+``harvest`` asks the body sweep for. Tokens are folded, English and Portuguese stopwords
+dropped (they weigh nothing), code-shaped tokens (a digit, all capitals, or one of
+``- _ . /``) kept as they are, and the words of a question's language(s) are given their
+word forms (:mod:`monkeyllm.stems`)."""
 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass, field
 
-from ..text import fold
+from ..language import ENGLISH, PORTUGUESE, languages
+from ..stems import LANGUAGES, stemmable
+from ..text import TOKEN, fold
 
 TERMS_MAX = 8
+CODE_WEIGHT = 2                # an exact identifier counts twice a word
+ACRONYM_MAX = 5                # a word in capitals this short is a name (IT, ICMS, SEFAZ)
 _TOKEN = re.compile(r"[\w\-./]{2,}")
 _CODE_MARKS = set("-_./")
 
-# Question words and connectives of English and Portuguese, folded (accents removed);
-# the English list has the stems a contraction leaves ("didn't" reads as didn, t).
-STOPWORDS = frozenset(fold(w) for w in """
-a an the and or but nor of to in on at for with by from into onto over under about
-after before between during since until than then there here this that these those
-it its is are was were be been being am do does did doing done have has had having
-what which who whom whose when where why how whether if else so such too very just
-also only own same other others another each every both few more most much many
-some any all no not yes can could should would will shall may might must need want
-our ours we us you your yours they them their theirs he him his she her hers i me my
-mine tell show give find know get got make please like via per upon within without
-don didn doesn isn aren wasn weren hasn haven hadn won wouldn shouldn couldn cannot
-mustn needn shan ain
-qual quais quem quando onde como porque porquê por que para pelo pela pelos pelas com
-sem sobre entre depois antes desde até ate um uma uns umas o os as do da dos das no
-na nos nas ao aos à às num numa se não nao sim mais menos muito muita muitos muitas
-este esta estes estas esse essa esses essas aquele aquela aqueles aquelas isso isto
-aquilo ele ela eles elas nós nos você voce vocês voces seu sua seus suas nosso nossa
-nossos nossas meu minha ser estar está esta estão estao são sao foi foram era eram
-tem têm tinha ter há haver pode podem deve devem fazer faz cada todo toda todos todas
-também tambem ainda já ja então entao mesmo mesma outro outra outros outras qualquer
-quanto quanta quantos quantas existe existem preciso precisa
-""".split())
+STOPWORDS = ENGLISH | PORTUGUESE
 
 
 def _tokens(query: str) -> list[tuple[str, bool]]:
@@ -61,6 +46,73 @@ def is_code(term: str) -> bool:
     if any(c in _CODE_MARKS for c in term.strip("-_./")):
         return any(c.isdigit() for c in term) or len(term) >= 4
     return any(c.isdigit() for c in term) and any(c.isalpha() for c in term)
+
+
+@dataclass
+class Words:
+    """What ``locate`` searches for in a query.
+
+    ``tokens`` are single folded tokens; ``phrases`` are words with punctuation inside
+    (``NF-4412``), searched as a phrase besides their parts; ``stem`` are the tokens whose
+    word forms are searched too, in ``langs``. Empty when the query holds nothing to
+    search for (only stopwords or punctuation).
+    """
+
+    tokens: list[str] = field(default_factory=list)
+    phrases: list[str] = field(default_factory=list)
+    stem: list[str] = field(default_factory=list)
+    langs: tuple[str, ...] = LANGUAGES
+
+    def __bool__(self) -> bool:
+        return bool(self.tokens or self.phrases)
+
+
+def _shouting(query: str) -> bool:
+    """A query of several words written all in capitals (its capitals name nothing)."""
+    letters = [c for c in query if c.isalpha()]
+    return len(query.split()) > 1 and bool(letters) and all(c.isupper() for c in letters)
+
+
+def query_words(query: str, *, drop_stopwords: bool = True) -> Words:
+    """The words of a query worth searching: stopwords dropped (a short word in capitals,
+    such as ``IT``, is a name, unless the whole query is in capitals), words of one or two
+    letters dropped unless they are code-shaped, words with punctuation kept as a phrase
+    and by their parts. ``drop_stopwords=False`` keeps every token."""
+    out = Words(langs=languages(query))
+    capitals_mean_names = not _shouting(query)
+    for word in query.split():
+        raw_parts = TOKEN.findall(word)
+        # A word with punctuation and a digit inside (NF-4412, 6.202) is a code throughout.
+        coded = len(raw_parts) > 1 and any(c.isdigit() for c in word)
+        kept: list[str] = []
+        for raw in raw_parts:
+            folded = fold(raw)
+            letters = [c for c in raw if c.isalpha()]
+            code = coded or any(c.isdigit() for c in raw) or (
+                capitals_mean_names and 2 <= len(letters) <= ACRONYM_MAX
+                and all(c.isupper() for c in letters))
+            if drop_stopwords and not code and (folded in STOPWORDS or len(folded) < 3):
+                continue
+            kept.append(folded)
+            if stemmable(folded) and not code:
+                out.stem.append(folded)
+        if not kept:
+            continue
+        if len(raw_parts) > 1:
+            out.phrases.append(word)
+        out.tokens.extend(kept)
+    out.tokens = list(dict.fromkeys(out.tokens))
+    out.phrases = list(dict.fromkeys(out.phrases))
+    out.stem = list(dict.fromkeys(out.stem))
+    return out
+
+
+PERSON_WORDS = frozenset({"who", "whom", "whose", "quem"})
+
+
+def asks_for_person(query: str) -> bool:
+    """Whether a question asks *who* (English or Portuguese)."""
+    return any(fold(token) in PERSON_WORDS for token in TOKEN.findall(query))
 
 
 def locate_query(query: str) -> str:

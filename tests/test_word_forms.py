@@ -1,0 +1,318 @@
+"""locate and harvest understand how people ask: word forms in English and Portuguese,
+natural questions whose function words weigh nothing, a superseded node below its
+successor, and evidence one typed edge away.
+
+Expectations come from the files each test writes, never from an earlier answer."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+
+from monkeyllm import Vine, budget
+from monkeyllm.reads import features
+from monkeyllm.stems import stem_text, stems
+
+from .conftest import assert_ok, make_forest
+from .mcpkit import TIMEOUT, VINE, payload, stdio_session
+
+FOREST: dict[str, tuple[str, dict[str, Any], str]] = {
+    "sales/return-policy": ("note", {
+        "title": "Return policy", "summary": "How a customer brings goods back, and the "
+                                             "deadline to do it."},
+        "# Return policy\n\n## Deadline\n\nThirty days from the invoice date.\n"),
+    "vendas/politica-de-trocas": ("note", {
+        "title": "Política de trocas", "summary": "O prazo de troca nas lojas e a regra "
+                                                  "da nota fiscal."},
+        "# Política de trocas\n\nO prazo é de trinta dias para trocar o produto.\n"),
+    "ops/devolucoes": ("note", {
+        "title": "Devoluções no armazém", "summary": "Como o armazém recebe e confere o que "
+                                                     "volta das lojas."},
+        "# Devoluções\n\nA triagem é feita no mesmo dia.\n"),
+    "ops/meeting-notes": ("note", {
+        "title": "Meeting notes", "summary": "What the warehouse team agreed in March."},
+        "# Meeting notes\n\nNothing was decided about the dock.\n"),
+    "fiscal/nota-4412": ("note", {
+        "title": "Invoice record", "summary": "A retail invoice kept for the audit.",
+        "aliases": ["NF-4412"]},
+        "# Invoice\n\nThe invoice NF-4412 was issued on a Monday.\n"),
+    "fiscal/nota-4413": ("note", {
+        "title": "Invoice record, the next one", "summary": "Invoices in series.",
+        "aliases": ["NF-4413"]},
+        "# Invoice\n\nThe invoice NF-4413 followed it.\n"),
+}
+
+
+@pytest.fixture(scope="module")
+def forest(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return make_forest(tmp_path_factory.mktemp("forms") / "forest", FOREST)
+
+
+@pytest.fixture
+def vine(forest: Path) -> Any:
+    with Vine(forest, writable=False, alpha=0) as v:
+        yield v
+
+
+def located(vine: Vine, query: str, k: int = 5) -> list[str]:
+    return [r["id"] for r in assert_ok(vine.locate(query, k=k))["results"]]
+
+
+# -- word forms --------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("query", "node"), [
+    ("returns", "sales/return-policy"),
+    ("deadlines", "sales/return-policy"),
+    ("prazos", "vendas/politica-de-trocas"),
+    ("políticas", "vendas/politica-de-trocas"),
+    ("politicas", "vendas/politica-de-trocas"),   # typed without accents
+    ("trocar", "vendas/politica-de-trocas"),      # a verb form of troca
+    ("devolução", "ops/devolucoes"),              # the singular of the title's plural
+    ("devolucao", "ops/devolucoes"),              # the singular without its accents
+])
+def test_locate_finds_other_forms_of_a_word(vine: Vine, query: str, node: str) -> None:
+    assert located(vine, query)[0] == node
+    with features.without("stems"):
+        assert node not in located(vine, query)
+
+
+def test_an_exact_word_outranks_another_form_of_it(tmp_path: Path) -> None:
+    root = make_forest(tmp_path / "exact", {
+        "a/singular": ("note", {"title": "Deadline", "summary": "One date."}, "# D\n"),
+        "a/plural": ("note", {"title": "Deadlines", "summary": "Several dates."}, "# D\n"),
+    })
+    with Vine(root, writable=False, alpha=0) as vine:
+        assert located(vine, "deadlines") == ["a/plural", "a/singular"]
+        assert located(vine, "deadline") == ["a/singular", "a/plural"]
+        first, second = assert_ok(vine.locate("deadline"))["results"]
+        assert first["score"] > second["score"]
+
+
+def test_codes_are_never_stemmed(vine: Vine) -> None:
+    assert stems("NF4412", "en") == () and stems("4412", "pt") == ()
+    assert stem_text("NF-4412 SKU-12 2026") == ""
+    assert located(vine, "NF-4412")[0] == "fiscal/nota-4412"
+    assert located(vine, "nf-4413")[0] == "fiscal/nota-4413"
+
+
+def test_portuguese_stems_stay_out_of_english_nodes(vine: Vine) -> None:
+    # "notas" and "notes" share the Portuguese stem "not"; English text is never given it.
+    assert "ops/meeting-notes" not in located(vine, "quais notas")
+    assert located(vine, "meeting notes")[0] == "ops/meeting-notes"
+
+
+def test_sniff_stays_literal_while_harvest_reaches_word_forms(vine: Vine) -> None:
+    question = "quais são os prazos nas lojas?"
+    assert assert_ok(vine.sniff("prazos"))["results"] == []
+    out = assert_ok(vine.harvest(question, k=3))
+    assert out["terms"] == ["prazos", "lojas"]
+    hit = next(r for r in out["results"] if r["id"] == "vendas/politica-de-trocas")
+    assert "sniff" in hit["found_by"]
+    assert [m["term"] for m in hit["matches"]] == ["prazos"]
+    assert "prazo" in hit["matches"][0]["snippet"]
+    with features.without("forms"):
+        plain = assert_ok(vine.harvest(question, k=3))
+    assert all("sniff" not in r["found_by"] for r in plain["results"]
+               if r["id"] == "vendas/politica-de-trocas")
+
+
+# -- natural questions -------------------------------------------------------------
+
+
+def test_a_natural_question_ranks_its_answer_first(vine: Vine) -> None:
+    assert located(vine, "what is the deadline to bring goods back?")[0] == \
+        "sales/return-policy"
+    assert located(vine, "qual é o prazo para trocar um produto na loja?")[0] == \
+        "vendas/politica-de-trocas"
+
+
+@pytest.mark.parametrize("query", ["the", "what is the", "o que é", "qual é o de",
+                                   "?!... --", "Who? What? When?"])
+def test_a_query_of_function_words_answers_empty_with_a_hint(vine: Vine, query: str) -> None:
+    out = assert_ok(vine.locate(query))
+    assert out["results"] == [] and out["truncated"] is False
+    assert "nothing to search for" in out["hint"]
+
+
+@pytest.mark.parametrize("query", [
+    "!!!" * 50, "deadline " * 111, "prazo prazos PRAZO " * 50,
+    "deadline 截止日期 срок 🚚 prazo", "\u200b\u200b", "Ω≈ç√ NF-4412 ∫˜µ",
+])
+def test_bad_queries_answer_a_result_or_an_envelope(vine: Vine, query: str) -> None:
+    for out in (vine.locate(query), vine.harvest(query[:1000], k=3)):
+        if "error" in out:
+            assert out["error"]["code"] == "E_SCHEMA", out
+        else:
+            assert budget.cost(out) <= budget.HARVEST
+
+
+# -- succession --------------------------------------------------------------------
+
+
+@pytest.fixture
+def policies(tmp_path: Path) -> Path:
+    return make_forest(tmp_path / "policies", {
+        "p/exchange-2025": ("note", {
+            "title": "Exchange policy 2025", "summary": "Retail exchange rules and the "
+                                                        "retail deadline, kept for history."},
+            "# 2025\n"),
+        "p/exchange": ("note", {
+            "title": "Exchange policy", "summary": "Retail and online exchange windows, "
+                                                   "with the deadline per channel.",
+            "links": [{"rel": "succeeds", "target": "p/exchange-2025"}]}, "# Now\n"),
+        "p/q1": ("note", {"title": "Q1 review", "summary": "How the first quarter closed."},
+                 "# Q1\n"),
+        "p/q2": ("note", {"title": "Q2 forecast", "summary": "The second quarter ahead.",
+                          "links": [{"rel": "succeeds", "target": "p/q1"}]}, "# Q2\n"),
+        "p/old-terms": ("note", {"title": "Payment terms", "summary": "Terms of payment."},
+                        "# Old\n"),
+        "p/new-terms": ("note", {"title": "Terms sheet 2026", "summary": "Replaces the old "
+                                                                         "one.",
+                                 "links": [{"rel": "supersedes", "target": "p/old-terms"}]},
+                        "# New\n"),
+    })
+
+
+def test_a_superseded_node_ranks_below_its_successor(policies: Path) -> None:
+    with Vine(policies, writable=False, alpha=0) as vine:
+        out = assert_ok(vine.locate("what is the retail exchange deadline?"))
+        with features.without("succession"):
+            before = located(vine, "what is the retail exchange deadline?")
+        replaced = assert_ok(vine.locate("payment terms"))
+    assert before[:2] == ["p/exchange-2025", "p/exchange"]
+    ids = [r["id"] for r in out["results"]]
+    assert ids[:2] == ["p/exchange", "p/exchange-2025"]
+    old = out["results"][1]
+    assert old["superseded_by"] == ["p/exchange"]
+    assert old["score"] <= out["results"][0]["score"]
+    assert "superseded_by" not in out["results"][0]
+    # a successor that matches far less does not take the lead
+    assert [r["id"] for r in replaced["results"]][:2] == ["p/old-terms", "p/new-terms"]
+    assert replaced["results"][0]["superseded_by"] == ["p/new-terms"]
+
+
+def test_an_older_record_that_answers_much_better_stays_first(policies: Path) -> None:
+    with Vine(policies, writable=False, alpha=0) as vine:
+        out = assert_ok(vine.locate("how did the first quarter close, Q1 review"))
+    assert out["results"][0]["id"] == "p/q1"
+    assert out["results"][0]["superseded_by"] == ["p/q2"]
+
+
+# -- evidence one edge away --------------------------------------------------------
+
+PEOPLE = {f"people/p{i}": ("entity", {
+    "title": name, "summary": f"Engineer; lives in the city of {city}.",
+    "entity_kind": "person"}, f"# {name}\n\nOn the payroll since 20{10 + i}.\n")
+    for i, (name, city) in enumerate([("Ana Dias", "Recife"), ("Caio Reis", "Natal"),
+                                      ("Duda Melo", "Olinda"), ("Edu Braga", "Caruaru"),
+                                      ("Fabi Nunes", "Salvador"), ("Gil Rocha", "Maceio"),
+                                      ("Iara Luz", "Aracaju")])}
+TEAM: dict[str, tuple[str, dict[str, Any], str]] = {
+    **PEOPLE,
+    "projects/alvorada": ("note", {
+        "title": "Alvorada solar farm", "summary": "A 12 MW solar farm under construction "
+                                                   "near Petrolina.",
+        "links": [{"rel": "related-to", "target": "people/rita"}]},
+        "# Alvorada\n\nPanels arrive in May; the grid connection follows in July.\n"),
+    "people/rita": ("entity", {
+        "title": "Rita Soares", "summary": "Site engineer; lives in the city of Juazeiro.",
+        "entity_kind": "person"},
+        "# Rita Soares\n\nCivil engineer since 2014.\n"),
+    "projects/aurora": ("note", {"title": "Aurora wind farm", "summary": "A wind farm in "
+                                                                         "the south."},
+                        "# Aurora\n\nTurbines.\n"),
+}
+
+
+@pytest.fixture
+def team(tmp_path: Path) -> Path:
+    return make_forest(tmp_path / "team", TEAM)
+
+
+QUESTION = "Who works on the Alvorada solar farm, and in which city does that person live?"
+
+
+def test_a_linked_node_that_holds_what_the_hit_lacks_joins_the_bundle(team: Path) -> None:
+    with Vine(team, writable=False, alpha=0) as vine:
+        out = assert_ok(vine.harvest(QUESTION, k=3))
+        with features.without("edges"):
+            plain = assert_ok(vine.harvest(QUESTION, k=3))
+    ids = [r["id"] for r in out["results"]]
+    assert ids[0] == "projects/alvorada"
+    person = next(r for r in out["results"] if r["id"] == "people/rita")
+    assert person["found_by"][-1] == "edge"
+    assert person["via"] == {"from": "projects/alvorada", "rel": "related-to"}
+    assert person["score"] < out["results"][0]["score"]
+    assert "Juazeiro" in person["summary"]
+    assert "people/rita" not in [r["id"] for r in plain["results"]]
+    assert budget.cost(out) <= budget.HARVEST
+
+
+def test_a_link_named_by_the_question_brings_its_other_end(tmp_path: Path) -> None:
+    nodes = dict(TEAM)
+    nodes["projects/alvorada"] = ("note", {**TEAM["projects/alvorada"][1], "links": [
+        {"rel": "author", "target": "people/rita"}]}, TEAM["projects/alvorada"][2])
+    root = make_forest(tmp_path / "author", nodes)
+    with Vine(root, writable=False, alpha=0) as vine:
+        out = assert_ok(vine.harvest("Who is the author of the Alvorada farm plan?", k=3))
+        located_ids = [r["id"] for r in vine.locate("author Alvorada farm plan", k=6)[
+            "results"]]
+    assert "people/rita" not in located_ids
+    person = next(r for r in out["results"] if r["id"] == "people/rita")
+    assert person["found_by"] == ["edge"]
+    assert person["via"] == {"from": "projects/alvorada", "rel": "author"}
+
+
+def test_the_edge_works_from_the_other_end_with_the_inverse_rel(tmp_path: Path) -> None:
+    nodes = dict(TEAM)
+    nodes["projects/alvorada"] = ("note", {**TEAM["projects/alvorada"][1], "links": []},
+                                  TEAM["projects/alvorada"][2])
+    nodes["people/rita"] = ("entity", {**TEAM["people/rita"][1], "links": [
+        {"rel": "mentioned-in", "target": "projects/alvorada"}]}, TEAM["people/rita"][2])
+    root = make_forest(tmp_path / "inverse", nodes)
+    with Vine(root, writable=False, alpha=0) as vine:
+        out = assert_ok(vine.harvest(QUESTION, k=3))
+    person = next(r for r in out["results"] if r["id"] == "people/rita")
+    assert person["via"] == {"from": "projects/alvorada", "rel": "mentions"}
+
+
+def test_a_neighbour_never_displaces_a_direct_hit_that_scored_higher(team: Path) -> None:
+    with Vine(team, writable=False, alpha=0) as vine:
+        out = assert_ok(vine.harvest(QUESTION, k=1))
+        one = assert_ok(vine.harvest("Alvorada solar farm", k=3))
+    assert [r["id"] for r in out["results"]] == ["projects/alvorada"]
+    # nothing the question asks is missing from the hit: no neighbour comes
+    assert all("edge" not in r["found_by"] for r in one["results"])
+
+
+# -- every surface ---------------------------------------------------------------------
+
+
+def test_the_cli_finds_word_forms_and_explains_an_empty_query(forest: Path) -> None:
+    got = subprocess.run([VINE, "locate", "deadlines", "-f", str(forest), "--json"],
+                         capture_output=True, text=True, check=True,
+                         env={"VINE_WATCH": "0", "PATH": ""})
+    assert json.loads(got.stdout)["results"][0]["id"] == "sales/return-policy"
+    empty = subprocess.run([VINE, "locate", "what is the", "-f", str(forest), "--json"],
+                           capture_output=True, text=True, check=True,
+                           env={"VINE_WATCH": "0", "PATH": ""})
+    assert json.loads(empty.stdout)["results"] == []
+
+
+def test_mcp_finds_word_forms_and_edges(forest: Path, team: Path) -> None:
+    async def body() -> None:
+        with anyio.fail_after(TIMEOUT * 2):
+            async with stdio_session("--forest", str(forest), "--readonly") as session:
+                got = payload(await session.call_tool("locate", {"query": "prazos"}))
+                assert got["results"][0]["id"] == "vendas/politica-de-trocas"
+            async with stdio_session("--forest", str(team), "--readonly") as session:
+                got = payload(await session.call_tool("harvest", {"query": QUESTION}))
+                person = next(r for r in got["results"] if r["id"] == "people/rita")
+                assert person["via"]["from"] == "projects/alvorada"
+    anyio.run(body)
