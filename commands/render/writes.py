@@ -89,7 +89,7 @@ def _harvest(console: Console, response: Response) -> set[str]:
                              Text(_trail(item["trail"]), style=DIM)
                              if item.get("trail") else None),
                       _cell(item.get("title")), _cell(item.get("summary")),
-                      _cell(item.get("score")), _cell(item.get("found_by")))
+                      _cell(item.get("score")), _found_by(item))
     console.print(table)
     pattern = _terms_pattern(response.get("terms"))
     for item in results:
@@ -97,8 +97,17 @@ def _harvest(console: Console, response: Response) -> set[str]:
     return {"query", "terms", "results"}
 
 
-HARVEST_SHOWN = ("id", "title", "summary", "score", "found_by", "trail", "matches", "content",
-                 "notes")
+HARVEST_SHOWN = ("id", "title", "summary", "score", "found_by", "via", "trail", "matches",
+                 "content", "notes")
+
+
+def _found_by(item: dict[str, Any]) -> Text:
+    """Which rankers found a result; for one a link brought, the hit and the rel."""
+    text = _cell(item.get("found_by"))
+    via = item.get("via")
+    if isinstance(via, dict):
+        text.append(f"\nvia {via.get('from')} ({via.get('rel')})", style=DIM)
+    return text
 
 
 def _evidence(item: dict[str, Any], pattern: re.Pattern[str] | None) -> Panel:
