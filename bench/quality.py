@@ -7,6 +7,7 @@ Run from the repository root::
     python -m bench.quality --k 3 --rounds 5 --json
     python -m bench.quality --nodes 10000         # adds latency on the synthetic 10k forest
     python -m bench.quality --latency-forest path/to/forest --skip-quality
+    python -m bench.quality --ablation            # the scorecard with each ranking part off
 
 For each question both rankers run through ``Vine.call`` (the boundary every surface
 uses), and each answers with its top ``k`` ids. The figures per ranker: recall@k of the
@@ -394,6 +395,10 @@ def main(argv: list[str] | None = None) -> int:
                         help="questions for the latency figures")
     parser.add_argument("--skip-quality", action="store_true",
                         help="only the latency figures")
+    parser.add_argument("--ablation", action="store_true",
+                        help="the scorecard of every set with each part of the ranking off")
+    parser.add_argument("--no-scorecard", action="store_true",
+                        help="leave out the per-set scorecard (bench.scorecard)")
     args = parser.parse_args(argv)
     out: dict[str, Any] = {}
     if not args.skip_quality:
@@ -405,6 +410,11 @@ def main(argv: list[str] | None = None) -> int:
             out["holdout"] = measure(args.forest.resolve(), load_questions(HOLDOUT),
                                      k=args.k, rounds=args.rounds, name=HOLDOUT.name,
                                      target=False)
+    if not args.skip_quality and not args.no_scorecard:
+        from bench.scorecard import SETS, scorecard
+
+        out["scorecard"] = scorecard([name for name, path in SETS.items() if path.exists()],
+                                     ablation=args.ablation)
     target = args.latency_forest.resolve() if args.latency_forest else (
         ensure_forest(args.nodes, args.seed) if args.nodes else None)
     if target is not None:
@@ -417,6 +427,11 @@ def main(argv: list[str] | None = None) -> int:
         lines.extend(render_quality(out["quality"]))
     if "holdout" in out:
         lines.extend(["", *render_quality(out["holdout"])])
+    if "scorecard" in out:
+        from bench.scorecard import render
+
+        lines.extend(["", "scorecard, every set (python -m bench.scorecard):", "",
+                      *render(out["scorecard"])])
     if "latency" in out:
         lines.extend(["", *render_latency(out["latency"])] if lines else
                      render_latency(out["latency"]))
