@@ -278,13 +278,17 @@ class Vine:
         """Turn a question into ranked entry points, searching curated metadata only.
 
         Reach for it when you have a question and no id. It searches titles,
-        aliases, tags and summaries (never bodies: that is sniff) of leaves and
-        branches; scope="branches" lands on whole regions to navigate down from.
+        aliases, tags, summaries and section headers (never bodies: that is sniff) of
+        leaves and branches, in any word form (deadlines finds deadline, prazos finds
+        prazo; the exact form ranks first); function words weigh nothing, and a node
+        another supersedes says so (superseded_by) and ranks below it when it matches
+        about as well. scope="branches" lands on whole regions to navigate down from.
         Score is strength * (1 + alpha * heat). truncated means more entry points
         matched than k: narrow the query rather than concluding the forest is small.
 
         Args:
-            query: The question or keywords; searched literally, no syntax to learn.
+            query: The question or keywords, in English or Portuguese; no syntax to
+                learn.
             k: How many results to return.
             scope: all, branches, or notes (leaves; "bananas" is accepted too).
             type_filter: Only nodes of this type (note, dataset, entity, ...).
@@ -498,12 +502,16 @@ class Vine:
         Reach for it when you want material in one round trip and your own model will
         do the reasoning. locate(query, 2k) and a sweep of the bodies for the terms
         (2k, each body ranked by its best line, rarer terms weighing more) are fused
-        by reciprocal rank fusion and the top k kept; each result brings its matches
-        (rarest term first) and its content: the whole body when it is at most 1,200
-        tokens, else up to 2 matched sections, else the outline. A node superseded by
-        a live one gives way to it (superseded_excluded says so). Whole tail results
-        are dropped to fit 4,000 tokens and truncated is set. For reasoning between
-        hops, use the primitives instead.
+        by reciprocal rank fusion (each credit scaled by its score's share of its
+        ranking's best) and the top k kept. A node linked to a hit that holds what the
+        hit lacks (question words, the person a "who" asks for, a newer version) joins
+        as a result of its own: found_by ["edge"], via {from, rel}. Each result brings
+        its matches (rarest term first, other word forms too) and its content: the whole
+        body when it is at most 1,200 tokens, else up to 2 matched sections, else the
+        outline. A node superseded by a live one gives way to it (superseded_excluded
+        says so). To fit 4,000 tokens the lowest results give up their bodies for their
+        outline, then whole tail results drop, and truncated is set. For reasoning
+        between hops, use the primitives instead.
 
         Args:
             query: The question, in any words (up to 1,000 characters); searched
