@@ -176,6 +176,14 @@ class Vocabulary:
         """Tokens containing ``part`` (starting with it, or ending with it, if asked)."""
         text = self._text
         out: list[str] = []
+        if prefix and not suffix:
+            # Only tokens starting with part: find it right after a newline.
+            pos = text.find("\n" + part)
+            while pos != -1:
+                end = text.find("\n", pos + 1)
+                out.append(text[pos + 1:end])
+                pos = text.find("\n" + part, end)
+            return out
         pos = text.find(part)
         while pos != -1:
             start = text.rfind("\n", 0, pos) + 1

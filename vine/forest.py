@@ -7,7 +7,7 @@ import json
 import os
 import sqlite3
 import threading
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -51,6 +51,7 @@ class Forest:
         self._vocab_lock = threading.Lock()
         self.catalog.on_change.append(self._changed)
         self._found: dict[str, None] = {}
+        self._memo: dict[str, Any] = {}
 
     def close(self) -> None:
         """Release connections and watches."""
@@ -70,6 +71,7 @@ class Forest:
 
     def _changed(self, ids: list[str] | None) -> None:
         self._payload_paths.clear()
+        self._memo.clear()
         if ids is None or SCHEMA_ID in ids:
             self._dialect = None
         if ids is None:
@@ -77,6 +79,13 @@ class Forest:
         else:
             for node_id in ids:
                 self._nodes.pop(node_id, None)
+
+    def memo(self, key: str, build: Callable[[], Any]) -> Any:
+        """A value derived from the whole catalog, built once and kept until the catalog
+        next changes."""
+        if key not in self._memo:
+            self._memo[key] = build()
+        return self._memo[key]
 
     def vocabulary(self) -> Vocabulary:
         """The body index's vocabulary, brought up to date."""

@@ -24,9 +24,11 @@ from functools import lru_cache
 from .language import LANGUAGES, writes_portuguese
 from .text import fold
 
-# Language prefixes of stem tokens in the catalog's stem columns: one column holds both
-# languages' stems of a field, told apart by their first letter.
-PREFIX = {"en": "e", "pt": "p"}
+# Language marks of stem tokens in the catalog's stem columns: one column holds both
+# languages' stems of a field, told apart by a leading digit, which no word a query
+# searches for starts a stem with (so a query needs no column filter to keep words and
+# stems apart).
+PREFIX = {"en": "0", "pt": "1"}
 MIN_LENGTH = 3                 # shorter tokens are kept as they are
 EVIDENCE = 3                   # telling words a title and summary need to name a language
 
@@ -97,7 +99,7 @@ def stems(word: str, lang: str) -> tuple[str, ...]:
 
 def stem_text(text: str, langs: tuple[str, ...] = LANGUAGES) -> str:
     """Every word of ``text`` as its stem tokens in ``langs``, each prefixed by its
-    language's letter (``Deadlines`` -> ``edeadlin pdeadlin``): what a catalog stem
+    language's digit (``Deadlines`` -> ``0deadlin 1deadlin``): what a catalog stem
     column holds. Codes keep no stems: a word with a digit, a word written in capitals
     (``ICMS``), and every part of a word with a digit and punctuation (``SKU-12``)."""
     if len(text) <= _SHORT:

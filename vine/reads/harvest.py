@@ -85,8 +85,9 @@ def harvest(forest: Forest, query: str, terms: str | list[str] | None, k: int, w
     located = locate(forest, query, pool, "all", None, None, win)
     _record(steps, "locate", started, located)
     started = time.perf_counter()
-    counts = doc_counts(forest, wanted, forms)
-    sniffed = sweep(forest, wanted, counts, pool, win, forms)
+    seen: dict[str, list[int]] = {}        # each term's index lines, read once
+    counts = doc_counts(forest, wanted, forms, seen)
+    sniffed = sweep(forest, wanted, counts, pool, win, forms, seen)
     if wanted:
         _record(steps, "sniff", started, sniffed)
     fused = _fuse(forest, located["results"], sniffed["results"], weighted=on.weighted,

@@ -113,14 +113,17 @@ def expression(words: Words, *, stems: bool = True, headers: bool = True,
     if codes:
         named = [w for w in (*words.phrases, *words.tokens) if is_code(fold(w))]
         surface += [_quoted(w) for w in named] * (CODE_WEIGHT - 1)
-    extra = ("headers",) if headers else ()
-    expr = f"{_columns(SURFACE + extra)} : ({' OR '.join(surface)})"
     langs = search_languages(words.langs)
-    forms = [s for word in words.stem for s in query_stems(word, langs)] if stems else []
+    forms = [_quoted(s) for word in words.stem for s in query_stems(word, langs)] \
+        if stems else []
+    forms = list(dict.fromkeys(forms))
+    if headers:
+        # Words and stem tokens never meet (a stem token starts with a digit): no column
+        # filter is needed, and FTS5 answers faster without one.
+        return " OR ".join(surface + forms)
+    expr = f"{_columns(SURFACE)} : ({' OR '.join(surface)})"
     if forms:
-        extra = ("header_stems",) if headers else ()
-        expr += (f" OR {_columns(STEMS + extra)} : "
-                 f"({' OR '.join(map(_quoted, dict.fromkeys(forms)))})")
+        expr += f" OR {_columns(STEMS)} : ({' OR '.join(forms)})"
     return expr
 
 

@@ -32,6 +32,9 @@ def _finder(term: str, forms: tuple[str, ...]) -> Callable[[str], int]:
                          + "|".join(map(re.escape, forms)) + r")(?![^\W_])")
 
     def find(line: str) -> int:
+        # Substrings first (C-speed): the pattern only runs where it can match.
+        if term not in line and not any(form in line for form in forms):
+            return -1
         hit = pattern.search(line)
         return hit.start() if hit else -1
     return find
@@ -166,8 +169,26 @@ def _rowids(conn: Any, expr: str) -> list[int]:
     return list(map(int, joined.split(","))) if joined else []
 
 
+def term_rows(conn: Any, term: str, tp: bodyindex.TermPlan,
+              seen: dict[str, list[int]] | None = None) -> list[int]:
+    """The body index rowids a planned term's lines have (candidates, for a term with
+    punctuation), ascending; ``seen`` keeps them for the other steps of one call."""
+    if seen is not None and term in seen:
+        return seen[term]
+    rowids: list[int] = []
+    exprs = bodyindex.expressions(tp)
+    for expr in exprs:
+        rowids += _rowids(conn, expr)
+    if len(exprs) > 1:
+        rowids = sorted(set(rowids))
+    if seen is not None:
+        seen[term] = rowids
+    return rowids
+
+
 def _indexed(forest: Forest, terms: list[str], scope: Scope, k: int,
-             forms: Forms | None = None) -> tuple[dict[str, Hits], int] | None:
+             forms: Forms | None = None, seen: dict[str, list[int]] | None = None
+             ) -> tuple[dict[str, Hits], int] | None:
     """Hits through the body index, or None when a term needs a direct scan.
 
     Ranking is by terms hit first, so nodes are taken tier by tier (most terms
@@ -186,15 +207,7 @@ def _indexed(forest: Forest, terms: list[str], scope: Scope, k: int,
     conn = forest.catalog.conn
     shift = bodyindex.LINE_BITS
     # Rowids per term; for a term with punctuation they are candidates, not hits.
-    per_term: list[list[int]] = []
-    for tp in plans:
-        rowids: list[int] = []
-        exprs = bodyindex.expressions(tp)
-        for expr in exprs:
-            rowids += _rowids(conn, expr)
-        if len(exprs) > 1:
-            rowids = sorted(set(rowids))
-        per_term.append(rowids)
+    per_term = [term_rows(conn, term, tp, seen) for term, tp in zip(terms, plans, strict=True)]
     gens_of = [{r >> shift for r in rowids} for rowids in per_term]
     upper: Counter[int] = Counter()
     for gens in gens_of:

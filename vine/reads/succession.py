@@ -38,35 +38,32 @@ class Successor:
 def successors(forest: Forest, ids: list[str]) -> dict[str, list[Successor]]:
     """For each of ``ids`` that has any, its live successors (sorted by id; a node that
     supersedes it before one that only succeeds it). Two nodes that each claim to come
-    after the other cancel out; a node never succeeds itself."""
+    after the other cancel out; a node never succeeds itself. Answers are kept until the
+    catalog changes."""
+    known: dict[str, list[Successor]] = forest.memo("successors", dict)
+    missing = [i for i in dict.fromkeys(ids) if i not in known]
+    if missing:
+        found = _after(forest, missing)
+        # Whether a successor is said to come before the node too: one query for them all.
+        heirs = sorted({new for rels in found.values() for new in rels} - set(found))
+        claims = {**found, **_after(forest, heirs)} if heirs else found
+        for old in missing:
+            kept = [Successor(new, rel) for new, rel in found.get(old, {}).items()
+                    if old not in claims.get(new, {})]
+            kept.sort(key=lambda s: (s.rel != REPLACES, s.id))
+            known[old] = kept
+    return {i: known[i] for i in ids if known.get(i)}
+
+
+def _after(forest: Forest, ids: list[str]) -> dict[str, dict[str, str]]:
+    """``{id: {successor: rel}}`` of the ids that have live successors."""
     if not ids:
         return {}
-    rows = forest.catalog.conn.execute(_EDGES, (json.dumps(list(dict.fromkeys(ids))),))
     found: dict[str, dict[str, str]] = {}
-    for old, new, rel in rows:
+    for old, new, rel in forest.catalog.conn.execute(_EDGES, (json.dumps(ids),)):
         if old == new:
             continue
         rels = found.setdefault(old, {})
         if rels.get(new) != REPLACES:
             rels[new] = rel
-    out: dict[str, list[Successor]] = {}
-    for old, rels in found.items():
-        kept = [Successor(new, rel) for new, rel in rels.items()
-                if not _claims(forest, new, old, found)]
-        if kept:
-            kept.sort(key=lambda s: (s.rel != REPLACES, s.id))
-            out[old] = kept
-    return out
-
-
-def _claims(forest: Forest, old: str, new: str, found: dict[str, dict[str, str]]) -> bool:
-    """Whether ``old`` is also said to come after ``new`` (a contradiction)."""
-    if old in found:
-        return new in found[old]
-    return bool(successors_of_one(forest, old).get(new))
-
-
-def successors_of_one(forest: Forest, node_id: str) -> dict[str, str]:
-    """``{successor id: rel}`` of one node, without the contradiction check."""
-    rows = forest.catalog.conn.execute(_EDGES, (json.dumps([node_id]),))
-    return {new: rel for old, new, rel in rows if old == node_id and new != node_id}
+    return found

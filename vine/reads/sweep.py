@@ -24,8 +24,8 @@ from .sniff import (
     _indexed,
     _of_gen,
     _render,
-    _rowids,
     term_lines,
+    term_rows,
 )
 from .terms import CODE_WEIGHT, STOPWORDS, is_code
 
@@ -72,8 +72,8 @@ def term_weights(forest: Forest, terms: list[str], counts: dict[str, float]
             * (CODE_WEIGHT if is_code(t) else 1.0) for t in terms}
 
 
-def doc_counts(forest: Forest, terms: list[str], forms: Forms | None = None
-               ) -> dict[str, float]:
+def doc_counts(forest: Forest, terms: list[str], forms: Forms | None = None,
+               seen: dict[str, list[int]] | None = None) -> dict[str, float]:
     """How many bodies hold each term, from the body index. A term with punctuation
     (``6.202``, ``nf-4412``) has candidate lines holding its pieces anywhere (``6`` and
     ``2026``): up to ``CONFIRM_MAX`` candidate bodies are read to count the ones that
@@ -87,8 +87,7 @@ def doc_counts(forest: Forest, terms: list[str], forms: Forms | None = None
         if tp is None:
             counts[term] = float("inf")
             continue
-        rowids = sorted({rowid for expr in bodyindex.expressions(tp)
-                         for rowid in _rowids(conn, expr)})
+        rowids = term_rows(conn, term, tp, seen)
         gens = {rowid >> bodyindex.LINE_BITS for rowid in rowids}
         if tp.exact or len(gens) > CONFIRM_MAX:
             counts[term] = len(gens)
@@ -106,7 +105,8 @@ def _holds(lines: list[str], term: str, rowids: list[int]) -> bool:
 
 
 def _add_rare(forest: Forest, terms: list[str], counts: dict[str, float], where: Scope,
-              hits: dict[str, Hits], forms: Forms | None) -> None:
+              hits: dict[str, Hits], forms: Forms | None,
+              seen: dict[str, list[int]] | None) -> None:
     """Every node holding a rare term (one in at most SWEEP_DEPTH bodies): the sweep
     stops once enough nodes hit more terms, which would leave out the node holding only
     the one exact code the question is about."""
@@ -115,7 +115,7 @@ def _add_rare(forest: Forest, terms: list[str], counts: dict[str, float], where:
     for term in terms:
         if counts.get(term, float("inf")) > SWEEP_DEPTH:
             continue
-        found = _indexed(forest, [term], where, SWEEP_DEPTH, forms)
+        found = _indexed(forest, [term], where, SWEEP_DEPTH, forms, seen)
         for node_id in (found[0] if found else {}):
             if node_id in hits:
                 continue
@@ -186,7 +186,8 @@ def _best(forest: Forest, hits: dict[str, Hits], weight: list[float], heat: dict
 
 
 def sweep(forest: Forest, terms: list[str], counts: dict[str, float], pool: int,
-          win: Window, forms: Forms | None = None) -> dict[str, Any]:
+          win: Window, forms: Forms | None = None,
+          seen: dict[str, list[int]] | None = None) -> dict[str, Any]:
     """sniff's sweep, ranked for harvest. Each term weighs by its scarcity (inverse
     document frequency), so an exact code outranks a common word; a body scores the
     weight of the terms on its best line, so terms that answer together outrank the
@@ -202,12 +203,12 @@ def sweep(forest: Forest, terms: list[str], counts: dict[str, float], pool: int,
         wsql, wargs = win.sql("n.")
         where.sql += wsql
         where.args += wargs
-    found = _indexed(forest, terms, where, SWEEP_DEPTH, forms)
+    found = _indexed(forest, terms, where, SWEEP_DEPTH, forms, seen)
     if found is None:
         hits, scanned = _direct(forest, terms, where.sql, tuple(where.args), forms)
     else:
         hits, scanned = found
-        _add_rare(forest, terms, counts, where, hits, forms)
+        _add_rare(forest, terms, counts, where, hits, forms, seen)
     weights = term_weights(forest, terms, counts)
     weight = [weights[t] for t in terms]
     whole = sum(weight) or 1.0
