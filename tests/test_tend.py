@@ -159,16 +159,43 @@ def test_query_then_tend_then_query(forest: Forest) -> None:
     ("INSERT INTO clients SELECT name || '2', site, segment, collected_at FROM clients",
      "INSERT", 1, ["Acme", "Acme2"]),
     ("update clients set site = 'new.example' where name = 'Acme'", "UPDATE", 1, ["Acme"]),
-    ("UPDATE clients SET site = 'x' WHERE name = 'Nobody'", "UPDATE", 0, ["Acme"]),
     ("DELETE FROM clients WHERE name = 'Acme'", "DELETE", 1, []),
     ("DELETE FROM clients WHERE 1=1", "DELETE", 1, []),
-    ("INSERT OR IGNORE INTO clients VALUES ('Acme', 'a', 'b', 'c')", "INSERT", 0, ["Acme"]),
 ])
 def test_dml(forest: Forest, sql: str, verb: str, n: int, names: list[str]) -> None:
     before = head(forest.root)
     out = assert_ok(forest.vine.tend(DS, sql))
     forest.check_tended(out, verb, n, before)
     assert [r[0] for r in rows_of(forest.db)] == names
+
+
+@pytest.mark.parametrize("sql", [
+    "UPDATE clients SET site = 'x' WHERE name = 'Nobody'",
+    "DELETE FROM clients WHERE name = 'Nobody'",
+    "INSERT OR IGNORE INTO clients VALUES ('Acme', 'a', 'b', 'c')",
+])
+def test_a_statement_that_changes_no_row_makes_no_commit(forest: Forest, sql: str) -> None:
+    """Like a graft that changes no file: commit null, the passport and history alone."""
+    before, md, data = head(forest.root), forest.md.read_bytes(), forest.db.read_bytes()
+    out = assert_ok(forest.vine.tend(DS, sql))
+    assert out["rows_affected"] == 0 and out["commit"] is None
+    assert out["payload_hash"] == hashlib.sha256(data).hexdigest()
+    assert forest.md.read_bytes() == md and forest.db.read_bytes() == data
+    assert head(forest.root) == before and status(forest.root) == ""
+
+
+def test_no_row_changed_still_records_a_drifted_hash(forest: Forest) -> None:
+    """A payload changed outside the engine: even a statement that changes no row
+    records the file's real hash (the drift is healed in a commit)."""
+    conn = sqlite3.connect(forest.db)
+    try:
+        with conn:
+            conn.execute("INSERT INTO clients VALUES ('Side', 's', 's', 'd')")
+    finally:
+        conn.close()
+    before = head(forest.root)
+    out = assert_ok(forest.vine.tend(DS, "DELETE FROM clients WHERE name = 'Nobody'"))
+    forest.check_tended(out, "DELETE", 0, before)
 
 
 def test_many_rows_counted(forest: Forest) -> None:

@@ -463,7 +463,8 @@ class Vine:
 
         The only way into a payload. The rows land first; then the node's payload_hash
         and updated are refreshed and only the markdown is committed as
-        "tend(<id>): <VERB> <n> row(s)".
+        "tend(<id>): <VERB> <n> row(s)". A statement that changes no row makes no
+        commit (commit is null).
 
         Args:
             id: The dataset node.

@@ -41,7 +41,8 @@ def _write_rows(path: Any, verdict: sqlguard.Verdict) -> int:
 
 def tend(ctx: WriteContext, node_id: str, sql: str) -> dict[str, Any]:
     """One guarded INSERT, UPDATE ... WHERE or DELETE ... WHERE on the payload; then the
-    node's ``payload_hash`` and ``updated`` in a markdown-only commit."""
+    node's ``payload_hash`` and ``updated`` in a markdown-only commit (none, and
+    ``commit: None``, when no row changed and the recorded hash still holds)."""
     row = ctx.forest.resolve(node_id)
     node_id = row["id"]
     if row["type"] != "dataset" or row["payload_type"] not in (None, "sqlite"):
@@ -62,11 +63,15 @@ def tend(ctx: WriteContext, node_id: str, sql: str) -> dict[str, Any]:
         digest = dataset.sha256_of(path)
         node = ctx.forest.read(node_id)
         meta = dict(node.meta)
-        meta["payload_hash"] = digest
-        meta["updated"] = render.today()
-        txn.write(md, render.render(meta, node.body))
-        fault("after-node")
-        sha = txn.commit(f"tend({node_id}): {verdict.verb} {affected} row(s)")
+        sha: str | None = None
+        # No row changed and the recorded hash still holds: nothing to commit, as for
+        # a graft that changes no file.
+        if affected or str(meta.get("payload_hash") or "").lower() != digest:
+            meta["payload_hash"] = digest
+            meta["updated"] = render.today()
+            txn.write(md, render.render(meta, node.body))
+            fault("after-node")
+            sha = txn.commit(f"tend({node_id}): {verdict.verb} {affected} row(s)")
     ctx.forest.heat.deposit([node_id], READ_DEPOSIT)
     return {"id": node_id, "rows_affected": affected, "payload_hash": digest, "commit": sha,
             "elapsed_ms": round((time.perf_counter() - started) * 1000, 2)}
