@@ -707,3 +707,35 @@ def test_seed_example_on_the_sample_brain(brain_copy: Path) -> None:
         assert "sales/exchange-policy" in [r["id"] for r in found]
     with Vine(root, writable=False) as reader:
         assert assert_ok(reader.look("sales/exchange-policy"))["summary"] == new
+
+
+def test_replace_section_names_the_subsections_it_removed(vine: Vine) -> None:
+    """Usage holds ### Details: replacing Usage with text that lacks it says so."""
+    out = assert_ok(vine.graft("kb/alpha", {"replace_section": {"header": "usage",
+                                                                "body": "New text."}}))
+    assert out["sections_replaced"] == ["Usage"]
+    assert out["sections_removed"] == ["Details"]
+    assert "removed its subsections 'Details'" in out["hint"]
+    assert f"git show {out['commit'][:12]}^:kb/alpha.md" in out["hint"]
+    assert "Details" not in assert_ok(vine.look("kb/alpha"))["outline"]
+
+
+def test_replace_section_keeping_its_subsections_removes_nothing(vine: Vine) -> None:
+    out = assert_ok(vine.graft("kb/alpha", {"replace_section": {
+        "header": "Usage", "body": "Use it weekly.\n\n### Details\n\nFiner print."}}))
+    assert out["sections_replaced"] == ["Usage"]
+    assert "sections_removed" not in out and "hint" not in out
+    assert assert_ok(vine.look("kb/alpha"))["outline"] == ["Usage", "Details", "History"]
+
+
+def test_replace_section_without_subsections_removes_nothing(vine: Vine) -> None:
+    out = assert_ok(vine.graft("kb/alpha", {"replace_section": {"header": "History",
+                                                                "body": "Since 2019."}}))
+    assert out["sections_replaced"] == ["History"] and "sections_removed" not in out
+
+
+def test_replace_body_names_the_sections_it_removed(vine: Vine) -> None:
+    out = assert_ok(vine.graft("kb/alpha", {"replace_body": "# Alpha\n\n## Usage\n\nDaily."}))
+    assert out["sections_removed"] == ["Details", "History"]
+    assert "sections_replaced" not in out
+    assert "no longer holds the sections 'Details', 'History'" in out["hint"]

@@ -444,7 +444,9 @@ class Vine:
 
         Reach for it to correct a summary, record a connection, or append what a hunt
         learned. A summary change is carried to every index that lists the node. Adding
-        a link that exists is fortification: heat rises, nothing is written.
+        a link that exists is fortification: heat rises, nothing is written. A section or
+        body replacement names what it replaced and removed (sections_replaced,
+        sections_removed), so subsections dropped with a section are never silent.
 
         Args:
             id: The node to edit.

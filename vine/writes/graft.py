@@ -9,7 +9,7 @@ from .. import ids
 from ..catalog import parse_coverage
 from ..errors import NotFound, ReadOnly, SchemaError
 from ..heat import STRONG_DEPOSIT
-from ..nodes import Node, parse_text
+from ..nodes import Node, headers_of, parse_text
 from . import render, rules
 from .context import WriteContext
 from .transaction import fault
@@ -47,16 +47,24 @@ def graft(ctx: WriteContext, node_id: str, patch: dict[str, Any]) -> dict[str, A
         else:
             meta.pop("links", None)
     body_changed = False
+    removed_by_body: list[str] = []
     if "replace_body" in patch:
         body = patch["replace_body"]
         body_changed = body.strip() != node.body.strip()
+        removed_by_body = _lost([h.text for h in node.headers if h.level > 1],
+                                [h.text for h in headers_of(body)])
     replaced = None
+    sections: dict[str, list[str]] = {"replaced": [], "removed": []}
     if "replace_section" in patch:
         header, text = _section_arg(patch["replace_section"], "replace_section")
-        new = render.replace_section(Node(node_id, meta, body), header, text)
+        current = Node(node_id, meta, body)
+        new = render.replace_section(current, header, text)
         if new is None:
             raise NotFound(f"section not found: {header!r} in {node_id}",
-                           hint="Outline: " + "; ".join(Node(node_id, meta, body).outline))
+                           hint="Outline: " + "; ".join(current.outline))
+        matched, below = render.subsections(current, header)
+        sections["replaced"].append(matched)
+        sections["removed"] += _lost(below, [h.text for h in headers_of(text)])
         body_changed = body_changed or new.strip() != body.strip()
         body = new
         replaced = f"replace '{header}'"
@@ -101,7 +109,39 @@ def graft(ctx: WriteContext, node_id: str, patch: dict[str, Any]) -> dict[str, A
                            "trail": trail}
     if body_changed and "summary" not in (patch.get("set_frontmatter") or {}):
         out["summary_stale"] = True
+    sections["removed"] += removed_by_body
+    _say_sections(out, sections, f"{node_id}.md")
     return out
+
+
+def _lost(before: list[str], after: list[str]) -> list[str]:
+    """Headers of ``before`` that ``after`` no longer holds (each occurrence counted)."""
+    left = list(after)
+    lost = []
+    for text in before:
+        if text in left:
+            left.remove(text)
+        else:
+            lost.append(text)
+    return lost
+
+
+def _say_sections(out: dict[str, Any], sections: dict[str, list[str]],
+                  path: str) -> None:
+    """Name the sections the write replaced and removed; say plainly when replacing a
+    section took away subsections its new text does not hold."""
+    if sections["replaced"]:
+        out["sections_replaced"] = sections["replaced"]
+    if not sections["removed"]:
+        return
+    out["sections_removed"] = sections["removed"]
+    names = ", ".join(repr(h) for h in sections["removed"])
+    if sections["replaced"]:
+        what = f"Replacing section {sections['replaced'][0]!r} removed its subsections"
+    else:
+        what = "The new body no longer holds the sections"
+    out["hint"] = (f"{what} {names}: the new text does not hold them. If they were "
+                   f"wanted, their old text is in `git show {out['commit'][:12]}^:{path}`.")
 
 
 def _check_patch(patch: Any) -> None:

@@ -142,6 +142,23 @@ def replace_section(node: Node, name: str, body: str) -> str | None:
     return re.sub(r"\n{3,}", "\n\n", "\n".join(out)).rstrip("\n")
 
 
+def subsections(node: Node, name: str) -> tuple[str, list[str]]:
+    """The header text that section ``name`` matches and the text of every header
+    inside it (the deeper levels up to the next header of its level or higher)."""
+    found = node.section(name)
+    if found is None:
+        return name, []
+    header, _ = found
+    inside = []
+    for h in node.headers:
+        if h.line <= header.line:
+            continue
+        if h.level <= header.level:
+            break
+        inside.append(h.text)
+    return header.text, inside
+
+
 def append_section(body: str, header: str, text: str) -> str:
     """``\\n\\n## <header>\\n\\n<text>\\n`` at the end of the body (always H2)."""
     return body.rstrip("\n") + f"\n\n## {header.strip()}\n\n{text.strip()}\n"
