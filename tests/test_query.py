@@ -441,6 +441,38 @@ def test_syntax_errors_are_invalid(shop: Shop, sql: str) -> None:
     assert_error(q(shop, sql), "E_QUERY_INVALID")
 
 
+@pytest.mark.parametrize("sql, line, column", [
+    ("hello world", 1, 1),
+    ("hello", 1, 1),
+    ("42", 1, 1),
+    ("region = 'South'", 1, 1),
+    ("SELEC region FROM orders", 1, 1),
+    ("SELECT region FROM orders WHERE id = 1 1", 1, 40),
+    ("SELECT region\nFROM orders\nWHERE id = = 1", 3, 12),
+    ("SELECT region FROM orders WHERE", 1, 32),
+])
+def test_text_that_is_no_statement_is_invalid_where_it_breaks(shop: Shop, sql: str,
+                                                              line: int, column: int) -> None:
+    """Forbidden means a real statement the caller may not run; text that SQLite cannot
+    read as a statement is invalid, at the line and column where reading stops."""
+    err = assert_error(q(shop, sql), "E_QUERY_INVALID")
+    assert (err["line"], err["column"]) == (line, column), err
+    assert f"line {line}, column {column}" in err["message"]
+
+
+@pytest.mark.parametrize("sql, verb", [
+    ("DROP TABLE orders", "DROP"),
+    ("PRAGMA table_info(orders)", "PRAGMA"),
+    ("ATTACH 'x.db' AS x", "ATTACH"),
+    ("VACUUM", "VACUUM"),
+    ("REPLACE INTO orders (id) VALUES (1)", "REPLACE"),
+    ("DELETE FROM orders WHERE 1", "DELETE"),
+])
+def test_real_writes_stay_forbidden_and_named(shop: Shop, sql: str, verb: str) -> None:
+    err = assert_error(q(shop, sql), "E_QUERY_FORBIDDEN")
+    assert verb in err["message"]
+
+
 @pytest.mark.parametrize("sql", [
     "SELECT * FROM orders WHERE id = ?",
     "SELECT :name",

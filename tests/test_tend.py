@@ -293,6 +293,13 @@ def test_forbidden_statements(shared: Forest, sql: str) -> None:
     shared.refused(sql, "E_QUERY_FORBIDDEN")
 
 
+def test_text_that_is_no_statement_is_invalid(shared: Forest) -> None:
+    err = shared.refused("hello world", "E_QUERY_INVALID")
+    assert (err["line"], err["column"]) == (1, 1)
+    err = shared.refused("INSRT INTO clients VALUES (1)", "E_QUERY_INVALID")
+    assert 'near "INSRT"' in err["message"]
+
+
 def test_not_a_dataset(shared: Forest) -> None:
     sql = "INSERT INTO clients VALUES ('N', 'n', 'n', 'n')"
     shared.refused(sql, "E_QUERY_FORBIDDEN", "clients/memo")

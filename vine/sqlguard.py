@@ -8,6 +8,7 @@ authorizer stay the real control; this module makes the refusals clear.
 
 from __future__ import annotations
 
+import re
 import sqlite3
 import time
 from dataclasses import dataclass
@@ -56,6 +57,10 @@ class Verdict:
     limit_injected: bool = False
 
 
+_SYNTAX_HINT = "One SQLite statement, e.g. SELECT col FROM t WHERE ..."
+_NEAR = re.compile(r'^(?:near "(.*)": syntax error|unrecognized token: "(.*)")$', re.DOTALL)
+
+
 def _parse(sql: str) -> exp.Expression:
     text = sql.strip()
     while text.endswith(";"):
@@ -67,15 +72,85 @@ def _parse(sql: str) -> exp.Expression:
     try:
         statements = [s for s in _sqlglot().parse(text, read="sqlite") if s is not None]
     except _sqlglot().errors as exc:
+        _refuse_bad_syntax(text)
         message = str(exc).split("\n")[0]
-        raise QueryInvalid(f"SQL syntax error: {message}",
-                           hint="One SQLite statement, e.g. SELECT col FROM t WHERE ...") from None
+        raise QueryInvalid(f"SQL syntax error: {message}", hint=_SYNTAX_HINT) from None
     except RecursionError:
         raise QueryForbidden("statement is nested too deeply to check") from None
     if len(statements) != 1:
         raise QueryForbidden("only one statement per call",
                              hint="Send each statement in its own call.")
-    return statements[0]
+    tree = statements[0]
+    if not isinstance(tree, (*_sqlglot().reads, *_sqlglot().writes, _sqlglot().exp.Values)):
+        # An expression, not a statement ("hello world" reads as a column and its
+        # alias): what SQLite itself says of it decides.
+        _refuse_bad_syntax(text)
+    return tree
+
+
+def _syntax_verdict(text: str) -> str | None:
+    """SQLite's own complaint about the syntax of ``text`` (compiled on an empty
+    in-memory database that may do nothing at all), or None when it parses."""
+    conn = sqlite3.connect(":memory:")
+    try:
+        conn.setlimit(sqlite3.SQLITE_LIMIT_ATTACHED, 0)
+        conn.set_authorizer(lambda *_: sqlite3.SQLITE_DENY)
+        explained = text if text[:7].upper() == "EXPLAIN" else "EXPLAIN " + text
+        try:
+            conn.execute(explained)
+        except sqlite3.Warning:
+            return None     # more than one statement: the count is checked elsewhere
+        except sqlite3.Error as exc:
+            message = str(exc)
+            if _NEAR.match(message) or message == "incomplete input":
+                return message
+        return None
+    finally:
+        conn.close()
+
+
+def _refuse_bad_syntax(text: str) -> None:
+    """``E_QUERY_INVALID`` naming where SQLite stops reading ``text``, if it does."""
+    message = _syntax_verdict(text)
+    if message is None:
+        return
+    at = _error_offset(text, message)
+    line = text.count("\n", 0, at) + 1
+    column = at - (text.rfind("\n", 0, at) + 1) + 1
+    found = _NEAR.match(message)
+    if found is None:
+        what = "the statement ends too early"
+    elif found.group(1) is not None:
+        what = f'near "{found.group(1)}"'
+    else:
+        what = f'unrecognized token "{found.group(2)}"'
+    raise QueryInvalid(f"SQL syntax error at line {line}, column {column}: {what}",
+                       hint=_SYNTAX_HINT, line=line, column=column)
+
+
+def _error_offset(text: str, message: str) -> int:
+    """Where in ``text`` SQLite's complaint points: the first occurrence of the token
+    it names after which the statement can no longer be read (a prefix ending with an
+    earlier, innocent occurrence still reads as an unfinished statement)."""
+    found = _NEAR.match(message)
+    if found is None:
+        return len(text)
+    token = found.group(1) if found.group(1) is not None else found.group(2)
+    if not token:
+        return len(text)
+    spots = [m.start() for m in re.finditer(re.escape(token), text)]
+    if not spots:
+        return 0
+    # Once a prefix holds the offending token, every longer one fails the same way:
+    # bisect for the first such occurrence.
+    lo, hi = 0, len(spots) - 1
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if _syntax_verdict(text[:spots[mid] + len(token)]) == message:
+            hi = mid
+        else:
+            lo = mid + 1
+    return spots[lo]
 
 
 def _names(tree: exp.Expression) -> list[str]:
@@ -102,6 +177,13 @@ def _refuse_hidden(tree: exp.Expression) -> None:
             raise QueryForbidden(f"function {name}() is not allowed")
 
 
+def _verb(tree: exp.Expression) -> str:
+    """What a statement is, as its author wrote it (``REPLACE``, ``EXPLAIN``, ``DROP``)."""
+    if isinstance(tree, _sqlglot().exp.Command):
+        return str(tree.this).upper()
+    return type(tree).__name__.upper()
+
+
 @lru_cache(maxsize=512)
 def check_read(sql: str, row_limit: int) -> Verdict:
     """Guard a ``query`` statement: one SELECT (or WITH ... SELECT), nothing else.
@@ -110,7 +192,7 @@ def check_read(sql: str, row_limit: int) -> Verdict:
     """
     tree = _parse(sql)
     if not isinstance(tree, _sqlglot().reads):
-        verb = type(tree).__name__.upper()
+        verb = _verb(tree)
         raise QueryForbidden(f"query is read-only: {verb} is not allowed",
                              hint="Use SELECT (or WITH ... SELECT); rows are written with tend.")
     _refuse_hidden(tree)
@@ -129,7 +211,7 @@ def check_write(sql: str) -> Verdict:
     verb = next((v for cls, v in _sqlglot().dml.items() if isinstance(tree, cls)), None)
     if verb is None:
         raise QueryForbidden(
-            f"tend takes one INSERT, UPDATE or DELETE, not {type(tree).__name__.upper()}",
+            f"tend takes one INSERT, UPDATE or DELETE, not {_verb(tree)}",
             hint="Read rows with query; change them with INSERT, UPDATE ... WHERE, or "
                  "DELETE ... WHERE.")
     if verb in ("UPDATE", "DELETE") and tree.args.get("where") is None:
