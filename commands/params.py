@@ -57,7 +57,7 @@ def convert(param: Param, value: Any, positional: bool) -> Any:
         label = param.name.upper() if positional else f"--{param.name.replace('_', '-')}"
         return common.read_json(value, label)
     if shape == "list":
-        return [part.strip() for item in value for part in item.split(",") if part.strip()]
+        return [part for item in value for part in _list_items(item)]
     if shape == "many":
         return value[0] if len(value) == 1 else list(value)
     if isinstance(value, enum.Enum):
@@ -78,3 +78,18 @@ def collect(spec: Call, values: dict[str, Any]) -> dict[str, Any]:
             continue
         args[param.name] = value
     return args
+
+
+def _list_items(text: str) -> list[str]:
+    """One list option's value: ``a,b``, or the JSON array the engine's own docs show
+    (``'["summary"]'``)."""
+    if text.lstrip().startswith("["):
+        import json
+
+        try:
+            items = json.loads(text)
+        except ValueError:
+            items = None
+        if isinstance(items, list) and all(isinstance(i, str) for i in items):
+            return [i.strip() for i in items if i.strip()]
+    return [part.strip() for part in text.split(",") if part.strip()]

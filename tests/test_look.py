@@ -89,7 +89,21 @@ def test_fields_keeps_only_what_was_asked(forest: Path) -> None:
     with Vine(forest, writable=False) as vine:
         assert vine.look("sales/policy", fields=["summary"]) == {
             "id": "sales/policy", "summary": "Return windows."}
-        assert set(vine.look("sales/ledger", fields=["notes", "nope"])) == {"id", "notes"}
+        assert set(vine.look("sales/ledger", fields=["notes", "stats"])) == {
+            "id", "notes", "stats"}
+
+
+@pytest.mark.parametrize("fields", [["summry"], ["notes", "nope"], ['["summary"]']])
+def test_an_unknown_field_is_an_error_naming_the_valid_ones(forest: Path,
+                                                           fields: list[str]) -> None:
+    """An unknown field used to return only the id, as if the node had nothing."""
+    with Vine(forest, writable=False) as vine:
+        for ids in ("sales/policy", ["sales/policy", "sales/ledger"]):
+            err = assert_error(vine.look(ids, fields=fields), "E_SCHEMA")
+            assert "unknown field" in err["message"]
+            assert "summary" in err["hint"] and "edges_out" in err["hint"]
+        err = assert_error(vine.look("sales/policy", fields=["summry"]), "E_SCHEMA")
+        assert "did you mean 'summary'" in err["message"]
 
 
 def test_missing_and_escaping_ids(forest: Path) -> None:

@@ -59,6 +59,19 @@ def test_bad_direction_and_missing(tmp_path: Path) -> None:
         assert_error(vine.move("s/none"), "E_NOT_FOUND")
 
 
+def test_a_rel_the_dialect_does_not_declare_is_an_error(tmp_path: Path) -> None:
+    """A misspelt rel used to answer an empty list, as if the node had no neighbours."""
+    with Vine(_forest(tmp_path), writable=False) as vine:
+        for direction in ("out", "in", "both"):
+            err = assert_error(vine.move("s/policy", rel="relatd-to", direction=direction),
+                               "E_SCHEMA")
+            assert "did you mean 'related-to'" in err["message"]
+            assert "supersedes" in err["hint"] and "superseded-by" in err["hint"]
+        # declared rels, their inverses and children all still answer
+        assert_ok(vine.move("s/policy", rel="mentions", direction="in"))
+        assert assert_ok(vine.move("s/policy", rel="part-of"))["neighbors"] == []
+
+
 def test_hub_truncates_with_a_hint(tmp_path: Path) -> None:
     nodes = {f"h/n{i:02d}": ("note", {"summary": "neighbour summary " * 8}, "")
              for i in range(60)}

@@ -10,16 +10,25 @@ from ..errors import NotFound, SchemaError, VineError
 from ..forest import Forest, coverage_text, row_list
 from ..heat import READ_DEPOSIT
 from ..nodes import Node
+from ..suggest import did_you_mean
 
 # Shed from the tail of these lists, in this order, before dropping sample_rows.
 SHED_ORDER = ("outline", "children", "edges_in", "edges_out")
 # Last resorts for a digest still over budget (huge hand-written fields).
 LAST_RESORT = ("sample_rows", "notes", "query_manual", "aliases", "tags", "cross_trails")
 DATASET_FIELDS = ("query_manual", "sample_rows", "notes")
+# Every key a digest can hold, as ``fields`` may name them.
+FIELDS = ("id", "type", "title", "summary", "tags", "confidence", "created", "updated",
+          "source", "aliases", "origin", "edges_out", "edges_in", "children", "cross_trails",
+          "coverage", "outline", *DATASET_FIELDS, "stats")
 
 
 def look(forest: Forest, id: str | list[str], fields: list[str] | None) -> dict[str, Any]:
     """One digest, or a batch of up to 10."""
+    bad = [f for f in fields or () if f not in FIELDS]
+    if bad:
+        raise SchemaError(f"look: unknown field {bad[0]!r}{did_you_mean(bad[0], FIELDS)}",
+                          hint="fields accepts: " + ", ".join(FIELDS) + ".")
     if isinstance(id, list):
         return _batch(forest, id, fields)
     digest = _digest(forest, id, fields)

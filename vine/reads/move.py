@@ -8,6 +8,7 @@ from .. import budget
 from ..errors import SchemaError
 from ..forest import Forest
 from ..heat import LIST_DEPOSIT
+from ..suggest import did_you_mean
 
 DIRECTIONS = ("out", "in", "both")
 
@@ -19,6 +20,8 @@ def move(forest: Forest, id: str, rel: str | None, direction: str) -> dict[str, 
                           hint="'both' is the word for every direction.")
     row = forest.resolve(id)
     node_id = row["id"]
+    if rel is not None and rel != "children":
+        _check_rel(forest, rel)
     conn = forest.catalog.conn
     found: list[dict[str, Any]] = []
     if rel == "children":
@@ -57,3 +60,14 @@ def move(forest: Forest, id: str, rel: str | None, direction: str) -> dict[str, 
                      "rel, or use scan(parent_id, filter, fields) for a filtered, cheaper list.")
     forest.heat.deposit((n["id"] for n in out["neighbors"]), LIST_DEPOSIT)
     return out
+
+
+def _check_rel(forest: Forest, rel: str) -> None:
+    """A rel the dialect declares (or the inverse name it gives one), else ``E_SCHEMA``:
+    a misspelt rel must not read as a node without neighbours."""
+    rels = forest.dialect.rels
+    known = dict.fromkeys([*rels, *(inv for inv in rels.values() if inv)])
+    if rel not in known:
+        raise SchemaError(f"move: unknown rel {rel!r}{did_you_mean(rel, known)}",
+                          hint="Rels here: " + ", ".join(known) + "; or children for a "
+                               "branch's children.")

@@ -11,6 +11,7 @@ from ..errors import SchemaError
 from ..forest import Forest, coverage_text, wire_kind
 from ..heat import LIST_DEPOSIT
 from ..ids import ROOT_INDEX, branch_id, folder_prefix, normalize
+from ..suggest import did_you_mean
 from ..windows import Window
 
 DEFAULT_FIELDS = ["id", "type", "summary", "body_tokens"]
@@ -32,7 +33,7 @@ def scan(forest: Forest, parent_id: str, filter: dict[str, Any] | None,
     fields = list(dict.fromkeys(fields)) if fields else list(DEFAULT_FIELDS)
     bad = [f for f in fields if f not in FIELDS]
     if bad:
-        raise SchemaError(f"scan: unknown field {bad[0]!r}",
+        raise SchemaError(f"scan: unknown field {bad[0]!r}{did_you_mean(bad[0], FIELDS)}",
                           hint="fields accepts: " + ", ".join(FIELDS) + ".")
     if "id" not in fields:
         fields.insert(0, "id")

@@ -29,7 +29,7 @@ TOOLS = ("locate", "sniff", "look", "move", "pick", "scan", "query")
 OPENS = ("look", "pick", "query")          # the tools whose ids count as evidence
 WINDOWED = ("locate", "sniff", "scan")
 FEED_CHARS = 12000                         # a tool result as the model reads it
-LOOK_FIELDS = ["title", "summary", "type", "trail"]
+LOOK_FIELDS = ["title", "summary", "type"]
 
 SYSTEM = """You answer a question by walking a knowledge forest with read-only tools.
 Every turn, reply with exactly one JSON object and nothing else:
@@ -264,10 +264,7 @@ class Walk:
             return []
         out = []
         for node in looked.get("nodes", []):
-            src = {key: node.get(key) for key in ("id", "title", "summary", "type")}
-            if node.get("trail"):
-                src["trail"] = node["trail"]
-            out.append(src)
+            out.append({key: node.get(key) for key in ("id", "title", "summary", "type")})
         return out
 
 
