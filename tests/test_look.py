@@ -85,6 +85,37 @@ def test_dataset_digest(forest: Path) -> None:
     assert out["notes"] == "value is in cents."
 
 
+MANUALS = [
+    # labelled bullets, as the existing engine's forests and people write them
+    ("Example queries:\n- Total by region: `SELECT region, SUM(v) FROM orders GROUP BY region`"
+     "\n- Orders per month — `SELECT substr(d, 1, 7), COUNT(*) FROM orders GROUP BY 1`\n"
+     "* `SELECT COUNT(*) FROM orders`\n- `SELECT 1`\n",
+     ["SELECT region, SUM(v) FROM orders GROUP BY region",
+      "SELECT substr(d, 1, 7), COUNT(*) FROM orders GROUP BY 1", "SELECT COUNT(*) FROM orders"]),
+    # a fenced block of statements, a numbered item and an unquoted bullet
+    ("```sql\n-- the biggest orders\nSELECT id, v FROM orders\nORDER BY v DESC LIMIT 5;\n"
+     "WITH t AS (SELECT 1 AS x) SELECT x FROM t;\n```\n\n1. SELECT * FROM orders LIMIT 5\n",
+     ["SELECT id, v FROM orders\nORDER BY v DESC LIMIT 5",
+      "WITH t AS (SELECT 1 AS x) SELECT x FROM t", "SELECT * FROM orders LIMIT 5"]),
+    # prose and table lists are not statements
+    ("Tables:\n- `orders(id INTEGER)`\n\nSelect the rows you need; `id` is the key.\n"
+     "- Sum by hand: `SELECT SUM(v) FROM orders`\n", ["SELECT SUM(v) FROM orders"]),
+]
+
+
+@pytest.mark.parametrize("manual, expected", MANUALS, ids=["labelled", "fenced", "prose"])
+def test_example_queries_in_the_forms_people_write(forest: Path, manual: str,
+                                                   expected: list[str]) -> None:
+    path = forest / "sales" / "ledger.md"
+    text = path.read_text(encoding="utf-8")
+    head, _, _ = text.partition("## Query manual")
+    path.write_text(head + "## Query manual\n\n" + manual + "\n## Notes\n\nx\n",
+                    encoding="utf-8")
+    with Vine(forest, writable=False) as vine:
+        out = assert_ok(vine.look("sales/ledger"))
+    assert out["query_manual"]["example_queries"] == expected
+
+
 def test_fields_keeps_only_what_was_asked(forest: Path) -> None:
     with Vine(forest, writable=False) as vine:
         assert vine.look("sales/policy", fields=["summary"]) == {

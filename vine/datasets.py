@@ -12,9 +12,13 @@ from typing import Any
 from .errors import NotFound, QueryForbidden
 from .ids import PRIVATE_DIRS
 
-# A list item that is one backticked statement: "- `SELECT * FROM t LIMIT 5`".
-_EXAMPLE = re.compile(r"^\s*[-*]\s+`((?:SELECT|WITH)\b[^`]*)`\s*$",
-                      re.IGNORECASE | re.MULTILINE)
+# How a Query manual shows a statement: an inline code span (of any number of
+# backticks), a fenced block, or a list item that is the bare statement itself.
+_SPAN = re.compile(r"(?<!`)(`+)(?!`)(.+?)(?<!`)\1(?!`)")
+_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+_ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+(?:[^`:]{1,80}?(?::|\s[—–-])\s+)?"
+                   r"((?:SELECT|WITH)\s.*)$")
+_STATEMENT = re.compile(r"^(?:SELECT|WITH)\b", re.IGNORECASE)
 
 
 def payload_path(root: Path, node_id: str, payload: str | None) -> Path:
@@ -81,8 +85,48 @@ def sample(conn: sqlite3.Connection, table: str, n: int) -> dict[str, Any]:
 
 
 def example_queries(manual: str, n: int = 3) -> list[str]:
-    """Statements listed as backticked items of a Query manual section."""
-    return [m.group(1).strip() for m in _EXAMPLE.finditer(manual)][:n]
+    """The first ``n`` SELECT (or WITH) statements a Query manual shows, in the forms
+    people and engines write: an inline code span anywhere on a line (a bare bullet,
+    ``- Total by region: `SELECT ...` ``, a numbered item), a fenced code block (each
+    statement of it, split at ``;``), or a list item that is the statement unquoted."""
+    found: list[str] = []
+    fence: str | None = None
+    block: list[str] = []
+    for line in manual.split("\n"):
+        marker = _FENCE.match(line)
+        if fence is not None:
+            if marker and marker.group(1)[0] == fence[0] and len(marker.group(1)) >= len(fence):
+                found += _statements("\n".join(block))
+                fence, block = None, []
+            else:
+                block.append(line)
+            continue
+        if marker:
+            fence = marker.group(1)
+            continue
+        spans = [m.group(2).strip() for m in _SPAN.finditer(line)]
+        if spans:
+            found += [s for s in spans if _STATEMENT.match(s)]
+            continue
+        item = _ITEM.match(line)
+        if item:
+            found.append(item.group(1).strip().rstrip(";").rstrip())
+    if fence is not None:
+        found += _statements("\n".join(block))
+    return list(dict.fromkeys(q for q in found if q))[:n]
+
+
+def _statements(code: str) -> list[str]:
+    """The SELECT/WITH statements of a code block: split at a ``;`` ending a line, or
+    at a blank line between statements."""
+    out = []
+    for chunk in re.split(r";[ \t]*(?:\n|$)|\n[ \t]*\n", code):
+        text = chunk.strip().rstrip(";").rstrip()
+        lines = [ln for ln in text.split("\n") if not ln.lstrip().startswith("--")]
+        text = "\n".join(lines).strip()
+        if _STATEMENT.match(text):
+            out.append(text)
+    return out
 
 
 class PayloadPool:
