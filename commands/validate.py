@@ -32,7 +32,8 @@ def validate(
     forest: Annotated[Path | None, typer.Option(
         "--forest", "-f", help="The forest's folder.", show_default=False)] = None,
     strict: Annotated[bool, typer.Option(
-        "--strict", help="Fail (exit 1) on warnings as well as errors.")] = False,
+        "--strict", help="Fail (exit 1) on warnings as well as errors (notes, which "
+        "--fix records, never fail).")] = False,
     format: Annotated[Format, typer.Option(
         "--format", help="text for people, json for scripts, github for workflow "
         "annotations.")] = Format.text,
@@ -62,19 +63,26 @@ def validate(
     except VineError as exc:
         common.fail(exc.envelope(), as_json)
     errors = sum(1 for x in findings if x.severity == "error")
-    warnings = len(findings) - errors
+    warnings = sum(1 for x in findings if x.severity == "warning")
+    notes = len(findings) - errors - warnings
+    counts = (errors, warnings, notes)
     if format is Format.json:
-        _json(findings, errors, warnings, fixed)
+        _json(findings, counts, fixed)
     elif format is Format.github:
-        _github(findings, root, errors, warnings, fixed)
+        _github(findings, root, counts, fixed)
     else:
-        _text(findings, errors, warnings, fixed)
+        _text(findings, counts, fixed)
     if errors or (strict and warnings):
         raise typer.Exit(common.EXIT_ERROR)
 
 
-def _counts(errors: int, warnings: int) -> str:
-    return f"{errors} error(s), {warnings} warning(s)"
+Counts = tuple[int, int, int]      # errors, warnings, notes
+
+
+def _counts(counts: Counts) -> str:
+    errors, warnings, notes = counts
+    line = f"{errors} error(s), {warnings} warning(s)"
+    return line + (f", {notes} note(s) for --fix" if notes else "")
 
 
 def _fixed_lines(fixed: dict[str, Any] | None) -> list[str]:
@@ -89,10 +97,9 @@ def _fixed_lines(fixed: dict[str, Any] | None) -> list[str]:
     return lines
 
 
-def _json(findings: list["Finding"], errors: int, warnings: int,
-          fixed: dict[str, Any] | None) -> None:
-    out: dict[str, Any] = {"findings": [x.as_dict() for x in findings], "errors": errors,
-                           "warnings": warnings}
+def _json(findings: list["Finding"], counts: Counts, fixed: dict[str, Any] | None) -> None:
+    out: dict[str, Any] = {"findings": [x.as_dict() for x in findings], "errors": counts[0],
+                           "warnings": counts[1], "notes": counts[2]}
     if fixed is not None:
         out["fixed"] = fixed["repairs"]
         out["commit"] = fixed["commit"]
@@ -109,10 +116,10 @@ def escape_property(text: str) -> str:
     return escape_data(text).replace(":", "%3A").replace(",", "%2C")
 
 
-def _github(findings: list["Finding"], root: Path, errors: int, warnings: int,
+def _github(findings: list["Finding"], root: Path, counts: Counts,
             fixed: dict[str, Any] | None) -> None:
-    """One ``::error``/``::warning`` workflow command per finding; paths are made
-    relative to the working folder (the repository root on a runner)."""
+    """One ``::error``/``::warning``/``::notice`` workflow command per finding; paths are
+    made relative to the working folder (the repository root on a runner)."""
     for line in _fixed_lines(fixed):
         sys.stderr.write(line + "\n")
     prefix = os.path.relpath(root.resolve(), Path.cwd().resolve())
@@ -124,8 +131,9 @@ def _github(findings: list["Finding"], root: Path, errors: int, warnings: int,
             props.append(f"line={x.line}")
         props.append(f"title={escape_property(x.code)}")
         message = f"{x.id + ': ' if x.id else ''}{x.message} (fix: {x.fix})"
-        out.append(f"::{x.severity} {','.join(props)}::{escape_data(message)}")
-    out.append(_counts(errors, warnings))
+        command = "notice" if x.severity == "note" else x.severity
+        out.append(f"::{command} {','.join(props)}::{escape_data(message)}")
+    out.append(_counts(counts))
     sys.stdout.write("\n".join(out) + "\n")
 
 
@@ -133,16 +141,15 @@ def _colour() -> bool:
     return sys.stdout.isatty() and "NO_COLOR" not in os.environ
 
 
-def _text(findings: list["Finding"], errors: int, warnings: int,
-          fixed: dict[str, Any] | None) -> None:
+def _text(findings: list["Finding"], counts: Counts, fixed: dict[str, Any] | None) -> None:
     """Findings grouped by file, then the count line; coloured on a terminal."""
     for line in _fixed_lines(fixed):
         sys.stderr.write(line + "\n")
     lines = list(_grouped(findings))
     if lines:
         lines.append(("", ""))
-    lines.append((_counts(errors, warnings), "bold red" if errors else
-                  "bold yellow" if warnings else "bold green"))
+    lines.append((_counts(counts), "bold red" if counts[0] else
+                  "bold yellow" if counts[1] else "bold green"))
     if not _colour():
         sys.stdout.write("\n".join(text for text, _ in lines) + "\n")
         return
@@ -156,7 +163,7 @@ def _text(findings: list["Finding"], errors: int, warnings: int,
 
 def _grouped(findings: list["Finding"]) -> Iterable[tuple[str, str]]:
     """(line, style) pairs: a header per file, an indented line per finding."""
-    style = {"error": "red", "warning": "yellow"}
+    style = {"error": "red", "warning": "yellow", "note": "cyan"}
     path = None
     for x in findings:
         if x.path != path:

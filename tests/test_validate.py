@@ -53,7 +53,7 @@ ORDERS = "sales/orders-2026.md"
 ICMS = "finance/icms.md"
 LEAF = "---\nid: {id}\ntype: note\ntitle: T\nsummary: S.\ncreated: '2026-01-01'\n" \
        "updated: '2026-01-01'\n---\n\n# T\n"
-E, W = "error", "warning"
+E, W, N = "error", "warning", "note"
 Mutation = Callable[[Path], None]
 
 # (name, mutation, expected findings as (code, severity, id, path, line)): each breaks a
@@ -149,7 +149,7 @@ CASES: list[tuple[str, Mutation, set[tuple[str, str, str | None, str, int | None
                                       (r / "sales/orders-2026.db").read_bytes() + b"x"),
      {("payload.hash-drift", W, "sales/orders-2026", ORDERS, 17)}),
     ("payload hash missing", lambda r: edit(r, ORDERS, "payload_hash:", "other_hash:"),
-     {("payload.hash-missing", W, "sales/orders-2026", ORDERS, 15)}),
+     {("payload.hash-missing", N, "sales/orders-2026", ORDERS, 15)}),
     ("payload escapes", lambda r: edit(r, ORDERS, "payload: orders-2026.db",
                                        "payload: ../../outside.db"),
      {("payload.invalid", E, "sales/orders-2026", ORDERS, 15),
@@ -312,6 +312,87 @@ def test_cli_warnings_fail_only_with_strict(tmp_path: Path) -> None:
     assert run("-f", str(root), "--strict")[0] == 1
 
 
+UPSTREAM_INDEX = """---
+id: _index
+type: branch
+title: Acme brain
+summary: The Acme forest, new, with no sub-branches yet.
+coverage: 1 bananas, 0 sub-branches
+created: '2026-01-05'
+updated: '2026-01-05'
+---
+
+# Acme brain
+
+> The Acme forest, new, with no sub-branches yet.
+
+## Sub-branches
+
+## Direct bananas
+
+- [[ledger]] — Every closed order, one row each.
+
+## Cross trails
+
+## Landmarks
+"""
+UPSTREAM_DATASET = """---
+id: ledger
+type: dataset
+title: Ledger
+summary: Every closed order, one row each.
+created: '2026-01-05'
+updated: '2026-01-05'
+source: agent
+payload: ledger.db
+payload_type: sqlite
+---
+
+# Ledger
+
+## Query manual
+
+Tables:
+- `orders(id INTEGER)`
+
+Example queries:
+- `SELECT * FROM orders LIMIT 5`
+- `SELECT COUNT(*) FROM orders`
+"""
+
+
+def test_strict_passes_a_clean_upstream_forest_whose_dataset_has_no_hash(
+        tmp_path: Path) -> None:
+    """A forest as the existing engine writes it: a dataset without payload_hash is a
+    note that --fix would record, never a warning that fails --strict."""
+    import sqlite3
+
+    from monkeyllm.writes.init import init_forest
+
+    root = tmp_path / "upstream"
+    init_forest(root, "Acme brain", None)
+    write(root, "_index.md", UPSTREAM_INDEX)
+    write(root, "ledger.md", UPSTREAM_DATASET)
+    conn = sqlite3.connect(root / "ledger.db")
+    conn.execute("CREATE TABLE orders(id INTEGER)")
+    conn.commit()
+    conn.close()
+    assert seen(check(root)) == {("payload.hash-missing", N, "ledger", "ledger.md", 9)}
+    code, out = run("-f", str(root), "--strict")
+    assert code == 0, out
+    assert out.splitlines()[-1] == "0 error(s), 0 warning(s), 1 note(s) for --fix"
+    assert "note" in out.splitlines()[1]
+    code, out = run("-f", str(root), "--strict", "--format", "github")
+    assert code == 0 and out.startswith("::notice file=ledger.md,line=9,"
+                                        "title=payload.hash-missing::")
+    code, out = run("-f", str(root), "--strict", "--format", "json")
+    assert code == 0 and json.loads(out)["notes"] == 1
+    git(root, "add", "-A")
+    git(root, "-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-qm", "x")
+    code, out = run("-f", str(root), "--fix", "--strict")
+    assert code == 0 and out == "0 error(s), 0 warning(s)\n"
+
+
 def test_cli_usage_errors_exit_2(tmp_path: Path, clean_copy: Path) -> None:
     assert run("-f", str(tmp_path))[0] == 2
     assert run("-f", str(clean_copy), "--format", "xml")[0] == 2
@@ -385,5 +466,5 @@ def test_garbage_never_raises(tmp_path_factory: pytest.TempPathFactory,
         copy_sample(root)
     write(root, "sales/garbage.md", data)
     findings = check(root)
-    assert all(isinstance(f, Finding) and f.severity in (E, W) for f in findings)
+    assert all(isinstance(f, Finding) and f.severity in (E, W, N) for f in findings)
     assert {f.path for f in findings} <= {"sales/garbage.md", "sales/_index.md"}

@@ -8,7 +8,9 @@ one commit.
 
 Errors are what breaks reading or writing the forest, or what a writer would refuse;
 warnings are drift that readers survive and that a mechanical pass or a person can
-settle later. Run ``--strict`` in CI to fail on both.
+settle later; notes are what ``--fix`` would record although nothing is wrong (a
+dataset written without ``payload_hash``, as forests of the existing engine may be).
+Run ``--strict`` in CI to fail on errors and warnings; notes never fail a run.
 
 ==========================  ========  ===========================================
 code                        severity  what it means
@@ -43,7 +45,7 @@ index.misplaced-entry       warning   a branch under Direct bananas, or a leaf u
 index.stale-summary         warning   an entry whose text is not the child's summary
 index.coverage              warning   ``coverage`` differs from the entry lines
 payload.hash-drift          warning   the payload's sha256 is not ``payload_hash``
-payload.hash-missing        warning   a dataset payload with no ``payload_hash``
+payload.hash-missing        note      a dataset payload with no ``payload_hash``
 payload.orphan              warning   a ``.db``/``.sqlite`` file or an ``_assets/`` file
                                       that no node names
 ==========================  ========  ===========================================
@@ -58,8 +60,8 @@ skips every check that needs payload files, for checkouts without them (``*.db``
 
 from __future__ import annotations
 
-from .model import ERROR, WARNING, Finding
+from .model import ERROR, NOTE, WARNING, Finding
 from .repair import fix
 from .run import validate
 
-__all__ = ["ERROR", "WARNING", "Finding", "fix", "validate"]
+__all__ = ["ERROR", "NOTE", "WARNING", "Finding", "fix", "validate"]

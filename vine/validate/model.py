@@ -13,6 +13,7 @@ from ..writes import render
 
 ERROR = "error"
 WARNING = "warning"
+NOTE = "note"
 SCHEMA_ID = "_meta/schema"
 PAYLOAD_SUFFIXES = (".db", ".sqlite", ".sqlite3")
 _SKIP_DIRS = frozenset({".git", "_derived"})
@@ -29,7 +30,8 @@ class Finding:
     """One problem: where it is, how bad, and how to fix it.
 
     Attributes:
-        severity: ``"error"`` or ``"warning"``.
+        severity: ``"error"``, ``"warning"`` or ``"note"`` (something ``--fix``
+            records, which no reader needs and ``--strict`` lets pass).
         code: A short stable slug such as ``"index.missing-entry"``.
         id: The node id, or None for a file that is not a node (an orphan payload).
         path: The file, relative to the forest root, POSIX separators.

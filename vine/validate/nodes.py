@@ -14,7 +14,7 @@ from ..errors import VineError
 from ..indexing import clean_target
 from ..nodes import REQUIRED, Node, blockquote_summary
 from ..writes import rules
-from .model import _FENCE, _SKIP_DIRS, _WIKILINK, ERROR, WARNING, Finding, _File, _Run
+from .model import _FENCE, _SKIP_DIRS, _WIKILINK, ERROR, NOTE, WARNING, Finding, _File, _Run
 from .tree import _spans
 
 # -- one node ----------------------------------------------------------------------
@@ -292,7 +292,7 @@ def _check_payload_file(run: _Run, f: _File, rel: str, dataset: bool) -> None:
         return
     actual = _sha256(run, rel)
     if declared is None:
-        run.add(f, WARNING, "payload.hash-missing", f"payload {rel} has no payload_hash",
+        run.add(f, NOTE, "payload.hash-missing", f"payload {rel} has no payload_hash",
                 f"Add 'payload_hash: {actual}' (vine validate --fix does).",
                 line=f.key_line("payload"), fixable=True)
     elif str(declared).strip().lower() != actual:
