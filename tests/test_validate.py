@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+import sqlite3
 from collections.abc import Callable
 from pathlib import Path
 
@@ -41,6 +42,16 @@ def write(root: Path, rel: str, data: str | bytes) -> None:
         path.write_bytes(data)
     else:
         path.write_text(data, encoding="utf-8")
+
+
+def change_rows(db: Path) -> None:
+    """A sound change to a dataset's payload, made outside the engine."""
+    conn = sqlite3.connect(db)
+    try:
+        with conn:
+            conn.execute("UPDATE orders SET region = 'North' WHERE rowid = 1")
+    finally:
+        conn.close()
 
 
 def seen(findings: list[Finding]) -> set[tuple[str, str, str | None, str, int | None]]:
@@ -145,8 +156,7 @@ CASES: list[tuple[str, Mutation, set[tuple[str, str, str | None, str, int | None
      {("tree.missing-parent", E, "newfolder/leaf", "newfolder/leaf.md", None)}),
     ("payload missing", lambda r: (r / "sales/orders-2026.db").unlink(),
      {("payload.missing", E, "sales/orders-2026", ORDERS, 15)}),
-    ("payload drift", lambda r: write(r, "sales/orders-2026.db",
-                                      (r / "sales/orders-2026.db").read_bytes() + b"x"),
+    ("payload drift", lambda r: change_rows(r / "sales/orders-2026.db"),
      {("payload.hash-drift", W, "sales/orders-2026", ORDERS, 17)}),
     ("payload hash missing", lambda r: edit(r, ORDERS, "payload_hash:", "other_hash:"),
      {("payload.hash-missing", N, "sales/orders-2026", ORDERS, 15)}),
@@ -226,7 +236,7 @@ def broken_git_copy(tmp_path: Path) -> Path:
     edit(root, "sales/_index.md", PRICE_LINE, "")                                  # missing
     edit(root, "sales/_index.md", "— Every closed order", "— Some closed order")   # stale
     edit(root, "_index.md", "- [[finance/_index]]", "- [[finance/gone]] — x\n- [[finance/_index]]")
-    write(root, "sales/orders-2026.db", (root / "sales/orders-2026.db").read_bytes() + b"x")
+    change_rows(root / "sales/orders-2026.db")
     edit(root, "finance/dso.md", "[[sales/", "[[nope/")                           # not fixable
     git(root, "commit", "-qam", "broken by hand")
     return root
@@ -252,6 +262,64 @@ def test_fix_repairs_in_one_commit_and_leaves_the_rest(tmp_path: Path) -> None:
     assert PRICE_LINE in (root / "sales/_index.md").read_text()
     assert "coverage: 5 bananas, 1 sub-branches" in (root / "sales/_index.md").read_text()
     assert "finance/gone" not in (root / "_index.md").read_text()
+
+
+def _append(db: Path) -> None:
+    db.write_bytes(db.read_bytes() + b"appended by a bad copy")
+
+
+def _cut(db: Path) -> None:
+    db.write_bytes(db.read_bytes()[:-4096])
+
+
+def _garbage(db: Path) -> None:
+    data = bytearray(db.read_bytes())
+    data[4096 * 3:4096 * 5] = b"\xff" * 8192
+    db.write_bytes(bytes(data))
+
+
+def _no_table(db: Path) -> None:
+    conn = sqlite3.connect(db)
+    conn.execute("ALTER TABLE orders RENAME TO orders_old")
+    conn.commit()
+    conn.close()
+
+
+def _hot_journal(db: Path) -> None:
+    change_rows(db)
+    Path(str(db) + "-journal").write_bytes(b"\xd9\xd5\x05\xf9\x20\xa1\x63\xd7" + b"\0" * 504)
+
+
+@pytest.mark.parametrize("damage, why", [
+    (_append, "bytes were added or cut off"), (_cut, "bytes were added or cut off"),
+    (_garbage, "SQLite"), (_no_table, "names table(s) it does not hold: orders"),
+    (_hot_journal, "an unfinished write is beside it"),
+], ids=["appended", "truncated", "overwritten", "table-gone", "hot-journal"])
+def test_fix_never_blesses_a_damaged_payload(tmp_path: Path, damage: Mutation,
+                                             why: str) -> None:
+    """A payload whose hash drifted is checked before its new hash is recorded: a
+    damaged one is an error that --fix leaves alone (with nothing committed)."""
+    root = copy_sample(tmp_path / "brain", git=True)
+    db = root / "sales/orders-2026.db"
+    damage(db)
+    data, before = db.read_bytes(), head(root)
+    [finding] = [f for f in check(root) if f.path == ORDERS]
+    assert (finding.code, finding.severity, finding.fixable) == ("payload.damaged", E, False)
+    assert why in finding.message
+    assert repair(root) == {"commit": None, "repairs": [], "files": []}
+    assert head(root) == before and db.read_bytes() == data
+    assert "payload_hash" in (root / ORDERS).read_text()
+    assert [f.code for f in check(root) if f.path == ORDERS] == ["payload.damaged"]
+
+
+def test_fix_records_the_hash_of_a_sound_change(tmp_path: Path) -> None:
+    root = copy_sample(tmp_path / "brain", git=True)
+    db = root / "sales/orders-2026.db"
+    change_rows(db)
+    assert [f.code for f in check(root)] == ["payload.hash-drift"]
+    done = repair(root)
+    assert [r["code"] for r in done["repairs"]] == ["payload.hash-drift"]
+    assert check(root) == []
 
 
 def test_fix_with_nothing_to_repair_makes_no_commit(tmp_path: Path) -> None:

@@ -9,7 +9,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from .errors import NotFound, QueryForbidden
+from .errors import NotFound, QueryForbidden, VineError
 from .ids import PRIVATE_DIRS
 
 # How a Query manual shows a statement: an inline code span (of any number of
@@ -58,10 +58,7 @@ def _uri_path(path: Path) -> str:
 def tables(conn: sqlite3.Connection) -> dict[str, list[str]]:
     """Every table (views excluded) with its columns, in sqlite_master order."""
     out: dict[str, list[str]] = {}
-    names = [r[0] for r in conn.execute(
-        "SELECT name FROM sqlite_master WHERE type='table' AND name NOT LIKE 'sqlite_%' "
-        "ORDER BY rowid")]
-    for name in names:
+    for name in tables_of(conn):
         out[name] = [r[1] for r in conn.execute(f'PRAGMA table_info("{_ident(name)}")')]
     return out
 
@@ -82,6 +79,70 @@ def sample(conn: sqlite3.Connection, table: str, n: int) -> dict[str, Any]:
     cur = conn.execute(f'SELECT * FROM "{_ident(table)}" LIMIT {int(n)}')
     columns = [d[0] for d in cur.description]
     return {"columns": columns, "rows": [[cell(v) for v in row] for row in cur.fetchall()]}
+
+
+_MANUAL_TABLE = re.compile(r"^\s*[-*+]\s+`([A-Za-z_][A-Za-z0-9_]*)\s*\(", re.MULTILINE)
+
+
+def manual_tables(manual: str) -> list[str]:
+    """The tables a Query manual's ``Tables:`` list names (``- `t(col TYPE, ...)` ``)."""
+    return list(dict.fromkeys(m.group(1) for m in _MANUAL_TABLE.finditer(manual)))
+
+
+def damage(path: Path, tables: list[str]) -> str | None:
+    """Why the SQLite file at ``path`` cannot be trusted, or None when it is sound.
+
+    Checks what a hash cannot: the file's length against the page count its header
+    records (bytes appended or cut off), an unsettled write beside it (a hot journal,
+    WAL frames), SQLite's ``quick_check``, and that every table the Query manual names
+    is there.
+    """
+    try:
+        with open(path, "rb") as fh:
+            header = fh.read(100)
+        size = os.path.getsize(path)
+    except OSError as exc:
+        return f"cannot be read ({exc.strerror})"
+    if len(header) < 100 or not header.startswith(b"SQLite format 3\x00"):
+        return "not a SQLite database (no SQLite header)"
+    page = int.from_bytes(header[16:18], "big")
+    page = 65536 if page == 1 else page
+    pages = int.from_bytes(header[28:32], "big")
+    counted = header[24:28] == header[92:96] and pages > 0
+    for suffix in ("-journal", "-wal"):
+        side = Path(str(path) + suffix)
+        if side.is_file() and side.stat().st_size > 0:
+            return f"an unfinished write is beside it ({side.name}); open and close it " \
+                   "with sqlite3 to settle it"
+    if page < 512 or page & (page - 1):
+        return f"its header gives an impossible page size ({page})"
+    if counted and size != pages * page:
+        return f"it is {size} bytes, but its header counts {pages} pages of {page} " \
+               f"({pages * page} bytes): bytes were added or cut off"
+    if size % page:
+        return f"it is {size} bytes, not a whole number of {page}-byte pages"
+    try:
+        conn = open_readonly(path, path.stem)
+        try:
+            verdict = [r[0] for r in conn.execute("PRAGMA quick_check(5)")]
+            have = set(tables_of(conn))
+        finally:
+            conn.close()
+    except (sqlite3.Error, VineError) as exc:
+        return f"SQLite cannot read it ({exc})"
+    if verdict != ["ok"]:
+        return "SQLite's quick_check fails: " + "; ".join(map(str, verdict))
+    gone = [t for t in tables if t not in have]
+    if gone:
+        return "the Query manual names table(s) it does not hold: " + ", ".join(gone)
+    return None
+
+
+def tables_of(conn: sqlite3.Connection) -> list[str]:
+    """The names of the tables (views excluded) of a SQLite file."""
+    return [r[0] for r in conn.execute(
+        "SELECT name FROM sqlite_master WHERE type='table' AND name NOT LIKE 'sqlite_%' "
+        "ORDER BY rowid")]
 
 
 def example_queries(manual: str, n: int = 3) -> list[str]:

@@ -33,6 +33,10 @@ payload.undeclared          error     a dataset without a ``payload`` key
 payload.invalid             error     a payload path leaving the forest or inside
                                       _derived/ or .git/
 payload.missing             error     a local payload file that is not there
+payload.damaged             error     a dataset payload whose hash is not recorded
+                                      and that is not sound: bytes added or cut off,
+                                      an unsettled write, a failing quick_check, a
+                                      table the Query manual names missing
 summary.empty               warning   the summary is empty
 summary.too-long            warning   the summary is over 60 estimated tokens
 summary.boilerplate         warning   "This document describes...", "File containing..."

@@ -291,6 +291,16 @@ def _check_payload_file(run: _Run, f: _File, rel: str, dataset: bool) -> None:
     if declared is None and not dataset:
         return
     actual = _sha256(run, rel)
+    settled = declared is not None and str(declared).strip().lower() == actual
+    if dataset and not settled:
+        # About to say "record this hash": only for a payload that is sound.
+        problem = _damage(f, full)
+        if problem:
+            run.add(f, ERROR, "payload.damaged", f"payload {rel} is damaged: {problem}",
+                    "Restore the file from where the forest was written (or re-create it); "
+                    "--fix never records the hash of a damaged payload.",
+                    line=f.key_line("payload_hash") or f.key_line("payload"))
+            return
     if declared is None:
         run.add(f, NOTE, "payload.hash-missing", f"payload {rel} has no payload_hash",
                 f"Add 'payload_hash: {actual}' (vine validate --fix does).",
@@ -302,6 +312,14 @@ def _check_payload_file(run: _Run, f: _File, rel: str, dataset: bool) -> None:
                 "Set payload_hash to the file's sha256 if the change was intended "
                 "(vine validate --fix does), else restore the file.",
                 line=f.key_line("payload_hash"), fixable=True)
+
+
+def _damage(f: _File, full: Path) -> str | None:
+    from ..datasets import damage, manual_tables
+
+    assert f.node is not None
+    manual = f.node.section("Query manual")
+    return damage(full, manual_tables(manual[1]) if manual else [])
 
 
 def _sha256(run: _Run, rel: str) -> str:
