@@ -90,10 +90,17 @@ def _fixed_lines(fixed: dict[str, Any] | None) -> list[str]:
     if fixed is None:
         return []
     if not fixed["repairs"]:
-        return ["vine validate --fix: nothing to repair"]
-    lines = [f"vine validate --fix: {len(fixed['repairs'])} repair(s) in "
-             f"{len(fixed['files'])} file(s), commit {fixed['commit'][:12]}"]
+        lines = ["vine validate --fix: nothing " + ("repaired" if fixed["skipped"]
+                                                    else "to repair")]
+    else:
+        lines = [f"vine validate --fix: {len(fixed['repairs'])} repair(s) in "
+                 f"{len(fixed['files'])} file(s), commit {fixed['commit'][:12]}"]
     lines += [f"  fixed {r['code']} in {r['path']}: {r['message']}" for r in fixed["repairs"]]
+    if fixed["skipped"]:
+        lines.append(f"  skipped {len(fixed['skipped'])} repair(s) that depend on uncommitted "
+                     "changes (repairs are made from committed content only):")
+        lines += [f"  skipped {r['code']} in {r['path']}: {r['reason']}"
+                  for r in fixed["skipped"]]
     return lines
 
 
@@ -102,6 +109,7 @@ def _json(findings: list["Finding"], counts: Counts, fixed: dict[str, Any] | Non
                            "warnings": counts[1], "notes": counts[2]}
     if fixed is not None:
         out["fixed"] = fixed["repairs"]
+        out["skipped"] = fixed["skipped"]
         out["commit"] = fixed["commit"]
     sys.stdout.write(jsonlib.dumps(out, ensure_ascii=False) + "\n")
 

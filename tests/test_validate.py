@@ -306,7 +306,7 @@ def test_fix_never_blesses_a_damaged_payload(tmp_path: Path, damage: Mutation,
     [finding] = [f for f in check(root) if f.path == ORDERS]
     assert (finding.code, finding.severity, finding.fixable) == ("payload.damaged", E, False)
     assert why in finding.message
-    assert repair(root) == {"commit": None, "repairs": [], "files": []}
+    assert repair(root) == {"commit": None, "repairs": [], "files": [], "skipped": []}
     assert head(root) == before and db.read_bytes() == data
     assert "payload_hash" in (root / ORDERS).read_text()
     assert [f.code for f in check(root) if f.path == ORDERS] == ["payload.damaged"]
@@ -322,10 +322,55 @@ def test_fix_records_the_hash_of_a_sound_change(tmp_path: Path) -> None:
     assert check(root) == []
 
 
+def test_fix_repairs_from_committed_content_so_a_clone_validates(tmp_path: Path) -> None:
+    """An untracked (and invalid) new node and an uncommitted summary edit must not
+    reach the repair commit: their repairs are skipped and said; the committed
+    breakage is repaired; a fresh clone of the result validates."""
+    root = copy_sample(tmp_path / "brain", git=True)
+    edit(root, "_index.md", "- [[finance/_index]]", "- [[finance/gone]] — x\n- [[finance/_index]]")
+    git(root, "commit", "-qam", "an extra entry, committed")
+    write(root, "sales/draft.md", "---\nid: sales/draft\ntype: note\ntitle: Draft\n"
+                                  "summary: A draft.\n---\n\n# Draft\n")     # untracked, invalid
+    edit(root, "sales/price-list.md", "summary: How the 2026 price list",
+         "summary: Why the 2026 price list")                                 # uncommitted
+    codes = {f.code for f in check(root)}
+    assert {"index.missing-entry", "index.stale-summary", "index.extra-entry"} <= codes
+    draft, price = (root / "sales/draft.md").read_bytes(), \
+        (root / "sales/price-list.md").read_bytes()
+    done = repair(root)
+    assert [(r["code"], r["path"]) for r in done["repairs"]] == [
+        ("index.extra-entry", "_index.md"), ("index.coverage", "_index.md")]
+    assert sorted((r["code"], r["reason"]) for r in done["skipped"]) == [
+        ("index.missing-entry", "sales/draft.md is not committed; commit it, then run "
+                                "--fix again"),
+        ("index.stale-summary", "sales/price-list.md has uncommitted changes; commit it, "
+                                "then run --fix again")]
+    assert git(root, "show", "--name-only", "--format=", "HEAD").split() == ["_index.md"]
+    assert (root / "sales/draft.md").read_bytes() == draft
+    assert (root / "sales/price-list.md").read_bytes() == price
+    assert "sales/draft" not in (root / "sales/_index.md").read_text()
+    clone = tmp_path / "clone"
+    git(tmp_path, "clone", "-q", str(root), str(clone))
+    assert check(clone, payloads=False) == []
+
+
+def test_fix_skips_every_repair_of_a_file_with_uncommitted_changes(tmp_path: Path) -> None:
+    root = copy_sample(tmp_path / "brain", git=True)
+    edit(root, "sales/_index.md", PRICE_LINE, "")
+    before = head(root)
+    done = repair(root)
+    assert done["commit"] is None and head(root) == before
+    assert {r["code"] for r in done["skipped"]} == {"index.missing-entry", "index.coverage"}
+    assert all(r["reason"].startswith("sales/_index.md has uncommitted changes")
+               for r in done["skipped"])
+    code, out = run("-f", str(root), "--fix", "--format", "json")
+    assert json.loads(out)["skipped"] == done["skipped"]
+
+
 def test_fix_with_nothing_to_repair_makes_no_commit(tmp_path: Path) -> None:
     root = copy_sample(tmp_path / "brain", git=True)
     before = head(root)
-    assert repair(root) == {"commit": None, "repairs": [], "files": []}
+    assert repair(root) == {"commit": None, "repairs": [], "files": [], "skipped": []}
     assert head(root) == before
     assert status(root) == ""
 
@@ -335,6 +380,7 @@ def test_fix_moves_a_misplaced_entry_and_drops_duplicates(tmp_path: Path) -> Non
     original = (root / "sales/_index.md").read_text()
     edit(root, "sales/_index.md", PRICE_LINE, "")
     edit(root, "sales/_index.md", "## Direct bananas\n", PRICE_LINE * 2 + "\n## Direct bananas\n")
+    git(root, "commit", "-qam", "broken by hand")
     repair(root)
     assert check(root) == []
     fixed = (root / "sales/_index.md").read_text()

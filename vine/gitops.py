@@ -163,6 +163,37 @@ class Repository:
         self._stage(changes)
         return sha
 
+    def committed(self, rel: str) -> bytes | None:
+        """The blob sha (binary) of path ``rel`` in HEAD, or None when HEAD does not
+        hold it (or there is no commit yet)."""
+        parent = self.head()
+        if parent is None:
+            return None
+        entries = self._tree(self._commit_tree(parent))
+        *folders, name = rel.split("/")
+        for folder in folders:
+            entry = entries.get(folder)
+            if entry is None or entry[1] != 0o040000:
+                return None
+            entries = self._tree(entry[0])
+        entry = entries.get(name)
+        return entry[0] if entry is not None and entry[1] != 0o040000 else None
+
+    def uncommitted(self, rel: str) -> str | None:
+        """How the working file ``rel`` differs from HEAD, in a few words (``"is not
+        committed"``, ``"has uncommitted changes"``, ``"is deleted, but not in a
+        commit"``), or None when it is exactly what HEAD holds (or both lack it)."""
+        blob = self.committed(rel)
+        try:
+            data = (self.root / rel).read_bytes()
+        except (FileNotFoundError, NotADirectoryError):
+            return None if blob is None else "is deleted, but not in a commit"
+        if blob is None:
+            return "is not committed"
+        if hashlib.sha1(b"blob %d\0" % len(data) + data).digest() != blob:
+            return "has uncommitted changes"
+        return None
+
     def _stage(self, changes: dict[str, bytes | None]) -> None:
         """Bring the index along: spliced in this process when its format allows, else
         by one ``git update-index``."""

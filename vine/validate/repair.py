@@ -1,16 +1,27 @@
-"""Repairs of what is safe to repair mechanically, in one commit."""
+"""Repairs of what is safe to repair mechanically, in one commit.
+
+A repair is made only from committed content: the file it rewrites and every file the
+new text depends on (the child an index entry lists, with its summary) must be exactly
+what HEAD holds. So the commit is consistent on its own, and a clone of it validates;
+a repair that would copy an uncommitted edit, list an untracked file or drop the entry
+of a file whose deletion is not committed is skipped and reported instead.
+"""
 
 from __future__ import annotations
 
 import os
 import re
+from collections.abc import Callable
 from typing import Any
 
 from ..writes import render
-from .model import Finding, _Issue, _Run
+from .model import Finding, _File, _Issue, _Run
 from .nodes import _payload_rel, _sha256
 from .run import _check, _load
-from .tree import _index_issues
+from .tree import _index_issues, coverage_finding, issue_finding
+
+# How a file differs from HEAD (None when it does not): Repository.uncommitted.
+Uncommitted = Callable[[str], str | None]
 
 # -- repairs -----------------------------------------------------------------------
 
@@ -20,19 +31,22 @@ def fix(root: str | os.PathLike[str], *, payloads: bool = True) -> dict[str, Any
 
     Index entries (missing, extra, duplicate, misplaced, stale), coverage strings and
     payload hashes (when ``payloads``); every rewritten file gets ``updated`` = today.
-    It opens the forest writable (taking its lock) and writes through the engine's
-    transaction, so a failure leaves every file as it was. Nothing to repair: no commit.
+    Repairs are made from committed content only (see the module's docstring); the
+    ones that depend on uncommitted changes are listed in ``skipped``. It opens the
+    forest writable (taking its lock) and writes through the engine's transaction, so
+    a failure leaves every file as it was. Nothing to repair: no commit.
 
     Returns:
-        ``{"commit": sha or None, "repairs": [{code, id, path, message}], "files": [...]}``.
+        ``{"commit": sha or None, "repairs": [{code, id, path, message}], "files": [...],
+        "skipped": [{code, id, path, message, reason}]}``.
     """
     from ..vine import Vine
 
     with Vine(root) as vine:
         run = _check(_load(vine.root, payloads))
-        plan = _plan(run)
+        plan, skipped = _plan(run, vine._repository().uncommitted)
         if not plan:
-            return {"commit": None, "repairs": [], "files": []}
+            return {"commit": None, "repairs": [], "files": [], "skipped": skipped}
         repairs = [r for _, done in plan.values() for r in done]
         ctx = vine._writing()
         with ctx.transaction() as txn:
@@ -41,33 +55,73 @@ def fix(root: str | os.PathLike[str], *, payloads: bool = True) -> dict[str, Any
             for path, (text, _) in plan.items():
                 txn.write(vine.root / path, text)
             sha = txn.commit(f"validate(fix): {len(repairs)} repairs")
-    return {"commit": sha, "repairs": repairs, "files": sorted(plan)}
+    return {"commit": sha, "repairs": repairs, "files": sorted(plan), "skipped": skipped}
 
 
-def _plan(run: _Run) -> dict[str, tuple[str, list[dict[str, Any]]]]:
-    """Each file to rewrite: its new text and the repairs it carries."""
+def _record(x: Finding, reason: str | None = None) -> dict[str, Any]:
+    out = {"code": x.code, "id": x.id, "path": x.path, "message": x.message}
+    if reason is not None:
+        out["reason"] = reason
+    return out
+
+
+def _plan(run: _Run, uncommitted: Uncommitted
+          ) -> tuple[dict[str, tuple[str, list[dict[str, Any]]]], list[dict[str, Any]]]:
+    """Each file to rewrite (its new text and the repairs it carries), and the repairs
+    skipped because they depend on uncommitted changes."""
     fixable: dict[str, list[Finding]] = {}
     for finding in run.findings:
         if finding.fixable and finding.id is not None:
             fixable.setdefault(finding.id, []).append(finding)
     plan = {}
+    skipped: list[dict[str, Any]] = []
     for node_id, found in fixable.items():
         f = run.files[node_id]
         assert f.node is not None
+        changed = uncommitted(f.path)
+        if changed is not None:
+            skipped += [_record(x, f"{f.path} {changed}; commit it, then run --fix again")
+                        for x in found]
+            continue
         meta, body = dict(f.node.meta), f.node.body
         codes = {x.code for x in found}
+        done: list[dict[str, Any]] = []
         if any(code.startswith("index.") for code in codes):
-            body = _repair_entries(body, _index_issues(run, f))
-            meta["coverage"] = render.coverage(body)
+            body = _entries(run, f, uncommitted, done, skipped)
+            reported = [x for x in found if x.code == "index.coverage"]
+            cover = reported or [x for x in [coverage_finding(f, body)] if x is not None]
+            if cover:
+                meta["coverage"] = render.coverage(body)
+                done.append(_record(cover[0]))
         if codes & {"payload.hash-drift", "payload.hash-missing"}:
             rel = _payload_rel(run.root, node_id, meta.get("payload"))
             assert rel is not None
             meta["payload_hash"] = _sha256(run, rel)
+            done += [_record(x) for x in found if x.code.startswith("payload.")]
+        if not done:
+            continue
         meta["updated"] = render.today()
-        done = [{"code": x.code, "id": x.id, "path": x.path, "message": x.message}
-                for x in found]
         plan[f.path] = (render.render(meta, body), done)
-    return plan
+    return plan, skipped
+
+
+def _entries(run: _Run, f: _File, uncommitted: Uncommitted, done: list[dict[str, Any]],
+             skipped: list[dict[str, Any]]) -> str:
+    """Branch ``f``'s body with the entry repairs whose child is committed as it is."""
+    assert f.node is not None
+    issues: list[_Issue] = []
+    for issue in _index_issues(run, f):
+        finding = issue_finding(f, issue)
+        if not finding.fixable:
+            continue
+        changed = uncommitted(issue.child + ".md")
+        if changed is None:
+            issues.append(issue)
+            done.append(_record(finding))
+        else:
+            skipped.append(_record(finding, f"{issue.child}.md {changed}; commit it, then "
+                                            "run --fix again"))
+    return _repair_entries(f.node.body, issues)
 
 
 def _repair_entries(body: str, issues: list[_Issue]) -> str:

@@ -11,6 +11,7 @@ from .model import (
     ENTRY_SECTIONS,
     ERROR,
     WARNING,
+    Finding,
     _File,
     _Issue,
     _private,
@@ -120,23 +121,37 @@ _ISSUE_TEXT = {
 }
 
 
+def issue_finding(f: _File, issue: _Issue) -> Finding:
+    """The finding an index entry problem is reported as."""
+    code, message, hint = _ISSUE_TEXT[issue.kind]
+    why = "is not in this folder" if issue.exists else "does not exist"
+    values = {"child": issue.child, "section": issue.section, "new": issue.new, "why": why}
+    line = f.body_line(issue.line) if issue.line is not None else \
+        _section_line(f, issue.section)
+    return Finding(WARNING, code, f.id, f.path, line, message.format(**values),
+                   hint.format(**values),
+                   issue.new is not None or issue.kind in ("extra", "duplicate"))
+
+
+def coverage_finding(f: _File, body: str) -> Finding | None:
+    """The finding for a ``coverage`` that is not what ``body``'s entry lines count."""
+    assert f.node is not None
+    have = f.node.meta.get("coverage")
+    want = render.coverage(body)
+    if have is not None and str(have).strip() == want:
+        return None
+    return Finding(WARNING, "index.coverage",
+                   f.id, f.path, f.key_line("coverage") or 1,
+                   f"coverage is {have!r}, the entry lines count {want!r}",
+                   f"Set 'coverage: \"{want}\"' (vine validate --fix does).", True)
+
+
 def _check_index(run: _Run, f: _File) -> None:
     assert f.node is not None
-    for issue in _index_issues(run, f):
-        code, message, hint = _ISSUE_TEXT[issue.kind]
-        why = "is not in this folder" if issue.exists else "does not exist"
-        values = {"child": issue.child, "section": issue.section, "new": issue.new, "why": why}
-        line = f.body_line(issue.line) if issue.line is not None else \
-            _section_line(f, issue.section)
-        run.add(f, WARNING, code, message.format(**values), hint.format(**values),
-                line=line, fixable=issue.new is not None or issue.kind in ("extra", "duplicate"))
-    have = f.node.meta.get("coverage")
-    want = render.coverage(f.node.body)
-    if have is None or str(have).strip() != want:
-        run.add(f, WARNING, "index.coverage",
-                f"coverage is {have!r}, the entry lines count {want!r}",
-                f"Set 'coverage: \"{want}\"' (vine validate --fix does).",
-                line=f.key_line("coverage") or 1, fixable=True)
+    run.findings += [issue_finding(f, issue) for issue in _index_issues(run, f)]
+    found = coverage_finding(f, f.node.body)
+    if found is not None:
+        run.findings.append(found)
 
 
 def _section_line(f: _File, section: str) -> int | None:
