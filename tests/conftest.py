@@ -124,6 +124,22 @@ def write_node(root: Path, node_id: str, meta: dict[str, Any], body: str = "") -
     return path
 
 
+def file_lines(root: Path, node_id: str) -> list[str]:
+    """The lines of a node's file, as an editor numbers them (line N is ``[N - 1]``)."""
+    return (root / (node_id + ".md")).read_text(encoding="utf-8").split("\n")
+
+
+def body_offset(root: Path, node_id: str) -> int:
+    """How many file lines come before a node's body: the frontmatter block and the blank
+    lines after it (body line 1 is file line ``1 + body_offset``)."""
+    lines = file_lines(root, node_id)
+    closing = [i for i, line in enumerate(lines) if line.strip() == "---"][1]
+    i = closing + 1
+    while i < len(lines) and not lines[i].strip():
+        i += 1
+    return i
+
+
 def node_meta(node_id: str, ntype: str = "note", **extra: Any) -> dict[str, Any]:
     """Frontmatter with every required key."""
     leaf = node_id.rsplit("/", 1)[-1]

@@ -39,7 +39,7 @@ from monkeyllm.language import languages
 from monkeyllm.reads.terms import STOPWORDS
 from monkeyllm.stems import node_languages, search_languages, stems
 
-from .conftest import make_forest
+from .conftest import body_offset, make_forest
 
 LOCATE, LOOK, LOOK_BATCH, MOVE, PICK, SCAN, SNIFF, QUERY = 800, 500, 2000, 600, 4000, 800, 800, \
     2000
@@ -482,6 +482,9 @@ def test_move_fits_and_never_hides_a_cut(model: Model, data: st.DataObject) -> N
     if node_id not in model.meta:
         assert out["error"]["code"] == "E_NOT_FOUND"
         return
+    if rel == "nope":
+        assert out["error"]["code"] == "E_SCHEMA"     # a rel the dialect does not declare
+        return
     total = _move_total(model, node_id, rel, direction)
     assert len(out["neighbors"]) <= total
     assert out["truncated"] is (len(out["neighbors"]) < total), (len(out["neighbors"]), total)
@@ -591,11 +594,12 @@ def test_sniff_fits_and_snippets_are_real_windows(model: Model, data: st.DataObj
         assert r["match_count"] == len(matching[r["id"]])
         assert r["truncated_matches"] is (r["match_count"] > 3)
         assert len(r["matches"]) == min(3, r["match_count"])
+        off = body_offset(model.vine.root, r["id"])      # match lines are file lines
         for m in r["matches"]:
-            assert m["line"] in matching[r["id"]]
+            assert m["line"] - off in matching[r["id"]]
             snippet = m["snippet"]
             assert len(snippet) <= 102, snippet
-            assert snippet.strip(ELLIPSIS) in lines[m["line"] - 1]
+            assert snippet.strip(ELLIPSIS) in lines[m["line"] - off - 1]
 
 
 # -- query (2000) -------------------------------------------------------------------------------

@@ -27,7 +27,14 @@ from monkeyllm.reads.sniff import Hits
 from monkeyllm.reads.terms import derive_terms, locate_query
 from monkeyllm.text import fold
 
-from .conftest import assert_error, assert_ok, copy_sample, make_forest
+from .conftest import (
+    assert_error,
+    assert_ok,
+    body_offset,
+    copy_sample,
+    file_lines,
+    make_forest,
+)
 
 QUESTION = "what is the deadline to exchange a retail order?"
 RESULT_KEYS = {"id", "title", "type", "trail", "summary", "score", "found_by", "matches",
@@ -155,10 +162,10 @@ def test_response_shape_and_ids_lead_back_to_the_primitives(hv: Vine) -> None:
         if "via" in r:
             assert r["via"]["from"] in [x["id"] for x in out["results"]]
         assert isinstance(r["score"], float) and r["score"] > 0
-        body = assert_ok(hv.pick(r["id"]))["body"]
-        lines = body.split("\n")
+        lines = file_lines(hv.root, r["id"])    # match lines are the file's
         for m in r["matches"]:
             assert {"section", "line", "snippet"} <= set(m)
+            assert m["line"] > body_offset(hv.root, r["id"])
             text = lines[m["line"] - 1]
             assert fold(m["snippet"].strip("…")) in fold(text)
             assert any(t in fold(text) for t in out["terms"])
@@ -550,9 +557,8 @@ def test_matches_are_refined_rarest_term_first(scarce: Path) -> None:
     with Vine(scarce, writable=False, alpha=0) as vine:
         plain = assert_ok(vine.sniff(terms, scope="m/big"))["results"][0]["matches"]
         out = assert_ok(vine.harvest("rarity hub big", terms=terms, k=5))
-        body = assert_ok(vine.pick("m/big"))["body"].split("\n")
         expected = {i: refined(vine, i, terms) for i in ("m/big", "m/big2")}
-    late = body.index("the rarity appears here") + 1
+    late = file_lines(scarce, "m/big").index("the rarity appears here") + 1
     assert late not in [m["line"] for m in plain]  # a plain sniff drowns it
     results = by_id(out)
     for node_id, want in expected.items():

@@ -12,7 +12,15 @@ from monkeyllm import Vine, budget
 from monkeyllm.reads import sniff as sniff_module
 from monkeyllm.reads.sniff import snippet
 
-from .conftest import assert_error, assert_ok, make_forest, node_meta, write_node
+from .conftest import (
+    assert_error,
+    assert_ok,
+    body_offset,
+    file_lines,
+    make_forest,
+    node_meta,
+    write_node,
+)
 
 POLICY = """# Exchange policy
 
@@ -46,9 +54,16 @@ def test_result_shape(forest: Path) -> None:
     top = out["results"][0]
     assert top["id"] == "sales/policy"
     assert top["match_count"] == 4 and top["truncated_matches"] is True
-    assert top["matches"][0] == {"section": None, "line": 1, "snippet": "# Exchange policy"}
-    assert top["matches"][1] == {"section": "Channels", "line": 5,
+    # Lines are the file's (the frontmatter counts), as validate and an editor count.
+    off = body_offset(forest, "sales/policy")
+    assert off > 5
+    assert top["matches"][0] == {"section": None, "line": off + 1,
+                                 "snippet": "# Exchange policy"}
+    assert top["matches"][1] == {"section": "Channels", "line": off + 5,
                                  "snippet": "Retail exchange is handled at the counter."}
+    text = file_lines(forest, "sales/policy")
+    for m in top["matches"]:
+        assert text[m["line"] - 1].strip().startswith(m["snippet"].strip("…"))
     assert top["matches"][2]["section"] == "Deadlines"
     assert "NF-4412" in top["matches"][2]["snippet"]
     assert out["scanned_nodes"] == 3  # sales/_index, sales/policy, sales/other
@@ -63,10 +78,11 @@ def test_never_reads_metadata(forest: Path) -> None:
 
 def test_literal_not_tokens(forest: Path) -> None:
     with Vine(forest, writable=False) as vine:
+        off = body_offset(forest, "sales/policy")
         lines = vine.sniff("NF-4412", scope="sales/policy")["results"][0]["matches"]
-        assert [m["line"] for m in lines] == [9]
+        assert [m["line"] for m in lines] == [off + 9]
         both = vine.sniff("NF 4412", scope="sales/policy")["results"][0]["matches"]
-        assert [m["line"] for m in both] == [10]
+        assert [m["line"] for m in both] == [off + 10]
         assert vine.sniff("change is ha")["results"][0]["id"] == "sales/policy"
         assert vine.sniff("xchang")["results"]
 
@@ -182,8 +198,8 @@ def test_index_equals_direct_scan(fuzz_vine, bodies: list[str], terms: list[str]
 
 def test_confirmed_lines_come_from_the_body_in_the_file(tmp_path: Path) -> None:
     """A term with punctuation is confirmed by reading candidate lines from the file's
-    body (without parsing its frontmatter); line numbers stay those of the body, a
-    frontmatter line never counts, and a file turned into a symlink is not read."""
+    body (without parsing its frontmatter); line numbers are the file's (the
+    frontmatter counts, as in validate), and a file turned into a symlink is not read."""
     root = make_forest(tmp_path / "f", {
         "a": ("note", {"title": "A", "summary": "Holds the code in its body.",
                        "tags": ["ab-12"]}, "# A\n\nfirst\n\nthe code ab-12 here\n"),
@@ -193,10 +209,31 @@ def test_confirmed_lines_come_from_the_body_in_the_file(tmp_path: Path) -> None:
     with Vine(root, writable=False) as vine:
         out = vine.sniff("ab-12")
         assert [r["id"] for r in out["results"]] == ["a"]
-        assert [m["line"] for m in out["results"][0]["matches"]] == [5]
+        assert [m["line"] for m in out["results"][0]["matches"]] == [body_offset(root, "a") + 5]
         assert vine._forest.body_lines("a") == vine._forest.read("a").lines
         target = tmp_path / "outside.md"
         target.write_text((root / "b.md").read_text())
         (root / "b.md").unlink()
         (root / "b.md").symlink_to(target)
         assert vine._forest.body_lines("b") == []
+
+
+def test_sniff_harvest_and_validate_give_the_same_file_line(tmp_path: Path) -> None:
+    """One line, three calls: sniff, harvest's matches and validate all name the file
+    line an editor's +N opens (frontmatter included), for a long frontmatter too."""
+    from monkeyllm.validate import validate
+
+    body = "# Dangle\n\nIntro.\n\n## Links\n\nSee [[nowhere/zz-unique-target]] for it.\n"
+    root = make_forest(tmp_path / "f", {
+        "kb/dangle": ("note", {"summary": "A note with a broken link.",
+                               "tags": ["a", "b", "c"], "aliases": ["d1", "d2"]}, body)})
+    want = file_lines(root, "kb/dangle").index(
+        "See [[nowhere/zz-unique-target]] for it.") + 1
+    assert want == body_offset(root, "kb/dangle") + 7 > 7
+    [finding] = [f for f in validate(root) if f.code == "body.broken-wikilink"]
+    assert finding.line == want
+    with Vine(root, writable=False) as vine:
+        hit = assert_ok(vine.sniff("zz-unique-target"))["results"][0]["matches"]
+        assert [m["line"] for m in hit] == [want]
+        got = assert_ok(vine.harvest("broken link", terms=["zz-unique-target"]))
+        assert [m["line"] for m in got["results"][0]["matches"]] == [want]

@@ -41,6 +41,14 @@ class Node:
     meta: dict[str, Any]
     body: str
     _lines: list[str] | None = field(default=None, repr=False)
+    # The 1-based line of the file where the body's first line is (a body not read
+    # from a node file, such as a cached copy, starts at its own line 1).
+    body_line: int = 1
+
+    def file_line(self, index: int) -> int:
+        """The file line of 0-based body line ``index``: what an editor's ``+N`` opens
+        (and what ``vine validate`` reports)."""
+        return self.body_line + index
 
     @property
     def lines(self) -> list[str]:
@@ -183,7 +191,12 @@ def parse_text(node_id: str, text: str) -> Node:
         meta = {}
     if not isinstance(meta, dict):
         raise ParseError("frontmatter is not a mapping")
-    return Node(node_id, meta, body.strip("\n").rstrip() if body.strip() else "")
+    # Where the body starts in the file: what was stripped before the frontmatter,
+    # the frontmatter, and the blank lines before the body.
+    lead = len(text) - len(text.lstrip("\ufeff").lstrip())
+    start = lead + len(stripped) - len(body) + (len(body) - len(body.lstrip("\n")))
+    return Node(node_id, meta, body.strip("\n").rstrip() if body.strip() else "",
+                body_line=text.count("\n", 0, start) + 1)
 
 
 def body_of_bytes(data: bytes) -> str | None:

@@ -397,7 +397,8 @@ class Vine:
         Reach for it when the question holds something exact nobody would put in a
         summary: an invoice number, an error code, a SKU, a proper name. Case- and
         accent-blind; never reads curated metadata. Ranked by terms hit over terms
-        asked, then by how many lines matched, then heat.
+        asked, then by how many lines matched, then heat. A match's line is the
+        node file's own line (the frontmatter counts), as validate reports it.
 
         Args:
             terms: One term or up to 8; each a literal substring of 2+ characters.

@@ -369,8 +369,8 @@ def _refine(view: Node, body: str, scarcity: list[str], forms: Forms
                 continue
             seen.add(index)
             text = lines[index]
-            matches.append({"section": view.section_of_line(index), "line": index + 1,
-                            "term": term,
+            matches.append({"section": view.section_of_line(index),
+                            "line": view.file_line(index), "term": term,
                             "snippet": snippet(text, first_hit(fold(text), [term], forms))})
             if len(matches) >= MATCHES_MAX:
                 return matches

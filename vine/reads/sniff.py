@@ -343,7 +343,10 @@ def _render(forest: Forest, node_id: str, score: float, heat: float, hit: Hits,
         text = body_lines[line]
         at = first_hit(fold(text), terms, forms)
         section = view.section_of_line(line) if view is not None else None
-        matches.append({"section": section, "line": line + 1, "snippet": snippet(text, at)})
+        # A file line, as validate counts and an editor opens (a body kept outside
+        # the node file counts from its own first line).
+        number = view.file_line(line) if view is not None else line + 1
+        matches.append({"section": section, "line": number, "snippet": snippet(text, at)})
     item: dict[str, Any] = {
         "id": node_id, "type": row["type"], "title": row["title"],
         "trail": row_list(row, "trail"), "score": score, "heat": heat,
