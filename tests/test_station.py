@@ -311,19 +311,27 @@ def test_a_scoped_key_never_sees_the_hidden_subtree(station: dict[str, Any],
     assert WORD in post(station, "all", "pick", {"id": "_index"}).text
 
 
-def test_hidden_is_byte_identical_to_absent(station: dict[str, Any]) -> None:
-    for call, hidden, absent in (("look", "secret/plan", "zzz/plan"),
-                                 ("pick", "secret/plan", "zzz/plan"),
-                                 ("move", "secret/plan", "zzz/plan"),
-                                 ("query", "secret/plan", "zzz/plan")):
-        args = {"sql": "SELECT 1"} if call == "query" else {}
-        a = post(station, "deny", call, {"id": hidden, **args})
-        b = post(station, "deny", call, {"id": absent, **args})
-        assert a.status_code == b.status_code == 404
-        assert a.content == b.content.replace(b"zzz/", b"secret/")
-    a = post(station, "deny", "scan", {"parent_id": "secret"})
-    b = post(station, "deny", "scan", {"parent_id": "zzz"})
-    assert a.content == b.content.replace(b"zzz/", b"secret/")
+def test_hidden_is_byte_identical_to_absent(tmp_path: Path) -> None:
+    """The same question about a hidden node, before and after it is gone, gets the
+    same bytes: an E_NOT_FOUND suggests the nearest visible ids, hidden ones never."""
+    probes = [(call, {"id": node, **({"sql": "SELECT 1"} if call == "query" else {})})
+              for call in ("look", "pick", "move", "query")
+              for node in ("secret/plan", "secret/plam", "secret/_index", "secret-plan")]
+    probes += [("scan", {"parent_id": "secret"}), ("sniff", {"terms": "x", "scope": "secret"})]
+    with serving_station(tmp_path) as st:
+        before = [post(st, "deny", call, args) for call, args in probes]
+        assert {r.status_code for r in before} == {404}
+        # Near ids are suggested, visible ones only; the unrestricted key sees them all.
+        typo = post(st, "deny", "look", {"id": "sales/exchange-polcy"}).json()["error"]
+        assert "'sales/exchange-policy'" in typo["hint"]
+        for near in ("secret/plam", "secret-plan"):     # the engine would suggest it
+            mine = post(st, "all", "look", {"id": near}).json()["error"]
+            assert "'secret/plan'" in mine["hint"], mine
+        assert all(b"secret/plan'" not in r.content for r in before)
+        shutil.rmtree(tmp_path / "acme" / "secret")
+        after = [post(st, "deny", call, args) for call, args in probes]
+        assert [r.content for r in after] == [r.content for r in before]
+        assert post(st, "all", "look", {"id": "secret/plan"}).status_code == 404
 
 
 def test_scoped_counts(station: dict[str, Any]) -> None:

@@ -26,11 +26,13 @@ _NODE_CACHE = 64
 _HUNT_MEMORY = 256      # ids that searches returned, remembered to reward a read
 
 
-def not_found(node_id: str) -> NotFound:
-    """The one ``E_NOT_FOUND`` for a node that is not there (or not visible)."""
+def not_found(node_id: str, near: list[str] | tuple[str, ...] = ()) -> NotFound:
+    """The one ``E_NOT_FOUND`` for a node that is not there (or not visible), with the
+    nearest ids that are (``near``) in its hint."""
+    guess = f"Did you mean {', '.join(repr(i) for i in near)}? " if near else ""
     return NotFound(f"node not found: {node_id}",
-                    hint="Use locate(query) to find entry points, or scan('_index') to list "
-                         "the forest.")
+                    hint=guess + "Use locate(query) to find entry points, or scan('_index') "
+                                 "to list the forest.")
 
 
 class Forest:
@@ -124,7 +126,14 @@ class Forest:
             return FrontmatterError(f"{node_id}.md is not a well-formed node: {problem}",
                                     hint="Fix the file; `vine validate` lists every problem. "
                                          "The rest of the forest keeps working.")
-        return not_found(node_id)
+        return not_found(node_id, self.near(node_id))
+
+    def near(self, node_id: str, keep: Callable[[str], bool] | None = None) -> list[str]:
+        """The existing ids nearest to a mistyped ``node_id`` (at most 3), among those
+        ``keep`` accepts."""
+        from .suggest import near_ids
+
+        return near_ids(self.catalog.conn, node_id, keep=keep)
 
     def read(self, node_id: str) -> Node:
         """The parsed file of a cataloged id (cached while the file is unchanged)."""

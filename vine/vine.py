@@ -7,7 +7,7 @@ import errno
 import os
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -242,6 +242,17 @@ class Vine:
                  if isinstance(i, str) and self._forest.catalog.row(i) is not None]
         self._forest.heat.deposit(known, STRONG_DEPOSIT)
         return known
+
+    def near(self, id: str, keep: Callable[[str], bool] | None = None) -> list[str]:
+        """The existing ids nearest to a mistyped ``id`` (at most 3, best first), as an
+        ``E_NOT_FOUND`` hint suggests them; ``keep`` limits them to ids a caller may
+        see (a server scoping a key). Not a call: it deposits no heat and is not traced.
+        """
+        if self._closed:
+            raise SchemaError("this Vine is closed", hint="Open the forest again.")
+        from .ids import normalize
+
+        return self._forest.near(normalize(id), keep)
 
     def problems(self) -> list[dict[str, str]]:
         """Files the catalog skipped because they are not well-formed nodes."""

@@ -97,7 +97,7 @@ class Station:
             return self.dispatcher.run(call, {**given, "forest": forest}).result
 
         with vine.trailers({TRAILER: who.name}):
-            return scope.run(who.policy, vine.root, name, args, engine)
+            return scope.run(who.policy, vine.root, name, args, engine, vine.near)
 
     def granted(self, who: Principal, forest: str) -> None:
         """Refuse a forest the key is not for, exactly like an absent one."""

@@ -31,15 +31,31 @@ LOCATE_K_MAX = 50
 SWEEP_PAGES = 200
 
 
+# The existing ids nearest to a mistyped one, among those a predicate keeps
+# (``Vine.near``): what an E_NOT_FOUND suggests.
+Near = Callable[[str, Callable[[str], bool]], list[str]]
+_NODE_NOT_FOUND = "node not found: "
+
+
 class Scope:
     """One call's view of a forest through a key's policy."""
 
-    def __init__(self, policy: Any, root: Path) -> None:
+    def __init__(self, policy: Any, root: Path, near: Near | None = None) -> None:
         self.policy = policy
         self.root = root
+        self.near = near
 
     def visible(self, node_id: Any) -> bool:
         return isinstance(node_id, str) and self.policy.in_scope(node_id)
+
+    def missing(self, node_id: str) -> VineError:
+        """The ``E_NOT_FOUND`` of an id that is hidden or absent, the same for both: its
+        suggestions are the nearest visible ids (none when they cannot be looked up)."""
+        try:
+            near = self.near(node_id, self.visible) if self.near is not None else []
+        except VineError:
+            near = []
+        return not_found(node_id, near)
 
     def check(self, raw: Any) -> None:
         """Refuse a hidden id exactly as the engine refuses an absent one; ids the
@@ -49,7 +65,7 @@ class Scope:
         except VineError:
             return
         if not self.visible(node_id):
-            raise not_found(node_id)
+            raise self.missing(node_id)
 
     def branch(self, raw: Any) -> Any:
         """The node a ``scope``/``parent_id`` names (a leaf when one exists, else the
@@ -58,7 +74,7 @@ class Scope:
             return raw  # the whole forest, cut to the visible part afterwards
         if raw == "_index":
             if not self.visible("_index"):
-                raise not_found("_index")
+                raise self.missing("_index")
             return raw
         try:
             node_id = normalize(raw, param="scope")
@@ -68,9 +84,9 @@ class Scope:
         if not is_index(node_id) and os.path.isfile(self.root / f"{node_id}.md"):
             if self.visible(node_id):
                 return raw
-            raise not_found(branch_id(node_id))
+            raise self.missing(branch_id(node_id))
         if not self.visible(branch_id(node_id)):
-            raise not_found(branch_id(node_id))
+            raise self.missing(branch_id(node_id))
         return raw
 
     def body(self, text: str) -> str:
@@ -134,16 +150,23 @@ class Scope:
 
 
 def run(policy: Any, root: Path, call: str, args: dict[str, Any],
-        engine: Engine) -> dict[str, Any]:
-    """Run one call as the key sees the forest."""
+        engine: Engine, near: Near | None = None) -> dict[str, Any]:
+    """Run one call as the key sees the forest; ``near`` (``Vine.near``) lets a node
+    that is not found suggest the nearest visible ids, hidden or absent alike."""
     if not policy.restricted:
         return engine(call, args)
-    scope = Scope(policy, root)
+    scope = Scope(policy, root, near)
     out = _HANDLERS.get(call, _by_id)(scope, call, args, engine)
     if is_error(out):
-        moved = out["error"].get("moved_to")
-        if out["error"].get("code") == "E_MOVED" and not scope.visible(moved):
-            raise not_found(normalize(args.get("id")))
+        err = out["error"]
+        moved = err.get("moved_to")
+        if err.get("code") == "E_MOVED" and not scope.visible(moved):
+            raise scope.missing(normalize(args.get("id")))
+        message = err.get("message")
+        if err.get("code") == "E_NOT_FOUND" and isinstance(message, str) and \
+                message.startswith(_NODE_NOT_FOUND):
+            # The engine's suggestions may name hidden ids: say it as a hidden id is said.
+            return scope.missing(message[len(_NODE_NOT_FOUND):]).envelope()
         return out
     return scope.clean(out)
 
