@@ -134,14 +134,25 @@ def fail(envelope: dict[str, Any], as_json: bool) -> NoReturn:
     raise SystemExit(EXIT_ERROR)
 
 
+def cli_words() -> Any:
+    """A block in which the engine words its hints as the command line spells things
+    (``vine sniff TERMS``, ``--section HEADER``), not as Python does."""
+    from monkeyllm.hints import spelled
+
+    from .spelling import CLI
+
+    return spelled(CLI)
+
+
 def run_call(spec: Call, forest: Path | None, as_json: bool, args: dict[str, Any]) -> None:
     """Open the forest (read-only for reads), make one call, close, print."""
-    vine = open_vine(forest, writable=not spec.read_only, as_json=as_json)
-    try:
-        response = vine.call(spec.name, args)
-        walked = vine.freshness == "walk"
-    finally:
-        vine.close()
+    with cli_words():
+        vine = open_vine(forest, writable=not spec.read_only, as_json=as_json)
+        try:
+            response = vine.call(spec.name, args)
+            walked = vine.freshness == "walk"
+        finally:
+            vine.close()
     if walked:
         start_keeper(vine.root)
     emit(spec.name, response, as_json)

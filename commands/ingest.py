@@ -33,21 +33,22 @@ def ingest(
     Example: vine ingest ~/notes --into notes/_index
     """
     as_json = common.json_mode(json)
-    vine = common.open_vine(forest, writable=True, as_json=as_json)
     from monkeyllm.errors import VineError
     from monkeyllm.ingest import ingest as run
     from monkeyllm.ingest import walk_count
 
-    try:
-        if sys.stderr.isatty() and walk_count(sources) >= PROGRESS_FROM:
-            report = _with_progress(lambda progress: run(vine, sources, into,
-                                                         progress=progress))
-        else:
-            report = run(vine, sources, into)
-    except VineError as exc:
-        common.fail(exc.envelope(), as_json)
-    finally:
-        vine.close()
+    with common.cli_words():
+        vine = common.open_vine(forest, writable=True, as_json=as_json)
+        try:
+            if sys.stderr.isatty() and walk_count(sources) >= PROGRESS_FROM:
+                report = _with_progress(lambda progress: run(vine, sources, into,
+                                                             progress=progress))
+            else:
+                report = run(vine, sources, into)
+        except VineError as exc:
+            common.fail(exc.envelope(), as_json)
+        finally:
+            vine.close()
     counts = report["counts"]
     did_nothing = counts["failed"] and not (
         counts["created"] or counts["updated"] or counts["unchanged"])

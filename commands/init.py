@@ -38,7 +38,8 @@ def init(
     folder = (path or forest or common.Settings.forest or Path(".")).expanduser().resolve()
     name = title or folder.name.replace("-", " ").replace("_", " ").strip() or "Forest"
     try:
-        vine = Vine.init(folder, title=name, summary=summary)
+        with common.cli_words():
+            vine = Vine.init(folder, title=name, summary=summary)
     except VineError as exc:
         common.fail(exc.envelope(), as_json)
     except OSError as exc:

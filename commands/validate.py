@@ -57,9 +57,10 @@ def validate(
     as_json = format is Format.json
     fixed = None
     try:
-        if fix:
-            fixed = repair(root, payloads=payloads)
-        findings = check(root, payloads=payloads)
+        with common.cli_words():
+            if fix:
+                fixed = repair(root, payloads=payloads)
+            findings = check(root, payloads=payloads)
     except VineError as exc:
         common.fail(exc.envelope(), as_json)
     errors = sum(1 for x in findings if x.severity == "error")

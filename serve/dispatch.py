@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from monkeyllm.errors import SchemaError, VineError, is_error
+from monkeyllm.hints import PYTHON, Spelling, spelled
 from monkeyllm.registry import internal
 
 from .forests import Forests
@@ -35,6 +36,17 @@ class Outcome:
         return self.result["error"].get("code") if is_error(self.result) else None
 
 
+class ReadOnlyServer(Spelling):
+    """The calls' own spelling, on a server that may not write (``--readonly``)."""
+
+    def open_writable(self) -> str:
+        return ("This server serves its forests read-only (vine serve --readonly); writes "
+                "need a server started without it.")
+
+
+READ_ONLY_SERVER = ReadOnlyServer()
+
+
 class Dispatcher:
     """Runs tool calls by wire name on the served forests."""
 
@@ -45,6 +57,10 @@ class Dispatcher:
 
     def run(self, name: str, arguments: dict[str, Any] | None) -> Outcome:
         """Run one tool call; every failure is an error envelope."""
+        with spelled(PYTHON if self.forests.writable else READ_ONLY_SERVER):
+            return self._run(name, arguments)
+
+    def _run(self, name: str, arguments: dict[str, Any] | None) -> Outcome:
         started = time.perf_counter()
         forest: str | None = None
         image = None
@@ -80,9 +96,5 @@ class Dispatcher:
             result = exc.envelope()
         except Exception as exc:  # noqa: BLE001 - the boundary: never a traceback
             result = internal(name, exc)
-        if is_error(result) and result["error"].get("code") == "E_READONLY":
-            result["error"]["hint"] = ("This server serves its forests read-only "
-                                       "(vine serve --readonly); writes need a server "
-                                       "started without it.")
         ms = round((time.perf_counter() - started) * 1000, 2)
         return Outcome(name, forest, result, ms, image)

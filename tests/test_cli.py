@@ -15,6 +15,8 @@ from typer.testing import CliRunner, Result
 
 from monkeyllm import Vine
 from monkeyllm.commands.app import app
+from monkeyllm.commands.spelling import CLI
+from monkeyllm.hints import spelled
 from monkeyllm.registry import CALLS
 
 from .conftest import REPO, copy_sample, files_of, git, head, status
@@ -41,9 +43,10 @@ def cool(root: Path) -> None:
 
 
 def engine(root: Path, name: str, **args: Any) -> dict[str, Any]:
-    """The engine's answer to one call, opened the way reads are: read-only."""
+    """The engine's answer to one call, opened the way reads are: read-only, with its
+    hints in the command line's words (as the CLI has them worded)."""
     cool(root)
-    with Vine(root, writable=False) as vine:
+    with spelled(CLI), Vine(root, writable=False) as vine:
         return getattr(vine, name)(**args)
 
 
@@ -307,6 +310,25 @@ def test_error_envelope_exits_1(forest: Path, argv: list[str], name: str,
     assert json.loads(result.stdout) == expected
     assert result.stdout.count("\n") == 1
     assert result.stderr == error_line(expected)
+
+
+def test_hints_speak_the_command_lines_words(forest: Path) -> None:
+    """One source of truth: the engine words the hint; the CLI spells its calls and
+    parameters as a person types them, Python and MCP as the signature."""
+    with Vine(forest, writable=False) as v:
+        python = v.look("nope/ghost")["error"]["hint"]
+        pick = v.pick("contracts/master-agreement")["hint"]
+        empty = v.locate("zzzqqqxxx")["hint"]
+    assert "locate(query)" in python and "scan('_index')" in python
+    assert "section=<header>" in pick and "after=''" in pick
+    assert "sniff(terms)" in empty
+    cli = json.loads(vine("look", "nope/ghost", "-f", str(forest)).stdout)["error"]["hint"]
+    assert "vine locate QUERY" in cli and "vine scan _index" in cli
+    assert "locate(query)" not in cli
+    page = json.loads(vine("pick", "contracts/master-agreement", "-f", str(forest)).stdout)
+    assert "--section HEADER" in page["hint"] and "--after ''" in page["hint"]
+    empty_cli = json.loads(vine("locate", "zzzqqqxxx", "-f", str(forest)).stdout)["hint"]
+    assert "vine sniff TERMS" in empty_cli
 
 
 USAGE = [

@@ -58,9 +58,13 @@ def cool(root: Path) -> None:
 
 
 def engine(root: Path, name: str, **args: Any) -> dict[str, Any]:
-    """The engine's own answer, opened read-only as the CLI opens reads."""
+    """The engine's own answer, opened read-only as the CLI opens reads, its hints in
+    the command line's words."""
+    from monkeyllm.commands.spelling import CLI
+    from monkeyllm.hints import spelled
+
     cool(root)
-    with Vine(root, writable=False) as vine:
+    with spelled(CLI), Vine(root, writable=False) as vine:
         return getattr(vine, name)(**args)
 
 

@@ -185,6 +185,7 @@ def test_a_readonly_server_beside_a_writable_one(forest: Path) -> None:
             out["forests"] = payload(await reader.call_tool("forests", {}))
             out["planted"] = payload(await writer.call_tool("plant", {"node": NOTE}))
             out["seen"] = payload(await reader.call_tool("look", {"id": NOTE["id"]}))
+            out["ghost"] = payload(await writer.call_tool("look", {"id": "sales/exchange-polcy"}))
         return out
 
     out = run(body)
@@ -193,6 +194,10 @@ def test_a_readonly_server_beside_a_writable_one(forest: Path) -> None:
     assert out["forests"]["forests"][0]["writable"] is False
     assert out["planted"]["commit"] == head(forest)
     assert out["seen"]["title"] == "MCP note"
+    # `vine serve` is started from the command line, yet speaks the calls' own words.
+    hint = out["ghost"]["error"]["hint"]
+    assert "'sales/exchange-policy'" in hint and "locate(query)" in hint, hint
+    assert "vine locate" not in hint
 
 
 def test_a_locked_forest_fails_the_start_with_the_envelope(forest: Path) -> None:

@@ -1,5 +1,6 @@
 """The TUI's one door into the engine.
 
+Hints come in the command line's words, as ``vine browse`` was started from it.
 Reads go through a read-only ``Vine`` kept open for the session, so browsing never
 takes the writer lock and keeps working beside another writer. A save opens a
 writable ``Vine`` for that one call and closes it at once: the lock is held only
@@ -13,6 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from monkeyllm import Vine, VineError
+from monkeyllm.commands.spelling import CLI
+from monkeyllm.hints import spelled
 from monkeyllm.lock import holder
 
 Response = dict[str, Any]
@@ -33,7 +36,8 @@ class Session:
 
     def __init__(self, root: Path) -> None:
         self.root = Path(root).expanduser().resolve()
-        self._vine = Vine(self.root, writable=False)
+        with spelled(CLI):
+            self._vine = Vine(self.root, writable=False)
         self._write_lock = threading.Lock()
 
     def close(self) -> None:
@@ -42,7 +46,8 @@ class Session:
 
     def read(self, name: str, **args: Any) -> Response:
         """Run a read call; the result or its error envelope (never raises)."""
-        return self._vine.call(name, args)
+        with spelled(CLI):
+            return self._vine.call(name, args)
 
     def write(self, name: str, **args: Any) -> Response:
         """Run one write call in a writable Vine opened for it alone.
@@ -50,7 +55,7 @@ class Session:
         ``E_LOCKED`` (another writer holds the forest) comes back as an envelope,
         like every other failure.
         """
-        with self._write_lock:
+        with self._write_lock, spelled(CLI):
             try:
                 vine = Vine(self.root)
             except VineError as exc:

@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from . import datasets
+from . import datasets, hints
 from .bodyindex import Vocabulary
 from .catalog import Catalog, parse_coverage
 from .datasets import PayloadPool
@@ -31,8 +31,9 @@ def not_found(node_id: str, near: list[str] | tuple[str, ...] = ()) -> NotFound:
     nearest ids that are (``near``) in its hint."""
     guess = f"Did you mean {', '.join(repr(i) for i in near)}? " if near else ""
     return NotFound(f"node not found: {node_id}",
-                    hint=guess + "Use locate(query) to find entry points, or scan('_index') "
-                                 "to list the forest.")
+                    hint=guess + f"Use {hints.call('locate', 'query')} to find entry points, "
+                                 f"or {hints.call('scan', parent_id='_index')} to list the "
+                                 "forest.")
 
 
 class Forest:

@@ -18,7 +18,7 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
 
-from . import gitindex
+from . import gitindex, hints
 from .errors import Locked, SchemaError
 
 if TYPE_CHECKING:
@@ -96,7 +96,8 @@ class Repository:
                 raise SchemaError(
                     f"{self.root} is not a git repository of its own",
                     hint="A forest owns its repository: run `git init` in it (or create "
-                         "the forest with Vine.init), then commit its files.") from None
+                         f"the forest with {hints.create_forest()}), then commit its "
+                         "files.") from None
             if Path(repo.working_tree_dir or "").resolve() != self.root:
                 raise SchemaError(f"{self.root} is inside another repository, not its own",
                                   hint="Run `git init` in the forest's folder.")

@@ -37,8 +37,11 @@ def normalize(raw: object, *, param: str = "id") -> str:
     text = text.strip("/")
     parts = text.split("/")
     if escapes or any(p in ("", ".", "..") for p in parts) or parts[0] in PRIVATE_DIRS:
+        from . import hints
+
         raise NotFound(f"node not found: {raw}", hint="Ids are paths inside the forest, "
-                       "like 'sales/exchange-policy'. Use locate to find one.")
+                       f"like 'sales/exchange-policy'. Use {hints.call('locate', 'query')} "
+                       "to find one.")
     return text
 
 

@@ -11,6 +11,7 @@ import json
 import os
 from pathlib import Path
 
+from . import hints
 from .errors import Locked
 
 try:
@@ -97,8 +98,8 @@ class ForestLock:
                     self._acquire_exclusive_file()
                     return
                 raise Locked(_describe(read_card(self.path)),
-                             hint="The lock frees itself when the holder exits; open the "
-                                  "forest read-only (writable=False) to read beside it.") from None
+                             hint="The lock frees itself when the holder exits; "
+                                  f"{hints.open_readonly()}.") from None
             # A releaser unlinks while holding: make sure we locked the live file.
             try:
                 same = os.fstat(fd).st_ino == os.stat(self.path).st_ino

@@ -16,7 +16,7 @@ from functools import lru_cache
 from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
 
-from . import budget
+from . import budget, hints
 from .errors import QueryForbidden, QueryInvalid
 
 if TYPE_CHECKING:
@@ -194,7 +194,8 @@ def check_read(sql: str, row_limit: int) -> Verdict:
     if not isinstance(tree, _sqlglot().reads):
         verb = _verb(tree)
         raise QueryForbidden(f"query is read-only: {verb} is not allowed",
-                             hint="Use SELECT (or WITH ... SELECT); rows are written with tend.")
+                             hint="Use SELECT (or WITH ... SELECT); rows are written with "
+                                  f"{hints.call('tend', 'id', 'sql')}.")
     _refuse_hidden(tree)
     text = sql.strip()
     while text.endswith(";"):
@@ -212,7 +213,8 @@ def check_write(sql: str) -> Verdict:
     if verb is None:
         raise QueryForbidden(
             f"tend takes one INSERT, UPDATE or DELETE, not {_verb(tree)}",
-            hint="Read rows with query; change them with INSERT, UPDATE ... WHERE, or "
+            hint=f"Read rows with {hints.call('query', 'id', 'sql')}; change them with "
+                 "INSERT, UPDATE ... WHERE, or "
                  "DELETE ... WHERE.")
     if verb in ("UPDATE", "DELETE") and tree.args.get("where") is None:
         raise QueryForbidden(f"{verb} without WHERE is not allowed",

@@ -12,7 +12,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from . import budget, registry
+from . import budget, hints, registry
 from .errors import NotFound, ReadOnly, SchemaError, VineError, refused_write
 from .registry import CALLS, Call, check_args, internal
 from .traces import TraceLog
@@ -60,7 +60,8 @@ class Vine:
         root = Path(path).expanduser().resolve()
         if not (root / "_index.md").is_file():
             raise NotFound(f"no forest at {root} (no _index.md)",
-                           hint="Point at a forest's root folder, or create one with vine init.")
+                           hint="Point at a forest's root folder, or create one with "
+                                f"{hints.create_forest()}.")
         if isinstance(alpha, bool) or not isinstance(alpha, int | float) or alpha < 0:
             raise SchemaError(f"alpha must be a number >= 0, got {alpha!r}")
         self.root = root
@@ -178,7 +179,7 @@ class Vine:
     def _writing(self) -> WriteContext:
         if not self.writable:
             raise ReadOnly("this forest is open read-only",
-                           hint="Open it with Vine(path) (writable) to plant, graft or tend.")
+                           hint=hints.open_writable())
         from .writes.context import WriteContext
 
         return WriteContext(self._forest, self._repository(),

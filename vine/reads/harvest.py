@@ -10,10 +10,11 @@ import sqlite3
 import time
 from typing import Any
 
-from .. import budget
+from .. import budget, hints
 from ..errors import SchemaError, VineError
 from ..forest import Forest, row_list
 from ..heat import READ_DEPOSIT
+from ..hints import Hole
 from ..ids import is_index
 from ..nodes import Node
 from ..text import fold
@@ -397,7 +398,8 @@ def _content(view: Node, body: str, matches: list[dict[str, Any]]) -> list[dict[
 
 def _outline(view: Node, tokens: int) -> dict[str, Any]:
     return {"section": None, "outline": view.outline, "body_tokens": tokens,
-            "hint": f"Body is {tokens} tokens; pick(id, section=<header>) reads one section."}
+            "hint": f"Body is {tokens} tokens; "
+                    f"{hints.call('pick', 'id', section=Hole('header'))} reads one section."}
 
 
 def _annotate(forest: Forest, results: list[dict[str, Any]]) -> None:

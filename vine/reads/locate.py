@@ -7,7 +7,7 @@ import sqlite3
 from dataclasses import dataclass
 from typing import Any
 
-from .. import budget
+from .. import budget, hints
 from ..errors import SchemaError
 from ..forest import Forest, coverage_text, row_list, wire_kind
 from ..heat import LIST_DEPOSIT
@@ -66,8 +66,9 @@ def locate(forest: Forest, query: str, k: int, scope: str, type_filter: str | No
     if not scored:
         out["searched"] = forest.catalog.conn.execute(
             "SELECT count(*) FROM nodes n WHERE 1=1" + filters, args).fetchone()[0]
-        out["hint"] = ("locate reads titles, aliases, tags and summaries only; to find an "
-                       "exact string inside bodies use sniff(terms).") if expr else (
+        out["hint"] = ("locate reads titles, aliases, tags, summaries and section headers "
+                       "only; to find an exact string inside bodies use "
+                       f"{hints.call('sniff', 'terms')}.") if expr else (
             "The query holds only function words (what, the, qual, de, ...) or punctuation: "
             "nothing to search for. Name the subject: a topic, a name, a code.")
     else:

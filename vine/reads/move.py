@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .. import budget
+from .. import budget, hints
 from ..errors import SchemaError
 from ..forest import Forest
 from ..heat import LIST_DEPOSIT
@@ -57,7 +57,8 @@ def move(forest: Forest, id: str, rel: str | None, direction: str) -> dict[str, 
     budget.shrink_with_hint(
         out, "neighbors", budget.MOVE,
         lambda kept: f"{total} neighbours matched; {kept} fit the 600-token budget. Name a "
-                     "rel, or use scan(parent_id, filter, fields) for a filtered, cheaper list.")
+                     f"rel, or use {hints.call('scan', 'parent_id', 'filter', 'fields')} for a "
+                     "filtered, cheaper list.")
     forest.heat.deposit((n["id"] for n in out["neighbors"]), LIST_DEPOSIT)
     return out
 

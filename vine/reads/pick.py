@@ -5,9 +5,10 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from .. import budget
+from .. import budget, hints
 from ..errors import NotFound, SchemaError
 from ..forest import Forest
+from ..hints import Hole
 from ..nodes import Node
 
 _CURSOR = re.compile(r"^b(\d{1,12})(?::(\d{1,12}))?$")
@@ -19,7 +20,8 @@ def pick(forest: Forest, id: str | list[str], section: str | list[str] | None,
     """Dispatch on the shape of the request."""
     if after is not None and section is not None:
         raise SchemaError("pick: after and section cannot be combined",
-                          hint="Use section= to read one section, or after= to page.")
+                          hint=f"Use {hints.option('pick', 'section')} to read one section, "
+                               f"or {hints.option('pick', 'after')} to page.")
     if isinstance(id, list):
         if after is not None:
             raise SchemaError("pick: after cannot be used with a list of ids")
@@ -58,8 +60,9 @@ def _map(node: Node, body: str) -> dict[str, Any]:
         "id": node.id, "title": node.title, "outline": outline,
         "body_tokens": budget.tokens(body), "truncated": True,
         "hint": (f"Body is {budget.tokens(body)} tokens, over the {budget.PICK}-token budget. "
-                 "Use section=<header> to harvest one section (sections have no cap), or "
-                 "after='' to read it page by page."),
+                 f"Use {hints.option('pick', 'section', Hole('header'))} to harvest one "
+                 f"section (sections have no cap), or {hints.option('pick', 'after', '')} to "
+                 "read it page by page."),
     }
     budget.shrink_list(out, "outline", budget.PICK)
     return out
@@ -160,7 +163,8 @@ def _cursor(after: str) -> tuple[int, int]:
     m = _CURSOR.match(after)
     if not m:
         raise SchemaError(f"pick: malformed cursor {after!r}",
-                          hint="Cursors look like 'b7' or 'b7:120'; pass after='' to start.")
+                          hint="Cursors look like 'b7' or 'b7:120'; pass "
+                               f"{hints.option('pick', 'after', '')} to start.")
     if m.group(2) is not None:
         return int(m.group(1)), int(m.group(2))
     return int(m.group(1)) + 1, 0

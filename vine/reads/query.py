@@ -6,7 +6,7 @@ import sqlite3
 import time
 from typing import Any
 
-from .. import budget, datasets, sqlguard
+from .. import budget, datasets, hints, sqlguard
 from ..errors import QueryForbidden, QueryInvalid, Timeout, refused_write
 from ..forest import Forest
 
@@ -17,7 +17,8 @@ def query(forest: Forest, id: str, sql: str) -> dict[str, Any]:
     node_id = row["id"]
     if row["type"] != "dataset" or row["payload_type"] not in (None, "sqlite"):
         raise QueryForbidden(f"{node_id} is not a SQLite dataset (type {row['type']})",
-                             hint="query reads dataset payloads; use pick for text.")
+                             hint="query reads dataset payloads; use "
+                                  f"{hints.call('pick', 'id')} for text.")
     verdict = sqlguard.check_read(sql, budget.QUERY_ROW_LIMIT)
     path = forest.payload_path(row)
     conn, started = forest.payloads.get(path, node_id)

@@ -6,10 +6,11 @@ import json
 import math
 from typing import Any
 
-from .. import budget
+from .. import budget, hints
 from ..errors import SchemaError
 from ..forest import Forest, coverage_text, wire_kind
 from ..heat import LIST_DEPOSIT
+from ..hints import Hole
 from ..ids import ROOT_INDEX, branch_id, folder_prefix, normalize
 from ..suggest import did_you_mean
 from ..windows import Window
@@ -74,7 +75,8 @@ def _branch(forest: Forest, raw: str) -> str:
     if row is None or row["kind"] != "branch":
         if forest.catalog.row(node_id) is not None:
             raise SchemaError(f"scan: {node_id} is not a branch",
-                              hint="scan lists a branch; use look or move on a leaf.")
+                              hint=f"scan lists a branch; use {hints.call('look', 'id')} or "
+                                   f"{hints.call('move', 'id')} on a leaf.")
         raise forest.absent(index)
     return index
 
@@ -210,7 +212,8 @@ def _fit(out: dict[str, Any], cursor: bool) -> None:
     if budget.cost(out) <= budget.SCAN:
         return
     hint = ("Cut by the 800-token budget, not by the filter: ask for fewer fields "
-            "(fields=['id','title']) or pass after=<next> to page.")
+            f"({hints.option('scan', 'fields', ['id', 'title'])}) or pass "
+            f"{hints.option('scan', 'after', Hole('next'))} to page.")
     # Reserve the largest forms of what the cut adds or grows, then count exactly.
     trial = dict(out, truncated=True, returned=out["total"], hint=hint)
     if cursor:

@@ -6,7 +6,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from .. import ids
+from .. import hints, ids
 from ..dialect import parse_dialect
 from ..errors import NotFound
 from ..nodes import ParseError, parse_text
@@ -45,7 +45,8 @@ def _load(root: Path, payloads: bool) -> _Run:
     root = root.expanduser().resolve()
     if not (root / "_index.md").is_file():
         raise NotFound(f"no forest at {root} (no _index.md)",
-                       hint="Point at a forest's root folder, or create one with vine init.")
+                       hint="Point at a forest's root folder, or create one with "
+                            f"{hints.create_forest()}.")
     run = _Run(root, payloads)
     nodes, run.others = _walk(root)
     for path in sorted(nodes):

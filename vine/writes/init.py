@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from .. import hints
 from ..errors import SchemaError
 from ..gitops import init_repository
 from . import render, rules
@@ -57,7 +58,7 @@ def init_forest(root: Path, title: str, summary: str | None) -> str:
     root.mkdir(parents=True, exist_ok=True)
     if (root / "_index.md").exists():
         raise SchemaError(f"a forest already exists at {root}",
-                          hint="Open it with Vine(path) instead.")
+                          hint=f"It is one already: {hints.open_forest()}.")
     today = render.today()
     master = {"id": "_index", "type": "branch", "title": title, "summary": summary,
               "coverage": "0 bananas, 0 sub-branches", "created": today, "updated": today}

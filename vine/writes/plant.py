@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from .. import ids
+from .. import hints, ids
 from ..errors import ERRORS, FrontmatterError, NotFound, SchemaError, VineError
 from ..heat import STRONG_DEPOSIT
 from ..nodes import parse_text
@@ -32,7 +32,8 @@ def plant(ctx: WriteContext, node: dict[str, Any], if_absent: bool,
         if if_absent:
             return {"id": node_id, "created": False, "trail": trail}
         raise SchemaError(f"id already exists: {node_id}",
-                          hint="Use graft to change it, or if_absent=true to make plant "
+                          hint=f"Use {hints.call('graft', 'id', 'patch')} to change it, or "
+                               f"{hints.option('plant', 'if_absent', True)} to make plant "
                                "idempotent.")
     parent_id = spec["parent"]
     parent_path = ctx.root / (parent_id + ".md")
@@ -243,7 +244,8 @@ def plant_batch(ctx: WriteContext, nodes: list[Any], if_absent: bool,
         if spec is None:
             if not if_absent:
                 exc = SchemaError(f"{node['id']}: id already exists",
-                                  hint="Pass if_absent=true to skip the ones that exist.")
+                                  hint=f"Pass {hints.option('plant', 'if_absent', True)} to "
+                                       "skip the ones that exist.")
                 if not dry_run:
                     raise exc
                 errors.append({"id": node["id"], "index": index, "code": exc.code,
