@@ -33,10 +33,4 @@ def call(
     arguments = common.read_json(args, "ARGS")
     if not isinstance(arguments, dict):
         common.usage("ARGS must be a JSON object, such as '{\"query\": \"...\"}'.")
-    as_json = common.json_mode(json)
-    vine = common.open_vine(forest, writable=not spec.read_only, as_json=as_json)
-    try:
-        response = vine.call(tool, arguments)
-    finally:
-        vine.close()
-    common.emit(tool, response, as_json)
+    common.run_call(spec, forest, common.json_mode(json), arguments)

@@ -146,10 +146,13 @@ def cli_words() -> Any:
 
 def run_call(spec: Call, forest: Path | None, as_json: bool, args: dict[str, Any]) -> None:
     """Open the forest (read-only for reads), make one call, close, print."""
+    from monkeyllm.writes import authored
+
     with cli_words():
         vine = open_vine(forest, writable=not spec.read_only, as_json=as_json)
         try:
-            response = vine.call(spec.name, args)
+            # A person at a terminal writes this: source manual, unless told otherwise.
+            response = vine.call(spec.name, authored(spec.name, args))
             walked = vine.freshness == "walk"
         finally:
             vine.close()

@@ -521,8 +521,9 @@ def test_writes_equal_the_engine(brain_copy: Path, tmp_path: Path) -> None:
            run_json(brain_copy, "graft", "sales/price-list", "--patch", json.dumps(patch)),
            run_json(brain_copy, "tend", DATASET, "--sql", INSERT)]
     with Vine(twin) as writer:
-        direct = [writer.plant(dict(NOTE)), writer.graft("sales/price-list", patch),
-                  writer.tend(DATASET, INSERT)]
+        # A person at the command line writes as a person does: source manual.
+        direct = [writer.plant(dict(NOTE, source="manual")),
+                  writer.graft("sales/price-list", patch), writer.tend(DATASET, INSERT)]
     assert [steady(o) for o in cli] == [steady(o) for o in direct]
     assert git(brain_copy, "log", "--format=%s") == git(twin, "log", "--format=%s")
 
@@ -530,6 +531,28 @@ def test_writes_equal_the_engine(brain_copy: Path, tmp_path: Path) -> None:
         return {k: v for k, v in files_of(root).items() if k.endswith(".md")}
 
     assert markdown(brain_copy) == markdown(twin)
+
+
+def test_a_person_plants_source_manual_unless_told(brain_copy: Path) -> None:
+    """plant defaults to source agent; through the command line a person is writing."""
+    import yaml
+
+    def source_of(node_id: str) -> str:
+        text = (brain_copy / (node_id + ".md")).read_text(encoding="utf-8")
+        return yaml.safe_load(text.split("---")[1])["source"]
+
+    run_json(brain_copy, "plant", json.dumps(NOTE))
+    assert source_of(NOTE["id"]) == "manual"
+    assert git(brain_copy, "log", "-1", "--format=%s").strip().endswith("[source=manual]")
+    other = dict(NOTE, id="sales/by-call", title="By call")
+    run_json(brain_copy, "call", "plant", json.dumps({"node": other}))
+    assert source_of(other["id"]) == "manual"
+    told = dict(NOTE, id="sales/told", title="Told", source="agent")
+    run_json(brain_copy, "plant", json.dumps(told))
+    assert source_of(told["id"]) == "agent"
+    with Vine(brain_copy) as writer:        # the engine itself (and MCP, REST) says agent
+        writer.plant(dict(NOTE, id="sales/direct", title="Direct"))
+    assert source_of("sales/direct") == "agent"
 
 
 def test_a_held_lock_refuses_writes_but_not_reads(brain_copy: Path) -> None:

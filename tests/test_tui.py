@@ -304,6 +304,9 @@ async def test_plant_append_and_link(tmp_path: Path) -> None:
         await pilot.press("ctrl+s")
         await settle(pilot)
         assert (root / "sales/counter-etiquette.md").exists()
+        # a person planted it: the format's source for a person's own writing
+        assert "\nsource: manual\n" in (root / "sales/counter-etiquette.md").read_text()
+        assert git(root, "log", "-1", "--format=%s").strip().endswith("[source=manual]")
         assert app.browse.current == "sales/counter-etiquette"
         assert app.browse.query_one(ForestTree).node_for("sales/counter-etiquette")
 

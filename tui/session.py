@@ -17,6 +17,7 @@ from monkeyllm import Vine, VineError
 from monkeyllm.commands.spelling import CLI
 from monkeyllm.hints import spelled
 from monkeyllm.lock import holder
+from monkeyllm.writes import authored
 
 Response = dict[str, Any]
 
@@ -61,7 +62,8 @@ class Session:
             except VineError as exc:
                 return exc.envelope()
             try:
-                return vine.call(name, args)
+                # A person wrote this in the browser: source manual.
+                return vine.call(name, authored(name, args))
             finally:
                 vine.close()
 
