@@ -584,6 +584,8 @@ def test_init_creates_a_forest_look_can_read(tmp_path: Path) -> None:
     out = json.loads(result.stdout)
     assert out["forest"] == str(folder.resolve()) and out["title"] == "Field notes"
     assert out["commit"] == head(folder) and status(folder) == ""
+    # the subject names the forest, with no section number of an internal spec
+    assert git(folder, "log", "--format=%s").strip() == "init: forest 'Field notes'"
     with Vine(folder, writable=False) as v:
         assert out["nodes"] == v.scan("_index", fields=["id"], recursive=True)["total"]
     digest = run_json(folder, "look", "_index")

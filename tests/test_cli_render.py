@@ -400,3 +400,12 @@ def test_colour_console_uses_colour_and_no_color_does_not(brain: Vine) -> None:
     assert colour_codes(coloured_raw)
     assert colour_codes(plain_raw) == []
     assert TRUNCATED in plain.export_text()
+
+
+def test_init_reads_as_a_summary_not_json(tmp_path: Path) -> None:
+    text = render("init", {"forest": str(tmp_path / "brain"), "title": "Field notes",
+                           "commit": "b85b6b0c6005d1e2f3a4b5c6d7e8f9a0b1c2d3e4", "nodes": 1})
+    assert "created forest 'Field notes'" in text
+    assert str(tmp_path / "brain") in text and "b85b6b0c6005" in text
+    assert "_meta/schema" in text and "vine browse" in text and "vine ingest" in text
+    assert '"commit"' not in text and "{" not in text.split("Next:")[0]

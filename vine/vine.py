@@ -160,7 +160,7 @@ class Vine:
 
         Writes the master ``_index.md``, ``_meta/schema.md`` with the default dialect and
         ``.gitignore``, makes the folder its own git repository (even inside another
-        one) and commits ``init: forest '<title>' (empty A.5 skeleton)``. Refuses a
+        one) and commits ``init: forest '<title>'``. Refuses a
         folder that already holds a forest (``VineError`` with ``E_SCHEMA``).
         """
         from .writes.init import init_forest

@@ -9,12 +9,12 @@ from rich.console import Console
 
 from .pieces import Response, _footer
 from .reads import _locate, _look, _move, _pick, _query, _scan, _sniff
-from .writes import WRITE_VERBS, _error, _generic, _harvest, _write
+from .writes import WRITE_VERBS, _error, _generic, _harvest, _init, _write
 
 Renderer = Callable[[Console, Response], set[str]]
 RENDERERS: dict[str, Renderer] = {
     "locate": _locate, "look": _look, "move": _move, "pick": _pick, "scan": _scan,
-    "sniff": _sniff, "query": _query, "harvest": _harvest,
+    "sniff": _sniff, "query": _query, "harvest": _harvest, "init": _init,
 }
 
 

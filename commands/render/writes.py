@@ -72,6 +72,34 @@ def _fortified(links: Any) -> Text:
     return Text("\n".join(lines) + "\n(existing links: heat rose, no new edge)")
 
 
+def _init(console: Console, response: Response) -> set[str]:
+    """A new forest: where it is, what it holds, its first commit, and what to do next."""
+    where = str(response.get("forest", "?"))
+    facts: list[tuple[str, Any]] = [("folder", Text(where)),
+                                    ("title", response.get("title"))]
+    if response.get("nodes") == 1:
+        facts.append(("holds", Text("_index (the master branch) and _meta/schema (the "
+                                    "dialect: node types and rels)")))
+    elif "nodes" in response:
+        facts.append(("nodes", response["nodes"]))
+    if response.get("commit"):
+        facts.append(("commit", _short_sha(response["commit"])))
+    facts += [(k, v) for k, v in response.items()
+              if k not in ("forest", "title", "nodes", "commit") and k not in NOTICE_KEYS]
+    quoted = where if " " not in where else f'"{where}"'
+    steps = Text.assemble(
+        ("Next:\n", "bold"),
+        (f"  vine browse {quoted}", "cyan"), "   look around; p plants a note, e edits\n",
+        (f"  vine ingest ~/notes --into notes -f {quoted}", "cyan"),
+        "   files you already have become nodes\n",
+        (f"  vine plant @node.json -f {quoted}", "cyan"), "   a node you write as JSON")
+    console.print(Panel(Group(_pairs(facts), Text(""), steps),
+                        title=Text(f"created forest {response.get('title', '')!r}",
+                                   style="bold green"),
+                        title_align="left", border_style="green", expand=False))
+    return set(response) - set(NOTICE_KEYS)
+
+
 # -- composites and the rest ---------------------------------------------------------
 
 

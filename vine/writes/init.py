@@ -72,6 +72,6 @@ def init_forest(root: Path, title: str, summary: str | None) -> str:
     repo = init_repository(root)
     try:
         return repo.commit([root / ".gitignore", root / "_index.md", root / "_meta" / "schema.md"],
-                           f"init: forest '{title}' (empty A.5 skeleton)", also=(".gitignore",))
+                           f"init: forest '{title}'", also=(".gitignore",))
     finally:
         repo.close()
