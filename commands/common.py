@@ -193,7 +193,8 @@ def emit(call: str, response: dict[str, Any], as_json: bool) -> None:
         return
     from . import render
 
-    render.show(console(), call, response)
+    with cli_words():       # what the footer says is spelled as the command line spells
+        render.show(console(), call, response)
 
 
 def _write_json(obj: Any) -> None:

@@ -45,6 +45,12 @@ class CommandLine(Spelling):
             return name
         return f"{name} {_value(arg.value)}"
 
+    def parameter(self, call: str, param: str) -> str:
+        spec = CALLS.get(call)
+        found = next((p for p in spec.params if p.name == param), None) if spec else None
+        return option_names(found)[0] if found is not None else \
+            "--" + param.replace("_", "-")
+
     def create_forest(self) -> str:
         return "vine init PATH --title TITLE"
 

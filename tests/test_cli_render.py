@@ -14,10 +14,12 @@ from rich.text import Text
 
 from monkeyllm import Vine
 from monkeyllm.commands.render import heat_bar, show
+from monkeyllm.commands.spelling import CLI
+from monkeyllm.hints import spelled
 
 from .conftest import PROSPECTING, assert_ok
 
-TRUNCATED = "truncated: this response was cut to fit its budget"
+TRUNCATED = "⚠ truncated: "
 SGR = re.compile(r"\x1b\[([0-9;]*)m")
 
 
@@ -68,7 +70,7 @@ def test_locate_table_shows_ids_titles_and_heat(brain: Vine) -> None:
         assert item["title"] in text
         assert f"{item['body_tokens']} tokens" in text
     assert "▇" in text or "░" in text
-    assert ("⚠ " + TRUNCATED in text) is bool(response["truncated"])
+    assert (TRUNCATED in text) is bool(response["truncated"])
 
 
 @pytest.mark.parametrize("call", ["locate", "sniff", "move"])
@@ -203,7 +205,9 @@ def test_pick_page_shows_the_next_cursor(brain: Vine) -> None:
     cursor = response["next"]
     text = render("pick", response)
     assert f"next: {cursor}" in text
-    assert f'after="{cursor}"' in text
+    assert f"after='{cursor}'" in text
+    with spelled(CLI):      # what `vine pick` prints: the option a person types
+        assert f"--after {cursor} for the next page" in render("pick", response)
     assert f"page: {response['returned']} of {response['total']} block(s)" in text
     assert TRUNCATED in text
     assert "MSA-2026-ACM-007" in text
@@ -409,3 +413,25 @@ def test_init_reads_as_a_summary_not_json(tmp_path: Path) -> None:
     assert str(tmp_path / "brain") in text and "b85b6b0c6005" in text
     assert "_meta/schema" in text and "vine browse" in text and "vine ingest" in text
     assert '"commit"' not in text and "{" not in text.split("Next:")[0]
+
+
+def test_the_truncation_note_says_what_truncated_means_for_the_call(brain: Vine) -> None:
+    """Not one sentence for every call: for locate it is more entry points than k, for
+    query rows dropped by the budget, for a batch the ids in dropped."""
+    cases = {
+        "locate": (brain.locate("policy", k=1), "more entry points matched than k"),
+        "sniff": (brain.sniff("the", k=1), "more bodies matched than k"),
+        "scan": (brain.scan("_index", recursive=True, limit=2), "more nodes matched than "
+                                                                 "the limit"),
+        "look": (brain.look(["_index", "sales/_index", "_meta/schema", "finance/_index",
+                             "sales/orders-2026", "people/_index", "products/_index",
+                             "engineering/_index", "operations/_index", "contracts/_index"]),
+                 "whole nodes were dropped to fit the look batch"),
+    }
+    for call, (response, meaning) in cases.items():
+        assert assert_ok(response)["truncated"], call
+        text = render(call, response)
+        assert TRUNCATED + meaning in text.replace("\n", " "), (call, text[-400:])
+    with spelled(CLI):
+        text = render("locate", brain.locate("policy", k=1))
+    assert "more entry points matched than -k" in text

@@ -67,6 +67,10 @@ class Spelling:
             return f"{arg.param}=<{arg.value.label or arg.param}>"
         return f"{arg.param}={arg.value!r}"
 
+    def parameter(self, call: str, param: str) -> str:
+        """A parameter's name alone: ``k``, ``after``."""
+        return param
+
     def create_forest(self) -> str:
         """How to make a new forest."""
         return "Vine.init(path, title)"
@@ -120,6 +124,11 @@ def call(name: str, *holes: str, **values: Any) -> str:
 def option(call_name: str, param: str, value: Any = Hole()) -> str:
     """One parameter of ``call_name`` as the current surface spells it."""
     return current().option(call_name, Arg(param, value))
+
+
+def parameter(call_name: str, param: str) -> str:
+    """A parameter's name as the current surface spells it (``k`` or ``-k``)."""
+    return current().parameter(call_name, param)
 
 
 def create_forest() -> str:

@@ -43,4 +43,4 @@ def show(console: Console, call: str, response: dict[str, Any]) -> None:
         shown = RENDERERS[call](console, response)
     else:
         shown = _generic(console, call, response)
-    _footer(console, response, shown)
+    _footer(console, response, shown, call)

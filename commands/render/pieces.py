@@ -141,8 +141,10 @@ def _pairs(pairs: Iterable[tuple[str, Any]]) -> Table:
 # -- the footer every call shares ----------------------------------------------------
 
 
-def _footer(console: Console, response: Response, shown: Iterable[str]) -> None:
-    """Unknown keys as ``key: value``, then the truncation warning, hints and cursor."""
+def _footer(console: Console, response: Response, shown: Iterable[str],
+            call: str | None = None) -> None:
+    """Unknown keys as ``key: value``, then the truncation warning (saying what it
+    means for ``call``), hints and cursor."""
     done = set(shown) | set(NOTICE_KEYS)
     for key, value in response.items():
         if key in done or (key in QUIET_WHEN_EMPTY and not value):
@@ -150,8 +152,11 @@ def _footer(console: Console, response: Response, shown: Iterable[str]) -> None:
         console.print(Text.assemble((f"{key}: ", "bold"), _plain(value)))
     truncated = response.get("truncated")
     if truncated:
-        warning = "⚠ truncated: this response was cut to fit its budget; more exists " \
-                  "than is shown here."
+        from monkeyllm.budget import truncation_note
+
+        meaning = truncation_note(call, response) if call else None
+        warning = "⚠ truncated: " + (meaning or "this response was cut to fit its budget; "
+                                     "more exists than is shown here.")
         if truncated is not True:
             warning += f" ({_plain(truncated)})"
         console.print(Text(warning, style="bold yellow"))
@@ -160,8 +165,10 @@ def _footer(console: Console, response: Response, shown: Iterable[str]) -> None:
         if hint:
             console.print(Text.assemble(("hint: ", "bold cyan"), _plain(hint)))
     if "next" in response and response["next"] is not None:
+        from monkeyllm import hints
+
         cursor = _plain(response["next"])
-        console.print(Text.assemble(
-            ("next: ", "bold"), (cursor, "bold"),
-            (f"  (pass after={json.dumps(cursor, ensure_ascii=False)} for the next page)",
-             DIM)))
+        again = hints.option(call, "after", cursor) if call else \
+            f"after={json.dumps(cursor, ensure_ascii=False)}"
+        console.print(Text.assemble(("next: ", "bold"), (cursor, "bold"),
+                                    (f"  (pass {again} for the next page)", DIM)))

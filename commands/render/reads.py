@@ -57,7 +57,7 @@ def _look(console: Console, response: Response) -> set[str]:
     if "nodes" in response and "id" not in response:
         for node in response.get("nodes") or []:
             console.print(_digest(node))
-            _footer(console, node, set(node))
+            _footer(console, node, set(node), "look")
         if not response.get("nodes"):
             console.print(Text("no digest returned", style="yellow"))
         for key, label in (("missing", "not found"), ("dropped", "dropped by the budget")):
@@ -211,7 +211,7 @@ def _pick(console: Console, response: Response) -> set[str]:
     if "nodes" in response and "id" not in response:
         for node in response.get("nodes") or []:
             _pick_one(console, node)
-            _footer(console, node, PICK_SHOWN)
+            _footer(console, node, PICK_SHOWN, "pick")
         for key, label in (("missing", "not found"), ("dropped", "dropped by the budget")):
             if response.get(key):
                 console.print(Text.assemble((f"{label}: ", "bold yellow"),
