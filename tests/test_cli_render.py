@@ -112,7 +112,7 @@ def test_look_digest_panel(brain: Vine) -> None:
     for edge in response["edges_out"]:
         assert f"→ {edge['rel']} {edge['target']}" in text
     for edge in response["edges_in"]:
-        assert f"← {edge['rel']} {edge['source']}" in text
+        assert f"← {edge['source']}  (this node {edge['rel']} it)" in text
     assert f"{response['stats']['body_tokens']} tokens" in text
     assert "2026-05-04" in text
 
@@ -435,3 +435,14 @@ def test_the_truncation_note_says_what_truncated_means_for_the_call(brain: Vine)
     with spelled(CLI):
         text = render("locate", brain.locate("policy", k=1))
     assert "more entry points matched than -k" in text
+
+
+def test_an_incoming_contains_reads_from_the_childs_side(brain: Vine) -> None:
+    """A child's part-of link is its branch's contains: the branch contains the child,
+    and the line must not read as if the child contained the branch."""
+    response = assert_ok(brain.look("sales/_index"))
+    edge = next(e for e in response["edges_in"] if e["rel"] == "contains")
+    text = render("look", response)
+    assert f"← {edge['source']}  (this node contains it)" in text
+    assert f"← contains {edge['source']}" not in text
+    assert "edges in (" in text and "named from this node's side" in text

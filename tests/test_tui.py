@@ -428,3 +428,18 @@ def test_snapshots(snap_compare, forest: Path, keys: list[str]) -> None:  # noqa
         await pinned(pilot)
 
     assert snap_compare(BrowseApp(forest), terminal_size=SIZE, run_before=run_before)
+
+
+@drive
+async def test_an_incoming_contains_reads_from_the_childs_side(forest: Path) -> None:
+    """sales/_index's incoming part-of links are its contains: "this node contains it"
+    beside the child, never "← contains child" as if the child contained the branch."""
+    async with BrowseApp(forest).run_test(size=SIZE) as pilot:
+        app = await ready(pilot)
+        await go(pilot, "sales/_index")
+        links = app.browse.query_one("#digest-links", OptionList)
+        prompts = [str(o.prompt) for o in links.options]
+        assert any("named from this node's side" in p for p in prompts)
+        contains = [p for p in prompts if "contains" in p and "sales/exchange-policy" in p]
+        assert contains and "this node [i]contains[/i] it" in contains[0], contains
+        assert not any("← [i]contains" in p for p in prompts)

@@ -141,16 +141,26 @@ def _digest_shape(node: dict[str, Any]) -> list[RenderableType]:
 
 
 def _digest_edges(node: dict[str, Any]) -> list[RenderableType]:
+    """Edges out read "→ rel target" (this node rel target). An edge in is the other
+    node's link, shown under the name it has from this side (the dialect's inverse:
+    a child's part-of is this branch's contains), so it reads the same way round:
+    "← source · this node contains it", never as if the source held the rel."""
     parts: list[RenderableType] = []
-    for key, arrow, end in (("edges_out", "→", "target"), ("edges_in", "←", "source")):
+    for key, end in (("edges_out", "target"), ("edges_in", "source")):
         if key not in node:
             continue
         edges = node[key] or []
-        parts.append(Text.assemble((f"{key.replace('_', ' ')} ({len(edges)})", "bold"),
-                                   _cut_note(node, key)))
+        heading = f"{key.replace('_', ' ')} ({len(edges)})"
+        if key == "edges_in" and edges:
+            heading += ", named from this node's side"
+        parts.append(Text.assemble((heading, "bold"), _cut_note(node, key)))
         for edge in edges:
-            line = Text.assemble(f"  {arrow} ", (str(edge.get("rel")), "cyan"), " ",
-                                 (str(edge.get(end)), "bold"))
+            if key == "edges_out":
+                line = Text.assemble("  → ", (str(edge.get("rel")), "cyan"), " ",
+                                     (str(edge.get(end)), "bold"))
+            else:
+                line = Text.assemble("  ← ", (str(edge.get(end)), "bold"), "  (this node ",
+                                     (str(edge.get("rel")), "cyan"), " it)")
             if edge.get("target_summary"):
                 line.append(f"  {edge['target_summary']}", style=DIM)
             extra = _extras(edge, ("rel", end, "target_summary"))

@@ -90,10 +90,12 @@ def link_options(digest: dict[str, Any], heat: dict[str, float]) -> list[Option]
                                f"[dim]{escape(str(edge.get('target_summary') or ''))}[/dim]")
     edges_in = digest.get("edges_in") or []
     if edges_in:
-        options.append(_heading("Edges in"))
+        # The other node's link, under the name it has from this side (a child's part-of
+        # is this branch's contains): "this node contains it", never the other way round.
+        options.append(_heading("Edges in · named from this node's side"))
         for edge in edges_in:
-            go(edge["source"], f"  ← [i]{escape(edge['rel'])}[/i] "
-                               f"{_heated(edge['source'], heat)}")
+            go(edge["source"], f"  ← {_heated(edge['source'], heat)}  "
+                               f"[dim](this node [i]{escape(edge['rel'])}[/i] it)[/dim]")
     if not options:
         options.append(_heading("No outline, children or edges."))
     return options
