@@ -12,16 +12,17 @@ from textual.widgets.option_list import Option
 
 from ..deliver import deliver
 from ..heat import escape
-from .form import FormDialog
+from .form import FormDialog, field
 
 COMMON_RELS = ["related-to", "mentions", "mentioned-in", "part-of", "supersedes",
-               "succeeds", "depends-on", "discovered-shortcut"]
+               "succeeds", "derived-from", "discovered-shortcut"]
 
 
 class AddLinkDialog(FormDialog):
     """Dismisses with ``{"add_links": [{rel, target}]}``."""
 
     TITLE_TEXT = "Add a typed link"
+    AUTO_FOCUS = "#link-search"
 
     def __init__(self, node_id: str) -> None:
         super().__init__()
@@ -30,10 +31,10 @@ class AddLinkDialog(FormDialog):
 
     def fields(self) -> ComposeResult:
         yield Label(f"Relation (from {self.node_id})")
-        yield Input("related-to", id="link-rel",
+        yield field("related-to", id="link-rel",
                     suggester=SuggestFromList(COMMON_RELS, case_sensitive=False))
         yield Label("Target: type to search, then pick one")
-        yield Input(placeholder="search the forest", id="link-search")
+        yield field(placeholder="search the forest", id="link-search")
         yield OptionList(id="link-targets")
         yield Label("No target picked yet.", id="link-picked")
 

@@ -7,13 +7,14 @@ from typing import Any
 from textual.app import ComposeResult
 from textual.widgets import Input, Label, TextArea
 
-from .form import FormDialog
+from .form import FormDialog, field
 
 
 class AppendSectionDialog(FormDialog):
     """Dismisses with ``{"append_section": {header, body}}``."""
 
     TITLE_TEXT = "Append a section"
+    AUTO_FOCUS = "#section-header"
 
     def __init__(self, node_id: str) -> None:
         super().__init__()
@@ -21,7 +22,7 @@ class AppendSectionDialog(FormDialog):
 
     def fields(self) -> ComposeResult:
         yield Label(f"Header (appended to {self.node_id})")
-        yield Input(placeholder="Notes", id="section-header")
+        yield field(placeholder="Notes", id="section-header")
         yield Label("Body (markdown)")
         yield TextArea(id="section-body", soft_wrap=True)
 

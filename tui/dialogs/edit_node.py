@@ -7,13 +7,14 @@ from typing import Any
 from textual.app import ComposeResult
 from textual.widgets import Input, Label
 
-from .form import FormDialog
+from .form import FormDialog, field
 
 
 class EditNodeDialog(FormDialog):
     """Dismisses with a graft patch holding only what changed."""
 
     TITLE_TEXT = "Edit title, summary and tags"
+    AUTO_FOCUS = "#edit-summary"
 
     def __init__(self, digest: dict[str, Any]) -> None:
         super().__init__()
@@ -21,14 +22,11 @@ class EditNodeDialog(FormDialog):
 
     def fields(self) -> ComposeResult:
         yield Label("Title")
-        yield Input(str(self.digest.get("title") or ""), id="edit-title")
+        yield field(str(self.digest.get("title") or ""), id="edit-title")
         yield Label("Summary")
-        yield Input(str(self.digest.get("summary") or ""), id="edit-summary")
+        yield field(str(self.digest.get("summary") or ""), id="edit-summary")
         yield Label("Tags (comma-separated)")
-        yield Input(", ".join(map(str, self.digest.get("tags") or [])), id="edit-tags")
-
-    def on_mount(self) -> None:
-        self.query_one("#edit-summary", Input).focus()
+        yield field(", ".join(map(str, self.digest.get("tags") or [])), id="edit-tags")
 
     def collect(self) -> dict[str, Any] | None:
         title = self.query_one("#edit-title", Input).value.strip()

@@ -9,13 +9,25 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
 from textual.screen import ModalScreen
-from textual.widgets import Button, Label, Static
+from textual.widgets import Button, Input, Label, Static
+
+
+def field(value: str = "", **options: Any) -> Input:
+    """A dialog's text field: focusing it puts the cursor after what it holds, and
+    never selects it (typing must add to a summary, not replace it)."""
+    box = Input(value, select_on_focus=False, **options)
+    box.cursor_position = len(value)
+    return box
 
 
 class FormDialog(ModalScreen[dict[str, Any] | None]):
-    """A modal form; subclasses yield fields and build the result in ``collect``."""
+    """A modal form; subclasses yield fields and build the result in ``collect``.
+
+    The field ``AUTO_FOCUS`` names (the first text field by default) has the focus as
+    the dialog opens, so the first keystrokes land in it."""
 
     TITLE_TEXT = "Edit"
+    AUTO_FOCUS = "Input, TextArea"
     BINDINGS = [Binding("escape", "cancel", "Cancel"), Binding("ctrl+s", "save", "Save")]
 
     def compose(self) -> ComposeResult:

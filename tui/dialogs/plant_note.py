@@ -10,7 +10,7 @@ from textual.widgets import Input, Label, TextArea
 
 from monkeyllm.ids import folder_prefix
 
-from .form import FormDialog
+from .form import FormDialog, field
 
 
 def slugify(text: str) -> str:
@@ -22,6 +22,7 @@ class PlantNoteDialog(FormDialog):
     """Dismisses with the node to plant (type note, parent ``branch``)."""
 
     TITLE_TEXT = "Plant a note"
+    AUTO_FOCUS = "#plant-title"
 
     def __init__(self, branch: str) -> None:
         super().__init__()
@@ -29,11 +30,11 @@ class PlantNoteDialog(FormDialog):
 
     def fields(self) -> ComposeResult:
         yield Label(f"Title (planted under {self.branch})")
-        yield Input(id="plant-title")
+        yield field(id="plant-title")
         yield Label("Id segment (default: from the title)")
-        yield Input(placeholder="my-note", id="plant-slug")
+        yield field(placeholder="my-note", id="plant-slug")
         yield Label("Summary")
-        yield Input(id="plant-summary")
+        yield field(id="plant-summary")
         yield Label("Body (markdown, optional)")
         yield TextArea(id="plant-body", soft_wrap=True)
 
