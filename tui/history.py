@@ -11,25 +11,34 @@ class History:
 
     items: list[str] = field(default_factory=list)
     index: int = -1
+    glancing: bool = False      # the current entry is a glance (the tree's cursor)
 
     @property
     def current(self) -> str | None:
         """The node shown now."""
         return self.items[self.index] if self.items else None
 
-    def visit(self, node_id: str) -> None:
-        """Record a visit (a repeat of the current node is not a new step)."""
+    def visit(self, node_id: str, glance: bool = False) -> None:
+        """Record a visit (a repeat of the current node is not a new step). A glance (the
+        cursor resting on a node) after a glance replaces it, so arrowing through a
+        branch is one step back, not one per line."""
         if self.current == node_id:
+            self.glancing = self.glancing and glance
             return
         del self.items[self.index + 1:]
-        self.items.append(node_id)
+        if glance and self.glancing and self.items:
+            self.items[-1] = node_id
+        else:
+            self.items.append(node_id)
         self.index = len(self.items) - 1
+        self.glancing = glance
 
     def back(self) -> str | None:
         """Step back; the node to show, or None at the start."""
         if self.index <= 0:
             return None
         self.index -= 1
+        self.glancing = False
         return self.items[self.index]
 
     def forward(self) -> str | None:
@@ -37,4 +46,5 @@ class History:
         if self.index >= len(self.items) - 1:
             return None
         self.index += 1
+        self.glancing = False
         return self.items[self.index]

@@ -15,6 +15,14 @@ class Navigate(Message):
 
 
 @dataclass
+class Glance(Message):
+    """The tree's cursor rests on this node: show its digest (a glance: a run of them
+    is one step in the history)."""
+
+    node_id: str
+
+
+@dataclass
 class ReadSection(Message):
     """Open the reader on this node, at ``section`` (None: the whole body)."""
 

@@ -16,7 +16,7 @@ from monkeyllm.ids import parent_of, trail_of
 
 from ..deliver import deliver
 from ..history import History
-from ..messages import Navigate, ReadSection
+from ..messages import Glance, Navigate, ReadSection
 from ..session import error_of
 from ..widgets.digest import DigestPanel
 from ..widgets.forest_tree import ForestTree
@@ -97,25 +97,28 @@ class BrowseScreen(Screen[None]):
         """The id of the node shown."""
         return self.history.current
 
-    def go(self, node_id: str, record: bool = True) -> None:
+    def go(self, node_id: str, record: bool = True, glance: bool = False) -> None:
         """Show ``node_id`` (look, plus the heat of its neighbours) in a worker."""
-        self._look(node_id, record)
+        if not glance:
+            for tree in self.query(ForestTree):
+                tree.cancel_glance()
+        self._look(node_id, record, glance)
 
     @work(thread=True, exclusive=True, group="look")
-    def _look(self, node_id: str, record: bool) -> None:
+    def _look(self, node_id: str, record: bool, glance: bool = False) -> None:
         session = self.app.session  # type: ignore[attr-defined]
         digest = session.read("look", id=node_id)
         heat = {} if error_of(digest) else neighbour_heat(session, node_id, digest)
-        deliver(self, self._show, node_id, digest, heat, record)
+        deliver(self, self._show, node_id, digest, heat, record, glance)
 
     def _show(self, node_id: str, digest: dict[str, Any], heat: dict[str, float],
-              record: bool) -> None:
+              record: bool, glance: bool = False) -> None:
         err = error_of(digest)
         if err:
             self.app.report(digest, f"Cannot open {node_id}")  # type: ignore[attr-defined]
             return
         if record:
-            self.history.visit(node_id)
+            self.history.visit(node_id, glance)
         self.digest = digest
         self.query_one(DigestPanel).show(digest, heat)
         self.query_one(TrailBar).show(node_id, trail_of(node_id))
@@ -127,6 +130,10 @@ class BrowseScreen(Screen[None]):
 
     def on_navigate(self, message: Navigate) -> None:
         self.go(message.node_id)
+
+    def on_glance(self, message: Glance) -> None:
+        if message.node_id != self.current:
+            self.go(message.node_id, glance=True)
 
     def on_read_section(self, message: ReadSection) -> None:
         self.open_reader(message.node_id, message.section)

@@ -12,10 +12,13 @@ from monkeyllm.ids import trail_of
 
 from ..deliver import deliver
 from ..heat import escape, heat_colour
-from ..messages import Navigate
+from ..messages import Glance, Navigate
 from ..session import error_of
 
 FIELDS = ["id", "title", "kind", "type", "coverage", "heat"]
+# How long the cursor rests on a node before its digest is shown: arrowing through a
+# branch reads one digest, where it stops.
+GLANCE_S = 0.25
 # A branch with more children than this shows the rest as one "more" line.
 MAX_CHILDREN = 400
 
@@ -39,6 +42,8 @@ class ForestTree(Tree[str]):
         self.guide_depth = 3
         self.loaded: set[str] = set()
         self._pending_reveal: str | None = None
+        self._glance: Any = None
+        self._placed: str | None = None     # where the app (not a person) put the cursor
 
     def on_mount(self) -> None:
         self.load_children(self.root)
@@ -61,6 +66,29 @@ class ForestTree(Tree[str]):
         event.stop()
         if event.node.data not in self.loaded:
             self.load_children(event.node)
+
+    def on_tree_node_highlighted(self, event: Tree.NodeHighlighted[str]) -> None:
+        """The digest follows the cursor, once it rests (debounced)."""
+        event.stop()
+        node_id = event.node.data
+        self.cancel_glance()
+        if not node_id or node_id.startswith("…") or node_id == self._placed:
+            self._placed = None
+            return
+        if self.has_focus:      # a person moving the cursor, not the app revealing a node
+            self._glance = self.set_timer(GLANCE_S, lambda: self._rest(node_id))
+
+    def cancel_glance(self) -> None:
+        """Forget a glance not yet shown (the person went somewhere else meanwhile)."""
+        if self._glance is not None:
+            self._glance.stop()
+            self._glance = None
+
+    def _rest(self, node_id: str) -> None:
+        self._glance = None
+        if self.has_focus and self.cursor_node is not None and \
+                self.cursor_node.data == node_id:
+            self.post_message(Glance(node_id))
 
     def on_tree_node_selected(self, event: Tree.NodeSelected[str]) -> None:
         event.stop()
@@ -117,7 +145,8 @@ class ForestTree(Tree[str]):
 
     def _cursor_to(self, node_id: str) -> None:
         target = self.node_for(node_id)
-        if target is not None:
+        if target is not None and target is not self.cursor_node:
+            self._placed = node_id      # the node shown already: no glance for it
             self.move_cursor(target, animate=False)
 
     def relabel(self, node: dict[str, Any]) -> None:
