@@ -6,8 +6,10 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from textual import events
 from textual.app import App, SystemCommand
 from textual.screen import Screen
+from textual.widgets import Input, TextArea
 
 from monkeyllm.ids import trail_of
 
@@ -33,6 +35,16 @@ class BrowseApp(App[None]):
 
     def on_unmount(self) -> None:
         self.session.close()
+
+    def on_key(self, event: events.Key) -> None:
+        """Keys typed right after the key that opened a dialog or the search box reach
+        the widgets under it first (the box is not up yet) and come back unused: hand
+        them to the field that now has the focus, in order, instead of losing them. A
+        key typed into a field never comes back here: the field keeps it."""
+        target = self.screen.focused
+        if event.is_forwarded and event.is_printable and isinstance(target, Input | TextArea):
+            event.stop()
+            target.post_message(events.Key(event.key, event.character))
 
     @property
     def is_ready(self) -> bool:

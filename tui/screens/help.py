@@ -4,16 +4,16 @@ from __future__ import annotations
 
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import VerticalScroll
+from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
-from textual.widgets import Markdown
+from textual.widgets import Markdown, Static
 
 KEYS = """\
 # Keys
 
 | key | where | what |
 |---|---|---|
-| ↑ ↓ Enter, click | tree, digest | move; Enter opens a branch or follows a child or edge |
+| ↑ ↓ Enter, click | tree, digest | move (the digest follows); Enter opens a branch or a link |
 | Tab / Shift+Tab | everywhere | move between the tree and the digest |
 | `[` / `]` | browser | back / forward through the history |
 | `u` | browser | up to the parent branch (click a crumb of the trail to jump further) |
@@ -36,13 +36,43 @@ when another writer holds the forest, browsing goes on and the save says so.
 
 
 class HelpScreen(ModalScreen[None]):
-    """Every key, in one table."""
+    """Every key, in one table, in a box that says when there is more to scroll to."""
 
     BINDINGS = [Binding("escape,question_mark,q", "close", "Close")]
+    AUTO_FOCUS = "#help-scroll"
 
     def compose(self) -> ComposeResult:
-        with VerticalScroll(id="help"):
-            yield Markdown(KEYS)
+        with Vertical(id="help"):
+            with VerticalScroll(id="help-scroll"):
+                yield Markdown(KEYS)
+            yield Static("", id="help-more")
+
+    def on_mount(self) -> None:
+        box = self.query_one("#help", Vertical)
+        box.border_title = "Keys"
+        box.border_subtitle = "↑ ↓ PgUp PgDn Home End scroll · Esc closes"
+        scroll = self.query_one("#help-scroll", VerticalScroll)
+        self.watch(scroll, "scroll_y", self._where, init=False)
+        self.watch(scroll, "max_scroll_y", self._where, init=False)
+        self.call_after_refresh(self._where)
+
+    def on_resize(self) -> None:
+        self.call_after_refresh(self._where)
+
+    def _where(self, *_: object) -> None:
+        """Say whether the list goes on below (or above) what the box shows."""
+        scroll = self.query_one("#help-scroll", VerticalScroll)
+        more = self.query_one("#help-more", Static)
+        top, end = scroll.scroll_y, scroll.max_scroll_y
+        if end <= 0:
+            more.update("[dim]Every key is shown.[/dim]")
+        elif top < end - 0.5:
+            shown = round(100 * (top + scroll.scrollable_content_region.height)
+                          / (end + scroll.scrollable_content_region.height))
+            more.update(f"[b $accent]↓ More below[/] [dim]({shown}% shown so far): "
+                        "scroll with ↓ or PgDn[/dim]")
+        else:
+            more.update("[dim]End of the list; ↑ or PgUp scrolls back.[/dim]")
 
     def action_close(self) -> None:
         self.dismiss(None)

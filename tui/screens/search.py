@@ -8,7 +8,7 @@ from typing import Any
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal
+from textual.containers import Vertical
 from textual.screen import Screen
 from textual.widgets import Footer, Header, Input, OptionList, RadioButton, RadioSet, Static
 from textual.widgets.option_list import Option
@@ -59,7 +59,9 @@ class SearchScreen(Screen[str | None]):
 
     def compose(self) -> ComposeResult:
         yield Header()
-        with Horizontal(id="search-bar"):
+        # The box has the whole width: what is typed stays visible; the mode switch is
+        # one row under it.
+        with Vertical(id="search-bar"):
             yield Input(self.initial, placeholder="Search the forest, then Enter",
                         id="search-input")
             with RadioSet(id="search-mode"):
@@ -118,8 +120,13 @@ class SearchScreen(Screen[str | None]):
         if mode == "sniff":
             note += f", {response.get('scanned_nodes')} bodies read"
         if response.get("truncated"):
-            note += (" [$warning]· truncated: more matched than shown; narrow the "
-                     "search[/]")
+            from monkeyllm.budget import truncation_note
+            from monkeyllm.commands.spelling import CLI
+            from monkeyllm.hints import spelled
+
+            with spelled(CLI):
+                meaning = truncation_note(mode, response) or "more matched than shown"
+            note += f" [$warning]· truncated: {escape(meaning)}[/]"
         status.update(note + ("" if found else " · nothing found, try the other mode"))
         if found:
             results.highlighted = 0
