@@ -1,5 +1,6 @@
 """``vine browse``: the forest in a terminal app (Textual, imported only here)."""
 
+import sys
 from pathlib import Path
 from typing import Annotated
 
@@ -14,18 +15,34 @@ def browse(
         "else the nearest forest at or above the current folder).", show_default=False)] = None,
     forest_option: Annotated[Path | None, typer.Option(
         "--forest", "-f", help="The forest's folder.", show_default=False)] = None,
+    copy: Annotated[Path | None, typer.Option(
+        "--copy", help="First copy the forest to this new folder, as a forest with a git "
+        "repository of its own, and browse the copy (to try edits on a forest that cannot "
+        "be written, such as sample-brain/).", show_default=False)] = None,
 ) -> None:
     """Browse and curate a forest in a terminal app: tree, digests, reader, search, SQL.
 
     Moves are look, move and pick; heat colours what is well trodden; edits are grafts
-    and plants that each show their commit, taking the lock only while saving.
+    and plants that each show their commit, taking the lock only while saving. A forest
+    that is not its own git repository is browsed read-only (w makes a writable copy).
 
-    Example: vine browse ./brain
+    Example: vine browse sample-brain --copy ~/brain
     """
     root = common.find_forest(forest or forest_option)
     from monkeyllm.errors import VineError
     from monkeyllm.tui.app import BrowseApp
 
+    if copy is not None:
+        from monkeyllm import Vine
+
+        try:
+            with common.cli_words():
+                Vine.copy(root, copy, writable=False).close()
+        except VineError as exc:
+            common.fail(exc.envelope(), as_json=False)
+        sys.stderr.write(f"vine browse: copied {root} to {copy.expanduser()}, a forest of "
+                         "its own: edits save there.\n")
+        root = copy.expanduser()
     try:
         app = BrowseApp(root)
     except VineError as exc:

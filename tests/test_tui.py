@@ -417,8 +417,10 @@ async def pinned(pilot: Pilot[None]) -> None:
 
 
 @pytest.mark.parametrize("keys", [[], ["r"], ["d"]], ids=["browse", "reader", "dataset"])
-def test_snapshots(snap_compare, forest: Path, keys: list[str]) -> None:  # noqa: ANN001
-    # A fresh copy each time: no heat yet, so the colours are the same on every run.
+def test_snapshots(snap_compare, tmp_path: Path, keys: list[str]) -> None:  # noqa: ANN001
+    # A fresh copy each time: no heat yet, so the colours are the same on every run; its
+    # own git repository, so it is the writable forest a person normally browses.
+    forest = copy_sample(tmp_path / "brain", git=True)
     async def run_before(pilot: Pilot[None]) -> None:
         await ready(pilot)
         target = {"r": "sales/exchange-policy", "d": "sales/orders-2026"}
@@ -546,3 +548,42 @@ async def test_the_key_list_shows_that_it_scrolls(forest: Path) -> None:
         await settle(pilot)
         assert "Every key is shown" in str(pilot.app.screen.query_one("#help-more",
                                                                       Static).render())
+
+
+@drive
+async def test_a_forest_that_is_not_its_own_repository_says_so_and_offers_a_copy(
+        forest: Path, tmp_path: Path) -> None:
+    """Read-only up front (and why), not an E_SCHEMA at the save; an edit key offers a
+    writable copy, and the edit then lands there as a commit."""
+    original = {p: p.read_bytes() for p in forest.rglob("*.md")}
+    async with BrowseApp(forest).run_test(size=SIZE) as pilot:
+        app = await ready(pilot)
+        mode = str(app.browse.query_one("#mode", Static).render())
+        assert "read-only" in mode and "not its own git repository" in mode
+        assert any("read-only" in (n.title or "") for n in app._notifications)
+        await go(pilot, "sales/price-list")
+        await pilot.press("e")                 # an edit: the copy is offered instead
+        await settle(pilot)
+        dialog = app.screen
+        assert dialog.query_one("#copy-dest", Input).value.endswith("/brain")
+        assert "not a git repository" in str(dialog.query_one("#copy-why", Static).render())
+        dialog.query_one("#copy-dest", Input).value = str(tmp_path / "mine")
+        await pilot.press("ctrl+s")
+        await settle(pilot)
+        await pilot.pause(0.2)
+        await settle(pilot)
+        assert app.session.root == (tmp_path / "mine").resolve()
+        assert app.session.cannot_write is None
+        assert "read-only: not its own" not in str(app.browse.query_one("#mode",
+                                                                        Static).render())
+        await go(pilot, "sales/price-list")
+        await pilot.press("e")
+        await settle(pilot)
+        await pilot.press(*" Checked")
+        await pilot.press("ctrl+s")
+        await settle(pilot)
+    copy = tmp_path / "mine"
+    assert "Checked" in (copy / "sales/price-list.md").read_text()
+    assert git(copy, "log", "--format=%s").split("\n")[:2] == [
+        "graft(sales/price-list): set summary", "copy: forest 'Acme Trading brain' from brain"]
+    assert {p: p.read_bytes() for p in forest.rglob("*.md")} == original

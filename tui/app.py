@@ -46,6 +46,13 @@ class BrowseApp(App[None]):
             event.stop()
             target.post_message(events.Key(event.key, event.character))
 
+    def reopen(self, forest: Path | str) -> None:
+        """Browse another forest in the same window (a writable copy just made)."""
+        old = self.session
+        self.session = Session(Path(forest))
+        old.close()
+        self.browse.restart()
+
     @property
     def is_ready(self) -> bool:
         """True once the first screen is usable: the tree's first level and a digest."""

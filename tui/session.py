@@ -40,6 +40,8 @@ class Session:
         with spelled(CLI):
             self._vine = Vine(self.root, writable=False)
         self._write_lock = threading.Lock()
+        # Why saves cannot work here (not the forest's own git repository), said up front.
+        self.cannot_write = self._vine.cannot_write()
 
     def close(self) -> None:
         """Close the read-only Vine (flushing its heat)."""
@@ -66,6 +68,19 @@ class Session:
                 return vine.call(name, authored(name, args))
             finally:
                 vine.close()
+
+    def copy(self, dest: str) -> Response:
+        """Copy this forest to ``dest`` as a forest of its own (``Vine.copy``):
+        ``{"forest": path}``, or the error envelope."""
+        with spelled(CLI):
+            try:
+                Vine.copy(self.root, dest, writable=False).close()
+            except VineError as exc:
+                return exc.envelope()
+            except OSError as exc:
+                return {"error": {"code": "E_READONLY", "message": f"cannot copy to {dest}: "
+                                  f"{exc.strerror or exc}"}}
+        return {"forest": str(Path(dest).expanduser().resolve())}
 
     def writer(self) -> str | None:
         """Who else holds the writer lock right now (a short description), or None.

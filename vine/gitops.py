@@ -365,6 +365,21 @@ def _commit_bytes(tree: bytes, parent: str | None, message: str) -> bytes:
     return "\n".join(lines).encode("utf-8")
 
 
+def ownership(root: Path) -> str | None:
+    """Why the forest at ``root`` cannot be written, or None when it can: a forest
+    owns its git repository (``root/.git``), and writes commit there. Looks at the
+    folders only (no git, no GitPython), so a reader can say it before any save.
+    """
+    root = Path(root).resolve()
+    if (root / ".git").exists():
+        return None
+    for folder in root.parents:
+        if (folder / ".git").exists():
+            return (f"it is inside the git repository at {folder}, not a repository of "
+                    "its own, and writes commit to the forest's own repository")
+    return "it is not a git repository, and every write is a git commit"
+
+
 def init_repository(root: Path) -> Repository:
     """A repository at ``root`` itself (nested even inside another repository)."""
     if not (root / ".git").exists():

@@ -168,6 +168,31 @@ class Vine:
         init_forest(Path(path).expanduser().resolve(), title, summary)
         return cls(path, **options)
 
+    @classmethod
+    def copy(cls, path: str | os.PathLike[str], dest: str | os.PathLike[str],
+             **options: Any) -> Vine:
+        """Copy the forest at ``path`` to ``dest`` as a forest of its own and open the copy
+        (writable unless ``writable=False`` is given).
+
+        The markdown, dataset payloads and ``_assets/`` are copied (never ``_derived/``,
+        the lock or the source's git data); ``dest`` becomes its own git repository with
+        one commit, ``copy: forest '<title>' from <folder>``. It is how to try edits on a
+        forest that cannot be written (one inside another repository, such as the
+        shipped ``sample-brain/``). Raises ``VineError`` (``E_SCHEMA``) when ``dest`` is
+        a folder that is not empty.
+        """
+        from .writes.copy import copy_forest
+
+        copy_forest(Path(path), Path(dest))
+        return cls(dest, **options)
+
+    def cannot_write(self) -> str | None:
+        """Why writes to this forest would fail before they start, or None: a writable
+        forest is its own git repository. A browser says it up front, not at a save."""
+        from .gitops import ownership
+
+        return ownership(self.root)
+
     def _repository(self) -> Repository:
         """The forest's git repository (its module loads on the first write)."""
         if self._repo is None:

@@ -50,6 +50,7 @@ class BrowseScreen(Screen[None]):
         Binding("l", "link", "Link"),
         Binding("a", "append", "Append"),
         Binding("p", "plant", "Plant"),
+        Binding("w", "copy", "Writable copy"),
         Binding("question_mark", "app.help", "Keys"),
     ]
 
@@ -76,15 +77,46 @@ class BrowseScreen(Screen[None]):
         self.query_one(ForestTree).focus()
         self.show_writer()
         self.set_interval(2.0, self.show_writer)
+        self.say_read_only()
+
+    def say_read_only(self) -> None:
+        """Say up front, not at a save, when this forest cannot be written, and how to
+        try edits anyway."""
+        reason = self.app.session.cannot_write  # type: ignore[attr-defined]
+        if reason:
+            self.notify(f"Browsing only: {reason}. Press w to work on a writable copy.",
+                        title="This forest is read-only", severity="warning", timeout=12)
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """The copy key is offered only where saving cannot work."""
+        if action == "copy":
+            return bool(self.app.session.cannot_write)  # type: ignore[attr-defined]
+        return True
+
+    def restart(self) -> None:
+        """Start over on the app's (new) session: the tree, the history, the root."""
+        tree = self.query_one(ForestTree)
+        tree.reset(tree.root.label, data="_index")
+        tree.loaded.clear()
+        tree.load_children(tree.root)
+        self.history = History()
+        self.digest = None
+        self.go("_index")
+        self.show_writer()
+        self.refresh_bindings()
 
     def on_screen_resume(self) -> None:
         self.app.sub_title = self.current or ""
 
     def show_writer(self) -> None:
         """Say whether another process holds the writer lock (a stat, no lock taken)."""
-        writer = self.app.session.writer()  # type: ignore[attr-defined]
+        session = self.app.session  # type: ignore[attr-defined]
+        writer = session.writer()
         mode = self.query_one("#mode", Static)
-        if writer:
+        if session.cannot_write:
+            mode.update("[$warning]read-only: not its own git repository; w makes a "
+                        "writable copy[/]")
+        elif writer:
             mode.update(f"[$warning]read-only: another writer holds the forest ({writer});"
                         " browsing works, saving waits[/]")
         else:
@@ -192,34 +224,72 @@ class BrowseScreen(Screen[None]):
     # -- curation ------------------------------------------------------------------
 
     def action_edit(self) -> None:
-        if not self.digest:
+        if not self.digest or not self.writable():
             return
         from ..dialogs.edit_node import EditNodeDialog
 
         self.app.push_screen(EditNodeDialog(self.digest), self._graft)
 
     def action_link(self) -> None:
-        if not self.digest:
+        if not self.digest or not self.writable():
             return
         from ..dialogs.add_link import AddLinkDialog
 
         self.app.push_screen(AddLinkDialog(self.digest["id"]), self._graft)
 
     def action_append(self) -> None:
-        if not self.digest:
+        if not self.digest or not self.writable():
             return
         from ..dialogs.append_section import AppendSectionDialog
 
         self.app.push_screen(AppendSectionDialog(self.digest["id"]), self._graft)
 
     def action_plant(self) -> None:
-        if not self.current:
+        if not self.current or not self.writable():
             return
         from ..dialogs.plant_note import PlantNoteDialog
 
         branch = self.current if self.digest and self.digest.get("type") == "branch" \
             else parent_of(self.current) or "_index"
         self.app.push_screen(PlantNoteDialog(branch), self._plant)
+
+    def writable(self) -> bool:
+        """True when saves can work; else offer the writable copy instead of a dialog
+        whose save would fail."""
+        if not self.app.session.cannot_write:  # type: ignore[attr-defined]
+            return True
+        self.action_copy()
+        return False
+
+    def action_copy(self) -> None:
+        session = self.app.session  # type: ignore[attr-defined]
+        if not session.cannot_write:
+            self.notify("This forest can be written already: edits save here.")
+            return
+        from ..dialogs.copy_forest import CopyForestDialog
+
+        self.app.push_screen(CopyForestDialog(session.root, session.cannot_write),
+                             self._copy)
+
+    def _copy(self, answer: dict[str, Any] | None) -> None:
+        if answer:
+            self.query_one("#status-text", Static).update(f"Copying to {answer['dest']}…")
+            self._copy_to(answer["dest"])
+
+    @work(thread=True, group="save")
+    def _copy_to(self, dest: str) -> None:
+        result = self.app.session.copy(dest)  # type: ignore[attr-defined]
+        self.app.call_from_thread(self._copied, result)
+
+    def _copied(self, result: dict[str, Any]) -> None:
+        if error_of(result):
+            self.app.report(result, "No copy was made")  # type: ignore[attr-defined]
+            return
+        self.app.reopen(result["forest"])  # type: ignore[attr-defined]
+        text = (f"Now on a writable copy at {result['forest']}: each save is a commit "
+                "there, and the original is untouched.")
+        self.query_one("#status-text", Static).update(text)
+        self.notify(text, title="Writable copy")
 
     def _graft(self, patch: dict[str, Any] | None) -> None:
         if patch and self.current:
