@@ -25,6 +25,10 @@ def ingest(
         "--forest", "-f", help="The forest's folder.", show_default=False)] = None,
     json: Annotated[bool, typer.Option("--json", help="Print JSON even on a terminal.")
                     ] = False,
+    prefer_source: Annotated[bool, typer.Option(
+        "--prefer-source", help="When a node's body was edited since its ingest and its "
+        "file changed too, take the file's body (the edit is otherwise kept and the file "
+        "reported as a conflict).")] = False,
 ) -> None:
     """Turn a folder (or files) into nodes: directories become branches, notes, tables,
     JSON, SQLite files and media become nodes, all in one commit; re-running on an
@@ -41,10 +45,10 @@ def ingest(
         vine = common.open_vine(forest, writable=True, as_json=as_json)
         try:
             if sys.stderr.isatty() and walk_count(sources) >= PROGRESS_FROM:
-                report = _with_progress(lambda progress: run(vine, sources, into,
-                                                             progress=progress))
+                report = _with_progress(lambda progress: run(
+                    vine, sources, into, progress=progress, prefer_source=prefer_source))
             else:
-                report = run(vine, sources, into)
+                report = run(vine, sources, into, prefer_source=prefer_source)
         except VineError as exc:
             common.fail(exc.envelope(), as_json)
         finally:
@@ -83,9 +87,10 @@ def _show(report: dict[str, Any]) -> None:
         f"{counts['updated']} updated, {counts['unchanged']} unchanged, "
         f"{counts['unsupported']} unsupported, {counts['failed']} failed"
         + (f", {counts['stale']} stale" if counts["stale"] else "")
+        + (f", {counts['conflict']} in conflict" if counts.get("conflict") else "")
         + (f" (commit {commit[:10]})" if commit else " (nothing to commit)") + ".",
         markup=False)
-    for bucket in ("failed", "unsupported", "stale"):
+    for bucket in ("failed", "unsupported", "stale", "conflict"):
         for entry in report[bucket]:
             why = entry.get("reason") or f"source gone; node {entry['id']} kept"
             console.print(f"  {bucket}: {entry['path']}: {why}", markup=False)

@@ -8,6 +8,7 @@ import os
 import sqlite3
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 import typer
@@ -122,7 +123,8 @@ def test_a_mixed_folder_lands_in_one_commit(vine: Vine, source: Path) -> None:
     assert "outside the source" in failed["leak.md"]["reason"]
     assert "1 row(s) skipped" in created["sales.csv"]["warnings"][0]
     assert report["counts"] == {"created": 11, "updated": 0, "unchanged": 0,
-                                "unsupported": 1, "failed": 3, "stale": 0}
+                                "unsupported": 1, "failed": 3, "stale": 0,
+                                "conflict": 0}
     assert vine.problems() == []
     committed = set(git(root, "show", "--name-only", "--format=", "HEAD").split())
     assert all(p.endswith(".md") for p in committed)
@@ -214,6 +216,57 @@ def test_rerun_edit_curate_and_remove(vine: Vine, source: Path) -> None:
     assert fourth["commit"] is None
     assert fourth["stale"] == [{"path": str(plan.resolve()), "id": "projects/plan"}]
     assert (vine.root / "projects" / "plan.md").is_file()
+
+
+def test_a_persons_body_edit_is_never_overwritten_by_a_reingest(vine: Vine,
+                                                                source: Path) -> None:
+    """graft replace_section on an ingested note, then its source changes: the node
+    stays as the person left it and the report says conflict; prefer_source takes the
+    source (tags and links kept either way)."""
+    first = ingest(vine, [source])
+    ids = {Path(e["path"]).name: e["id"] for e in first["created"]}
+    note = ids["architecture.md"]
+    body = assert_ok(vine.pick(note))["body"]
+    header = next(line[3:] for line in body.split("\n") if line.startswith("## ")) \
+        if "\n## " in body else None
+    patch: dict[str, Any] = {"add_links": [{"rel": "related-to", "target": ids["plan.txt"]}],
+                             "set_frontmatter": {"tags": ["curated"]}}
+    patch["replace_section" if header else "append_section"] = {
+        "header": header or "Review", "body": "Checked by Ana: the router is stateless."}
+    assert_ok(vine.graft(note, patch))
+    edited = (vine.root / (note + ".md")).read_text()
+    arch = source / "Projects" / "Mixer LLM" / "architecture.md"
+    arch.write_text("# Mixer architecture\n\nNow five models.\n", encoding="utf-8")
+    (source / "Projects" / "plan.txt").write_text("Ship in May.\n", encoding="utf-8")
+    report = ingest(vine, [source])
+    assert report["conflict"] == [{"path": str(arch), "id": note, "reason": ANY_TEXT}]
+    assert "edited" in report["conflict"][0]["reason"]
+    assert report["counts"]["conflict"] == 1
+    assert [e["id"] for e in report["updated"]] == [ids["plan.txt"]]   # the rest goes on
+    assert (vine.root / (note + ".md")).read_text() == edited
+    assert "Now five models." not in assert_ok(vine.pick(note))["body"]
+    again = ingest(vine, [source])                       # still a conflict, still kept
+    assert again["counts"]["conflict"] == 1 and again["commit"] is None
+    taken = ingest(vine, [source], prefer_source=True)
+    assert [e["id"] for e in taken["updated"]] == [note] and taken["conflict"] == []
+    picked = assert_ok(vine.pick(note))["body"]
+    assert "Now five models." in picked and "stateless" not in picked
+    looked = assert_ok(vine.look(note))
+    assert looked["tags"] == ["curated"]
+    assert {"rel": "related-to", "target": ids["plan.txt"]} in [
+        {"rel": e["rel"], "target": e["target"]} for e in looked["edges_out"]]
+    arch.write_text("# Mixer architecture\n\nSix now.\n", encoding="utf-8")
+    assert [e["id"] for e in ingest(vine, [source])["updated"]] == [note]  # unedited again
+
+
+class _AnyText(str):
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, str) and bool(other)
+
+    __hash__ = str.__hash__
+
+
+ANY_TEXT = _AnyText("")
 
 
 def test_into_a_new_branch_and_single_files(vine: Vine, source: Path, tmp_path: Path) -> None:

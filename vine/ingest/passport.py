@@ -108,6 +108,19 @@ def _digest(title: str, summary: str) -> str:
     return hashlib.sha256(f"{title}\0{summary}".encode()).hexdigest()[:16]
 
 
+def body_digest(body: str, node_type: Any) -> str:
+    """What ingest wrote as a node's body, as the file will read back (a dataset's
+    ``## Notes`` left out: they are the operator's, kept on every refresh). Equal later
+    means nobody edited the body."""
+    text = body.strip("\n").rstrip() if body.strip() else ""
+    if node_type == "dataset":
+        span = render.section_span(text, "Notes")
+        if span is not None:
+            lines = text.split("\n")
+            text = "\n".join(lines[:span[0]] + lines[span[1]:]).strip("\n").rstrip()
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
 def slug_segment(name: str) -> str:
     """One id segment: lowercase ASCII ``[a-z0-9._-]``, other runs collapsed to ``-``;
     never empty and never starting with ``_`` or ``.`` (private names in a forest)."""

@@ -50,14 +50,21 @@ from .passport import (
     _keep_notes,
     _union,
     _with_title,
+    body_digest,
     make_aliases,
     slug_segment,
 )
 
 
 def ingest(vine: Vine, sources: list[Path], into: str = "_index", *,
-           progress: Progress | None = None, max_bytes: int | None = None) -> dict[str, Any]:
+           progress: Progress | None = None, max_bytes: int | None = None,
+           prefer_source: bool = False) -> dict[str, Any]:
     """Ingest folders and files under the branch ``into``, in one commit.
+
+    A node whose body a person edited since its ingest (its ``body_digest`` no longer
+    matches) is left as they left it when its source changes, and reported as a
+    ``conflict``; ``prefer_source`` refreshes it from the source anyway (curated tags,
+    links and an edited title or summary are kept either way).
 
     Args:
         vine: A writable forest.
@@ -66,12 +73,13 @@ def ingest(vine: Vine, sources: list[Path], into: str = "_index", *,
         progress: Called as ``progress(done, total)`` while files are read.
         max_bytes: A lower size limit per file than the defaults (4 MiB of text,
             256 MiB for tables, databases and media).
+        prefer_source: On a conflict, take the source's body over the edited one.
 
     Returns:
-        The report: ``created``, ``updated``, ``unchanged``, ``unsupported``, ``failed``
-        and ``stale`` entries (each with ``path``, and ``id`` or ``reason``),
-        ``branches`` planted, ``counts``, ``commit`` (None when nothing changed) and
-        ``elapsed_ms``.
+        The report: ``created``, ``updated``, ``unchanged``, ``unsupported``, ``failed``,
+        ``stale`` and ``conflict`` entries (each with ``path``, and ``id`` or
+        ``reason``), ``branches`` planted, ``counts``, ``commit`` (None when nothing
+        changed) and ``elapsed_ms``.
 
     Raises:
         VineError: A read-only forest, a bad ``into``, or a failed commit (nothing is
@@ -81,7 +89,7 @@ def ingest(vine: Vine, sources: list[Path], into: str = "_index", *,
     with vine._write_mutex:
         ctx = vine._writing()
         ctx.forest.catalog.sync()
-        run = _Run(ctx, _into_id(ctx, into), max_bytes, progress)
+        run = _Run(ctx, _into_id(ctx, into), max_bytes, progress, prefer_source)
         try:
             report = run.go([Path(s) for s in sources])
         finally:
@@ -110,8 +118,9 @@ class _Run:
     """One ingest: the walk, the plans, the report and the write."""
 
     def __init__(self, ctx: WriteContext, into: str, max_bytes: int | None,
-                 progress: Progress | None) -> None:
+                 progress: Progress | None, prefer_source: bool = False) -> None:
         self.ctx = ctx
+        self.prefer_source = prefer_source
         self.into = into
         self.prefix = ids.folder_prefix(into)
         cap = max_bytes if max_bytes is not None else MAX_FILE_BYTES
@@ -123,7 +132,7 @@ class _Run:
         self.scratch = Path(tempfile.mkdtemp(prefix="ingest-", dir=scratch))
         self.report: dict[str, list[dict[str, Any]]] = {
             k: [] for k in ("created", "updated", "unchanged", "unsupported", "failed",
-                            "stale")}
+                            "stale", "conflict")}
         self.origins = {r["origin"]: r["id"] for r in ctx.forest.catalog.rows(
             "SELECT id, origin FROM nodes WHERE origin LIKE 'file:%'")}
         self.taken = {r["id"] for r in ctx.forest.catalog.rows("SELECT id FROM nodes")}
@@ -321,6 +330,15 @@ class _Run:
         if old.meta.get("type") != content.type:
             raise FileProblem(f"its node {node_id} is a {old.meta.get('type')}, the file "
                               f"now reads as a {content.type}; prune the node to re-ingest it")
+        recorded = old.meta.get("body_digest")
+        if recorded and recorded != body_digest(old.body, content.type) and \
+                not self.prefer_source:
+            self.report["conflict"].append({
+                "path": item.shown, "id": node_id,
+                "reason": "the source changed, and so did the node's body since it was "
+                          "ingested: the node is kept as it was edited (ingest with "
+                          "prefer_source to take the source's body)"})
+            return
         meta = dict(old.meta)
         generated = old.meta.get("source_digest") == _digest(
             str(old.meta.get("title")), str(old.meta.get("summary")))
@@ -418,6 +436,10 @@ class _Run:
         for plan in self.plans:
             if not plan.created:
                 self._relist(plan, docs)
+            # What ingest wrote, so a later run can tell a person's edit from its own.
+            meta, body = docs[plan.id]
+            docs[plan.id] = (dict(meta, body_digest=body_digest(body, plan.meta["type"])),
+                             body)
         texts = {ctx.root / (node_id + ".md"): render.render(meta, body)
                  for node_id, (meta, body) in docs.items()}
         moved: list[tuple[Path, Path | None]] = []   # (final, backup of what it replaced)
