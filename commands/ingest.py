@@ -94,6 +94,9 @@ def _show(report: dict[str, Any]) -> None:
         for entry in report[bucket]:
             why = entry.get("reason") or f"source gone; node {entry['id']} kept"
             console.print(f"  {bucket}: {entry['path']}: {why}", markup=False)
+    for entry in report.get("unresolved_links", []):
+        console.print(f"  link left as written: {entry['path']}: {entry['link']}: "
+                      f"{entry['reason']}", markup=False)
     for bucket in ("created", "updated"):
         for entry in report[bucket]:
             for warning in entry.get("warnings", []):

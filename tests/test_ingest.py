@@ -124,7 +124,7 @@ def test_a_mixed_folder_lands_in_one_commit(vine: Vine, source: Path) -> None:
     assert "1 row(s) skipped" in created["sales.csv"]["warnings"][0]
     assert report["counts"] == {"created": 11, "updated": 0, "unchanged": 0,
                                 "unsupported": 1, "failed": 3, "stale": 0,
-                                "conflict": 0}
+                                "conflict": 0, "unresolved_links": 0}
     assert vine.problems() == []
     committed = set(git(root, "show", "--name-only", "--format=", "HEAD").split())
     assert all(p.endswith(".md") for p in committed)
@@ -257,6 +257,51 @@ def test_a_persons_body_edit_is_never_overwritten_by_a_reingest(vine: Vine,
         {"rel": e["rel"], "target": e["target"]} for e in looked["edges_out"]]
     arch.write_text("# Mixer architecture\n\nSix now.\n", encoding="utf-8")
     assert [e["id"] for e in ingest(vine, [source])["updated"]] == [note]  # unedited again
+
+
+def test_wikilinks_resolve_as_the_source_meant_them(vine: Vine, tmp_path: Path) -> None:
+    """An Obsidian vault: short names and paths from the source folder become links to
+    the nodes their files became; ambiguous and missing names are listed."""
+    from monkeyllm.validate import validate
+
+    vault = tmp_path / "vault"
+    (vault / "recipes").mkdir(parents=True)
+    (vault / "journal").mkdir()
+    (vault / "recipes" / "pao-de-queijo.md").write_text(
+        "# Pão de queijo\n\nCheese bread from Minas.\n", encoding="utf-8")
+    (vault / "recipes" / "notes.md").write_text("# Recipe notes\n\nAbout recipes.\n")
+    (vault / "journal" / "notes.md").write_text("# Journal notes\n\nAbout days.\n")
+    (vault / "journal" / "sunday.md").write_text(
+        "# Sunday\n\nBaked [[pao-de-queijo]] and [[recipes/pao-de-queijo|the bread]] "
+        "again, see [[pao-de-queijo#Steps]].\n\nAlso [[notes]], [[ghost-page]] and "
+        "[[journal/_index]].\n\n`[[pao-de-queijo]]` in code stays, as does:\n\n"
+        "```\n[[pao-de-queijo]]\n```\n", encoding="utf-8")
+    (vault / "index.md").write_text("# Index\n\nStart at [[notes]].\n")  # which notes?
+    report = ingest(vine, [vault], into="notes")
+    body = assert_ok(vine.pick("notes/journal/sunday"))["body"]
+    assert "Baked [[notes/recipes/pao-de-queijo|pao-de-queijo]] and " \
+           "[[notes/recipes/pao-de-queijo|the bread]] again, see " \
+           "[[notes/recipes/pao-de-queijo#Steps|pao-de-queijo]]." in body
+    assert "`[[pao-de-queijo]]` in code" in body and "```\n[[pao-de-queijo]]\n```" in body
+    assert "Also [[notes/journal/notes|notes]]," in body       # the note's own folder first
+    problems = {(e["id"], e["link"]): e["reason"] for e in report["unresolved_links"]}
+    assert set(problems) == {("notes/index", "[[notes]]"),
+                             ("notes/journal/sunday", "[[ghost-page]]"),
+                             ("notes/journal/sunday", "[[journal/_index]]")}
+    ambiguous = problems[("notes/index", "[[notes]]")]
+    assert ambiguous.startswith("ambiguous: 2 files")
+    assert "notes/journal/notes" in ambiguous and "notes/recipes/notes" in ambiguous
+    assert problems[("notes/journal/sunday", "[[ghost-page]]")] == \
+        "no file of the source is named so"
+    assert report["counts"]["unresolved_links"] == 3
+    wiki = [f for f in validate(vine.root) if f.code == "body.broken-wikilink"]
+    assert {f.message.split("'")[1] for f in wiki} == {"notes", "ghost-page",
+                                                       "journal/_index"}
+    # a second vault file linking to one ingested earlier resolves too
+    (vault / "journal" / "monday.md").write_text("# Monday\n\nMore [[Pao-de-Queijo]].\n")
+    ingest(vine, [vault], into="notes")
+    assert "[[notes/recipes/pao-de-queijo|Pao-de-Queijo]]" in assert_ok(
+        vine.pick("notes/journal/monday"))["body"]
 
 
 class _AnyText(str):

@@ -33,6 +33,7 @@ from .files import (
     _uri_rel,
     add_entries,
 )
+from .links import known_files, resolve
 from .model import (
     EXTRA_HINT,
     INGEST_CONFIDENCE,
@@ -61,6 +62,11 @@ def ingest(vine: Vine, sources: list[Path], into: str = "_index", *,
            prefer_source: bool = False) -> dict[str, Any]:
     """Ingest folders and files under the branch ``into``, in one commit.
 
+    A note's ``[[wikilinks]]`` are resolved as the source meant them: a short name
+    (``[[pao-de-queijo]]``, as Obsidian writes) or a path from the note's folder or the
+    source folder (``[[recipes/pao-de-queijo]]``) becomes a link to the node that file
+    became, when exactly one file matches.
+
     A node whose body a person edited since its ingest (its ``body_digest`` no longer
     matches) is left as they left it when its source changes, and reported as a
     ``conflict``; ``prefer_source`` refreshes it from the source anyway (curated tags,
@@ -78,8 +84,9 @@ def ingest(vine: Vine, sources: list[Path], into: str = "_index", *,
     Returns:
         The report: ``created``, ``updated``, ``unchanged``, ``unsupported``, ``failed``,
         ``stale`` and ``conflict`` entries (each with ``path``, and ``id`` or
-        ``reason``), ``branches`` planted, ``counts``, ``commit`` (None when nothing
-        changed) and ``elapsed_ms``.
+        ``reason``), ``unresolved_links`` (wikilinks that name no source file, or
+        several: ``path``, ``id``, ``link``, ``reason``), ``branches`` planted,
+        ``counts``, ``commit`` (None when nothing changed) and ``elapsed_ms``.
 
     Raises:
         VineError: A read-only forest, a bad ``into``, or a failed commit (nothing is
@@ -132,7 +139,7 @@ class _Run:
         self.scratch = Path(tempfile.mkdtemp(prefix="ingest-", dir=scratch))
         self.report: dict[str, list[dict[str, Any]]] = {
             k: [] for k in ("created", "updated", "unchanged", "unsupported", "failed",
-                            "stale", "conflict")}
+                            "stale", "conflict", "unresolved_links")}
         self.origins = {r["origin"]: r["id"] for r in ctx.forest.catalog.rows(
             "SELECT id, origin FROM nodes WHERE origin LIKE 'file:%'")}
         self.taken = {r["id"] for r in ctx.forest.catalog.rows("SELECT id FROM nodes")}
@@ -156,6 +163,9 @@ class _Run:
                 if origin.startswith(prefix) and origin not in self.seen:
                     self.report["stale"].append(
                         {"path": str(root / _uri_rel(origin, prefix)), "id": node_id})
+        # Wikilinks to the nodes their files became (every file of the run is planned).
+        self.report["unresolved_links"] = resolve(
+            self.plans, known_files(self.origins, self.plans), self.taken.__contains__)
         branches = self._plan_branches()
         commit = self._write(branches) if self.plans else None
         out: dict[str, Any] = {"into": self.into, "commit": commit,
