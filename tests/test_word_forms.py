@@ -18,7 +18,7 @@ from monkeyllm import Vine, budget
 from monkeyllm.reads import features
 from monkeyllm.stems import stem_text, stems
 
-from .conftest import assert_ok, make_forest
+from .conftest import assert_ok, git_init, make_forest
 from .mcpkit import TIMEOUT, VINE, payload, stdio_session
 
 FOREST: dict[str, tuple[str, dict[str, Any], str]] = {
@@ -316,3 +316,34 @@ def test_mcp_finds_word_forms_and_edges(forest: Path, team: Path) -> None:
                 person = next(r for r in got["results"] if r["id"] == "people/rita")
                 assert person["via"]["from"] == "projects/alvorada"
     anyio.run(body)
+
+
+def test_two_nodes_that_each_claim_to_replace_the_other_cancel_out(tmp_path: Path) -> None:
+    root = make_forest(tmp_path / "loop", {
+        "p/a": ("note", {"title": "Tariff table", "summary": "Tariffs.",
+                         "links": [{"rel": "supersedes", "target": "p/b"}]}, "# A\n"),
+        "p/b": ("note", {"title": "Tariff table", "summary": "Tariffs.",
+                         "links": [{"rel": "supersedes", "target": "p/a"}]}, "# B\n"),
+    })
+    with Vine(root, writable=False, alpha=0) as vine:
+        out = assert_ok(vine.locate("tariff table"))
+    assert {r["id"] for r in out["results"]} == {"p/a", "p/b"}
+    assert all("superseded_by" not in r for r in out["results"])
+
+
+def test_a_link_added_later_is_seen_by_the_next_locate(tmp_path: Path) -> None:
+    root = make_forest(tmp_path / "later", {
+        "p/old": ("note", {"title": "Freight rules", "summary": "Who pays the freight."},
+                  "# Old\n"),
+        "p/new": ("note", {"title": "Freight rules 2027", "summary": "Who pays the "
+                                                                    "freight from 2027."},
+                  "# New\n"),
+    })
+    git_init(root)
+    with Vine(root, alpha=0) as vine:
+        assert all("superseded_by" not in r
+                   for r in assert_ok(vine.locate("freight rules"))["results"])
+        assert_ok(vine.graft("p/new", {"add_links": [{"rel": "supersedes",
+                                                      "target": "p/old"}]}))
+        after = {r["id"]: r for r in assert_ok(vine.locate("freight rules"))["results"]}
+    assert after["p/old"]["superseded_by"] == ["p/new"]

@@ -103,8 +103,7 @@ def linked(forest: Forest, sources: list[tuple[str, float, str]], terms: list[st
     for source, score, text in sources:
         folded = fold(text)
         missing = {t: weight.get(t, 0.0) for t in terms if not _carries(folded, None, t, forms)}
-        kinds = forest.catalog.rows(_META, (json.dumps([source]),))
-        if asks_person and not (kinds and _is_person(kinds[0])):
+        if asks_person and not _is_person(forest.catalog.row(source)):
             missing[PERSON] = sum(missing.values()) or mean
         lacking = sum(missing.values())
         if lacking <= 0:
