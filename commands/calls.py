@@ -22,7 +22,7 @@ import typer
 from monkeyllm.registry import CALLS, Call, Param
 
 from . import common
-from .params import collect, option_names, shape_of
+from .params import collect, option_names, positionals, shape_of
 
 # One example per call, shown in its --help (a test checks every call has one).
 EXAMPLES: dict[str, str] = {
@@ -38,6 +38,11 @@ EXAMPLES: dict[str, str] = {
     "graft": "vine graft sales/price-list --patch "
              "'{\"set_frontmatter\": {\"tags\": [\"pricing\"]}}'",
     "tend": "vine tend sales/orders-2026 --sql \"DELETE FROM orders WHERE id = 'X-1'\"",
+    "history": "vine history sales/exchange-policy --limit 5",
+    "calendar": "vine calendar --scope meetings --granularity week --since 2026",
+    "coverage": "vine coverage --scope sales",
+    "prune": "vine prune sales/old-note   (asks first on a terminal; --force, --yes)",
+    "transplant": "vine transplant sales/exchange-policy sales/policies/exchange-policy",
 }
 
 _FOREST = inspect.Parameter(
@@ -45,6 +50,11 @@ _FOREST = inspect.Parameter(
     annotation=Annotated[Path | None, typer.Option(
         "--forest", "-f", help="The forest's folder (default: $VINE_FOREST, else the "
         "nearest forest at or above the current folder).", show_default=False)])
+_YES = inspect.Parameter(
+    "yes_", inspect.Parameter.KEYWORD_ONLY, default=False,
+    annotation=Annotated[bool, typer.Option(
+        "--yes", "-y", help="Do it without showing what goes and asking first (piped "
+        "output never asks).")])
 _JSON = inspect.Parameter(
     "json_", inspect.Parameter.KEYWORD_ONLY, default=False,
     annotation=Annotated[bool, typer.Option(
@@ -105,15 +115,17 @@ def _choices(values: tuple[str, ...]) -> type[enum.Enum]:
 
 def build(spec: Call) -> typer.models.CommandInfo | Any:
     """The command function of one call, with a signature Typer reads."""
-    first = next((p for p in spec.params if p.required), None)
+    by_position = positionals(spec)
 
     def command(**kwargs: Any) -> None:
         forest = kwargs.pop("forest_")
         as_json = common.json_mode(kwargs.pop("json_"))
-        common.run_call(spec, forest, as_json, collect(spec, kwargs))
+        yes = bool(kwargs.pop("yes_", False))
+        common.run_call(spec, forest, as_json, collect(spec, kwargs), assume_yes=yes)
 
-    params = [_cli_param(p, p is first) for p in spec.params]
-    command.__signature__ = inspect.Signature([*params, _FOREST, _JSON])  # type: ignore[attr-defined]
+    params = [_cli_param(p, p in by_position) for p in spec.params]
+    extra = [_YES] if spec.name in common.CONFIRMED else []
+    command.__signature__ = inspect.Signature([*params, *extra, _FOREST, _JSON])  # type: ignore[attr-defined]
     command.__name__ = spec.name
     return command
 

@@ -144,11 +144,35 @@ def cli_words() -> Any:
     return spelled(CLI)
 
 
-def run_call(spec: Call, forest: Path | None, as_json: bool, args: dict[str, Any]) -> None:
-    """Open the forest (read-only for reads), make one call, close, print."""
+# Calls that show what they will do and ask first, on a terminal (not with --yes).
+CONFIRMED = ("prune",)
+
+
+def run_call(spec: Call, forest: Path | None, as_json: bool, args: dict[str, Any], *,
+             assume_yes: bool = False) -> None:
+    """Open the forest (read-only for reads), make one call, close, print.
+
+    A call in :data:`CONFIRMED`, printed for a person (not JSON) and not told
+    ``--yes``, first shows what it would do (its dry run) and asks; the forest is not
+    held while the question waits.
+    """
     from monkeyllm.writes import authored
 
     with cli_words():
+        if spec.name in CONFIRMED and not as_json and not assume_yes \
+                and not args.get("dry_run"):
+            from .confirm import confirm
+
+            vine = open_vine(forest, writable=True, as_json=as_json)
+            try:
+                preview = vine.call(spec.name, {**args, "dry_run": True})
+            finally:
+                vine.close()
+            if isinstance(preview, dict) and set(preview) == {"error"}:
+                emit(spec.name, preview, as_json)
+            if not confirm(console(), spec.name, preview):
+                sys.stderr.write(f"vine: nothing was changed ({spec.name} not confirmed)\n")
+                raise SystemExit(EXIT_ERROR)
         vine = open_vine(forest, writable=not spec.read_only, as_json=as_json)
         try:
             # A person at a terminal writes this: source manual, unless told otherwise.

@@ -25,7 +25,7 @@ import monkeyllm  # noqa: F401  (importing the engine fills the registry of call
 from monkeyllm.registry import CALLS, Call, Param
 
 from . import common
-from .params import collect, option_names, shape_of
+from .params import collect, option_names, positionals, shape_of
 
 _COMPLETE = "_VINE_COMPLETE"
 
@@ -76,10 +76,11 @@ def parse(argv: list[str]) -> Plan | None:
             return None
     if plan is None:
         return None
-    first = next((p for p in plan.spec.params if p.required), None)
-    options: dict[str, Param] = {name: p for p in plan.spec.params if p is not first
+    by_position = positionals(plan.spec)
+    first = by_position[0] if by_position else None
+    options: dict[str, Param] = {name: p for p in plan.spec.params if p not in by_position
                                  for name in option_names(p)}
-    positionals: list[str] = []
+    given: list[str] = []
     lists: dict[str, list[str]] = {}
     while args:
         arg = args.pop(0)
@@ -95,7 +96,7 @@ def parse(argv: list[str]) -> Plan | None:
             plan.forest = Path(value)
             continue
         if not _option_like(arg):
-            positionals.append(arg)
+            given.append(arg)
             continue
         param = options.get(name)
         if param is None:
@@ -121,24 +122,25 @@ def parse(argv: list[str]) -> Plan | None:
         else:
             plan.values[param.name] = value
     if first is None:
-        if positionals:
+        if given:
             return None
-    elif shape_of(first) in ("list", "many"):
-        if not positionals:
+    elif len(by_position) == 1 and shape_of(first) in ("list", "many"):
+        if not given:
             return None
-        plan.values[first.name] = positionals
+        plan.values[first.name] = given
     else:
-        if len(positionals) != 1:
+        if len(given) != len(by_position):
             return None
-        try:
-            plan.values[first.name] = _convert(first, shape_of(first), positionals[0])
-        except ValueError:
-            return None
+        for param, raw in zip(by_position, given, strict=True):
+            try:
+                plan.values[param.name] = _convert(param, shape_of(param), raw)
+            except ValueError:
+                return None
     for param in plan.spec.params:
         shape = shape_of(param)
         if param.name in lists:
             plan.values[param.name] = lists[param.name]
-        elif param is not first and param.required and param.name not in plan.values:
+        elif param not in by_position and param.required and param.name not in plan.values:
             return None
         elif shape == "flag":
             plan.values.setdefault(param.name, bool(param.default))

@@ -13,6 +13,19 @@ from monkeyllm.registry import Call, Param
 
 from . import common
 
+# Calls that take a second argument by position (``vine transplant ID NEW_ID``).
+SECOND_POSITIONAL = {"transplant": "new_id"}
+
+
+def positionals(spec: Call) -> list[Param]:
+    """The parameters given by position: the first required one (``ID``, ``QUERY``),
+    and a second one for the few calls that read better so."""
+    first = next((p for p in spec.params if p.required), None)
+    out = [first] if first is not None else []
+    second = SECOND_POSITIONAL.get(spec.name)
+    out += [p for p in spec.params if p.name == second]
+    return out
+
 
 def kinds_of(hint: Any) -> list[Any]:
     """The non-None alternatives of a type hint."""
@@ -68,10 +81,10 @@ def convert(param: Param, value: Any, positional: bool) -> Any:
 def collect(spec: Call, values: dict[str, Any]) -> dict[str, Any]:
     """The engine's argument object from parsed command-line values (as Typer hands
     them to a command): absent options stay absent, so the engine's defaults apply."""
-    first = next((p for p in spec.params if p.required), None)
+    by_position = positionals(spec)
     args: dict[str, Any] = {}
     for param in spec.params:
-        value = convert(param, values.get(param.name), param is first)
+        value = convert(param, values.get(param.name), param in by_position)
         if value is None and not param.required:
             continue
         if param.name in values and shape_of(param) == "flag" and value == param.default:

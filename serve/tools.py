@@ -10,9 +10,11 @@ annotations are set explicitly:
 - ``plant`` and ``ingest`` only add (ingest refreshes nodes it created itself from the
   same upload), so they are not destructive; a repeat answers differently (an
   existing id, an unchanged file), so they are not idempotent;
-- ``graft`` can replace a body or a section and remove links, and ``tend`` runs
-  ``UPDATE`` and ``DELETE`` on payloads that live outside git: both are destructive,
-  whatever git history keeps, so a host asks before running them;
+- ``graft`` can replace a body or a section and remove links, ``tend`` runs
+  ``UPDATE`` and ``DELETE`` on payloads that live outside git, ``prune`` removes a
+  node (and, forced, the links to it) and ``transplant`` rewrites every node that
+  links to the one it moves: all four are destructive, whatever git history keeps,
+  so a host asks before running them;
 - nothing reaches outside the forest (``openWorldHint`` is false everywhere).
 """
 
@@ -25,7 +27,8 @@ from monkeyllm.registry import CALLS, Call
 
 # Every engine call but ``answer`` (which needs a model and lives on the Station).
 ENGINE_TOOLS = ("locate", "look", "move", "pick", "scan", "sniff", "query", "harvest",
-                "plant", "graft", "tend")
+                "history", "calendar", "coverage", "plant", "graft", "tend", "prune",
+                "transplant")
 EXTRA_TOOLS = ("forests", "view", "ingest")
 
 # Uploads through the ingest tool (the HTTP transport also caps a request at 4 MiB).
@@ -53,6 +56,8 @@ HINTS: dict[str, Hints] = {
     "plant": Hints(read_only=False, destructive=False, idempotent=False),
     "graft": Hints(read_only=False, destructive=True, idempotent=False),
     "tend": Hints(read_only=False, destructive=True, idempotent=False),
+    "prune": Hints(read_only=False, destructive=True, idempotent=False),
+    "transplant": Hints(read_only=False, destructive=True, idempotent=False),
     "ingest": Hints(read_only=False, destructive=False, idempotent=False),
 }
 

@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 
 from monkeyllm.commands import calls, common
 from monkeyllm.commands.main import parse
-from monkeyllm.commands.params import collect, option_names, shape_of
+from monkeyllm.commands.params import collect, option_names, positionals, shape_of
 from monkeyllm.registry import CALLS
 
 from .conftest import copy_sample
@@ -69,6 +69,12 @@ PLAIN = [
     ["query", "sales/orders-2026", "--sql", "SELECT COUNT(*) FROM orders"],
     ["harvest", "what is the deadline?", "--terms", "NF-4412", "--date_field", "updated"],
     ["graft", "sales/price-list", "--patch", '{"set_frontmatter": {"tags": ["x"]}}'],
+    ["transplant", "sales/price-list", "sales/pipeline/price-list", "--dry-run"],
+    ["prune", "sales/price-list", "--force"],
+    ["history", "sales/price-list", "--limit", "3"],
+    ["calendar", "--granularity", "week", "--since", "2026", "--scope", "meetings"],
+    ["coverage"],
+    ["coverage", "--scope", "sales", "--date-field", "updated"],
 ]
 
 
@@ -87,6 +93,8 @@ def test_plain_command_lines_take_the_hot_path_and_agree_with_typer(
     ["plant", "-"], ["look", "x", "--nope"], ["--version"], ["nope", "x"],
     ["look", "x", "-f"], ["look", "x", "--json=1"], ["-f", "--json", "look", "x"],
     ["locate", "a", "b"], ["scan", "s", "--recursive=yes"],
+    ["prune", "x", "--yes"], ["prune", "x", "-y"], ["transplant", "x"],
+    ["transplant", "x", "y", "z"], ["coverage", "sales"], ["calendar", "--granularity", "q"],
 ])
 def test_anything_else_is_left_to_typer(argv: list[str]) -> None:
     assert parse(argv) is None
@@ -126,7 +134,7 @@ def _plausible(name: str, noise: st.SearchStrategy[str]) -> st.SearchStrategy[li
     """A command line shaped like a real one: the positional, then options (each
     with a value of its kind) in any order, now and then a stray token."""
     spec = CALLS[name]
-    first = next(p for p in spec.params if p.required)
+    by_position = positionals(spec)
     text = st.text(min_size=1, max_size=8).filter(lambda t: not t.startswith("-"))
     by_shape = {
         "int": st.integers(0, 99).map(str), "float": st.floats(0, 2).map(repr),
@@ -136,7 +144,7 @@ def _plausible(name: str, noise: st.SearchStrategy[str]) -> st.SearchStrategy[li
     }
     pieces = []
     for param in spec.params:
-        if param is first:
+        if param in by_position:
             continue
         kind = shape_of(param)
         value = (st.sampled_from(param.choices or ("?",)) if kind == "choice"
@@ -147,9 +155,11 @@ def _plausible(name: str, noise: st.SearchStrategy[str]) -> st.SearchStrategy[li
         pieces.append(st.lists(pair, max_size=2) if not param.required
                       else pair.map(lambda p: [p]))
     options = st.tuples(*pieces).map(lambda groups: [p for g in groups for p in g])
-    # One positional and no stray token three times in four.
-    head = st.tuples(st.integers(0, 3), text, text).map(
-        lambda c: [c[1]] if c[0] else [c[1], c[2]])
+    # The positionals and no stray token three times in four.
+    count = len(by_position)
+    head = st.tuples(st.integers(0, 3), st.lists(text, min_size=count + 1,
+                                                 max_size=count + 1)).map(
+        lambda c: c[1][:count] if c[0] else c[1])
     stray = st.tuples(st.integers(0, 3), noise).map(lambda c: [] if c[0] else [c[1]])
     return st.tuples(head, options, stray).flatmap(
         lambda parts: st.permutations(parts[1]).map(

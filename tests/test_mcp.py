@@ -46,6 +46,7 @@ NOTE = {"id": "sales/mcp-note", "type": "note", "parent": "sales/_index",
 EXPECTED_HINTS = {
     "plant": (False, False, False), "graft": (False, True, False),
     "tend": (False, True, False), "ingest": (False, False, False),
+    "prune": (False, True, False), "transplant": (False, True, False),
 }
 
 

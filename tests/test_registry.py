@@ -12,18 +12,24 @@ from monkeyllm import CALLS, Vine
 
 from .conftest import REPO
 
-READS = ["locate", "look", "move", "pick", "scan", "sniff", "query"]
+READS = ["locate", "look", "move", "pick", "scan", "sniff", "history", "calendar",
+         "coverage", "query"]
+WRITES = ["plant", "graft", "tend", "prune", "transplant"]
+# Calls whose every parameter has a default (they cover the whole forest unless told).
+NO_REQUIRED = ("calendar", "coverage")
 
 
-def test_the_seven_reads_are_registered_in_order() -> None:
+def test_the_reads_and_writes_are_registered_in_order() -> None:
     assert [name for name, spec in CALLS.items() if spec.kind == "read"] == READS
+    assert [name for name, spec in CALLS.items() if spec.kind == "write"] == WRITES
 
 
-@pytest.mark.parametrize("name", READS)
+@pytest.mark.parametrize("name", list(CALLS))
 def test_every_call_is_documented_and_typed(name: str) -> None:
     spec = CALLS[name]
-    assert spec.summary and spec.budget
-    assert spec.params[0].required
+    assert spec.summary
+    assert bool(spec.budget) == (spec.kind != "write")
+    assert spec.params and spec.params[0].required == (name not in NO_REQUIRED)
     for param in spec.params:
         assert param.doc, f"{name}.{param.name} has no description"
         assert param.schema(), f"{name}.{param.name} has no JSON type"
@@ -33,7 +39,7 @@ def test_every_call_is_documented_and_typed(name: str) -> None:
     assert getattr(Vine, name).__vine_call__ is spec
 
 
-@pytest.mark.parametrize("name", READS)
+@pytest.mark.parametrize("name", list(CALLS))
 def test_the_readme_lists_every_call(name: str) -> None:
     readme = (REPO / "README.md").read_text(encoding="utf-8")
     assert f"| `{name}(" in readme

@@ -119,9 +119,13 @@ def test_tools_are_the_station_calls_and_forests(station: dict[str, Any]) -> Non
         hints = tools[name].annotations
         assert hints.readOnlyHint == call.read_only, name
         assert hints.openWorldHint == (name == "answer"), name
-        if name in ("plant", "graft", "tend", "answer"):
+        if name in ("plant", "graft", "tend", "prune", "transplant", "answer"):
             assert hints.idempotentHint is False, name
-    assert tools["graft"].annotations.destructiveHint is True
+        if name in ("history", "calendar", "coverage"):
+            assert (hints.readOnlyHint, hints.destructiveHint, hints.idempotentHint) == \
+                (True, False, True), name
+    for name in ("graft", "prune", "transplant"):
+        assert tools[name].annotations.destructiveHint is True, name
     assert tools["plant"].annotations.destructiveHint is False
     got = payload(forests)
     assert got == {"forests": [{"id": "acme", "caps": ["query", "read", "write"],

@@ -231,6 +231,48 @@ class HeatStore:
                     bisect.insort(order, (-key, nid))
                 self._pend(nid, amount, now)
 
+    def move(self, old: str, new: str) -> None:
+        """Carry ``old``'s heat to ``new`` (a transplant), keeping the larger of the two;
+        best effort: a busy or read-only store keeps the heat where it was."""
+        self._rekey([old], new)
+
+    def forget(self, ids: Iterable[str]) -> None:
+        """Drop the heat of nodes that are gone (a prune: an id planted again later is
+        a new node and starts cold); best effort."""
+        self._rekey(list(ids), None)
+
+    def _rekey(self, old: list[str], new: str | None) -> None:
+        with self._lock:
+            if self._closed or not old:
+                return
+            self.flush()
+            now = self.clock()
+            marks = ",".join("?" * len(old))
+            try:
+                if new is not None:
+                    rows = self._conn.execute(
+                        "SELECT decayed(heat, updated, ?) FROM heat WHERE scope='' AND "
+                        f"node_id IN ({marks}, ?)", (now, *old, new)).fetchall()
+                    best = max((r[0] for r in rows), default=0.0)
+                    if best > 0:
+                        self._conn.execute(
+                            "INSERT OR REPLACE INTO heat(scope, node_id, heat, updated) "
+                            "VALUES('', ?, ?, ?)", (new, min(best, 1.0), now))
+                self._conn.execute(f"DELETE FROM heat WHERE scope='' AND node_id IN ({marks})",
+                                   old)
+                self._conn.commit()
+            except sqlite3.Error:
+                self._conn.rollback()
+                return
+            for nid in old:
+                self._keys.pop(nid, None)
+            if new is not None:
+                self._keys.pop(new, None)
+            # Read the table again on next use (our own commit does not move its version).
+            self._version = None
+            self._full = False
+            self._order = None
+
     def _pend(self, nid: str, amount: float, now: float) -> None:
         """Add to a deposit not yet written, held as a key so that it decays from the
         moment it was made, not from the moment it reaches the file."""

@@ -12,10 +12,11 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from . import budget, hints, registry
+from . import budget, hints, lifecycle, registry
 from .errors import NotFound, ReadOnly, SchemaError, VineError, refused_write
 from .registry import CALLS, Call, check_args, internal
 from .traces import TraceLog
+from .visibility import EVERYTHING, Visibility
 from .writes import JOURNAL
 
 if TYPE_CHECKING:
@@ -48,7 +49,8 @@ class Vine:
 
     Args:
         path: The forest's root folder (it holds ``_index.md``).
-        writable: Take the writer lock (needed by plant, graft and tend).
+        writable: Take the writer lock (needed by plant, graft, tend, prune and
+            transplant).
         alpha: Weight of heat in ranking; 0 turns the pheromone off.
         half_life_days: How fast heat evaporates.
         watch: Use inotify (where available) to notice outside edits; without
@@ -208,7 +210,30 @@ class Vine:
         from .writes.context import WriteContext
 
         return WriteContext(self._forest, self._repository(),
-                            getattr(self._local, "trailers", ()))
+                            getattr(self._local, "trailers", ()), self._visibility())
+
+    def _visibility(self) -> Visibility:
+        return getattr(self._local, "visibility", EVERYTHING)
+
+    @contextmanager
+    def visibility(self, allow: list[str] | tuple[str, ...] = ("",),
+                   deny: list[str] | tuple[str, ...] = ()) -> Iterator[None]:
+        """Calls made by this thread inside the block see only the nodes under these id
+        prefixes: calendar and coverage count them alone, history names no other node
+        in a commit's message, and prune and transplant refuse (``E_ANCHORED``, with a
+        count only) when they would have to rewrite a node outside them. A server
+        wraps each call of a scoped key in it.
+
+        Args:
+            allow: Id prefixes that may be seen (``"sales/"``); ``""`` is everything.
+            deny: Id prefixes hidden even inside an allowed one.
+        """
+        previous = self._visibility()
+        self._local.visibility = Visibility.of(allow, deny)
+        try:
+            yield
+        finally:
+            self._local.visibility = previous
 
     @contextmanager
     def trailers(self, pairs: dict[str, str]) -> Iterator[None]:
@@ -452,6 +477,14 @@ class Vine:
         return sniff(self._forest, terms, scope, k, type_filter,
                      window(since, until, date_field))
 
+    # -- explaining a forest (reads) ------------------------------------------------
+
+    history = registry.call("read", budget.HISTORY)(lifecycle.history)
+    calendar = registry.call("read", budget.CALENDAR)(lifecycle.calendar)
+    coverage = registry.call("read", budget.COVERAGE)(lifecycle.coverage)
+
+    # -- the writes ----------------------------------------------------------------
+
     @registry.call("write")
     def plant(self, node: dict[str, Any] | list[dict[str, Any]], if_absent: bool = False,
               dry_run: bool = False) -> dict[str, Any]:
@@ -514,6 +547,9 @@ class Vine:
 
         with self._write_mutex:
             return tend(self._writing(), id, sql)
+
+    prune = registry.call("write")(lifecycle.prune)
+    transplant = registry.call("write")(lifecycle.transplant)
 
     @registry.call("read", budget.QUERY)
     def query(self, id: str, sql: str) -> dict[str, Any]:

@@ -7,6 +7,7 @@ from typing import Any
 
 from rich.console import Console
 
+from .lifecycle import _calendar, _coverage, _history
 from .pieces import Response, _footer
 from .reads import _locate, _look, _move, _pick, _query, _scan, _sniff
 from .writes import WRITE_VERBS, _error, _generic, _harvest, _init, _write
@@ -15,21 +16,24 @@ Renderer = Callable[[Console, Response], set[str]]
 RENDERERS: dict[str, Renderer] = {
     "locate": _locate, "look": _look, "move": _move, "pick": _pick, "scan": _scan,
     "sniff": _sniff, "query": _query, "harvest": _harvest, "init": _init,
+    "history": _history, "calendar": _calendar, "coverage": _coverage,
 }
 
 
 def show(console: Console, call: str, response: dict[str, Any]) -> None:
     """Render a successful response of ``call`` to ``console``.
 
-    Reads get tables (locate, move, scan, sniff, query), digest panels (look) or
-    markdown (pick); writes get a short success panel; anything else is shown as
+    Reads get tables (locate, move, scan, sniff, query, history, coverage), a bar
+    chart (calendar), digest panels (look) or markdown (pick); writes get a short
+    success panel; anything else is shown as
     JSON. Keys a layout does not know are listed as ``key: value``, and a truncated
     response, its hints and its page cursor are always printed plainly.
 
     Args:
         console: Where to print.
-        call: The call's name (locate, look, move, pick, scan, sniff, query, plant,
-            graft, tend, harvest, or any other).
+        call: The call's name (locate, look, move, pick, scan, sniff, query, history,
+            calendar, coverage, plant, graft, tend, prune, transplant, harvest, or any
+            other).
         response: The engine's response object.
     """
     if not isinstance(response, dict):

@@ -28,7 +28,8 @@ from .reads import _highlight, _markdown, _terms_pattern
 # -- writes --------------------------------------------------------------------------
 
 
-WRITE_VERBS = {"plant": "planted", "graft": "grafted", "tend": "tended"}
+WRITE_VERBS = {"plant": "planted", "graft": "grafted", "tend": "tended", "prune": "pruned",
+               "transplant": "transplanted"}
 
 
 def _write(console: Console, call: str, response: Response) -> set[str]:
@@ -53,6 +54,8 @@ def _write(console: Console, call: str, response: Response) -> set[str]:
         heading = f"{call}: dry run, valid, nothing written"
     elif wrote:
         what = response.get("id") or f"{response.get('count', '?')} node(s)"
+        if call == "transplant" and response.get("new_id"):
+            what = f"{what} → {response['new_id']}"
         heading = f"{WRITE_VERBS.get(call, call)} {_plain(what)}"
     else:
         heading = f"{call}: no commit"

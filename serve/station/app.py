@@ -96,8 +96,11 @@ class Station:
         def engine(call: str, given: dict[str, Any]) -> dict[str, Any]:
             return self.dispatcher.run(call, {**given, "forest": forest}).result
 
-        with vine.trailers({TRAILER: who.name}):
-            return scope.run(who.policy, vine.root, name, args, engine, vine.near)
+        policy = who.policy
+        seen = vine.visibility(policy.allow, policy.deny) if policy.restricted \
+            else contextlib.nullcontext()
+        with vine.trailers({TRAILER: who.name}), seen:
+            return scope.run(policy, vine.root, name, args, engine, vine.near)
 
     def granted(self, who: Principal, forest: str) -> None:
         """Refuse a forest the key is not for, exactly like an absent one."""

@@ -9,8 +9,11 @@ from .calls import STATION_CALLS
 
 _ERRORS = {"400": "Invalid request or query", "401": "No key, or a bad or revoked one",
            "403": "Capability or query forbidden", "404": "Unknown or not-granted forest, "
-           "unknown call, or a node absent or outside the key's scope",
-           "409": "Forest locked", "500": "Internal error", "504": "Timed out"}
+           "unknown call, a node absent or outside the key's scope, or one that moved "
+           "(E_MOVED, with moved_to)",
+           "409": "Forest locked, or a node other nodes link to (prune) or whose "
+                  "links cannot all be rewritten (transplant)",
+           "500": "Internal error", "504": "Timed out"}
 
 
 def document(version: str) -> dict[str, Any]:

@@ -13,8 +13,10 @@ from monkeyllm.errors import Forbidden
 CAPS = ("read", "query", "write", "tend", "answer", "admin")
 # The capability each call needs (admin implies every one).
 NEEDS = {"locate": "read", "look": "read", "move": "read", "pick": "read",
-         "scan": "read", "sniff": "read", "harvest": "read", "query": "query",
-         "tend": "tend", "plant": "write", "graft": "write", "answer": "answer"}
+         "scan": "read", "sniff": "read", "harvest": "read", "history": "read",
+         "calendar": "read", "coverage": "read", "query": "query", "tend": "tend",
+         "plant": "write", "graft": "write", "prune": "write", "transplant": "write",
+         "answer": "answer"}
 
 
 def prefix(raw: str) -> str:

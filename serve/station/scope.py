@@ -9,6 +9,10 @@ principals; this layer wraps each call by the shape of its response.
 - Bodies (pick, harvest content) lose the lines that link to a hidden node (an
   index's entry lines, a note's wikilinks).
 - Writes aimed outside the scope, or linking into hidden nodes, answer ``E_FORBIDDEN``.
+- calendar, coverage, history, prune and transplant run inside the key's prefixes
+  (:meth:`monkeyllm.Vine.visibility`): their counts cover visible nodes only, history
+  names no hidden node, and a prune or transplant that would have to rewrite a hidden
+  node refuses with ``E_ANCHORED`` and only a count of those nodes.
 """
 
 from __future__ import annotations
@@ -378,8 +382,28 @@ def _graft(s: Scope, call: str, args: dict[str, Any], engine: Engine) -> dict[st
     return out
 
 
+def _scoped(s: Scope, call: str, args: dict[str, Any], engine: Engine) -> dict[str, Any]:
+    """calendar and coverage: a hidden scope is an absent branch; the engine counts only
+    what the key sees."""
+    s.branch(args.get("scope"))
+    return engine(call, args)
+
+
+def _transplant(s: Scope, call: str, args: dict[str, Any], engine: Engine) -> dict[str, Any]:
+    """The source is gated like a read, the destination like a plant."""
+    s.check(args.get("id"))
+    raw = args.get("new_id")
+    if isinstance(raw, str):
+        new_id = _canonical(raw)
+        parent = parent_of(new_id)
+        if not s.visible(new_id) or (parent is not None and not s.visible(parent)):
+            raise s.policy.refuse_write(new_id)
+    return engine(call, args)
+
+
 _HANDLERS: dict[str, Callable[[Scope, str, dict[str, Any], Engine], dict[str, Any]]] = {
     "locate": _locate, "look": _look, "move": _move, "pick": _pick, "scan": _scan,
     "sniff": _sniff, "harvest": _harvest, "query": _by_id, "tend": _by_id,
-    "plant": _plant, "graft": _graft,
+    "plant": _plant, "graft": _graft, "history": _by_id, "calendar": _scoped,
+    "coverage": _scoped, "prune": _by_id, "transplant": _transplant,
 }

@@ -29,6 +29,10 @@ links.too-many              error     more than 50 links
 links.dangling              error     a link target that is not a node
 tree.missing-parent         error     a folder holds nodes but has no _index.md
 tree.parent-not-branch      error     an _index.md whose type is not ``branch``
+waymark.live                error     a ``moved_from`` id that is still a live node
+waymark.loop                error     a ``moved_from`` naming the node itself, or
+                                      waymarks that lead back where they started
+waymark.ambiguous           error     one old id in the ``moved_from`` of two nodes
 payload.undeclared          error     a dataset without a ``payload`` key
 payload.invalid             error     a payload path leaving the forest or inside
                                       _derived/ or .git/

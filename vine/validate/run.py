@@ -23,6 +23,7 @@ from .model import (
 )
 from .nodes import _check_node, _check_orphans
 from .tree import _check_index, _check_tree
+from .waymarks import _check_waymarks
 
 
 def validate(root: str | os.PathLike[str], *, payloads: bool = True) -> list[Finding]:
@@ -129,6 +130,7 @@ def _check(run: _Run) -> _Run:
         elif not f.id.startswith("_meta/"):
             _check_node(run, f)
     _check_tree(run)
+    _check_waymarks(run)
     for f in run.files.values():
         if f.node is not None and ids.is_index(f.id) and not _private(f.id):
             _check_index(run, f)

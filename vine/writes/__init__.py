@@ -1,4 +1,5 @@
-"""The three write calls (plant, graft, tend), init, and the transaction they share."""
+"""The write calls (plant, graft, tend, prune, transplant), init, and the transaction
+they share."""
 
 from __future__ import annotations
 

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from ..forest import Forest
 from ..gitops import Repository
+from ..visibility import EVERYTHING, Visibility
 from .transaction import Transaction
 
 
@@ -21,6 +22,9 @@ class WriteContext:
     repo: Repository
     # Git trailers appended to every commit message (e.g. who wrote, on a server).
     trailers: tuple[tuple[str, str], ...] = ()
+    # What the caller may see (a host's scoped key): nodes a write may touch beyond
+    # its argument must be inside it.
+    visibility: Visibility = EVERYTHING
 
     @property
     def root(self) -> Path:

@@ -28,6 +28,7 @@ def plant(ctx: WriteContext, node: dict[str, Any], if_absent: bool,
     node_id = spec["id"]
     trail = ids.trail_of(node_id)
     path = ctx.root / (node_id + ".md")
+    refuse_waymark(ctx, node_id)
     if ctx.forest.catalog.row(node_id) is not None or path.exists():
         if if_absent:
             return {"id": node_id, "created": False, "trail": trail}
@@ -73,6 +74,16 @@ def plant(ctx: WriteContext, node: dict[str, Any], if_absent: bool,
         sha = txn.commit(f"plant({node_id}): {title} [source={source}]")
     ctx.forest.heat.deposit([node_id], STRONG_DEPOSIT)
     return {"id": node_id, "created": True, "commit": sha, "trail": trail}
+
+
+def refuse_waymark(ctx: WriteContext, node_id: str) -> None:
+    """An id a transplant left as a waymark is not free: reads of it lead to the node
+    that moved (``E_SCHEMA``)."""
+    holder = ctx.forest.catalog.moved_to(node_id)
+    if holder is not None and ctx.forest.catalog.row(node_id) is None:
+        raise SchemaError(f"{node_id} is the old address of {holder} (a waymark)",
+                          hint=f"Plant under another id; reads of {node_id} lead to "
+                               f"{holder}, which transplant can move back.")
 
 
 def validate_node(ctx: WriteContext, node: dict[str, Any]) -> dict[str, Any]:
@@ -288,6 +299,7 @@ def _batch_spec(ctx: WriteContext, node: Any, branches: set[str],
     node_id = spec["id"]
     if node_id in seen:
         raise SchemaError(f"{node_id} appears twice in the batch")
+    refuse_waymark(ctx, node_id)
     if ctx.forest.catalog.row(node_id) is not None or (ctx.root / (node_id + ".md")).exists():
         return None
     parent = spec["parent"]

@@ -1,15 +1,17 @@
 """All-or-nothing writes: snapshot, write, commit, or put everything back.
 
 Before the first file changes, a journal (``_derived/journal.json``) records
-the HEAD it started from and the old bytes of every file it will touch. If the
-process dies mid-write, the next writable open finds the journal: when HEAD has not
-moved, the files are put back; when it has, the commit landed and only the journal
-goes. Either way the working tree ends clean.
+the HEAD it started from, the old bytes of every file it will touch and every file it
+will move (a payload carried beside a transplanted node, or into the graveyard by a
+prune). If the process dies mid-write, the next writable open finds the journal: when
+HEAD has not moved, the files are put back and the moves undone; when it has, the
+commit landed and only the journal goes. Either way the working tree ends clean.
 """
 
 from __future__ import annotations
 
 import base64
+import errno
 import json
 import os
 import sqlite3
@@ -81,6 +83,7 @@ class Transaction:
         self._old: dict[Path, bytes | None] = {}
         self._extra: list[Path] = []   # created beside the markdown (a newborn payload)
         self._payloads: list[Path] = []  # written in place (tend)
+        self._moves: list[tuple[Path, Path]] = []  # (from, to), done in this order
         self._journal = root / "_derived" / JOURNAL
         self._scratch = root / "_derived" / "tmp"
         self._started = False
@@ -126,6 +129,20 @@ class Transaction:
         self.touch(path)
         atomic_write(path, text.encode("utf-8"), self._scratch)
 
+    def remove(self, path: Path) -> None:
+        """Delete a node file inside the transaction (the commit removes it from git)."""
+        self.touch(path)
+        path.unlink(missing_ok=True)
+
+    def move(self, source: Path, target: Path) -> None:
+        """Move a file that is not in git (a payload) inside the transaction: journaled
+        before it happens, moved back by a rollback or a recovery."""
+        self._begin()
+        self._moves.append((source, target))
+        self._save_journal()
+        target.parent.mkdir(parents=True, exist_ok=True)
+        _rename(source, target)
+
     def _save_journal(self) -> None:
         entry: dict[str, Any] = {
             "head": self._head,
@@ -134,6 +151,8 @@ class Transaction:
                       for p, b in self._old.items()},
             "extra": [os.path.relpath(p, self.root) for p in self._extra],
             "payloads": [os.path.relpath(p, self.root) for p in self._payloads],
+            "moves": [[os.path.relpath(a, self.root), os.path.relpath(b, self.root)]
+                      for a, b in self._moves],
         }
         self._journal.parent.mkdir(exist_ok=True)
         atomic_write(self._journal, json.dumps(entry).encode("utf-8"))
@@ -182,6 +201,7 @@ class Transaction:
         holds, and only the index is brought in line with it.
         """
         if not self._committed:
+            unmove(self._moves)
             restore(self.root, dict(self._old), self._extra)
         if self._old:
             self.repo.reset(list(self._old))
@@ -202,6 +222,27 @@ def restore(root: Path, old: dict[Path, bytes | None], extra: list[Path]) -> Non
         # A newborn payload, with whatever SQLite left beside it.
         for suffix in ("", "-journal", "-wal", "-shm"):
             Path(str(path) + suffix).unlink(missing_ok=True)
+
+
+def _rename(source: Path, target: Path) -> None:
+    """Move one file (across file systems when it must)."""
+    try:
+        os.replace(source, target)
+    except OSError as exc:
+        if exc.errno != errno.EXDEV:
+            raise
+        import shutil
+
+        shutil.move(str(source), str(target))
+
+
+def unmove(moves: list[tuple[Path, Path]]) -> None:
+    """Undo file moves, last first: each file goes back when it reached its target and
+    its old place is free."""
+    for source, target in reversed(moves):
+        if target.exists() and not source.exists():
+            source.parent.mkdir(parents=True, exist_ok=True)
+            _rename(target, source)
 
 
 def _settle_payload(path: Path) -> None:
@@ -262,10 +303,12 @@ def recover(root: Path, repo: Repository) -> bool:
     files = {root / rel: (None if data is None else base64.b64decode(data))
              for rel, data in entry.get("files", {}).items()}
     extra = [root / rel for rel in entry.get("extra", [])]
+    moves = [(root / a, root / b) for a, b in entry.get("moves", [])]
     for rel in entry.get("payloads", []):
         _settle_payload(root / rel)
     clear_git_locks(repo)
     if repo.head() == entry.get("head"):
+        unmove(moves)
         restore(root, files, extra)
     if files:
         # Whether the commit landed or not, the index follows HEAD for these files.

@@ -1,0 +1,95 @@
+"""A small git forest for the lifecycle tests (prune, transplant, history), built
+through the engine so every file is exactly what the engine writes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from monkeyllm import Vine
+
+from .conftest import assert_ok
+
+DATA_SCHEMA = {"t": {"columns": {"id": "INTEGER", "v": "INTEGER"}, "primary_key": ["id"]}}
+EM = "\u2014"
+
+ALPHA_BODY = """# Alpha
+
+Alpha is the first letter; see [[kb/beta]] for the second.
+
+## Usage
+
+Daily, by everyone who writes the kb.
+"""
+
+BETA_BODY = """# Beta
+
+Beta follows [[kb/alpha]], and [[kb/alpha|the first letter]] comes before it.
+The section [[kb/alpha#Usage]] says how alpha is used.
+
+```text
+An example, not a link: [[kb/alpha]]
+```
+
+## Notes
+
+Nothing else here.
+"""
+
+GAMMA_BODY = """# Gamma
+
+Gamma cites [[kb/alpha]] once, in prose.
+"""
+
+
+def node(node_id: str, parent: str, title: str, summary: str, **extra: Any) -> dict[str, Any]:
+    """A plant spec."""
+    return {"id": node_id, "type": extra.pop("type", "note"), "parent": parent,
+            "title": title, "summary": summary, **extra}
+
+
+def grow(root: Path) -> Path:
+    """kb/ (alpha, beta, data) and other/ (gamma), with links in both directions:
+
+    - beta links to alpha (related-to) and names it three times in prose, once more in
+      a fenced example; alpha links to beta and names it once;
+    - gamma links to alpha twice (related-to, mentioned-in) and once in prose;
+    - the master index lists alpha among its Landmarks (an entry line, not a link).
+    """
+    with Vine.init(root, "Grove") as v:
+        for spec in (
+            node("kb", "_index", "Knowledge", "Letters and their uses.", type="branch"),
+            node("other", "_index", "Other", "Everything that is not a letter.",
+                 type="branch"),
+            node("kb/alpha", "kb", "Alpha", "Alpha, the first letter of the kb.",
+                 tags=["letter"], body=ALPHA_BODY),
+            node("kb/beta", "kb", "Beta", "Beta, the second letter of the kb.",
+                 links=[{"rel": "related-to", "target": "kb/alpha"}], body=BETA_BODY),
+            node("other/gamma", "other", "Gamma", "Gamma, a letter filed elsewhere.",
+                 links=[{"rel": "related-to", "target": "kb/alpha"},
+                        {"rel": "mentioned-in", "target": "kb/alpha"}], body=GAMMA_BODY),
+            node("kb/data", "kb", "Data", "A counter kept by the kb.", type="dataset",
+                 schema=DATA_SCHEMA, rows={"t": [[1, 0]]}),
+        ):
+            assert_ok(v.plant(spec))
+        assert_ok(v.graft("kb/alpha", {"add_links": [{"rel": "related-to",
+                                                      "target": "kb/beta"}]}))
+        index = root / "_index.md"
+        text = index.read_text(encoding="utf-8").rstrip("\n")
+        index.write_text(text + f"\n\n- [[kb/alpha]] {EM} Alpha, the first letter of the kb.\n",
+                         encoding="utf-8")
+        assert_ok(v.graft("_index", {"set_frontmatter": {"tags": ["grove"]}}))
+    return root
+
+
+def meta_of(path: Path) -> dict[str, Any]:
+    """A node file's frontmatter."""
+    text = path.read_text(encoding="utf-8")
+    return yaml.safe_load(text[4:].partition("\n---\n")[0])
+
+
+def body_of(path: Path) -> str:
+    """A node file's body."""
+    return path.read_text(encoding="utf-8").split("\n---\n", 1)[1]

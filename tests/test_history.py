@@ -1,0 +1,117 @@
+"""``history``: a node's commits newest first, across its moves, with ``by`` from the
+Station's trailer; within its budget; moved and pruned ids answer their errors."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from monkeyllm import Vine, budget
+from monkeyllm.reads.history import action_of
+
+from .conftest import assert_error, assert_ok, copy_sample, git
+from .grove import grow, node
+
+ISO = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}[+-]\d{2}:\d{2}$")
+
+
+@pytest.fixture
+def root(tmp_path: Path) -> Path:
+    return grow(tmp_path / "f")
+
+
+def test_entries_newest_first_across_a_move_with_by(root: Path) -> None:
+    with Vine(root) as vine:
+        with vine.trailers({"station-principal": "ana"}):
+            assert_ok(vine.graft("kb/alpha", {"set_frontmatter": {"title": "Alpha 2"}}))
+        assert_ok(vine.transplant("kb/alpha", "other/alpha"))
+        with vine.trailers({"station-principal": "bo"}):
+            assert_ok(vine.graft("other/alpha", {"append_section": {
+                "header": "More", "body": "After the move."}}))
+        out = assert_ok(vine.history("other/alpha"))
+    assert out["id"] == "other/alpha" and out["truncated"] is False
+    entries = out["entries"]
+    assert [e["action"] for e in entries] == ["graft", "transplant", "graft", "graft",
+                                              "plant"]
+    assert [e.get("by") for e in entries] == ["bo", None, "ana", None, None]
+    assert "by" not in entries[1]
+    assert entries[1]["message"] == "transplant(kb/alpha -> other/alpha)"
+    assert entries[-1]["message"].startswith("plant(kb/alpha): Alpha")
+    shas = git(root, "log", "--format=%H").split()
+    assert [e["commit"] for e in entries] == [s for s in shas if s in
+                                              {e["commit"] for e in entries}]
+    for e in entries:
+        assert ISO.match(e["at"]), e
+        assert set(e) <= {"commit", "at", "action", "message", "by"}
+
+
+def test_limit_and_the_budget(root: Path) -> None:
+    with Vine(root) as vine:
+        for i in range(40):
+            assert_ok(vine.graft("kb/alpha", {"set_frontmatter": {"title": f"Alpha {i}"}}))
+        few = assert_ok(vine.history("kb/alpha", limit=3))
+        assert len(few["entries"]) == 3 and few["truncated"] is True
+        every = assert_ok(vine.history("kb/alpha", limit=50))
+        assert budget.cost(every) <= budget.HISTORY
+        assert every["truncated"] is True and 0 < len(every["entries"]) < 42
+        assert every["entries"] == assert_ok(vine.history("kb/alpha", limit=500))["entries"]
+        one = assert_ok(vine.history("kb/data", limit=0))
+        assert len(one["entries"]) == 1
+        whole = assert_ok(vine.history("kb/data"))
+        assert [e["action"] for e in whole["entries"]] == ["plant"] and not whole["truncated"]
+
+
+def test_moved_and_pruned_ids(root: Path) -> None:
+    with Vine(root) as vine:
+        assert_ok(vine.transplant("kb/beta", "other/beta"))
+        assert assert_error(vine.history("kb/beta"), "E_MOVED")["moved_to"] == "other/beta"
+        assert_ok(vine.prune("other/beta", force=True))
+        assert_error(vine.history("other/beta"), "E_NOT_FOUND")
+        assert_error(vine.history("kb/beta"), "E_NOT_FOUND")   # the waymark went with it
+        assert_error(vine.history("nowhere"), "E_NOT_FOUND")
+        assert_error(vine.call("history", {"id": "kb/alpha", "limit": "3"}), "E_SCHEMA")
+
+
+def test_a_read_with_heat_and_a_trace(root: Path) -> None:
+    with Vine(root, writable=False) as vine:
+        cold = assert_ok(vine.look("kb/data"))["stats"]["heat"]
+        assert_ok(vine.history("kb/data"))
+        assert assert_ok(vine.look("kb/data"))["stats"]["heat"] > cold
+        session = vine.session
+    trace = root / "_derived" / "traces" / f"{session}.jsonl"
+    lines = [json.loads(line) for line in trace.read_text().splitlines()]
+    assert any(t["primitive"] == "history" and t["id"] == "kb/data" for t in lines)
+
+
+def test_sample_brain_history_and_a_forest_without_git(tmp_path: Path) -> None:
+    forest = copy_sample(tmp_path / "git", git=True)
+    with Vine(forest, writable=False) as vine:
+        out = assert_ok(vine.history("sales/exchange-policy"))
+        assert [e["action"] for e in out["entries"]] == ["plant"]
+        assert out["entries"][0]["message"] == "plant(batch): 12 nodes"
+    bare = copy_sample(tmp_path / "bare")
+    with Vine(bare, writable=False) as vine:
+        err = assert_error(vine.history("sales/exchange-policy"), "E_SCHEMA")
+        assert "git" in err["message"] + err["hint"]
+
+
+@pytest.mark.parametrize("subject, action", [
+    ("plant(kb/a): A [source=agent]", "plant"), ("graft(kb/a): set title", "graft"),
+    ("tend(kb/d): INSERT 1 row(s)", "tend"), ("prune(kb/a)", "prune"),
+    ("transplant(kb/a -> kb/b)", "transplant"), ("plant(batch): 4 nodes", "plant"),
+    ("init: forest 'Grove' (empty A.5 skeleton)", "init"),
+    ("gardener(sync): kb/a", "gardener"), ("validate(fix): 2 repairs", "validate"),
+    ("Merge branch 'x' into main", "Merge branch 'x' into main"), ("landmark", "landmark"),
+])
+def test_the_action_is_the_subjects_prefix(subject: str, action: str) -> None:
+    assert action_of(subject) == action
+
+
+def test_a_node_planted_by_hand_has_history_once_committed(root: Path) -> None:
+    with Vine(root) as vine:
+        assert_ok(vine.plant(node("kb/new", "kb", "New", "Planted, then read back.")))
+        out = assert_ok(vine.history("kb/new"))
+    assert [e["message"] for e in out["entries"]] == ["plant(kb/new): New [source=agent]"]
