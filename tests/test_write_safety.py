@@ -70,7 +70,8 @@ def meta_of(path: Path) -> dict[str, Any]:
 
 
 def build(root: Path) -> Path:
-    """kb/_index with alpha (listed in the master's Landmarks too) and a dataset."""
+    """kb/_index with alpha (listed in the master's Landmarks too), gamma (linking to
+    alpha in its frontmatter and its body) and a dataset."""
     with Vine.init(root, "Title") as v:
         assert_ok(v.plant({"id": "kb", "type": "branch", "parent": "_index",
                            "title": "Knowledge", "summary": "Letters and their uses."}))
@@ -79,6 +80,10 @@ def build(root: Path) -> Path:
         assert_ok(v.plant({"id": "kb/data", "type": "dataset", "parent": "kb",
                            "title": "Data", "summary": "A counter.", "schema": DATA_SCHEMA,
                            "rows": {"t": [[1, 0]]}}))
+        assert_ok(v.plant({"id": "kb/gamma", "type": "note", "parent": "kb", "title": "Gamma",
+                           "summary": "Gamma, which cites alpha.",
+                           "links": [{"rel": "related-to", "target": "kb/alpha"}],
+                           "body": "# Gamma\n\nAfter [[kb/alpha]], before nothing."}))
     index = root / "_index.md"
     index.write_text(index.read_text(encoding="utf-8").rstrip("\n")
                      + f"\n\n- [[kb/alpha]] {EM} {ALPHA_SUMMARY}\n", encoding="utf-8")
@@ -254,8 +259,26 @@ def _tend(v: Vine) -> dict[str, Any]:
     return v.tend("kb/data", "UPDATE t SET v = v + 1 WHERE id = 1")
 
 
+def _prune_leaf(v: Vine) -> dict[str, Any]:
+    # alpha is listed by its parent and by the master's Landmarks: two indexes rewritten.
+    return v.prune("kb/alpha", force=True)
+
+
+def _prune_dataset(v: Vine) -> dict[str, Any]:
+    return v.prune("kb/data")                 # its payload goes to the graveyard
+
+
+def _transplant_leaf(v: Vine) -> dict[str, Any]:
+    return v.transplant("kb/alpha", "alpha")  # another parent; the Landmarks entry follows
+
+
+def _transplant_dataset(v: Vine) -> dict[str, Any]:
+    return v.transplant("kb/data", "kb/counter")   # its payload is renamed beside it
+
+
 PLANT_STEPS = ("after-node", "after-parent", "before-commit", "after-commit")
 GRAFT_STEPS = ("after-node", "after-propagation", "before-commit", "after-commit")
+MOVE_STEPS = ("after-node", "after-parent", "before-commit", "after-commit")
 KINDS = {k.name: k for k in (
     Kind("plant-note", _plant_note, PLANT_STEPS, "kb/new"),
     Kind("plant-branch", _plant_branch, PLANT_STEPS, "kb/sub/_index"),
@@ -265,6 +288,11 @@ KINDS = {k.name: k for k in (
     Kind("graft-links", _graft_links, GRAFT_STEPS),
     Kind("tend", _tend, ("before-payload-commit", "after-node", "before-commit",
                          "after-commit")),
+    Kind("prune-leaf", _prune_leaf, MOVE_STEPS),
+    Kind("prune-dataset", _prune_dataset, ("after-payload", *MOVE_STEPS)),
+    Kind("transplant-leaf", _transplant_leaf, MOVE_STEPS, "alpha"),
+    Kind("transplant-dataset", _transplant_dataset, ("after-payload", *MOVE_STEPS),
+         "kb/counter"),
 )}
 MATRIX = [(kind, step) for kind in KINDS for step in KINDS[kind].steps
           if step != "after-commit"]
@@ -393,7 +421,7 @@ def test_fault_after_the_commit_leaves_files_equal_to_head(
     with Vine(root, writable=False) as fresh:
         _agrees_with_files(fresh, root)
     # The forest stays writable.
-    assert_ok(vine.graft("kb/alpha", {"set_frontmatter": {"title": "Still writable"}}))
+    assert_ok(vine.graft("kb/_index", {"set_frontmatter": {"title": "Still writable"}}))
     assert status(root) == ""
 
 
@@ -430,10 +458,13 @@ def test_an_interrupt_inside_a_write_rolls_back(vine: Vine,
     assert_ok(_plant_dataset(vine))      # the write mutex was released
 
 
-def test_journal_of_a_dead_writer_is_undone_on_open(root: Path) -> None:
+@pytest.mark.parametrize("kind", ["plant-dataset", "prune-dataset", "transplant-dataset",
+                                  "transplant-leaf", "prune-leaf"])
+def test_journal_of_a_dead_writer_is_undone_on_open(root: Path, kind: str) -> None:
     """A half-write with its journal, as a killed writer leaves it: the next open puts
-    the files back (HEAD did not move)."""
+    the files back and the payloads where they were (HEAD did not move)."""
     before, files = head(root), files_of(root)
+    spec = KINDS[kind]
 
     class Die(BaseException):
         pass
@@ -448,7 +479,7 @@ def test_journal_of_a_dead_writer_is_undone_on_open(root: Path) -> None:
     transaction.Transaction.rollback = lambda self: None   # type: ignore[method-assign]
     try:
         with pytest.raises(Die):
-            _plant_dataset(v)
+            spec.run(v)
     finally:
         transaction.Transaction.rollback = original         # type: ignore[method-assign]
         transaction.FAULT = None
@@ -457,9 +488,11 @@ def test_journal_of_a_dead_writer_is_undone_on_open(root: Path) -> None:
     with Vine(root) as reopened:
         assert not journal(root).exists()
         assert status(root) == "" and head(root) == before and files_of(root) == files
-        assert_error(reopened.look("kb/born"), "E_NOT_FOUND")
+        if spec.planted:
+            assert_error(reopened.look(spec.planted), "E_NOT_FOUND")
         _agrees_with_files(reopened, root)
-        assert_ok(_plant_dataset(reopened))
+        assert_ok(spec.run(reopened))
+        assert status(root) == ""
 
 
 # -- SIGKILL at random moments -------------------------------------------------------
@@ -490,18 +523,29 @@ def _child(root: Path, wfd: int, round_no: int) -> None:
                                "body": f"# {nid}\n\n## Log\n\nPlanted in round {round_no}."}))
             report(vine.graft(nid, {"set_frontmatter": {"summary": f"Node {nid} revised."},
                                     "append_section": {"header": "More", "body": "x"}}))
+            moved = nid + "-m"
+            report(vine.transplant(nid, moved))
             # The hub keeps one link per round, so it stays under the 50-link cap however
             # long a slow machine lets a child run.
-            prev = f"k/n{round_no:02d}-{j - 1:03d}"
-            report(vine.graft("k/hub", {"add_links": [{"rel": "related-to", "target": nid}],
+            prev = f"k/n{round_no:02d}-{j - 1:03d}-m"
+            report(vine.graft("k/hub", {"add_links": [{"rel": "related-to", "target": moved}],
                                         "remove_links": [{"rel": "related-to",
                                                           "target": prev}],
                                         "set_frontmatter": {"summary": f"Hub at {nid}."}}))
             report(vine.tend("k/data", "UPDATE t SET v = v + 1 WHERE id = 1"))
+            if j % 2 == 1:
+                report(vine.prune(prev, force=True))
+            # A dataset is born, moved (its payload renamed), then pruned (its payload to
+            # the graveyard), one step per round.
+            born = f"k/d{round_no:02d}-{j - j % 3:03d}"
             if j % 3 == 0:
-                report(vine.plant({"id": f"k/d{round_no:02d}-{j:03d}", "type": "dataset",
+                report(vine.plant({"id": born, "type": "dataset",
                                    "parent": "k", "title": "D", "summary": "Born to die.",
                                    "schema": DATA_SCHEMA, "rows": {"t": [[1, j]]}}))
+            elif j % 3 == 1:
+                report(vine.transplant(born, born + "-m"))
+            else:
+                report(vine.prune(born + "-m"))
             if j % 4 == 1:
                 report(vine.tend("k/data", f"INSERT INTO t VALUES "
                                           f"({100_000 + round_no * 1000 + j}, 0)"))
@@ -698,6 +742,49 @@ def test_sigkill_inside_a_dataset_birth(root: Path) -> None:
         assert status(root) == ""
 
 
+MOVES = [(kind, step) for kind in ("prune-leaf", "prune-dataset", "transplant-leaf",
+                                   "transplant-dataset") for step in KINDS[kind].steps]
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
+@pytest.mark.parametrize("kind, step", MOVES, ids=[f"{k}-{s}" for k, s in MOVES])
+def test_sigkill_inside_a_prune_or_transplant(root: Path, tmp_path: Path, kind: str,
+                                              step: str) -> None:
+    """A writer killed at each step of a prune or a transplant (files removed or
+    written, a payload in the graveyard or beside its new node): the next writable open
+    leaves the forest exactly as it was, or, killed after the commit, exactly as HEAD
+    says; either way the same write then goes through (or has)."""
+    before, files = head(root), files_of(root)
+    flag = tmp_path / "reached"
+
+    def work() -> None:
+        def hold(name: str) -> None:
+            if name == step:
+                flag.write_text(name)
+                time.sleep(60)
+
+        vine = Vine(root)
+        transaction.FAULT = hold
+        KINDS[kind].run(vine)
+
+    _kill_when(_fork(work), flag.exists)
+    with Vine(root) as vine:
+        assert not journal(root).exists()
+        assert status(root) == "", status(root)
+        assert stray_temps(root) == []
+        _agrees_with_files(vine, root)
+        if step == "after-commit":
+            assert git(root, "rev-parse", "HEAD~1").strip() == before
+            subject = git(root, "log", "-1", "--format=%s").strip()
+            assert subject.startswith(kind.split("-")[0] + "("), subject
+        else:
+            assert head(root) == before and files_of(root) == files
+            assert_ok(KINDS[kind].run(vine))
+            assert status(root) == ""
+        for path in root.glob("kb/*.db"):               # no payload without its node
+            assert (root / "kb" / (path.stem + ".md")).exists(), path
+
+
 # -- reads during writes -------------------------------------------------------------
 
 
@@ -798,7 +885,7 @@ def test_writes_from_many_threads_serialize(vine: Vine) -> None:
         assert files == {"kb/alpha.md"} or (
             len(planted) == 1 and files == {"kb/_index.md", *planted}), files
     meta = meta_of(root / "kb" / "_index.md")
-    assert meta["coverage"] == "34 bananas, 0 sub-branches"
+    assert meta["coverage"] == "35 bananas, 0 sub-branches"
     assert len(meta_of(root / "kb" / "alpha.md")["links"]) == 32
     _agrees_with_files(vine, root)
 
