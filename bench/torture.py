@@ -8,7 +8,8 @@ Run from the repository root::
 The families:
 
 - **Crashes inside writes**: an exception at every named step of every kind of write
-  (plant of a note, a branch and a dataset; each graft operation; tend), then ``--kills``
+  (plant of a note, a branch and a dataset; each graft operation; tend; transplant and
+  prune of a note and of a dataset, whose payload moves), then ``--kills``
   SIGKILLs of a writer process looping over the same mix at random moments. After each,
   the forest is reopened for writing (recovery runs) and must have a clean working tree,
   no ``validate`` error, a catalog that agrees with the files, and every commit a write
@@ -437,15 +438,26 @@ def mixed_writes(vine: Vine, tag: str) -> Iterator[tuple[str, Any]]:
             "replace_section": {"header": "Log", "body": "Rewritten."}})
         yield "tend", lambda: vine.tend(f"{BRANCH}/data",
                                         "UPDATE t SET v = v + 1 WHERE id = 1")
+        # The hub links to the note: the move rewrites that link, the forced prune
+        # drops it (every other round, so the branch keeps some of them).
+        yield "transplant-note", lambda nid=nid: vine.transplant(nid, nid + "-moved")
+        stale = [{"rel": "related-to", "target": nid + "-moved"}]
+        if j % 2 == 0:
+            yield "prune-note", lambda nid=nid: vine.prune(nid + "-moved", force=True)
         if j % 3 == 0:
             yield "plant-branch", lambda j=j: vine.plant({
                 "id": f"{BRANCH}/b{tag}-{j}", "type": "branch", "parent": BRANCH,
                 "title": "Sub", "summary": "A sub-branch planted under fire."})
         if j % 4 == 1:
-            yield "plant-dataset", lambda j=j: vine.plant({
-                "id": f"{BRANCH}/d{tag}-{j}", "type": "dataset", "parent": BRANCH,
+            dataset = f"{BRANCH}/d{tag}-{j}"
+            yield "plant-dataset", lambda dataset=dataset, j=j: vine.plant({
+                "id": dataset, "type": "dataset", "parent": BRANCH,
                 "title": "D", "summary": "A dataset planted under fire.",
                 "schema": DATA_SCHEMA, "rows": {"t": [[1, j], [2, j]]}})
+            # Its payload is renamed beside the moved node, then goes to the graveyard.
+            yield "transplant-dataset", lambda dataset=dataset: vine.transplant(
+                dataset, dataset + "-moved")
+            yield "prune-dataset", lambda dataset=dataset: vine.prune(dataset + "-moved")
         j += 1
 
 
@@ -513,11 +525,20 @@ class CrashFigures:
     kills: int = 0                   # SIGKILLs of a writer process
     kills_mid_write: int = 0         # kills that left a journal behind
     lost: int = 0                    # answered commits missing from history
+    kinds: list[str] = field(default_factory=list)   # kinds of write faults were put in
     failures: list[str] = field(default_factory=list)
 
 
 WRITE_KINDS = ("plant-note", "graft-frontmatter+section", "graft-links", "graft-body", "tend",
-               "plant-branch", "plant-dataset")
+               "transplant-note", "prune-note", "plant-branch", "plant-dataset",
+               "transplant-dataset", "prune-dataset")
+# The writes each kind needs first (from the same tag, so the ids line up).
+PREREQUISITES = {"graft-frontmatter+section": ("plant-note",), "graft-links": ("plant-note",),
+                 "graft-body": ("plant-note",), "tend": ("plant-note",),
+                 "transplant-note": ("plant-note",),
+                 "prune-note": ("plant-note", "transplant-note"),
+                 "transplant-dataset": ("plant-dataset",),
+                 "prune-dataset": ("plant-dataset", "transplant-dataset")}
 
 
 class Injected(RuntimeError):
@@ -547,6 +568,7 @@ def fault_matrix(forest: Path, figures: CrashFigures | None = None) -> CrashFigu
                 kinds[kind] = list(dict.fromkeys(reached))
         finally:
             transaction.FAULT = None
+        figures.kinds = sorted(kinds)
         for kind, steps in kinds.items():
             for step in steps:
                 figures.faults += 1
@@ -562,15 +584,13 @@ def _fault_once(vine: Vine, forest: Path, kind: str, step: str,
         if name == step:
             raise Injected(f"injected at {name}")
 
+    tag = f"f{figures.faults}"
+    thunk = next(t for k, t in mixed_writes(vine, tag) if k == kind)
+    # A graft needs its note, a move or a prune the node it acts on: those writes
+    # first, without a fault.
+    for needed in PREREQUISITES.get(kind, ()):
+        next(t for k, t in mixed_writes(vine, tag) if k == needed)()
     before = git(forest, "rev-parse", "HEAD").strip()
-    thunk = next(t for k, t in mixed_writes(vine, f"f{figures.faults}") if k == kind)
-    if kind.startswith("graft") or kind == "tend":
-        # A graft needs its note: plant it first, without a fault.
-        for k, t in mixed_writes(vine, f"f{figures.faults}"):
-            if k == "plant-note":
-                t()
-                break
-        before = git(forest, "rev-parse", "HEAD").strip()
     transaction.FAULT = hook
     try:
         figures.attempted += 1
@@ -1177,6 +1197,9 @@ writes = [
          {"header": "Bulk", "body": big}})),
     ("tend", lambda: vine.tend("torture/data",
         f"UPDATE t SET v = zeroblob({2 * limit}) WHERE id = 1")),
+    # Both rewrite torture/bulky (past the limit), which links to the hub.
+    ("prune-forced", lambda: vine.prune("torture/hub", force=True)),
+    ("transplant", lambda: vine.transplant("torture/hub", "torture/hub-moved")),
 ]
 out = {}
 for kind, thunk in writes:
@@ -1215,6 +1238,13 @@ def disk_full(forest: Path, limit: int = 200_000) -> DiskFullFigures:
     prepare_writes(forest)
     with Vine(forest) as vine:
         vine.look("_index")
+        if "error" in vine.look(f"{BRANCH}/bulky"):
+            out = vine.plant({"id": f"{BRANCH}/bulky", "type": "note", "parent": BRANCH,
+                              "title": "Bulky", "summary": "A note larger than the limit.",
+                              "links": [{"rel": "related-to", "target": f"{BRANCH}/hub"}],
+                              "body": "# Bulky\n\n" + "z" * (2 * limit)})
+            if "error" in out:
+                raise RuntimeError(f"cannot prepare the disk-full probe: {out}")
     before, head = _forest_bytes(forest), git(forest, "rev-parse", "HEAD").strip()
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(
         [str(REPO), os.environ.get("PYTHONPATH", "")])}
