@@ -287,6 +287,13 @@ def scope_probes() -> Iterator[tuple[str, dict[str, Any]]]:
         yield "graft", {"id": "sales/exchange-policy",
                         "patch": {"add_links": [{"rel": "related-to", "target": bad}]}}
         yield "tend", {"id": bad, "sql": "DELETE FROM orders WHERE 1"}
+        yield "prune", {"id": bad}
+        yield "prune", {"id": bad, "force": True, "dry_run": True}
+        yield "transplant", {"id": bad, "new_id": "sales/moved-probe"}
+        yield "transplant", {"id": "sales/exchange-policy", "new_id": bad, "dry_run": True}
+        yield "history", {"id": bad}
+        yield "calendar", {"scope": bad}
+        yield "coverage", {"scope": bad}
 
 
 @dataclass

@@ -284,6 +284,13 @@ PROBES: list[tuple[str, dict[str, Any]]] = [
     ("scan", {"parent_id": "_index", "recursive": True, "after": "", "limit": 50}),
     ("scan", {"parent_id": "secret"}),
     ("query", {"id": "secret/plan", "sql": "SELECT 1"}),
+    ("history", {"id": "secret/plan"}),
+    ("history", {"id": "_index", "limit": 50}),
+    ("history", {"id": "sales/exchange-policy"}),
+    ("calendar", {"granularity": "day", "limit": 120}),
+    ("calendar", {"scope": "secret"}),
+    ("coverage", {}),
+    ("coverage", {"scope": "secret"}),
 ]
 
 

@@ -40,11 +40,14 @@ def history(forest: Forest, repository: Callable[[], Repository], raw: Any, limi
     olds = node.meta.get("moved_from")
     olds = [olds] if isinstance(olds, str) else olds if isinstance(olds, list) else []
     paths = [node_id + ".md", *[f"{o}.md" for o in olds if isinstance(o, str) and o]]
-    args = ["git", "log", _FORMAT, "-n", str(limit + 1)]
+    args = ["git", "log", "--no-show-signature", _FORMAT, "-n", str(limit + 1)]
     if seen.restricted:
-        args.append("--name-only")
-    if len(paths) == 1:
-        args.append("--follow")   # a rename made outside the engine, without a waymark
+        # Every file each commit touched, not only this node's: a subject may name any.
+        args += ["--name-only", "--full-diff"]
+    if len(paths) == 1 and not seen.restricted:
+        # A rename made outside the engine, without a waymark (git cannot follow one
+        # and list every file a commit touched at once).
+        args.append("--follow")
     args += ["--", *paths]
     done = subprocess.run(args, cwd=forest.root, capture_output=True, text=True,
                           encoding="utf-8", errors="replace",

@@ -1,0 +1,219 @@
+"""prune, transplant, history, calendar and coverage on the Station: REST routes with
+their capabilities and statuses, audited, and every scope rule of the reference (no
+count or id from outside the key's scope); the Station's /mcp answers the same."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from monkeyllm.serve.station import audit
+from monkeyllm.serve.station.store import Store
+
+from .conftest import files_of, git, head
+from .test_station import WORD, post, serving_station
+
+
+@pytest.fixture(scope="module")
+def station(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
+    with serving_station(tmp_path_factory.mktemp("lifecycle")) as made:
+        yield made
+
+
+def acme(st: dict[str, Any]) -> Path:
+    return st["root"] / "acme"
+
+
+def hidden_nothing(text: str) -> None:
+    assert WORD not in text and WORD.lower() not in text, text[:400]
+    assert "secret/" not in text, text[:400]
+
+
+def unchanged(st: dict[str, Any]) -> tuple[str, dict[str, bytes]]:
+    return head(acme(st)), files_of(acme(st))
+
+
+def test_capabilities(station: dict[str, Any]) -> None:
+    for call, args in (("prune", {"id": "sales/price-list"}),
+                       ("transplant", {"id": "sales/price-list", "new_id": "sales/x"})):
+        got = post(station, "reader", call, args)
+        assert got.status_code == 403 and got.json()["error"]["code"] == "E_FORBIDDEN"
+        assert "write" in got.json()["error"]["message"]
+    for call, args in (("history", {"id": "sales/price-list"}), ("calendar", {}),
+                       ("coverage", {})):
+        assert post(station, "reader", call, args).status_code == 200, call
+
+
+def test_prune_is_409_while_anchored_and_names_only_visible_anchors(
+        station: dict[str, Any]) -> None:
+    before = unchanged(station)
+    full = post(station, "all", "prune", {"id": "sales/exchange-policy"})
+    assert full.status_code == 409
+    error = full.json()["error"]
+    assert error["code"] == "E_ANCHORED" and error["anchor_count"] == 6
+    assert {"source": "secret/plan", "rel": "related-to"} in error["anchors"]
+    assert "out_of_scope" not in error
+    for force in (False, True):
+        scoped = post(station, "deny", "prune", {"id": "sales/exchange-policy",
+                                                 "force": force})
+        assert scoped.status_code == 409
+        hidden_nothing(scoped.text)
+        err = scoped.json()["error"]
+        assert err["out_of_scope"] == 1 and err["anchor_count"] == 5
+        assert len(err["anchors"]) == 5
+    sales = post(station, "sales", "prune", {"id": "sales/exchange-policy", "force": True})
+    err = sales.json()["error"]
+    assert sales.status_code == 409 and err["anchor_count"] == 0
+    assert err["out_of_scope"] == 6 and err["anchors"] == []
+    assert unchanged(station) == before
+
+
+def test_hidden_ids_are_absent_ones(station: dict[str, Any]) -> None:
+    before = unchanged(station)
+    for call, extra in (("prune", {}), ("prune", {"force": True}), ("history", {}),
+                        ("transplant", {"new_id": "sales/moved-plan"})):
+        hidden = post(station, "deny", call, {"id": "secret/plan", **extra})
+        absent = post(station, "deny", call, {"id": "zzz/plan", **extra})
+        assert hidden.status_code == absent.status_code == 404, call
+        assert hidden.content == absent.content.replace(b"zzz/", b"secret/"), call
+    for call in ("calendar", "coverage"):
+        hidden = post(station, "deny", call, {"scope": "secret"})
+        absent = post(station, "deny", call, {"scope": "zzz"})
+        assert hidden.status_code == absent.status_code == 404, call
+        assert hidden.content == absent.content.replace(b"zzz/", b"secret/"), call
+        assert post(station, "sales", call, {"scope": "people"}).status_code == 404
+    assert unchanged(station) == before
+
+
+def test_transplant_source_like_a_read_destination_like_a_plant(
+        station: dict[str, Any]) -> None:
+    before = unchanged(station)
+    # A backlink outside the key's scope cannot be rewritten: the whole call refuses.
+    for key, node, count in (("deny", "sales/exchange-policy", 1),
+                             ("sales", "sales/discount-ladder", 4)):
+        got = post(station, key, "transplant", {"id": node, "new_id": node + "-moved"})
+        assert got.status_code == 409, got.text
+        hidden_nothing(got.text)
+        assert got.json()["error"]["out_of_scope"] == count
+    for key, new_id in (("sales", "people/price-list"), ("deny", "secret/price-list"),
+                        ("sales", "price-list")):
+        got = post(station, key, "transplant", {"id": "sales/pipeline/playbook",
+                                                "new_id": new_id})
+        assert got.status_code == 403 and got.json()["error"]["code"] == "E_FORBIDDEN"
+        assert "sales/" in got.json()["error"]["hint"] or key == "deny"
+    assert unchanged(station) == before
+
+
+def test_a_scoped_move_commits_audited_with_its_principal(station: dict[str, Any]) -> None:
+    got = post(station, "sales", "transplant", {"id": "sales/pipeline/playbook",
+                                                "new_id": "sales/playbook"})
+    assert got.status_code == 200, got.text
+    out = got.json()
+    assert out["trail"] == ["sales/_index"]           # the hidden root is not named
+    sha = out["commit"]
+    assert git(acme(station), "log", "-1", "--format=%B", sha).rstrip().endswith(
+        "station-principal: sales")
+    history = post(station, "sales", "history", {"id": "sales/playbook"}).json()
+    assert history["entries"][0] == {"commit": sha, "at": history["entries"][0]["at"],
+                                     "action": "transplant", "by": "sales",
+                                     "message": "transplant(sales/pipeline/playbook -> "
+                                                "sales/playbook)"}
+    moved = post(station, "sales", "look", {"id": "sales/pipeline/playbook"})
+    assert moved.status_code == 404
+    assert moved.json()["error"]["code"] == "E_MOVED"
+    assert moved.json()["error"]["moved_to"] == "sales/playbook"
+    rows = audit.rows(Store(station["root"]), limit=500)
+    mine = [r for r in rows if r["commit_sha"] == sha]
+    assert mine and mine[0]["call"] == "transplant" and mine[0]["principal"] == "sales"
+    assert {"E_ANCHORED", "E_FORBIDDEN"} <= {r["outcome"] for r in rows}
+
+
+def test_moved_to_outside_the_scope_answers_not_found(station: dict[str, Any]) -> None:
+    note = {"id": "sales/to-hide", "type": "note", "parent": "sales/_index",
+            "title": "To hide", "summary": f"Moved into the {WORD} subtree later."}
+    assert post(station, "all", "plant", {"node": note}).status_code == 200
+    got = post(station, "all", "transplant", {"id": "sales/to-hide",
+                                              "new_id": "secret/to-hide"})
+    assert got.status_code == 200, got.text
+    for key in ("deny", "sales"):
+        hidden = post(station, key, "look", {"id": "sales/to-hide"})
+        absent = post(station, key, "look", {"id": "sales/never-was"})
+        assert hidden.status_code == absent.status_code == 404
+        assert hidden.content == absent.content.replace(b"never-was", b"to-hide")
+    # The one who can see where it went learns it moved.
+    assert post(station, "all", "look", {"id": "sales/to-hide"}).json()["error"][
+        "moved_to"] == "secret/to-hide"
+
+
+def test_history_names_no_hidden_node(station: dict[str, Any]) -> None:
+    full = post(station, "all", "history", {"id": "_index", "limit": 50}).json()
+    assert any(WORD in e["message"] for e in full["entries"])   # the probe reaches it
+    scoped = post(station, "deny", "history", {"id": "_index", "limit": 50})
+    assert scoped.status_code == 200
+    hidden_nothing(scoped.text)
+    entries = scoped.json()["entries"]
+    assert [e["commit"] for e in entries] == [e["commit"] for e in full["entries"]]
+    assert any(e["message"] == "plant(…)" for e in entries)
+    policy = post(station, "deny", "history", {"id": "sales/exchange-policy"}).json()
+    hidden_nothing(json.dumps(policy))
+    assert post(station, "sales", "history", {"id": "_index"}).status_code == 404
+
+
+def test_calendar_and_coverage_count_only_the_visible(station: dict[str, Any]) -> None:
+    full = post(station, "all", "coverage", {}).json()
+    hidden = post(station, "all", "coverage", {"scope": "secret"}).json()
+    assert "total" in hidden, hidden
+    hidden = hidden["total"]
+    assert hidden >= 2
+    deny = post(station, "deny", "coverage", {})
+    hidden_nothing(deny.text)
+    scoped = deny.json()
+    assert scoped["total"] == full["total"] - hidden
+    assert sum(scoped["types"].values()) == scoped["total"]
+    assert "secret/_index" in {r["id"] for r in full["roots"]}
+    sales = post(station, "sales", "coverage", {}).json()
+    assert [r["id"] for r in sales["roots"]] == ["sales/_index"]
+    assert sales["total"] == sales["roots"][0]["nodes"] and sales["system"] == 0
+    whole = post(station, "all", "calendar", {"granularity": "year"}).json()
+    mine = post(station, "deny", "calendar", {"granularity": "year"}).json()
+    assert mine["range"]["nodes"] + mine["undated"] == \
+        whole["range"]["nodes"] + whole["undated"] - hidden
+    only = post(station, "sales", "calendar", {"granularity": "year"}).json()
+    assert only["range"]["nodes"] + only["undated"] == sales["total"]
+    pipeline = post(station, "sales", "calendar", {"scope": "sales", "granularity": "month"})
+    for bucket in pipeline.json()["buckets"]:
+        scan = post(station, "sales", "scan", {"parent_id": "sales", "recursive": True,
+                                               "since": bucket["since"],
+                                               "until": bucket["until"], "fields": ["id"]})
+        assert scan.json()["total"] == bucket["nodes"], bucket
+
+
+def test_the_station_mcp_answers_the_same(station: dict[str, Any]) -> None:
+    import anyio
+    import httpx
+    from mcp import ClientSession
+    from mcp.client.streamable_http import streamable_http_client
+
+    async def calls() -> list[Any]:
+        headers = {"Authorization": f"Bearer {station['deny']}"}
+        async with httpx.AsyncClient(headers=headers, timeout=60) as http, \
+                streamable_http_client(station["url"] + "/mcp", http_client=http) as (
+                    read, write, _), ClientSession(read, write) as client:
+            await client.initialize()
+            return [await client.call_tool("prune", {"forest": "acme",
+                                                     "id": "sales/exchange-policy",
+                                                     "force": True}),
+                    await client.call_tool("coverage", {"forest": "acme"}),
+                    await client.call_tool("history", {"forest": "acme", "id": "_index"})]
+
+    pruned, covered, history = anyio.run(calls)
+    text = pruned.content[0].text
+    assert pruned.isError and json.loads(text)["error"]["code"] == "E_ANCHORED"
+    hidden_nothing(text)
+    assert json.loads(text)["error"]["out_of_scope"] == 1
+    assert not covered.isError and not history.isError
+    hidden_nothing(covered.content[0].text + history.content[0].text)
