@@ -92,6 +92,13 @@ class BrowseApp(App[None]):
                             browse.action_append)
         yield SystemCommand("Plant note", "Plant a new note under the current branch",
                             browse.action_plant)
+        yield SystemCommand("Move", "Move or rename the current leaf (transplant)",
+                            browse.action_transplant)
+        yield SystemCommand("Delete", "Delete the current node (prune)", browse.action_prune)
+        yield SystemCommand("History", "The commits that changed the current node",
+                            browse.action_history)
+        yield SystemCommand("Overview", "What the forest holds, and when (coverage, "
+                            "calendar)", browse.action_overview)
         yield SystemCommand("Key map", "Show every key", self.action_help)
         for ancestor in trail_of(browse.current or "_index"):
             yield SystemCommand(f"Go to {crumb(ancestor)}", f"Jump to the ancestor {ancestor}",

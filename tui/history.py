@@ -48,3 +48,13 @@ class History:
         self.index += 1
         self.glancing = False
         return self.items[self.index]
+
+    def replace(self, old: str, new: str | None) -> None:
+        """A node moved (to ``new``) or went (``None``): its visits follow it or go."""
+        if new is not None:
+            self.items = [new if i == old else i for i in self.items]
+            return
+        current = self.current
+        kept = [i for i in self.items if i != old]
+        self.index = kept.index(current) if current in kept else len(kept) - 1
+        self.items = kept

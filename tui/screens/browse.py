@@ -51,6 +51,10 @@ class BrowseScreen(Screen[None]):
         Binding("a", "append", "Append"),
         Binding("p", "plant", "Plant"),
         Binding("w", "copy", "Writable copy"),
+        Binding("m", "transplant", "Move", show=False),
+        Binding("x,delete", "prune", "Delete", show=False),
+        Binding("h", "history", "History", show=False),
+        Binding("c", "overview", "Overview", show=False),
         Binding("question_mark", "app.help", "Keys"),
     ]
 
@@ -291,6 +295,42 @@ class BrowseScreen(Screen[None]):
         self.query_one("#status-text", Static).update(text)
         self.notify(text, title="Writable copy")
 
+    def action_transplant(self) -> None:
+        if not self.digest or not self.writable():
+            return
+        if self.digest.get("type") == "branch" or self.digest["id"].startswith("_meta/"):
+            self.notify("Only leaves move; a branch's nodes move one at a time.",
+                        severity="warning")
+            return
+        from ..dialogs.transplant_node import TransplantDialog
+
+        node_id = self.digest["id"]
+        self.app.push_screen(TransplantDialog(node_id),
+                             lambda got: got and self.save("transplant", node_id,
+                                                           id=node_id, **got))
+
+    def action_prune(self) -> None:
+        if not self.digest or not self.writable():
+            return
+        from ..dialogs.prune_node import PruneDialog
+
+        node_id = self.digest["id"]
+        self.app.push_screen(PruneDialog(node_id),
+                             lambda got: got is not None and self.save(
+                                 "prune", node_id, id=node_id, **got))
+
+    def action_history(self) -> None:
+        if not self.current:
+            return
+        from .node_history import HistoryScreen
+
+        self.app.push_screen(HistoryScreen(self.current))
+
+    def action_overview(self) -> None:
+        from .overview import OverviewScreen
+
+        self.app.push_screen(OverviewScreen())
+
     def _graft(self, patch: dict[str, Any] | None) -> None:
         if patch and self.current:
             self.save("graft", self.current, id=self.current, patch=patch)
@@ -298,6 +338,20 @@ class BrowseScreen(Screen[None]):
     def _plant(self, node: dict[str, Any] | None) -> None:
         if node:
             self.save("plant", node["id"], node=node)
+
+    def _reorganized(self, call: str, node_id: str, result: dict[str, Any]) -> None:
+        """After a prune or a move: the tree's branches that changed, the history's
+        ids, then the node where it went (or its old parent)."""
+        tree = self.query_one(ForestTree)
+        new_id = result.get("new_id") if call == "transplant" else None
+        for branch in dict.fromkeys(
+                [parent_of(node_id) or "_index", *([parent_of(new_id) or "_index"]
+                                                  if new_id else [])]):
+            found = tree.node_for(branch)
+            if found is not None:
+                tree.load_children(found)
+        self.history.replace(node_id, new_id)
+        self.go(new_id or parent_of(node_id) or "_index")
 
     @work(thread=True, group="save")
     def save(self, call: str, node_id: str, **args: Any) -> None:
@@ -319,6 +373,9 @@ class BrowseScreen(Screen[None]):
                 text += " (the link existed: it was fortified)"
         self.query_one("#status-text", Static).update(text)
         self.notify(text, title="Saved")
+        if call in ("prune", "transplant"):
+            self._reorganized(call, node_id, result)
+            return
         if call == "plant":
             tree = self.query_one(ForestTree)
             parent = parent_of(node_id) or "_index"

@@ -24,6 +24,10 @@ KEYS = """\
 | `l` | browser | add a typed link to a node you pick (graft) |
 | `a` | browser | append a section to the body (graft) |
 | `p` | browser | plant a new note under the current branch |
+| `m` | browser | move or rename the current leaf (transplant): shows the links it rewrites |
+| `x`, Delete | browser | delete the current node (prune): what goes, and the links anchoring it |
+| `h` | browser | the current node's history: its commits, who and when |
+| `c` | browser | the forest at a glance: regions (coverage) and months (calendar) |
 | `o` | reader | focus the outline and the `[[wikilinks]]` |
 | Ctrl+P | everywhere | the command palette (also: jump to an ancestor) |
 | Escape | screens, dialogs | close |

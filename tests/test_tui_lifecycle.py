@@ -1,0 +1,173 @@
+"""``vine browse``: delete (the anchors shown, a box to tick for force), move/rename (the
+links it rewrites shown as the id is typed), a node's history and the overview, driven
+by Pilot on git copies of sample-brain."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from rich.table import Table
+from textual.widgets import Button, Checkbox, DataTable, Input, Static
+
+from monkeyllm.tui.app import BrowseApp
+from monkeyllm.tui.dialogs.prune_node import PruneDialog
+from monkeyllm.tui.dialogs.transplant_node import TransplantDialog
+from monkeyllm.tui.history import History
+from monkeyllm.tui.screens.node_history import HistoryScreen
+from monkeyllm.tui.screens.overview import OverviewScreen
+from monkeyllm.tui.widgets.forest_tree import ForestTree
+
+from .conftest import copy_sample, git
+from .test_tui import SIZE, drive, go, ready, settle
+
+
+def text_of(screen: object, selector: str) -> str:
+    return str(screen.query_one(selector, Static).render())  # type: ignore[attr-defined]
+
+
+def test_history_follows_a_move_and_drops_a_prune() -> None:
+    h = History()
+    for node in ("a", "b", "c", "b"):
+        h.visit(node)
+    h.replace("b", "z")
+    assert h.items == ["a", "z", "c", "z"] and h.current == "z"
+    h.replace("z", None)
+    assert h.items == ["a", "c"] and h.current == "c"
+    assert h.back() == "a"
+
+
+@drive
+async def test_delete_shows_the_anchors_and_asks_before_forcing(tmp_path: Path) -> None:
+    root = copy_sample(tmp_path / "brain", git=True)
+    before = git(root, "rev-parse", "HEAD").strip()
+    async with BrowseApp(root).run_test(size=SIZE) as pilot:
+        app = await ready(pilot)
+        await go(pilot, "sales/exchange-policy")
+        await pilot.press("x")
+        await settle(pilot)
+        dialog = app.screen
+        assert isinstance(dialog, PruneDialog)
+        anchors = text_of(dialog, "#prune-anchors")
+        assert "5 link(s) in other nodes point here" in anchors
+        assert "people/ana-ribeiro" in anchors
+        delete = dialog.query_one("#prune-go", Button)
+        assert delete.disabled
+        await pilot.click("#prune-go")                  # nothing: the box is not ticked
+        await settle(pilot)
+        assert app.screen is dialog
+        assert git(root, "rev-parse", "HEAD").strip() == before
+        dialog.query_one("#prune-force", Checkbox).value = True
+        await settle(pilot)
+        assert not delete.disabled
+        await pilot.click("#prune-go")
+        await settle(pilot)
+        assert app.screen is app.browse
+        assert git(root, "log", "-1", "--format=%s").strip() == "prune(sales/exchange-policy)"
+        assert not (root / "sales/exchange-policy.md").exists()
+        assert app.browse.current == "sales/_index"
+        assert app.browse.query_one(ForestTree).node_for("sales/exchange-policy") is None
+        assert "sales/exchange-policy" not in app.browse.history.items
+        assert git(root, "status", "--porcelain").strip() == ""
+
+
+@drive
+async def test_delete_a_branch_with_children_is_explained_not_offered(tmp_path: Path) -> None:
+    root = copy_sample(tmp_path / "brain", git=True)
+    async with BrowseApp(root).run_test(size=SIZE) as pilot:
+        app = await ready(pilot)
+        await go(pilot, "sales/_index")
+        await pilot.press("x")
+        await settle(pilot)
+        dialog = app.screen
+        assert "pruned once it is empty" in text_of(dialog, "#prune-preview")
+        assert dialog.query_one("#prune-go", Button).disabled
+        assert not dialog.query_one("#prune-force", Checkbox).display
+        await pilot.press("escape")
+        await settle(pilot)
+        assert app.screen is app.browse and (root / "sales/_index.md").exists()
+
+
+@drive
+async def test_delete_a_free_leaf(tmp_path: Path) -> None:
+    root = copy_sample(tmp_path / "brain", git=True)
+    async with BrowseApp(root).run_test(size=SIZE) as pilot:
+        app = await ready(pilot)
+        await go(pilot, "sales/pipeline/2026/q2-forecast")
+        await pilot.press("delete")
+        await settle(pilot)
+        dialog = app.screen
+        assert "Its entry leaves sales/pipeline/2026/_index" in text_of(dialog,
+                                                                        "#prune-preview")
+        await pilot.click("#prune-go")
+        await settle(pilot)
+        assert not (root / "sales/pipeline/2026/q2-forecast.md").exists()
+        assert app.browse.current == "sales/pipeline/2026/_index"
+
+
+@drive
+async def test_move_shows_what_it_rewrites_then_moves(tmp_path: Path) -> None:
+    root = copy_sample(tmp_path / "brain", git=True)
+    async with BrowseApp(root).run_test(size=SIZE) as pilot:
+        app = await ready(pilot)
+        await go(pilot, "sales/price-list")
+        await pilot.press("m")
+        await settle(pilot)
+        dialog = app.screen
+        assert isinstance(dialog, TransplantDialog)
+        field = dialog.query_one("#move-id", Input)
+        assert field.value == "sales/price-list"      # proposed: edit it
+        field.value = "nowhere/price-list"
+        await settle(pilot)
+        assert "parent branch not found" in text_of(dialog, "#move-plan")
+        field.value = "sales/pipeline/price-list"
+        await settle(pilot)
+        plan = text_of(dialog, "#move-plan")
+        assert "Rewrites" in plan and "contracts/master-agreement" in plan
+        assert git(root, "status", "--porcelain").strip() == ""   # a dry run wrote nothing
+        await pilot.press("ctrl+s")
+        await settle(pilot)
+        assert app.screen is app.browse
+        assert (root / "sales/pipeline/price-list.md").exists()
+        assert not (root / "sales/price-list.md").exists()
+        assert app.browse.current == "sales/pipeline/price-list"
+        assert app.browse.query_one(ForestTree).node_for("sales/price-list") is None
+        assert "sales/price-list" not in app.browse.history.items
+        assert "transplant(sales/price-list -> sales/pipeline/price-list)" in git(
+            root, "log", "-1", "--format=%s")
+
+
+@drive
+async def test_history_and_overview(tmp_path: Path) -> None:
+    root = copy_sample(tmp_path / "brain", git=True)
+    async with BrowseApp(root).run_test(size=SIZE) as pilot:
+        app = await ready(pilot)
+        await go(pilot, "sales/exchange-policy")
+        await pilot.press("e")
+        await settle(pilot)
+        app.screen.query_one("#edit-summary", Input).value = "Windows per channel, edited."
+        await pilot.press("ctrl+s")
+        await settle(pilot)
+        await pilot.press("h")
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, HistoryScreen)
+        table = screen.query_one(DataTable)
+        assert table.row_count == 2
+        assert table.get_cell_at((0, 1)) == "graft" and table.get_cell_at((1, 1)) == "plant"
+        assert "2 commit(s)" in text_of(screen, "#history-status")
+        await pilot.press("escape")
+        await settle(pilot)
+        await pilot.press("c")
+        await settle(pilot)
+        overview = app.screen
+        assert isinstance(overview, OverviewScreen)
+        regions = overview.query_one("#overview-regions", Static).content
+        assert isinstance(regions, Table) and regions.row_count == 9
+        assert "Sales" in list(regions.columns[0].cells)
+        months = overview.query_one("#overview-calendar", Static).content
+        assert isinstance(months, Table) and months.row_count > 5
+        await pilot.press("escape")
+        await settle(pilot)
+        assert app.screen is app.browse
+        names = [c.title for c in app.get_system_commands(app.browse)]
+        assert {"Move", "Delete", "History", "Overview"} <= set(names)

@@ -1,0 +1,82 @@
+"""Move or rename a leaf (one ``transplant``): the new id, and as it is typed, what the
+move would rewrite (its dry run)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from textual import on, work
+from textual.app import ComposeResult
+from textual.widgets import Input, Label, Static
+
+from ..deliver import deliver
+from ..heat import escape
+from ..session import error_of
+from .form import FormDialog
+
+SHOWN = 8
+
+
+def plan_markup(plan: dict[str, Any]) -> str:
+    """What a transplant would do, or why it would not."""
+    err = error_of(plan)
+    if err:
+        return f"[$error]{escape(str(err.get('message')))}[/]" + (
+            f"\n[dim]{escape(str(err['hint']))}[/dim]" if err.get("hint") else "")
+    count = plan.get("backlinks_rewritten", 0)
+    sources = plan.get("sources") or []
+    lines = [f"Rewrites {count} link(s) in {plan.get('source_count', len(sources))} node(s)"
+             + (":" if sources else ".")]
+    lines += [f"  {escape(s)}" for s in sources[:SHOWN]]
+    if len(sources) > SHOWN:
+        lines.append(f"  [dim]... and {len(sources) - SHOWN} more[/dim]")
+    if plan.get("payload_moved"):
+        lines.append(f"Its payload moves to {escape(plan['payload_moved'])}.")
+    lines.append("[dim]The old id stays as a waymark: reads of it lead here.[/dim]")
+    return "\n".join(lines)
+
+
+class TransplantDialog(FormDialog):
+    """Dismisses with ``{"new_id": ...}``."""
+
+    TITLE_TEXT = "Move or rename"
+
+    def __init__(self, node_id: str) -> None:
+        super().__init__()
+        self.node_id = node_id
+
+    def fields(self) -> ComposeResult:
+        yield Label(f"New id for {self.node_id} (its branch must exist)")
+        yield Input(self.node_id, id="move-id")
+        yield Static("Type the new id: what the move rewrites shows here.", id="move-plan")
+
+    def on_mount(self) -> None:
+        field = self.query_one("#move-id", Input)
+        field.focus()
+        field.cursor_position = len(field.value)
+
+    @on(Input.Changed, "#move-id")
+    def _typed(self, event: Input.Changed) -> None:
+        new_id = event.value.strip()
+        if new_id and new_id != self.node_id:
+            self._rehearse(new_id)
+        else:
+            self.query_one("#move-plan", Static).update(
+                "Type the new id: what the move rewrites shows here.")
+
+    @work(thread=True, exclusive=True, group="move-plan")
+    def _rehearse(self, new_id: str) -> None:
+        plan = self.app.session.write("transplant", id=self.node_id,  # type: ignore[attr-defined]
+                                      new_id=new_id, dry_run=True)
+        deliver(self, self._show, new_id, plan)
+
+    def _show(self, new_id: str, plan: dict[str, Any]) -> None:
+        if self.query_one("#move-id", Input).value.strip() == new_id:
+            self.query_one("#move-plan", Static).update(plan_markup(plan))
+
+    def collect(self) -> dict[str, Any] | None:
+        new_id = self.query_one("#move-id", Input).value.strip()
+        if not new_id or new_id == self.node_id:
+            self.complain("Give the id it should move to.")
+            return None
+        return {"new_id": new_id}
