@@ -55,6 +55,9 @@ CREATE INDEX IF NOT EXISTS nodes_type ON nodes(type);
 CREATE INDEX IF NOT EXISTS nodes_created ON nodes(created);
 CREATE INDEX IF NOT EXISTS nodes_updated ON nodes(updated);
 CREATE INDEX IF NOT EXISTS nodes_gen ON nodes(body_gen);
+CREATE INDEX IF NOT EXISTS nodes_census ON nodes(id, kind, type, source, created, updated,
+    origin);
+CREATE INDEX IF NOT EXISTS nodes_source ON nodes(source);
 CREATE TABLE IF NOT EXISTS edges(src TEXT, rel TEXT, dst TEXT, confidence REAL DEFAULT 1.0,
     ord INTEGER, PRIMARY KEY(src, rel, dst));
 CREATE INDEX IF NOT EXISTS edges_dst ON edges(dst);

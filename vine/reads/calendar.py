@@ -14,12 +14,13 @@ from ..windows import Window
 
 # A usable date: the column starts with YYYY-MM-DD (tested on the bare column).
 DATED = "{col} GLOB '[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]*'"
+# Each period's key, from one distinct date ``d``. A week is numbered from Monday
+# 0001-01-01 (SQLite's julianday of that day is 1721425.5).
 _PERIOD = {
-    "day": "date(substr({col}, 1, 10))",
-    # The Monday of the ISO week: the next Sunday (or the day itself), less six days.
-    "week": "date(substr({col}, 1, 10), 'weekday 0', '-6 days')",
-    "month": "strftime('%Y-%m', substr({col}, 1, 10))",
-    "year": "strftime('%Y', substr({col}, 1, 10))",
+    "day": "substr(d, 1, 10)",
+    "week": "CAST(julianday(substr(d, 1, 10)) - 1721425.5 AS INTEGER) / 7",
+    "month": "substr(d, 1, 7)",
+    "year": "substr(d, 1, 4)",
 }
 _FAR_HINT = ("Cut by the 800-token budget: the older periods exist. Narrow with since/until "
              "or ask for a coarser granularity.")
@@ -49,17 +50,24 @@ def where_scope(start: str) -> tuple[str, list[str]]:
 
 def calendar(forest: Forest, scope: str | None, granularity: str, win: Window, limit: int,
              seen: Visibility) -> dict[str, Any]:
-    """Periods newest first, each with the window bounds that read exactly its nodes."""
+    """Periods newest first, each with the window bounds that read exactly its nodes.
+
+    The dates are grouped twice in one statement: by distinct date first (which the
+    date column's index gives in order, without sorting the nodes), then by period.
+    """
     limit = min(max(limit, 1), budget.CALENDAR_LIMIT_MAX)
     index, start = scope_range(forest, scope)
     col = win.field
-    # The nodes a recursive scan of the scope lists: its subtree, its own index aside.
     where, args = where_scope(start)
-    where += " AND id != ?"
-    args.append(index)
     vsql, vargs = seen.sql()
     where += vsql
     args += vargs
+    # The nodes a recursive scan of the scope lists: its subtree, its own index aside
+    # (by rowid, which the date column's index holds).
+    own = forest.catalog.row(index)
+    if own is not None:
+        where += " AND rowid != ?"
+        args.append(own["ord"])
     dated = " AND " + DATED.format(col=col)
     if win.lo:
         dated += f" AND {col} >= ?"
@@ -67,28 +75,33 @@ def calendar(forest: Forest, scope: str | None, granularity: str, win: Window, l
         dated += f" AND {col} < ?"
     dargs = [a for a in (win.lo, win.hi) if a]
     conn = forest.catalog.conn
-    period = _PERIOD[granularity].format(col=col)
     rows = conn.execute(
-        f"SELECT {period} AS p, count(*) FROM nodes WHERE 1=1{where}{dated} "
-        "GROUP BY p ORDER BY p DESC", [*args, *dargs]).fetchall()
-    first, last = conn.execute(
-        f"SELECT min(substr({col}, 1, 10)), max(substr({col}, 1, 10)) FROM nodes "
-        f"WHERE 1=1{where}{dated} AND {period} IS NOT NULL", [*args, *dargs]).fetchone()
+        f"SELECT {_PERIOD[granularity]} AS p, sum(n), min(substr(d, 1, 10)), "
+        f"max(substr(d, 1, 10)) FROM (SELECT {col} AS d, count(*) AS n FROM nodes "
+        f"WHERE 1=1{where}{dated} GROUP BY {col}) GROUP BY p ORDER BY p DESC",
+        [*args, *dargs]).fetchall()
     blank = conn.execute(
         f"SELECT count(*) FROM nodes WHERE 1=1{where} AND NOT coalesce("
         + DATED.format(col=col) + ", 0)", args).fetchone()[0]
-    buckets, invalid = [], 0
-    for key, n in rows:
-        bucket = _bucket(granularity, key, n) if key is not None else None
+    buckets: list[dict[str, Any]] = []
+    invalid = dated_nodes = periods = 0
+    first = last = None
+    for key, n, low, high in rows:
+        bucket = _bucket(granularity, key, n) if len(buckets) < limit else (
+            key if _valid(granularity, key) else None)
         if bucket is None:
             invalid += n     # a date no calendar holds (2026-02-30): as good as none
-        else:
+            continue
+        if isinstance(bucket, dict):
             buckets.append(bucket)
+        periods += 1
+        dated_nodes += n
+        first = low if first is None or low < first else first
+        last = high if last is None or high > last else last
     out: dict[str, Any] = {
         "date_field": col, "granularity": granularity,
-        "range": {"first": first, "last": last, "nodes": sum(b["nodes"] for b in buckets)},
-        "buckets": buckets[:limit], "undated": blank + invalid,
-        "truncated": len(buckets) > limit}
+        "range": {"first": first, "last": last, "nodes": dated_nodes},
+        "buckets": buckets, "undated": blank + invalid, "truncated": periods > limit}
     if win.active:
         out["window"] = win.echo()
     if budget.cost(out) > budget.CALENDAR:
@@ -98,17 +111,29 @@ def calendar(forest: Forest, scope: str | None, granularity: str, win: Window, l
     return out
 
 
-def _bucket(granularity: str, key: str, nodes: int) -> dict[str, Any] | None:
+_MONDAY_ONE = date(1, 1, 1)
+
+
+def _valid(granularity: str, key: Any) -> bool:
+    """True for the key of a period that exists (what :func:`_bucket` accepts)."""
+    return _bucket(granularity, key, 0) is not None
+
+
+def _bucket(granularity: str, key: Any, nodes: int) -> dict[str, Any] | None:
     """One period: its label and the since/until a windowed read takes for it (None
-    for a day that does not exist)."""
-    if granularity == "day":
-        try:
+    for a date that does not exist)."""
+    if key is None:
+        return None
+    try:
+        if granularity == "week":
+            monday = _MONDAY_ONE + timedelta(weeks=int(key))
+            year, week, _ = monday.isocalendar()
+            return {"period": f"{year}-W{week:02d}", "since": monday.isoformat(),
+                    "until": (monday + timedelta(days=6)).isoformat(), "nodes": nodes}
+        if granularity == "day":
             date.fromisoformat(key)
-        except ValueError:
-            return None
-    if granularity == "week":
-        monday = date.fromisoformat(key)
-        year, week, _ = monday.isocalendar()
-        return {"period": f"{year}-W{week:02d}", "since": key,
-                "until": (monday + timedelta(days=6)).isoformat(), "nodes": nodes}
+        elif granularity == "month":
+            date.fromisoformat(key + "-01")
+    except (ValueError, OverflowError, TypeError):
+        return None
     return {"period": key, "since": key, "until": key, "nodes": nodes}

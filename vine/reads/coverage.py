@@ -56,6 +56,15 @@ def _roots(forest: Forest, index: str, start: str, seen: Visibility,
         if not r[0][len(start):].startswith("_")]
 
 
+def _minus(rows: Any, taken: list[Any]) -> dict[str, int]:
+    """Counts by key, less one for each key in ``taken``, largest first (none at zero)."""
+    counts = {k: n for k, n in rows}
+    for key in taken:
+        counts[key] = counts.get(key, 0) - 1
+    return dict(sorted(((k, n) for k, n in counts.items() if n > 0),
+                       key=lambda kv: (-kv[1], str(kv[0]))))
+
+
 def coverage(forest: Forest, scope: str | None, date_field: str,
              seen: Visibility) -> dict[str, Any]:
     """Regions with their sizes, dates and shared origin, then totals."""
@@ -67,22 +76,23 @@ def coverage(forest: Forest, scope: str | None, date_field: str,
     where, args = where_scope(start)
     where += vsql
     args += vargs
-    content = where + (" AND NOT (id >= ? AND id < ?)" if not start else "")
-    cargs = args + ([SYSTEM, SYSTEM[:-1] + "0"] if not start else [])
+    dated_col = DATED.format(col=col)
     conn = forest.catalog.conn
     roots = _roots(forest, index, start, seen, vsql, vargs)
     spans = [[r, folder_prefix(r), folder_prefix(r)[:-1] + chr(ord("/") + 1)] for r in roots]
     nsql, nargs = seen.sql("n.id")
-    dated = DATED.format(col=f"n.{col}")
-    per_root = {row[0]: row[1:] for row in conn.execute(
-        f"SELECT r.value ->> 0, count(*), sum(n.kind = 'branch'), "
-        f"min(CASE WHEN {dated} THEN substr(n.{col}, 1, 10) END), "
-        f"max(CASE WHEN {dated} THEN substr(n.{col}, 1, 10) END), "
-        "min(nullif(n.origin, '')), max(nullif(n.origin, '')), "
-        "sum(n.origin IS NULL OR n.origin = '') "
-        "FROM json_each(?) AS r JOIN nodes AS n ON n.id >= r.value ->> 1 "
-        f"AND n.id < r.value ->> 2 WHERE 1=1{nsql} GROUP BY r.value ->> 0",
-        (json.dumps(spans), *nargs))}
+    # One pass over each region's id range (the census index covers every column read);
+    # its figures come back as one JSON array per region, so no rows are sorted.
+    dated = f"n.{col} >= '0' AND n.{col} < ':'"
+    per_root = {name: json.loads(figures) for name, figures in conn.execute(
+        "SELECT r.value ->> 0, (SELECT json_array(count(*), "
+        "count(*) FILTER (WHERE n.kind = 'branch'), "
+        f"min(n.{col}) FILTER (WHERE {dated}), max(n.{col}) FILTER (WHERE {dated}), "
+        "min(n.origin) FILTER (WHERE n.origin > ''), "
+        "max(n.origin) FILTER (WHERE n.origin > ''), "
+        "count(*) FILTER (WHERE n.origin IS NULL OR NOT n.origin > '')) "
+        "FROM nodes AS n WHERE n.id >= r.value ->> 1 AND n.id < r.value ->> 2"
+        f"{nsql}) FROM json_each(?) AS r", (*nargs, json.dumps(spans)))}
     titles = dict(conn.execute(
         "SELECT id, title FROM nodes WHERE id IN (SELECT value FROM json_each(?))",
         (json.dumps(roots),)).fetchall())
@@ -90,24 +100,33 @@ def coverage(forest: Forest, scope: str | None, date_field: str,
     for root in roots:
         count, branches, first, last, low, high, bare = per_root.get(
             root, (0, 0, None, None, None, None, 0))
+        first, last = (d[:10] if isinstance(d, str) else d for d in (first, last))
         regions.append({"id": root, "title": titles.get(root), "nodes": count,
                         "branches": branches or 0, "first": first, "last": last,
                         "origin": common_origin(low, high), "without_origin": bare or 0})
     regions.sort(key=lambda r: (-r["nodes"], r["id"]))
-    total = conn.execute(f"SELECT count(*) FROM nodes WHERE 1=1{content}",
-                         cargs).fetchone()[0]
-    types = dict(conn.execute(
-        f"SELECT type, count(*) AS n FROM nodes WHERE 1=1{content} GROUP BY type "
-        "ORDER BY n DESC, type", cargs).fetchall())
-    sources = dict(conn.execute(
-        "SELECT coalesce(nullif(source, ''), 'unset') AS s, count(*) AS n FROM nodes "
-        f"WHERE 1=1{content} GROUP BY s ORDER BY n DESC, s", cargs).fetchall())
+    # Every aggregate counts the whole scope and, at the root, takes off the _meta
+    # nodes (a handful, read on their own): without a predicate on the id, SQLite
+    # answers each from the narrow index of its column.
+    system_rows = [] if start else conn.execute(
+        f"SELECT type, coalesce(nullif(source, ''), 'unset'), coalesce({dated_col}, 0) "
+        f"FROM nodes WHERE id >= ? AND id < ?{vsql}",
+        [SYSTEM, SYSTEM[:-1] + "0", *vargs]).fetchall()
+    total = conn.execute(f"SELECT count(*) FROM nodes WHERE 1=1{where}",
+                         args).fetchone()[0] - len(system_rows)
+    types = _minus(conn.execute(
+        f"SELECT type, count(*) FROM nodes WHERE 1=1{where} GROUP BY type", args),
+        [r[0] for r in system_rows])
+    by_source: dict[str, int] = {}
+    for source, n in conn.execute(
+            f"SELECT source, count(*) FROM nodes WHERE 1=1{where} GROUP BY source", args):
+        key = source or "unset"
+        by_source[key] = by_source.get(key, 0) + n
+    sources = _minus(by_source.items(), [r[1] for r in system_rows])
     undated = conn.execute(
-        f"SELECT count(*) FROM nodes WHERE 1=1{content} AND NOT coalesce("
-        + DATED.format(col=col) + ", 0)", cargs).fetchone()[0]
-    system = 0 if start else conn.execute(
-        f"SELECT count(*) FROM nodes WHERE id >= ? AND id < ?{vsql}",
-        [SYSTEM, SYSTEM[:-1] + "0", *vargs]).fetchone()[0]
+        f"SELECT count(*) FROM nodes WHERE 1=1{where} AND NOT coalesce({dated_col}, 0)",
+        args).fetchone()[0] - sum(1 for r in system_rows if not r[2])
+    system = len(system_rows)
     out: dict[str, Any] = {"roots": regions, "total": total, "types": types,
                            "sources": sources, "undated": undated, "system": system,
                            "date_field": col, "truncated": False}

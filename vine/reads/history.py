@@ -1,4 +1,10 @@
-"""``history``: the commits that changed a node, newest first, across its moves."""
+"""``history``: the commits that changed a node, newest first, across its moves.
+
+The moves are the ones its waymarks record (``moved_from``, written by transplant):
+``git log`` runs over the node's path and every path it had. A file renamed by hand
+(``git mv``) leaves no waymark; its history starts at the rename, and
+``git log --follow`` shows the rest.
+"""
 
 from __future__ import annotations
 
@@ -44,10 +50,9 @@ def history(forest: Forest, repository: Callable[[], Repository], raw: Any, limi
     if seen.restricted:
         # Every file each commit touched, not only this node's: a subject may name any.
         args += ["--name-only", "--full-diff"]
-    if len(paths) == 1 and not seen.restricted:
-        # A rename made outside the engine, without a waymark (git cannot follow one
-        # and list every file a commit touched at once).
-        args.append("--follow")
+    # The node's moves are its waymarks, so git is asked for those paths rather than
+    # to guess renames (--follow costs a rename search at every commit, and cannot
+    # list every file a commit touched).
     args += ["--", *paths]
     done = subprocess.run(args, cwd=forest.root, capture_output=True, text=True,
                           encoding="utf-8", errors="replace",
