@@ -230,3 +230,29 @@ def test_a_sample_brain_move_leaves_a_valid_forest(brain_copy: Path) -> None:
     log = git(brain_copy, "log", "--follow", "--format=%s", "--",
               "sales/pipeline/exchange-policy.md").splitlines()
     assert len(log) == 2 and log[0].startswith("transplant(")
+
+
+def test_ingest_follows_a_moved_node_and_never_plants_over_its_waymark(
+        vine: Vine, root: Path, tmp_path: Path) -> None:
+    from monkeyllm.ingest import ingest
+
+    source = tmp_path / "drop"
+    source.mkdir()
+    (source / "ledger.md").write_text("# Ledger\n\nThe first ledger.\n", encoding="utf-8")
+    first = ingest(vine, [source], into="kb")
+    assert [c["id"] for c in first["created"]] == ["kb/ledger"]
+    assert_ok(vine.transplant("kb/ledger", "other/ledger"))
+    # The same file again updates the node where it went (matched by its origin)...
+    (source / "ledger.md").write_text("# Ledger\n\nThe first ledger, edited.\n",
+                                      encoding="utf-8")
+    again = ingest(vine, [source], into="kb")
+    assert [u["id"] for u in again["updated"]] == ["other/ledger"]
+    # ...and a new file with the old name does not take the old address.
+    other = tmp_path / "drop2"
+    other.mkdir()
+    (other / "ledger.md").write_text("# Another ledger\n\nA second one.\n", encoding="utf-8")
+    third = ingest(vine, [other], into="kb")
+    created = [c["id"] for c in third["created"]]
+    assert created and "kb/ledger" not in created
+    assert assert_error(vine.look("kb/ledger"), "E_MOVED")["moved_to"] == "other/ledger"
+    assert errors(root) == [] and status(root) == ""

@@ -142,7 +142,9 @@ class _Run:
                             "stale", "conflict", "unresolved_links")}
         self.origins = {r["origin"]: r["id"] for r in ctx.forest.catalog.rows(
             "SELECT id, origin FROM nodes WHERE origin LIKE 'file:%'")}
-        self.taken = {r["id"] for r in ctx.forest.catalog.rows("SELECT id FROM nodes")}
+        # An old address a transplant left (a waymark) is not free either.
+        self.taken = {r["id"] for r in ctx.forest.catalog.rows(
+            "SELECT id FROM nodes UNION SELECT old_id FROM moves")}
         self.seen: set[str] = set()
         self.folders: dict[str, tuple[str, str, str]] = {}   # slug prefix -> dir info
         self.plans: list[Plan] = []
