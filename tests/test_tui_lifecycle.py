@@ -115,7 +115,7 @@ async def test_move_shows_what_it_rewrites_then_moves(tmp_path: Path) -> None:
         dialog = app.screen
         assert isinstance(dialog, TransplantDialog)
         field = dialog.query_one("#move-id", Input)
-        assert field.value == "sales/price-list"      # proposed: edit it
+        assert field.value == "sales/price-list"      # named after its title: the same
         field.value = "nowhere/price-list"
         await settle(pilot)
         assert "parent branch not found" in text_of(dialog, "#move-plan")
@@ -132,6 +132,16 @@ async def test_move_shows_what_it_rewrites_then_moves(tmp_path: Path) -> None:
         assert app.browse.current == "sales/pipeline/price-list"
         assert app.browse.query_one(ForestTree).node_for("sales/price-list") is None
         assert "sales/price-list" not in app.browse.history.items
+        # A leaf whose id differs from its title gets the title's id proposed, and what
+        # that move would rewrite is shown at once.
+        await go(pilot, "sales/discount-ladder")
+        await pilot.press("m")
+        await settle(pilot)
+        dialog = app.screen
+        assert dialog.query_one("#move-id", Input).value == "sales/discount-approval-ladder"
+        assert "people/ana-ribeiro" in text_of(dialog, "#move-plan")
+        await pilot.press("escape")
+        await settle(pilot)
         assert "transplant(sales/price-list -> sales/pipeline/price-list)" in git(
             root, "log", "-1", "--format=%s")
 

@@ -36,24 +36,39 @@ def plan_markup(plan: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def proposal(node_id: str, title: str) -> str:
+    """The id to propose: the leaf named after the title, in the same branch (the id
+    itself when that is what it already is, or the title gives no name)."""
+    from .plant_note import slugify
+
+    slug = slugify(title)
+    if not slug:
+        return node_id
+    folder = node_id.rsplit("/", 1)[0] + "/" if "/" in node_id else ""
+    return folder + slug
+
+
 class TransplantDialog(FormDialog):
     """Dismisses with ``{"new_id": ...}``."""
 
     TITLE_TEXT = "Move or rename"
 
-    def __init__(self, node_id: str) -> None:
+    def __init__(self, node_id: str, title: str = "") -> None:
         super().__init__()
         self.node_id = node_id
+        self.proposal = proposal(node_id, title)
 
     def fields(self) -> ComposeResult:
         yield Label(f"New id for {self.node_id} (its branch must exist)")
-        yield Input(self.node_id, id="move-id")
+        yield Input(self.proposal, id="move-id")
         yield Static("Type the new id: what the move rewrites shows here.", id="move-plan")
 
     def on_mount(self) -> None:
         field = self.query_one("#move-id", Input)
         field.focus()
         field.cursor_position = len(field.value)
+        if self.proposal != self.node_id:
+            self._rehearse(self.proposal)
 
     @on(Input.Changed, "#move-id")
     def _typed(self, event: Input.Changed) -> None:

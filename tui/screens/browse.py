@@ -305,7 +305,7 @@ class BrowseScreen(Screen[None]):
         from ..dialogs.transplant_node import TransplantDialog
 
         node_id = self.digest["id"]
-        self.app.push_screen(TransplantDialog(node_id),
+        self.app.push_screen(TransplantDialog(node_id, str(self.digest.get("title") or "")),
                              lambda got: got and self.save("transplant", node_id,
                                                            id=node_id, **got))
 
