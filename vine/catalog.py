@@ -78,6 +78,14 @@ _SNAPSHOT = ("SELECT (SELECT value FROM meta WHERE key='files_gen'), "
              "(SELECT value FROM meta WHERE key='walk')")
 
 
+def damaged(exc: BaseException) -> bool:
+    """True for a SQLite error that says the file is damaged (not merely busy): corrupt,
+    not a database, or text that is not UTF-8."""
+    code = getattr(exc, "sqlite_errorcode", None)
+    return (isinstance(code, int) and code & 0xFF in (11, 26)) or \
+        "Could not decode to UTF-8" in str(exc)
+
+
 def parse_coverage(raw: str | None) -> dict[str, int] | str | None:
     """``"N bananas, M sub-branches"`` as ``{"notes": N, "branches": M}``."""
     if not raw:
@@ -178,12 +186,16 @@ class Catalog:
                 raise sqlite3.DatabaseError("catalog of another version")
             conn.execute("SELECT count(*) FROM nodes").fetchone()
         except sqlite3.DatabaseError:
-            self._close_conns()
-            self._discard_file()
-            conn = self.conn
-            conn.executescript(_DDL)
-            bodyindex.create(conn)
-            _initialize(conn)
+            self._start_over()
+
+    def _start_over(self) -> None:
+        """Throw the catalog file away and make an empty one."""
+        self._close_conns()
+        self._discard_file()
+        conn = self.conn
+        conn.executescript(_DDL)
+        bodyindex.create(conn)
+        _initialize(conn)
 
     def _discard_file(self) -> None:
         if self.path is None:
@@ -206,7 +218,23 @@ class Catalog:
             self.sync()
 
     def sync(self, *, full: bool = False) -> int:
-        """Bring the catalog in line with the files; returns how many nodes changed."""
+        """Bring the catalog in line with the files; returns how many nodes changed.
+
+        A catalog found damaged on the way (pages of garbage that opening did not read)
+        is thrown away and built again from the files.
+        """
+        with self._sync_lock:
+            try:
+                return self._sync(full)
+            except sqlite3.DatabaseError as exc:
+                if not damaged(exc):
+                    raise
+                self._start_over()
+                self._walked = True
+                self.last_sync = "walk"
+                return self.build()
+
+    def _sync(self, full: bool) -> int:
         with self._sync_lock:
             if not full and not self._walked and self.path is not None and \
                     keeper.ask(self.root):
