@@ -129,6 +129,12 @@ def bench(root: Path, rounds: int, seed: int) -> dict[str, Any]:
     figures["transplant by backlinks rewritten"] = by_links
     figures["transplant (fixed part)"] = round(a, 3)
     figures["transplant per backlink"] = round(b, 3)
+    figures["transplant / plant (medians)"] = round(
+        statistics.median(samples["transplant"]) /
+        statistics.median(samples["plant (reference)"]), 2)
+    figures["prune / plant (medians)"] = round(
+        statistics.median(samples["prune"]) / statistics.median(samples["plant (reference)"]),
+        2)
     figures["transplant backlinks (median, max)"] = [
         statistics.median(n for n, _ in moves), max(n for n, _ in moves)]
     figures.update(reads)
@@ -142,12 +148,14 @@ def _reads(vine: Vine, root: Path, rng: random.Random, moved: list[str],
     plans: dict[str, Callable[[], Any]] = {
         "history (moved node)": lambda: vine.history(rng.choice(moved)),
         "history (untouched node)": lambda: vine.history(rng.choice(untouched)),
-        "calendar": lambda: vine.calendar(
-            scope=rng.choice([None, rng.choice(branches)]),
+        "calendar (whole forest)": lambda: vine.calendar(
             granularity=rng.choice(["day", "week", "month", "year"])),
-        "calendar (windowed)": lambda: vine.calendar(since="2025", until="2026-06",
-                                                     granularity="week"),
-        "coverage": lambda: vine.coverage(scope=rng.choice([None, rng.choice(tops)])),
+        "calendar (whole forest, windowed)": lambda: vine.calendar(
+            since="2025", until="2026-06", granularity=rng.choice(["day", "week", "month"])),
+        "calendar (a branch)": lambda: vine.calendar(
+            scope=rng.choice(branches), granularity=rng.choice(["week", "month"])),
+        "coverage (whole forest)": lambda: vine.coverage(),
+        "coverage (a top region)": lambda: vine.coverage(scope=rng.choice(tops)),
     }
     git_log: list[float] = []
     out: dict[str, list[float]] = {k: [] for k in plans}
@@ -164,6 +172,10 @@ def _reads(vine: Vine, root: Path, rng: random.Random, moved: list[str],
             capture_output=True, check=True))[0])
     figures: dict[str, Any] = {name: summary(v) for name, v in out.items()}
     figures["history"] = summary(out["history (moved node)"] + out["history (untouched node)"])
+    figures["calendar"] = summary([ms for k, v in out.items() if k.startswith("calendar")
+                                   for ms in v])
+    figures["coverage"] = summary(out["coverage (whole forest)"] +
+                                  out["coverage (a top region)"])
     figures["git log -n 21 -- path, alone"] = summary(git_log)
     figures["commits in the forest"] = int(subprocess.run(
         ["git", "rev-list", "--count", "HEAD"], cwd=root, capture_output=True, text=True,
@@ -176,9 +188,8 @@ def render(figures: dict[str, Any]) -> str:
     lines = [f"{'figure':40} {'median':>10} {'p95':>10}   target"]
     for name, value in figures.items():
         if isinstance(value, dict) and "median" in value:
-            target = TARGETS.get(name.split(" (")[0] if name.startswith(("history",
-                                                                           "calendar"))
-                                 else name)
+            read = name.startswith(("history", "calendar", "coverage"))
+            target = TARGETS.get(name.split(" (")[0] if read else name)
             lines.append(f"{name + ' (ms)':40} {value['median']:>10.3f} {value['p95']:>10.3f}"
                          + (f"   <= {target:g}" if target else ""))
         elif isinstance(value, dict):
