@@ -41,7 +41,9 @@ def history(forest: Forest, repository: Callable[[], Repository], raw: Any, limi
     row = forest.resolve(raw)
     node_id = row["id"]
     limit = min(max(limit, 1), budget.HISTORY_LIMIT_MAX)
-    repository().repo   # noqa: B018 - refuses a folder that is not a repository of its own
+    if not (forest.root / ".git").exists():
+        # A forest owns its repository; git would otherwise answer for an outer one.
+        repository().repo   # noqa: B018 - raises the engine's E_SCHEMA saying so
     node = forest.read(node_id)
     olds = node.meta.get("moved_from")
     olds = [olds] if isinstance(olds, str) else olds if isinstance(olds, list) else []
