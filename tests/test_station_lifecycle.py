@@ -5,6 +5,7 @@ count or id from outside the key's scope); the Station's /mcp answers the same."
 from __future__ import annotations
 
 import json
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -72,21 +73,26 @@ def test_prune_is_409_while_anchored_and_names_only_visible_anchors(
     assert unchanged(station) == before
 
 
-def test_hidden_ids_are_absent_ones(station: dict[str, Any]) -> None:
-    before = unchanged(station)
-    for call, extra in (("prune", {}), ("prune", {"force": True}), ("history", {}),
-                        ("transplant", {"new_id": "sales/moved-plan"})):
-        hidden = post(station, "deny", call, {"id": "secret/plan", **extra})
-        absent = post(station, "deny", call, {"id": "zzz/plan", **extra})
-        assert hidden.status_code == absent.status_code == 404, call
-        assert hidden.content == absent.content.replace(b"zzz/", b"secret/"), call
-    for call in ("calendar", "coverage"):
-        hidden = post(station, "deny", call, {"scope": "secret"})
-        absent = post(station, "deny", call, {"scope": "zzz"})
-        assert hidden.status_code == absent.status_code == 404, call
-        assert hidden.content == absent.content.replace(b"zzz/", b"secret/"), call
-        assert post(station, "sales", call, {"scope": "people"}).status_code == 404
-    assert unchanged(station) == before
+def test_hidden_ids_are_absent_ones(tmp_path: Path) -> None:
+    """The same question about a hidden node (or subtree), before and after it is gone,
+    gets the same bytes: the 404 of an absent one."""
+    probes = [(call, {"id": node, **extra}) for node in ("secret/plan", "secret/plam")
+              for call, extra in (("prune", {}), ("prune", {"force": True}),
+                                  ("history", {}),
+                                  ("transplant", {"new_id": "sales/moved-plan"}))]
+    probes += [(call, {"scope": scope}) for call in ("calendar", "coverage")
+               for scope in ("secret", "secret/plan")]
+    with serving_station(tmp_path) as st:
+        before = [post(st, "deny", call, args) for call, args in probes]
+        assert {r.status_code for r in before} == {404}, [r.text for r in before]
+        heads = unchanged(st)
+        assert all(b"secret/plan'" not in r.content for r in before)
+        for call in ("calendar", "coverage"):
+            assert post(st, "sales", call, {"scope": "people"}).status_code == 404
+        shutil.rmtree(tmp_path / "acme" / "secret")
+        after = [post(st, "deny", call, args) for call, args in probes]
+        assert [r.content for r in after] == [r.content for r in before]
+        assert heads[0] == head(acme(st))
 
 
 def test_transplant_source_like_a_read_destination_like_a_plant(
@@ -139,14 +145,18 @@ def test_moved_to_outside_the_scope_answers_not_found(station: dict[str, Any]) -
     got = post(station, "all", "transplant", {"id": "sales/to-hide",
                                               "new_id": "secret/to-hide"})
     assert got.status_code == 200, got.text
-    for key in ("deny", "sales"):
-        hidden = post(station, key, "look", {"id": "sales/to-hide"})
-        absent = post(station, key, "look", {"id": "sales/never-was"})
-        assert hidden.status_code == absent.status_code == 404
-        assert hidden.content == absent.content.replace(b"never-was", b"to-hide")
+    hidden = {key: post(station, key, "look", {"id": "sales/to-hide"})
+              for key in ("deny", "sales")}
     # The one who can see where it went learns it moved.
     assert post(station, "all", "look", {"id": "sales/to-hide"}).json()["error"][
         "moved_to"] == "secret/to-hide"
+    # Once the moved node is gone, the old id is absent: the same bytes as before.
+    assert post(station, "all", "prune", {"id": "secret/to-hide"}).status_code == 200
+    for key, before in hidden.items():
+        absent = post(station, key, "look", {"id": "sales/to-hide"})
+        assert before.status_code == absent.status_code == 404
+        assert before.json()["error"]["code"] == "E_NOT_FOUND"
+        assert before.content == absent.content, key
 
 
 def test_history_names_no_hidden_node(station: dict[str, Any]) -> None:

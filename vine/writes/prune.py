@@ -6,7 +6,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from .. import ids
+from .. import hints, ids
 from ..errors import Anchored, Forbidden, SchemaError
 from ..forest import Forest
 from . import backlinks
@@ -105,7 +105,8 @@ def _refuse_children(forest: Forest, node_id: str, seen: Any) -> None:
     raise Anchored(f"{node_id} is a branch that still holds {len(visible) or 'some'} "
                    "node(s); a branch is pruned once it is empty",
                    hint="Prune (or transplant) its nodes first, one at a time; "
-                        "scan(parent_id, recursive=true) lists them.", **extras)
+                        f"{hints.call('scan', 'parent_id', recursive=True)} lists them.",
+                   **extras)
 
 
 def _anchored(node_id: str, visible: list[tuple[str, str]], hidden: int,
@@ -120,8 +121,9 @@ def _anchored(node_id: str, visible: list[tuple[str, str]], hidden: int,
             hint="Those links cannot be dropped from here: ask someone who sees them to "
                  "prune it, or to remove their links first.", **extras)
     return Anchored(f"{node_id} is linked from {len(visible)} link(s) in other nodes",
-                    hint="prune(id, force=true) removes it anyway and drops exactly those "
-                         "links, in the same commit." if not force else None, **extras)
+                    hint=f"{hints.call('prune', 'id', force=True)} removes it anyway and "
+                         "drops exactly those links, in the same commit." if not force
+                    else None, **extras)
 
 
 def payload_file(forest: Forest, row: Any) -> Path | None:
