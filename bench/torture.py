@@ -77,7 +77,8 @@ REPO = Path(__file__).resolve().parent.parent
 SAMPLE = REPO / "sample-brain"
 DATASET = "sales/orders-2026"
 TABLE = "orders"
-ALLOWED = {"E_QUERY_FORBIDDEN", "E_QUERY_INVALID", "E_TIMEOUT"}
+# E_SCHEMA: the call's signature refuses it before any SQL is read (an empty statement).
+ALLOWED = {"E_QUERY_FORBIDDEN", "E_QUERY_INVALID", "E_TIMEOUT", "E_SCHEMA"}
 LIMIT_S = 2.0 + 1.5          # the guard's 2-second limit plus this machine's slack
 SECRET = "TORTURE-SECRET-7f3a9c"
 

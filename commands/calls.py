@@ -13,16 +13,17 @@ from __future__ import annotations
 
 import enum
 import inspect
+import typing
 from functools import cache
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 import typer
 
 from monkeyllm.registry import CALLS, Call, Param
 
 from . import common
-from .params import collect, option_names, positionals, shape_of
+from .params import collect, kinds_of, option_names, positionals, shape_of
 
 # One example per call, shown in its --help (a test checks every call has one).
 EXAMPLES: dict[str, str] = {
@@ -62,10 +63,26 @@ _JSON = inspect.Parameter(
 
 
 def _help(param: Param, shape: str) -> str:
+    """The parameter's doc, its limits (from its signature) and how to spell it."""
     extra = {"json": " JSON inline, @file.json, or - for standard input.",
              "list": " Repeat the option or separate values with commas.",
              "many": " Repeat for several."}.get(shape, "")
-    return (param.doc or "") + extra
+    limits = param.limits() if shape not in ("json", "choice") else ""
+    choices = ""
+    allowed = _list_choices(param) if shape == "list" else ()
+    if allowed:
+        choices = " One or more of: " + ", ".join(allowed) + "."
+    return (param.doc or "") + (f" ({limits})" if limits else "") + choices + extra
+
+
+def _list_choices(param: Param) -> tuple[str, ...]:
+    """The closed set of a list parameter's items (look's fields, locate's include)."""
+    for option in kinds_of(param.hint):
+        if typing.get_origin(option) is list:
+            (item,) = typing.get_args(option) or (None,)
+            if typing.get_origin(item) is Literal:
+                return tuple(typing.get_args(item))
+    return ()
 
 
 def _cli_param(param: Param, positional: bool) -> inspect.Parameter:

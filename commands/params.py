@@ -38,7 +38,7 @@ def shape_of(param: Param) -> str:
     """How a parameter travels on the command line."""
     kinds = kinds_of(param.hint)
     origins = [typing.get_origin(k) or k for k in kinds]
-    if dict in origins:
+    if dict in origins or any(typing.is_typeddict(k) for k in kinds):
         return "json"
     if list in origins:
         return "many" if str in origins else "list"

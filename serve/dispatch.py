@@ -54,6 +54,9 @@ class Dispatcher:
         self.forests = forests
         self.specs = tool_specs(prefix, registry=forests.registry)
         self.by_name: dict[str, ToolSpec] = {s.name: s for s in self.specs}
+        # A read-only server offers only what it can run; a write named anyway still
+        # answers E_READONLY, saying why.
+        self.listed = [s for s in self.specs if forests.writable or not s.writes]
 
     def run(self, name: str, arguments: dict[str, Any] | None) -> Outcome:
         """Run one tool call; every failure is an error envelope."""

@@ -1,5 +1,10 @@
-"""The MCP server: the SDK's low-level ``Server`` with the tool list and one handler
-that runs a call off the event loop and renders its outcome. Imports the SDK."""
+"""The MCP server: the SDK's low-level ``Server`` (2.x) with the tool list and one handler
+that runs a call off the event loop and renders its outcome. Imports the SDK.
+
+The SDK serves both protocol eras on one server: the ``initialize`` handshake
+(2025-era clients) and the per-request envelope with ``server/discover``
+(2026-07-28); the client's first request decides, on stdio and HTTP alike.
+"""
 
 from __future__ import annotations
 
@@ -24,28 +29,28 @@ WORKERS = 4
 def as_tool(spec: Any) -> types.Tool:
     """An MCP tool from a tool spec."""
     return types.Tool(name=spec.name, title=spec.title, description=spec.description,
-                      inputSchema=spec.input_schema,
+                      input_schema=spec.input_schema, output_schema=spec.output_schema,
                       annotations=types.ToolAnnotations(title=spec.title,
                                                         **spec.hints.as_dict()))
 
 
-def as_result(outcome: Outcome) -> types.CallToolResult:
+def as_result(result: dict[str, Any], error: bool, image: Any = None
+              ) -> types.CallToolResult:
     """The engine's object as structured content and as one compact JSON text block;
-    an error envelope sets ``isError``."""
+    an error envelope sets ``isError``; ``view``'s image goes first."""
     text = types.TextContent(type="text", text=json.dumps(
-        outcome.result, ensure_ascii=False, separators=(",", ":"), default=str))
+        result, ensure_ascii=False, separators=(",", ":"), default=str))
     content: list[types.ContentBlock] = [text]
-    if outcome.image is not None:
+    if image is not None:
         content.insert(0, types.ImageContent(
-            type="image", data=base64.b64encode(outcome.image.data).decode("ascii"),
-            mimeType=outcome.image.mime_type))
-    return types.CallToolResult(content=content, structuredContent=outcome.result,
-                                isError=outcome.error_code is not None)
+            type="image", data=base64.b64encode(image.data).decode("ascii"),
+            mime_type=image.mime_type))
+    return types.CallToolResult(content=content, structured_content=result, is_error=error)
 
 
 def instructions(dispatcher: Dispatcher) -> str:
-    """What the server tells a client at initialization."""
-    names = ", ".join(s.name for s in dispatcher.specs)
+    """What the server tells a client when it connects."""
+    names = ", ".join(s.name for s in dispatcher.listed)
     where = ("several forests: every tool takes forest (list them with forests)"
              if dispatcher.forests.registry else "one forest")
     mode = "read-only" if not dispatcher.forests.writable else "writable"
@@ -55,29 +60,34 @@ def instructions(dispatcher: Dispatcher) -> str:
             "Errors come back as {\"error\": {code, message, hint}} with isError set.")
 
 
+def plain(name: str, version: str, text: str, handlers: dict[str, Any]) -> Server[Any]:
+    """A low-level SDK server without the SDK's tracing middleware: nothing here
+    exports spans, and a span per message costs every call."""
+    server: Server[Any] = Server(name, version=version, instructions=text, **handlers)
+    server.middleware = []
+    return server
+
+
 def build(dispatcher: Dispatcher,
-          on_call: Callable[[Outcome], None] | None = None) -> Server[Any, Any]:
+          on_call: Callable[[Outcome], None] | None = None) -> Server[Any]:
     """The SDK server for a dispatcher; ``on_call`` sees every outcome (for logs)."""
-    server: Server[Any, Any] = Server("monkeyllm", version=monkeyllm.__version__,
-                                      instructions=instructions(dispatcher))
-    tools = [as_tool(spec) for spec in dispatcher.specs]
+    listing = types.ListToolsResult(tools=[as_tool(spec) for spec in dispatcher.listed])
     limiter = anyio.CapacityLimiter(WORKERS)
 
-    @server.list_tools()
-    async def list_tools() -> list[types.Tool]:
-        return tools
+    async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
+        return listing
 
-    # The engine checks arguments itself and answers E_SCHEMA envelopes; the SDK's
-    # own check would answer plain text instead.
-    @server.call_tool(validate_input=False)
-    async def call_tool(name: str, arguments: dict[str, Any]) -> types.CallToolResult:
-        outcome = await anyio.to_thread.run_sync(dispatcher.run, name, arguments,
-                                                 limiter=limiter)
+    # The engine checks arguments itself and answers E_SCHEMA envelopes.
+    async def call_tool(ctx: Any, params: types.CallToolRequestParams
+                        ) -> types.CallToolResult:
+        outcome = await anyio.to_thread.run_sync(dispatcher.run, params.name,
+                                                 params.arguments, limiter=limiter)
         if on_call is not None:
             on_call(outcome)
-        return as_result(outcome)
+        return as_result(outcome.result, outcome.error_code is not None, outcome.image)
 
-    return server
+    return plain("monkeyllm", monkeyllm.__version__, instructions(dispatcher),
+                 {"on_list_tools": list_tools, "on_call_tool": call_tool})
 
 
 async def run_stdio(dispatcher: Dispatcher, protocol_out: Any) -> None:
@@ -89,7 +99,6 @@ async def run_stdio(dispatcher: Dispatcher, protocol_out: Any) -> None:
 
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING,
                         format="vine serve: %(levelname)s %(name)s: %(message)s")
-    logging.getLogger("mcp.server.lowlevel.server").setLevel(logging.ERROR)
     server = build(dispatcher)
     async with stdio_server(stdout=protocol_out) as (read_stream, write_stream):
         await server.run(read_stream, write_stream, server.create_initialization_options())

@@ -23,6 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from monkeyllm import shapes
 from monkeyllm.registry import CALLS, Call
 
 # Every engine call but ``answer`` (which needs a model and lives on the Station).
@@ -73,6 +74,12 @@ class ToolSpec:
     input_schema: dict[str, Any]
     hints: Hints
     writes: bool = field(default=False)
+    result_schema: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def output_schema(self) -> dict[str, Any]:
+        """What the tool's structured content is: its result or the error envelope."""
+        return shapes.or_envelope(self.result_schema)
 
 
 def describe(doc: str) -> str:
@@ -85,7 +92,8 @@ def describe(doc: str) -> str:
     return "\n".join(lines).strip()
 
 
-FOREST_PARAM = {"type": "string", "description": "The forest to use (see the forests tool)."}
+FOREST_PARAM = {"type": "string", "minLength": 1,
+                "description": "The forest to use (see the forests tool)."}
 
 _EXTRA_DOCS = {
     "forests": (
@@ -112,7 +120,8 @@ _EXTRA_SCHEMAS: dict[str, dict[str, Any]] = {
     "forests": {"type": "object", "properties": {}, "required": [],
                 "additionalProperties": False},
     "view": {"type": "object",
-             "properties": {"id": {"type": "string", "description": "A media node id."}},
+             "properties": {"id": {"type": "string", "minLength": 1,
+                                   "description": "A media node id."}},
              "required": ["id"], "additionalProperties": False},
     "ingest": {
         "type": "object",
@@ -139,6 +148,23 @@ _EXTRA_SCHEMAS: dict[str, dict[str, Any]] = {
 }
 
 
+_ENTRY = shapes.obj({"path": shapes.STR}, {"id": shapes.STR, "reason": shapes.STR})
+_EXTRA_RESULTS: dict[str, dict[str, Any]] = {
+    "forests": shapes.obj({"forests": shapes.array(shapes.obj(
+        {"id": shapes.STR, "active": shapes.BOOL, "writable": shapes.BOOL,
+         "locked": shapes.BOOL})), "mode": {"type": "string", "enum": ["single", "registry"]}}),
+    "view": shapes.obj({"id": shapes.STR, "media_type": shapes.STR, "size": shapes.INT,
+                        "payload_hash": shapes.TEXT}),
+    "ingest": shapes.obj({"into": shapes.STR, "commit": shapes.TEXT,
+                          "counts": {"type": "object",
+                                     "additionalProperties": shapes.INT}},
+                         {bucket: shapes.array(_ENTRY) for bucket in (
+                             "created", "updated", "unchanged", "unsupported", "failed",
+                             "stale")} | {"branches": shapes.array(shapes.ANY),
+                                          "elapsed_ms": shapes.NUM}),
+}
+
+
 def _title(name: str) -> str:
     return name.capitalize()
 
@@ -149,7 +175,8 @@ def _engine_tool(call: Call, prefix: str, registry: bool) -> ToolSpec:
         schema = _with_forest(schema)
     hints = READ if call.read_only else HINTS[call.name]
     return ToolSpec(prefix + call.name, call.name, _title(call.name), describe(call.doc),
-                    schema, hints, writes=not call.read_only)
+                    schema, hints, writes=not call.read_only,
+                    result_schema=call.output_schema())
 
 
 def _with_forest(schema: dict[str, Any]) -> dict[str, Any]:
@@ -160,11 +187,12 @@ def _with_forest(schema: dict[str, Any]) -> dict[str, Any]:
 def tool_specs(prefix: str = "", registry: bool = False) -> list[ToolSpec]:
     """Every tool this server offers, in a stable order (forests first)."""
     specs = [ToolSpec(prefix + "forests", "forests", "Forests", _EXTRA_DOCS["forests"],
-                      _EXTRA_SCHEMAS["forests"], READ)]
+                      _EXTRA_SCHEMAS["forests"], READ, result_schema=_EXTRA_RESULTS["forests"])]
     specs += [_engine_tool(CALLS[name], prefix, registry) for name in ENGINE_TOOLS]
     for name in ("view", "ingest"):
         schema = _EXTRA_SCHEMAS[name]
         specs.append(ToolSpec(prefix + name, name, _title(name), _EXTRA_DOCS[name],
                               _with_forest(schema) if registry else schema,
-                              HINTS.get(name, READ), writes=name == "ingest"))
+                              HINTS.get(name, READ), writes=name == "ingest",
+                              result_schema=_EXTRA_RESULTS[name]))
     return specs

@@ -1,4 +1,11 @@
-"""Helpers for the MCP tests: real `vine serve` processes and the SDK's real client."""
+"""Helpers for the MCP tests: real `vine serve` processes and the SDK's real client.
+
+A session speaks one protocol era: ``"handshake"`` (the ``initialize`` handshake of
+the 2025 versions) or ``"modern"`` (2026-07-28: ``server/discover`` and a per-request
+envelope). Every session made here checks every tool result it receives against the
+tool's ``outputSchema`` (errors included: an envelope is part of it), so each tool
+call in the suite proves its structured content has the declared shape.
+"""
 
 from __future__ import annotations
 
@@ -13,6 +20,8 @@ from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
+import httpx2
+import jsonschema
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
@@ -22,25 +31,80 @@ VINE = str(_BESIDE) if _BESIDE.exists() else shutil.which("vine") or "vine"
 TIMEOUT = 30
 
 
+ERAS = ("handshake", "modern")
+
+
+class CheckedSession(ClientSession):
+    """The SDK's client session, validating each tool result's structured content
+    against the tool's declared ``outputSchema`` (listing the tools first if need
+    be); a result that does not fit fails the test that made the call."""
+
+    schemas: dict[str, dict[str, Any]]
+
+    async def open(self, era: str) -> Any:
+        """Connect in ``era``: the handshake, or discover."""
+        self.schemas = {}
+        if era == "modern":
+            return await self.discover()
+        if era != "handshake":
+            raise ValueError(era)
+        return await self.initialize()
+
+    async def list_tools(self, *args: Any, **kwargs: Any) -> Any:
+        listed = await super().list_tools(*args, **kwargs)
+        for tool in listed.tools:
+            if tool.output_schema is not None:
+                self.schemas[tool.name] = tool.output_schema
+        return listed
+
+    async def call_tool(self, name: str, arguments: dict[str, Any] | None = None,
+                        *args: Any, **kwargs: Any) -> Any:
+        result = await super().call_tool(name, arguments, *args, **kwargs)
+        if name not in self.schemas:
+            await self.list_tools()
+        schema = self.schemas.get(name)
+        if schema is not None:
+            assert result.structured_content is not None, name
+            jsonschema.validate(result.structured_content, schema,
+                                format_checker=jsonschema.FormatChecker())
+        return result
+
+
+class PlainSession(CheckedSession):
+    """The SDK's client session as any client uses it (the SDK's own output-schema
+    check included, this kit's not): what a benchmark times."""
+
+    async def call_tool(self, name: str, arguments: dict[str, Any] | None = None,
+                        *args: Any, **kwargs: Any) -> Any:
+        return await ClientSession.call_tool(self, name, arguments, *args, **kwargs)
+
+
 @contextlib.asynccontextmanager
-async def stdio_session(*args: str, errlog: Path | None = None
-                        ) -> AsyncIterator[ClientSession]:
+async def stdio_session(*args: str, errlog: Path | None = None, era: str = "handshake",
+                        checked: bool = True) -> AsyncIterator[CheckedSession]:
     """A client session with ``vine serve ARGS`` spawned over stdio."""
     params = StdioServerParameters(command=VINE, args=["serve", *args])
+    kind = CheckedSession if checked else PlainSession
     with open(errlog or "/dev/null", "w", encoding="utf-8") as err:  # noqa: SIM117
         async with stdio_client(params, errlog=err) as (read, write):
-            async with ClientSession(read, write) as session:
-                await session.initialize()
+            async with kind(read, write) as session:
+                session.info = await session.open(era)  # type: ignore[attr-defined]
                 yield session
 
 
 @contextlib.asynccontextmanager
-async def http_session(url: str) -> AsyncIterator[ClientSession]:
-    """A client session over streamable HTTP."""
-    async with streamable_http_client(url) as (read, write, _):  # noqa: SIM117
-        async with ClientSession(read, write) as session:
-            await session.initialize()
-            yield session
+async def http_session(url: str, era: str = "handshake",
+                       headers: dict[str, str] | None = None, checked: bool = True
+                       ) -> AsyncIterator[CheckedSession]:
+    """A client session over streamable HTTP (``headers`` on every request)."""
+    kind = CheckedSession if checked else PlainSession
+    async with httpx2.AsyncClient(headers=headers or {},
+                                  timeout=httpx2.Timeout(TIMEOUT, read=TIMEOUT * 2)
+                                  ) as client, \
+            streamable_http_client(url, http_client=client) as (read, write), \
+            kind(read, write) as session:
+        session.info = await session.open(era)  # type: ignore[attr-defined]
+        yield session
 
 
 def free_port() -> int:
@@ -85,12 +149,12 @@ def stop(proc: subprocess.Popen[Any]) -> None:
 
 def payload(result: Any) -> dict[str, Any]:
     """The structured content of a tool result, checked against its JSON text block."""
-    assert result.structuredContent is not None
+    assert result.structured_content is not None
     texts = [c.text for c in result.content if c.type == "text"]
     assert len(texts) == 1
-    assert json.loads(texts[0]) == result.structuredContent
-    assert result.isError == ("error" in result.structuredContent)
-    return result.structuredContent
+    assert json.loads(texts[0]) == result.structured_content
+    assert result.is_error == ("error" in result.structured_content)
+    return result.structured_content
 
 
 def stable(obj: Any) -> Any:

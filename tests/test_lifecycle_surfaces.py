@@ -167,10 +167,10 @@ def test_the_mcp_tools(forest: Path) -> None:
                     "calendar": calendar, "coverage": coverage}
 
     got = anyio.run(body)
-    assert got["refused"].isError
+    assert got["refused"].is_error
     assert _payload(got["refused"])["error"]["code"] == "E_ANCHORED"
-    assert not got["moved"].isError and _payload(got["moved"])["commit"] == head(forest)
-    assert got["old"].isError
+    assert not got["moved"].is_error and _payload(got["moved"])["commit"] == head(forest)
+    assert got["old"].is_error
     assert _payload(got["old"])["error"]["moved_to"] == "sales/pipeline/price-list"
     assert _payload(got["history"])["entries"][0]["action"] == "transplant"
     assert sum(b["nodes"] for b in _payload(got["calendar"])["buckets"]) > 50

@@ -1,6 +1,8 @@
-"""`vine serve` over stdio, driven by the MCP SDK's real client: the tool list comes from
-the registry, every tool answers what the Python API answers, errors are envelopes with
-isError set, writes commit, and stdout carries nothing but protocol."""
+"""`vine serve` over stdio, driven by the MCP SDK's real client in both protocol eras (the
+initialize handshake and 2026-07-28's server/discover): the tool list comes from the
+registry (input and output schemas), a read-only server lists only reads, every tool
+answers what the Python API answers, errors are envelopes with isError set, writes
+commit, and stdout carries nothing but protocol."""
 
 from __future__ import annotations
 
@@ -15,11 +17,13 @@ from typing import Any
 import anyio
 import pytest
 
-from monkeyllm import CALLS, Vine
+from monkeyllm import CALLS, Vine, shapes
 from monkeyllm.serve.tools import ENGINE_TOOLS
 
 from .conftest import copy_sample, git, head
-from .mcpkit import TIMEOUT, VINE, payload, stable, stdio_session
+from .mcpkit import ERAS, TIMEOUT, VINE, payload, stable, stdio_session
+
+WRITES = ("plant", "graft", "tend", "prune", "transplant", "ingest")
 
 READS: dict[str, dict[str, Any]] = {
     "locate": {"query": "exchange policy deadlines", "k": 3},
@@ -81,27 +85,51 @@ def forest(tmp_path: Path) -> Path:
 # -- the tool list -------------------------------------------------------------------
 
 
-def test_tools_carry_the_registry_schemas_and_explicit_annotations(forest: Path) -> None:
-    async def body() -> list[Any]:
-        async with stdio_session("--forest", str(forest), "--readonly") as session:
-            return (await session.list_tools()).tools
+@pytest.mark.parametrize("era", ERAS)
+def test_tools_carry_the_registry_schemas_and_explicit_annotations(forest: Path,
+                                                                    era: str) -> None:
+    async def body() -> tuple[Any, list[Any]]:
+        async with stdio_session("--forest", str(forest), era=era) as session:
+            return session.protocol_version, (await session.list_tools()).tools
 
-    tools = {t.name: t for t in run(body)}
+    version, listed = run(body)
+    assert version == ("2026-07-28" if era == "modern" else "2025-11-25")
+    tools = {t.name: t for t in listed}
     assert list(tools) == ["forests", *ENGINE_TOOLS, "view", "ingest"]
     assert "answer" not in tools
     for name in ENGINE_TOOLS:
-        assert tools[name].inputSchema == CALLS[name].input_schema(), name
+        assert tools[name].input_schema == CALLS[name].input_schema(), name
+        assert tools[name].output_schema == shapes.or_envelope(CALLS[name].output_schema())
         assert tools[name].description and "Args:" not in tools[name].description
         assert CALLS[name].summary in tools[name].description
     for tool in tools.values():
         hints = tool.annotations
-        assert None not in (hints.readOnlyHint, hints.destructiveHint,
-                            hints.idempotentHint, hints.openWorldHint), tool.name
-        assert hints.openWorldHint is False
+        assert None not in (hints.read_only_hint, hints.destructive_hint,
+                            hints.idempotent_hint, hints.open_world_hint), tool.name
+        assert hints.open_world_hint is False
         expected = EXPECTED_HINTS.get(tool.name, (True, False, True))
-        assert (hints.readOnlyHint, hints.destructiveHint, hints.idempotentHint) == \
+        assert (hints.read_only_hint, hints.destructive_hint, hints.idempotent_hint) == \
             expected, tool.name
-        assert tool.inputSchema["type"] == "object"
+        assert tool.input_schema["type"] == "object"
+
+
+@pytest.mark.parametrize("era", ERAS)
+def test_a_readonly_server_lists_only_what_it_can_run(forest: Path, era: str) -> None:
+    async def body() -> tuple[list[str], dict[str, Any], dict[str, Any]]:
+        async with stdio_session("-f", str(forest), "--readonly", era=era) as session:
+            names = [t.name for t in (await session.list_tools()).tools]
+            refused = payload(await session.call_tool("plant", {"node": NOTE}))
+            looked = payload(await session.call_tool("look", READS["look"]))
+            return names, refused, looked
+
+    names, refused, looked = run(body)
+    assert names == ["forests", *(n for n in ENGINE_TOOLS if n not in WRITES), "view"]
+    assert not set(WRITES) & set(names)
+    # A write named anyway says why it cannot run here.
+    assert refused["error"]["code"] == "E_READONLY"
+    assert "--readonly" in refused["error"]["hint"]
+    assert looked["id"] == "sales/exchange-policy"
+    assert not (forest / "sales" / "mcp-note.md").exists()
 
 
 def test_tool_prefix_renames_every_tool(forest: Path) -> None:
@@ -112,15 +140,16 @@ def test_tool_prefix_renames_every_tool(forest: Path) -> None:
             return names, payload(await session.call_tool("vine_look", READS["look"]))
 
     names, looked = run(body)
-    assert names == ["vine_forests", *(f"vine_{n}" for n in ENGINE_TOOLS), "vine_view",
-                     "vine_ingest"]
+    assert names == ["vine_forests", *(f"vine_{n}" for n in ENGINE_TOOLS if n not in WRITES),
+                     "vine_view"]
     assert looked["id"] == "sales/exchange-policy"
 
 
 # -- calls ---------------------------------------------------------------------------
 
 
-def test_every_tool_answers_like_the_python_api(forest: Path) -> None:
+@pytest.mark.parametrize("era", ERAS)
+def test_every_tool_answers_like_the_python_api(forest: Path, era: str) -> None:
     cool(forest)
     before = head(forest)
     # The Python API first: the writes below change what the reads would see.
@@ -129,7 +158,7 @@ def test_every_tool_answers_like_the_python_api(forest: Path) -> None:
 
     async def body() -> dict[str, Any]:
         got: dict[str, Any] = {}
-        async with stdio_session("--forest", str(forest)) as session:
+        async with stdio_session("--forest", str(forest), era=era) as session:
             for name, args in READS.items():
                 got[name] = payload(await session.call_tool(name, args))
             for name, args in INVALID.items():
@@ -158,7 +187,7 @@ def test_every_tool_answers_like_the_python_api(forest: Path) -> None:
         assert stable(got[name]) == stable(expected[name]), name
     for name in INVALID:
         result = got["bad " + name]
-        assert result.isError is True, name
+        assert result.is_error is True, name
         error = payload(result)["error"]
         assert error["code"] == "E_SCHEMA", (name, error)
         assert error["message"]
@@ -210,25 +239,40 @@ def test_a_locked_forest_fails_the_start_with_the_envelope(forest: Path) -> None
     assert done.stdout == ""
 
 
-def test_stdout_carries_only_protocol(forest: Path) -> None:
-    """Raw JSON-RPC over the pipes: every line the server writes is a protocol message,
-    through an unknown tool, a bad argument and a write that runs git."""
-    messages = [
-        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+MODERN_META = {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+               "io.modelcontextprotocol/clientInfo": {"name": "raw", "version": "0"},
+               "io.modelcontextprotocol/clientCapabilities": {}}
+
+
+def raw_messages(era: str) -> list[dict[str, Any]]:
+    """A raw session: the opening of ``era``, an unknown tool, a bad argument, a write
+    that runs git and a read of what it wrote."""
+    calls = [("nope", {}), ("look", {"id": 42}), ("plant", {"node": NOTE}),
+             ("look", {"id": NOTE["id"]})]
+    if era == "modern":
+        opening = [{"jsonrpc": "2.0", "id": 1, "method": "server/discover",
+                    "params": {"_meta": MODERN_META}}]
+    else:
+        opening = [{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
             "protocolVersion": "2025-06-18", "capabilities": {},
             "clientInfo": {"name": "raw", "version": "0"}}},
-        {"jsonrpc": "2.0", "method": "notifications/initialized"},
-        {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
-         "params": {"name": "nope", "arguments": {}}},
-        {"jsonrpc": "2.0", "id": 3, "method": "tools/call",
-         "params": {"name": "look", "arguments": {"id": 42}}},
-        {"jsonrpc": "2.0", "id": 4, "method": "tools/call",
-         "params": {"name": "plant", "arguments": {"node": NOTE}}},
-        {"jsonrpc": "2.0", "id": 5, "method": "tools/call",
-         "params": {"name": "look", "arguments": {"id": NOTE["id"]}}},
-    ]
-    proc = subprocess.Popen([VINE, "serve", "-f", str(forest)], stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            {"jsonrpc": "2.0", "method": "notifications/initialized"}]
+    meta = {"_meta": MODERN_META} if era == "modern" else {}
+    return opening + [{"jsonrpc": "2.0", "id": n, "method": "tools/call",
+                       "params": {"name": name, "arguments": args, **meta}}
+                      for n, (name, args) in enumerate(calls, start=2)]
+
+
+@pytest.mark.parametrize("era", ERAS)
+def test_stdout_carries_only_protocol(forest: Path, era: str) -> None:
+    """Raw JSON-RPC over the pipes: every line the server writes is a protocol message,
+    through an unknown tool, a bad argument and a write that runs git; stderr stays
+    quiet (no warnings from the SDK or its models)."""
+    messages = raw_messages(era)
+    errors = forest.parent / "stderr.log"
+    with open(errors, "w", encoding="utf-8") as err:
+        proc = subprocess.Popen([VINE, "serve", "-f", str(forest)], stdin=subprocess.PIPE,
+                                stdout=subprocess.PIPE, stderr=err, text=True)
     assert proc.stdin is not None and proc.stdout is not None
     replies = {}
     try:
@@ -248,10 +292,13 @@ def test_stdout_carries_only_protocol(forest: Path) -> None:
             proc.kill()
             proc.wait()
         proc.stdout.close()
-        assert proc.stderr is not None
-        proc.stderr.close()
     assert rest == ""
     assert proc.returncode == 0
+    assert errors.read_text() == ""
+    if era == "modern":
+        assert replies[1]["result"]["supportedVersions"] == ["2026-07-28"]
+    else:
+        assert replies[1]["result"]["protocolVersion"] == "2025-06-18"
     assert replies[2]["result"]["isError"] is True
     assert replies[2]["result"]["structuredContent"]["error"]["code"] == "E_SCHEMA"
     assert replies[3]["result"]["structuredContent"]["error"]["code"] == "E_SCHEMA"
@@ -287,12 +334,12 @@ def test_root_mode_serves_every_forest_and_requires_forest(tmp_path: Path) -> No
 
     out = run(body)
     for name in ENGINE_TOOLS:
-        schema = out["tools"][name].inputSchema
+        schema = out["tools"][name].input_schema
         plain = CALLS[name].input_schema()
         assert schema["required"] == ["forest", *plain["required"]]
         assert {k: v for k, v in schema["properties"].items() if k != "forest"} == \
             plain["properties"]
-    assert "forest" not in out["tools"]["forests"].inputSchema["properties"]
+    assert "forest" not in out["tools"]["forests"].input_schema["properties"]
     assert out["forests before"] == {"mode": "registry", "forests": [
         {"id": "acme", "active": False, "writable": True, "locked": False},
         {"id": "globex", "active": False, "writable": True, "locked": False}]}
@@ -342,12 +389,12 @@ def test_ingest_then_view_an_image(forest: Path) -> None:
     assert report["commit"] == head(forest)
     assert out["again"]["commit"] is None and out["again"]["counts"]["unchanged"] == 2
     view = out["view"]
-    assert view.isError is False
+    assert view.is_error is False
     image, text = view.content
-    assert image.type == "image" and image.mimeType == "image/png"
+    assert image.type == "image" and image.mime_type == "image/png"
     assert base64.b64decode(image.data) == png
     header = json.loads(text.text)
-    assert header == view.structuredContent
+    assert header == view.structured_content
     assert header["id"] == "inbox/pics/dot" and header["size"] == len(png)
     assert header["media_type"] == "image/png" and header["payload_hash"]
     assert out["view note"]["error"]["code"] == "E_SCHEMA"

@@ -1,5 +1,6 @@
 """`vine serve --transport http`: a real server on 127.0.0.1 and the SDK's real client
-over streamable HTTP; the Host check (DNS-rebinding protection) and the call log."""
+over streamable HTTP in both protocol eras; the Host check (DNS-rebinding protection)
+and the call log."""
 
 from __future__ import annotations
 
@@ -10,11 +11,11 @@ import anyio
 import httpx
 import pytest
 
-from monkeyllm import CALLS, Vine
+from monkeyllm import CALLS, Vine, shapes
 from monkeyllm.serve.tools import ENGINE_TOOLS
 
 from .conftest import copy_sample, head
-from .mcpkit import TIMEOUT, http_server, http_session, payload, stable, stdio_session
+from .mcpkit import ERAS, TIMEOUT, http_server, http_session, payload, stable, stdio_session
 from .test_mcp import NOTE, READS, cool
 
 PING = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
@@ -36,7 +37,9 @@ def forest(tmp_path: Path) -> Path:
     return copy_sample(tmp_path / "brain", git=True)
 
 
-def test_http_serves_the_same_tools_and_answers(forest: Path, tmp_path: Path) -> None:
+@pytest.mark.parametrize("era", ERAS)
+def test_http_serves_the_same_tools_and_answers(forest: Path, tmp_path: Path,
+                                                era: str) -> None:
     cool(forest)
     with Vine(forest, writable=False) as vine:
         expected = {name: vine.call(name, args) for name, args in READS.items()}
@@ -44,7 +47,8 @@ def test_http_serves_the_same_tools_and_answers(forest: Path, tmp_path: Path) ->
 
     async def body(url: str) -> dict[str, Any]:
         out: dict[str, Any] = {}
-        async with http_session(url) as session:
+        async with http_session(url, era) as session:
+            out["version"] = session.protocol_version
             out["tools"] = (await session.list_tools()).tools
             for name, args in READS.items():
                 out[name] = payload(await session.call_tool(name, args))
@@ -59,8 +63,10 @@ def test_http_serves_the_same_tools_and_answers(forest: Path, tmp_path: Path) ->
         out = run(body, url)
     tools = {t.name: t for t in out["tools"]}
     assert [n for n in tools if n in CALLS] == list(ENGINE_TOOLS)
+    assert out["version"] == ("2026-07-28" if era == "modern" else "2025-11-25")
     for name in ENGINE_TOOLS:
-        assert tools[name].inputSchema == CALLS[name].input_schema()
+        assert tools[name].input_schema == CALLS[name].input_schema()
+        assert tools[name].output_schema == shapes.or_envelope(CALLS[name].output_schema())
     for name in READS:
         if name == "query":
             expected[name].pop("elapsed_ms"), out[name].pop("elapsed_ms")
@@ -93,3 +99,19 @@ def test_http_answers_only_the_hosts_it_is_told(forest: Path, tmp_path: Path) ->
     assert codes.pop(f"evil.example:{port}") == 421
     assert set(codes.values()) == {200}, codes
     assert origin.status_code == 403
+
+
+def test_a_readonly_http_server_lists_only_reads(forest: Path, tmp_path: Path) -> None:
+    async def body(url: str) -> dict[str, list[str]]:
+        listed = {}
+        for era in ERAS:
+            async with http_session(url, era) as session:
+                listed[era] = [t.name for t in (await session.list_tools()).tools]
+        return listed
+
+    with http_server("-f", str(forest), "--readonly", stderr=tmp_path / "serve.log") as url:
+        listed = run(body, url)
+    reads = [n for n in ENGINE_TOOLS if CALLS[n].read_only]
+    assert "history" in reads and "prune" not in reads
+    for names in listed.values():
+        assert names == ["forests", *reads, "view"]

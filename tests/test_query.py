@@ -423,6 +423,11 @@ def test_missing_column_lists_the_real_columns(shop: Shop) -> None:
     assert "orders(id, customer, region, total_invoice, closed_at, value_cents)" in err["hint"]
 
 
+def test_an_empty_statement_is_refused_by_the_signature(shop: Shop) -> None:
+    err = assert_error(q(shop, ""), "E_SCHEMA")
+    assert "sql must not be empty" in err["message"]
+
+
 @pytest.mark.parametrize("sql", [
     "SELECT * FROM orders WHERE",
     "SELECT (1",
@@ -432,7 +437,6 @@ def test_missing_column_lists_the_real_columns(shop: Shop) -> None:
     "SELECT 1 +",
     "SELECT * FROM orders WHERE id = = 1",
     "SELECT FROM orders",
-    "",
     "   ",
     ";",
     ";;;",

@@ -52,3 +52,99 @@ def test_importing_the_engine_loads_no_surface_stack() -> None:
     out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True,
                          text=True).stdout.strip()
     assert out == "[]"
+
+
+# -- limits: one source of truth -------------------------------------------------------------
+
+
+def _ranges() -> list[tuple[str, str, int, int]]:
+    """(call, parameter, lo, hi) of every bounded integer parameter of the engine."""
+    from monkeyllm.limits import Range, options, split
+
+    out = []
+    for name, spec in CALLS.items():
+        for p in spec.params:
+            for option in options(p.annotated):
+                base, limits = split(option)
+                for limit in limits:
+                    if isinstance(limit, Range) and base is int:
+                        lo, hi = limit.bounds()
+                        out.append((name, p.name, int(lo), int(hi)))
+    return out
+
+
+RANGES = _ranges()
+
+
+def test_the_bounded_parameters_are_the_ones_the_issue_names() -> None:
+    found = {(name, param) for name, param, _, _ in RANGES}
+    assert {("locate", "k"), ("sniff", "k"), ("scan", "limit"), ("harvest", "k")} <= found
+
+
+@pytest.mark.parametrize(("name", "param", "lo", "hi"), RANGES,
+                         ids=[f"{n}.{p}" for n, p, _, _ in RANGES])
+def test_a_bound_reaches_the_check_the_schema_and_the_help(
+        name: str, param: str, lo: int, hi: int) -> None:
+    from monkeyllm.commands.calls import _help
+    from monkeyllm.commands.params import shape_of
+    from monkeyllm.registry import check_args
+
+    spec = CALLS[name]
+    p = next(x for x in spec.params if x.name == param)
+    schema = spec.input_schema()["properties"][param]
+    assert (schema["minimum"], schema["maximum"]) == (lo, hi)
+    base = {q.name: "xx" for q in spec.params if q.required}
+    for bad in (lo - 1, hi + 1):
+        with pytest.raises(Exception) as refused:
+            check_args(spec, {**base, param: bad})
+        assert f"from {lo} to {hi}" in str(refused.value)
+    assert check_args(spec, {**base, param: hi})[param] == hi
+    assert check_args(spec, {**base, param: float(lo)})[param] == lo   # JSON's 3.0 is 3
+    assert f"from {lo} to {hi}" in _help(p, shape_of(p))
+
+
+@pytest.mark.parametrize("name", sorted(CALLS))
+def test_null_is_declared_exactly_where_it_means_absent(name: str) -> None:
+    from monkeyllm.registry import check_args
+
+    spec = CALLS[name]
+    schema = spec.input_schema()
+    base = {q.name: "xx" for q in spec.params if q.required}
+    for p in spec.params:
+        declared = schema["properties"][p.name]
+        kind = declared.get("type")
+        takes_null = (isinstance(kind, list) and "null" in kind) or \
+            {"type": "null"} in declared.get("anyOf", [])
+        assert takes_null == (not p.required), (name, p.name)
+        if not p.required and all(isinstance(base[q], str) for q in base):
+            try:
+                clean = check_args(spec, {**base, p.name: None})
+            except Exception:   # the required ones here are not of their type: plant, graft
+                continue
+            assert p.name not in clean
+
+
+def test_closed_sets_are_enums() -> None:
+    look = CALLS["look"].input_schema()["properties"]["fields"]
+    assert "summary" in look["items"]["enum"] and "nope" not in look["items"]["enum"]
+    include = CALLS["locate"].input_schema()["properties"]["include"]
+    assert include["items"]["enum"] == ["outline"]
+    scan = CALLS["scan"].input_schema()["properties"]["fields"]["items"]["enum"]
+    assert {"id", "payload_type", "heat"} <= set(scan)
+    with Vine(REPO / "sample-brain", writable=False) as vine:
+        assert vine.look("sales/exchange-policy", fields=["nope"])["error"]["code"] == \
+            "E_SCHEMA"
+        assert vine.locate("x", include=["body"])["error"]["code"] == "E_SCHEMA"
+
+
+@pytest.mark.parametrize("name", sorted(CALLS))
+def test_every_call_has_a_result_shape(name: str) -> None:
+    """A call added to the registry needs its shape in monkeyllm.shapes.RESULTS: the
+    keys its result always holds (the MCP outputSchema and OpenAPI 200 are built
+    from it)."""
+    from monkeyllm.shapes import RESULTS
+
+    assert name in RESULTS, f"{name} has no result shape in monkeyllm/shapes.py"
+    shape = CALLS[name].output_schema()
+    json.dumps(shape)
+    assert shape.get("required") or all(a.get("required") for a in shape["anyOf"])

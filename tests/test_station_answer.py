@@ -120,8 +120,12 @@ def test_evidence_falls_back_to_every_result_with_content(st: dict[str, Any]) ->
     assert out["evidence"] == [r["id"] for r in out["harvest"]["results"] if r["content"]]
 
 
-def test_reply_tokens_clamped_sent_and_echoed(st: dict[str, Any]) -> None:
-    for given, sent in ((10, 64), (300, 300), (99999, 4000)):
+def test_reply_tokens_bounded_sent_and_echoed(st: dict[str, Any]) -> None:
+    for given in (10, 99999):
+        refused = ask(st, {"question": QUESTION, "reply_tokens": given, "cache": False})
+        assert refused.status_code == 400, refused.text
+        assert "from 64 to 4000" in refused.json()["error"]["message"]
+    for given, sent in ((64, 64), (300, 300), (4000, 4000)):
         st["kit"].reply(CITED)
         out = ask(st, {"question": QUESTION, "reply_tokens": given, "cache": False}).json()
         assert out["reply_tokens"] == sent
@@ -146,9 +150,11 @@ def test_min_evidence_floor_skips_the_model(st: dict[str, Any]) -> None:
     assert out["evidence_count"] == 0 and out["min_evidence"] == 2
     assert out["min_score"] == 1.0 and "results" in out["harvest"]
     assert "cost" not in out and st["kit"].requests == []
-    clamped = ask(st, {"question": QUESTION, "k": 1, "min_evidence": 9,
+    clamped = ask(st, {"question": QUESTION, "k": 1, "min_evidence": 3,
                        "min_score": 1.0}).json()
     assert clamped["min_evidence"] == 1
+    refused = ask(st, {"question": QUESTION, "min_evidence": 9})
+    assert refused.status_code == 400 and "from 0 to 5" in refused.json()["error"]["message"]
     ok = ask(st, {"question": QUESTION, "min_evidence": 1, "cache": False})
     assert ok.json()["answer"] == CITED and len(st["kit"].requests) == 1
 

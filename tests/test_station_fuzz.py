@@ -304,29 +304,26 @@ def test_every_station_mcp_tool_answers_random_arguments(
     """Over the SDK's real client: every tool answers a result or an envelope (isError
     set exactly for one), never E_INTERNAL, the engine's calls within their budget."""
     import anyio
-    from mcp import ClientSession
-    from mcp.client.streamable_http import streamable_http_client
 
     from monkeyllm import budget
+
+    from .mcpkit import http_session
 
     batch = data.draw(st.lists(_tool_args(name), min_size=6, max_size=6))
 
     async def calls() -> list[tuple[Any, Any]]:
-        async with httpx.AsyncClient(headers=_headers(station, who), timeout=60) as http, \
-                streamable_http_client(str(station["client"].base_url) + "/mcp",
-                                       http_client=http) as (read, write, _), \
-                ClientSession(read, write) as client:
-            await client.initialize()
+        async with http_session(str(station["client"].base_url) + "/mcp",
+                                headers=_headers(station, who)) as client:
             return [(args, await client.call_tool(name, args)) for args in batch]
 
     for args, result in anyio.run(calls):
         (block,) = [c for c in result.content if c.type == "text"]
         out = json.loads(block.text)
         assert isinstance(out, dict), (name, args, out)
-        assert result.isError == ("error" in out and set(out) == {"error"}), (args, out)
-        if result.isError:
+        assert result.is_error == ("error" in out and set(out) == {"error"}), (args, out)
+        if result.is_error:
             assert out["error"]["code"] != "E_INTERNAL", (name, args, out)
         limit = STATION_CALLS[name].budget
-        if limit is not None and not result.isError:
+        if limit is not None and not result.is_error:
             shown = {k: v for k, v in out.items() if k != "trace"}
             assert budget.cost(shown) <= limit, (name, args, budget.cost(shown))

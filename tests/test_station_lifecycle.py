@@ -204,16 +204,12 @@ def test_calendar_and_coverage_count_only_the_visible(station: dict[str, Any]) -
 
 def test_the_station_mcp_answers_the_same(station: dict[str, Any]) -> None:
     import anyio
-    import httpx
-    from mcp import ClientSession
-    from mcp.client.streamable_http import streamable_http_client
+
+    from .mcpkit import http_session
 
     async def calls() -> list[Any]:
         headers = {"Authorization": f"Bearer {station['deny']}"}
-        async with httpx.AsyncClient(headers=headers, timeout=60) as http, \
-                streamable_http_client(station["url"] + "/mcp", http_client=http) as (
-                    read, write, _), ClientSession(read, write) as client:
-            await client.initialize()
+        async with http_session(station["url"] + "/mcp", headers=headers) as client:
             return [await client.call_tool("prune", {"forest": "acme",
                                                      "id": "sales/exchange-policy",
                                                      "force": True}),
@@ -222,8 +218,8 @@ def test_the_station_mcp_answers_the_same(station: dict[str, Any]) -> None:
 
     pruned, covered, history = anyio.run(calls)
     text = pruned.content[0].text
-    assert pruned.isError and json.loads(text)["error"]["code"] == "E_ANCHORED"
+    assert pruned.is_error and json.loads(text)["error"]["code"] == "E_ANCHORED"
     hidden_nothing(text)
     assert json.loads(text)["error"]["out_of_scope"] == 1
-    assert not covered.isError and not history.isError
+    assert not covered.is_error and not history.is_error
     hidden_nothing(covered.content[0].text + history.content[0].text)

@@ -21,8 +21,6 @@ from typing import Any
 import anyio
 import httpx
 import pytest
-from mcp import ClientSession
-from mcp.client.streamable_http import streamable_http_client
 
 import monkeyllm
 from monkeyllm.serve.station import audit
@@ -31,7 +29,17 @@ from monkeyllm.serve.station.mcp import hosts_for
 from monkeyllm.serve.station.store import Store
 
 from .conftest import git
-from .mcpkit import TIMEOUT, VINE, free_port, payload, stable, stop
+from .mcpkit import (
+    ERAS,
+    TIMEOUT,
+    VINE,
+    CheckedSession,
+    free_port,
+    http_session,
+    payload,
+    stable,
+    stop,
+)
 from .test_mcp import READS
 from .test_station import PROBES, WORD, _serve, serving_station
 
@@ -64,24 +72,19 @@ def rest(st: dict[str, Any], key: str, call: str, args: dict[str, Any],
 
 
 @contextlib.asynccontextmanager
-async def session(st: dict[str, Any], key: str, header: str = "bearer"
-                  ) -> AsyncIterator[ClientSession]:
+async def session(st: dict[str, Any], key: str, header: str = "bearer",
+                  era: str = "handshake") -> AsyncIterator[CheckedSession]:
     """The SDK's client over streamable HTTP, sending one key."""
     headers = ({"Authorization": f"Bearer {st[key]}"} if header == "bearer"
                else {"X-API-Key": st[key]})
-    async with httpx.AsyncClient(headers=headers, follow_redirects=True,
-                                 timeout=httpx.Timeout(TIMEOUT, read=TIMEOUT * 2)
-                                 ) as http, \
-            streamable_http_client(st["url"] + "/mcp", http_client=http) as (read, write, _), \
-            ClientSession(read, write) as client:
-        client.info = await client.initialize()  # type: ignore[attr-defined]
+    async with http_session(st["url"] + "/mcp", era, headers) as client:
         yield client
 
 
 async def calls(st: dict[str, Any], key: str, todo: list[tuple[str, dict[str, Any]]],
-                header: str = "bearer") -> list[Any]:
+                header: str = "bearer", era: str = "handshake") -> list[Any]:
     """The raw results of ``todo``'s tool calls, in one session."""
-    async with session(st, key, header) as client:
+    async with session(st, key, header, era) as client:
         return [await client.call_tool(name, args) for name, args in todo]
 
 
@@ -104,29 +107,29 @@ def test_tools_are_the_station_calls_and_forests(station: dict[str, Any]) -> Non
     info, listed, (forests, bogus) = run(body)
     names = [t.name for t in listed]
     assert names == ["forests", *STATION_CALLS]
-    assert info.serverInfo.version == monkeyllm.__version__
+    assert info.server_info.version == monkeyllm.__version__
     assert all(name in info.instructions for name in names)
     assert info.capabilities.prompts is None and info.capabilities.resources is None
     tools = {t.name: t for t in listed}
-    assert tools["forests"].inputSchema["properties"] == {}
+    assert tools["forests"].input_schema["properties"] == {}
     for name, call in STATION_CALLS.items():
-        schema = tools[name].inputSchema
+        schema = tools[name].input_schema
         own = call.input_schema()
         assert list(schema["properties"])[0] == "forest"
         assert schema["required"] == ["forest", *own["required"]]
         assert {k: v for k, v in schema["properties"].items() if k != "forest"} == \
             own["properties"], name
         hints = tools[name].annotations
-        assert hints.readOnlyHint == call.read_only, name
-        assert hints.openWorldHint == (name == "answer"), name
+        assert hints.read_only_hint == call.read_only, name
+        assert hints.open_world_hint == (name == "answer"), name
         if name in ("plant", "graft", "tend", "prune", "transplant", "answer"):
-            assert hints.idempotentHint is False, name
+            assert hints.idempotent_hint is False, name
         if name in ("history", "calendar", "coverage"):
-            assert (hints.readOnlyHint, hints.destructiveHint, hints.idempotentHint) == \
+            assert (hints.read_only_hint, hints.destructive_hint, hints.idempotent_hint) == \
                 (True, False, True), name
     for name in ("graft", "prune", "transplant"):
-        assert tools[name].annotations.destructiveHint is True, name
-    assert tools["plant"].annotations.destructiveHint is False
+        assert tools[name].annotations.destructive_hint is True, name
+    assert tools["plant"].annotations.destructive_hint is False
     got = payload(forests)
     assert got == {"forests": [{"id": "acme", "caps": ["query", "read", "write"],
                                 "roots": ["sales/_index"], "locked": False}],
@@ -137,19 +140,21 @@ def test_tools_are_the_station_calls_and_forests(station: dict[str, Any]) -> Non
     assert payload(bogus)["error"]["code"] == "E_SCHEMA"
 
 
+@pytest.mark.parametrize("era", ERAS)
 @pytest.mark.parametrize("who", ["all", "deny"])
-def test_every_read_answers_what_rest_answers(station: dict[str, Any], who: str) -> None:
+def test_every_read_answers_what_rest_answers(station: dict[str, Any], who: str,
+                                             era: str) -> None:
     todo = [(name, {"forest": "acme", **args}) for name, args in READS.items()]
     todo += [("look", {"forest": "acme", "id": "no/such-node"}),
              ("look", {"forest": "acme", "id": 3}),
              ("query", {"forest": "acme", "id": "sales/orders-2026",
                         "sql": "DELETE FROM orders"})]
-    got = run(calls, station, who, todo)
+    got = run(calls, station, who, todo, "bearer", era)
     for (name, args), result in zip(todo, got, strict=True):
         out = payload(result)
         expected = rest(station, who, name, {k: v for k, v in args.items()
                                              if k != "forest"})
-        assert result.isError == (expected.status_code != 200), (name, args)
+        assert result.is_error == (expected.status_code != 200), (name, args)
         assert _bare(out) == _bare(expected.json()), (name, args)
 
 
@@ -159,7 +164,7 @@ def test_answer_is_a_tool_answering_like_rest(station: dict[str, Any]) -> None:
     expected = rest(station, "all", "answer", args)
     out = payload(got)
     if "error" in out:  # no model bound to the forest here
-        assert got.isError and out == expected.json()
+        assert got.is_error and out == expected.json()
         from monkeyllm.serve.station import answer
 
         if hasattr(answer, "run"):  # once the answer package is in place
@@ -200,6 +205,67 @@ def test_keys_missing_bad_revoked_and_x_api_key(station: dict[str, Any]) -> None
         run(refused)
 
 
+def test_a_keyless_request_is_told_where_the_resource_metadata_is(
+        station: dict[str, Any]) -> None:
+    """401 carries WWW-Authenticate: Bearer with resource_metadata (RFC 9728), on /mcp
+    and on REST; the documents it names parse and say bearer keys in the header; a 403
+    keeps E_FORBIDDEN and says it is about a capability, not the key."""
+    url = station["url"]
+    keyless = httpx.post(url + "/mcp", json=PING, headers=ACCEPT, timeout=TIMEOUT)
+    assert keyless.status_code == 401
+    assert keyless.json()["error"]["code"] == "E_FORBIDDEN"
+    assert "not authenticated (401)" in keyless.json()["error"]["message"]
+    challenge = keyless.headers["www-authenticate"]
+    scheme, _, params = challenge.partition(" ")
+    assert scheme == "Bearer"
+    fields = dict(part.strip().split("=", 1) for part in params.split(","))
+    named = fields["resource_metadata"].strip('"')
+    assert named == url + "/.well-known/oauth-protected-resource/mcp"
+    document = httpx.get(named, timeout=TIMEOUT)
+    assert document.status_code == 200
+    meta = document.json()
+    assert meta["resource"] == url + "/mcp"
+    assert meta["bearer_methods_supported"] == ["header"]
+    assert "authorization_servers" not in meta     # keys, not an OAuth flow
+    rest = httpx.post(url + "/v1/forests/acme/look", json={"id": "_index"}, timeout=TIMEOUT)
+    assert rest.status_code == 401
+    root = rest.headers["www-authenticate"]
+    assert f'resource_metadata="{url}/.well-known/oauth-protected-resource"' in root
+    whole = httpx.get(url + "/.well-known/oauth-protected-resource", timeout=TIMEOUT).json()
+    assert whole["resource"] == url and whole["bearer_methods_supported"] == ["header"]
+    listed = httpx.get(url + "/v1/forests", timeout=TIMEOUT)
+    assert listed.status_code == 401 and "resource_metadata=" in listed.headers[
+        "www-authenticate"]
+    denied = station["client"].post(
+        "/v1/forests/acme/plant", json={"node": NOTE},
+        headers={"Authorization": f"Bearer {station['reader']}"})
+    assert denied.status_code == 403 and "www-authenticate" not in denied.headers
+    error = denied.json()["error"]
+    assert error["code"] == "E_FORBIDDEN" and error["message"].startswith("forbidden (403)")
+    # The SDK's own client, sent the key the document asks for, connects.
+
+    async def connect() -> str | None:
+        async with session(station, "reader") as client:
+            return client.protocol_version
+
+    assert run(connect) == "2025-11-25"
+
+
+@pytest.mark.parametrize("era", ERAS)
+def test_tools_and_calls_in_each_era(station: dict[str, Any], era: str) -> None:
+    async def body() -> tuple[str | None, list[str], dict[str, Any]]:
+        async with session(station, "all", era=era) as client:
+            names = [t.name for t in (await client.list_tools()).tools]
+            looked = payload(await client.call_tool(
+                "look", {"forest": "acme", "id": "sales/exchange-policy"}))
+            return client.protocol_version, names, looked
+
+    version, names, looked = run(body)
+    assert version == ("2026-07-28" if era == "modern" else "2025-11-25")
+    assert names == ["forests", *STATION_CALLS]
+    assert looked["id"] == "sales/exchange-policy"
+
+
 def test_wrong_forest_unknown_tool_and_bad_forest(station: dict[str, Any]) -> None:
     args = {"id": "sales/exchange-policy"}
     todo = [("look", {"forest": "acme", **args}), ("look", {"forest": "nowhere", **args}),
@@ -228,7 +294,7 @@ def test_capabilities(station: dict[str, Any]) -> None:
                       "sql": "DELETE FROM orders WHERE id = 'x'"}),
             ("answer", {"forest": "acme", "question": "Anything?"})]
     for result in run(calls, station, "reader", todo):
-        assert result.isError and payload(result)["error"]["code"] == "E_FORBIDDEN"
+        assert result.is_error and payload(result)["error"]["code"] == "E_FORBIDDEN"
     tend = run(calls, station, "sales", [todo[3]])[0]
     assert payload(tend)["error"]["code"] == "E_FORBIDDEN"
 
@@ -289,7 +355,7 @@ def test_a_scoped_key_never_sees_the_hidden_subtree(station: dict[str, Any],
                            if k not in ("query", "terms", "missing", "question")},
                           ensure_ascii=False)
         assert WORD not in text and WORD.lower() not in text, (call, args, text[:400])
-        if not result.isError:
+        if not result.is_error:
             assert "secret/" not in text, (call, args, text[:400])
         elif out["error"]["code"] == "E_NOT_FOUND" and call != "answer":
             assert out["error"]["message"].startswith("node not found: ")

@@ -582,3 +582,44 @@ def test_garbage_never_raises(tmp_path_factory: pytest.TempPathFactory,
     findings = check(root)
     assert all(isinstance(f, Finding) and f.severity in (E, W, N) for f in findings)
     assert {f.path for f in findings} <= {"sales/garbage.md", "sales/_index.md"}
+
+
+# -- the pre-commit hook -----------------------------------------------------------------
+
+
+def test_the_pre_commit_hook_runs_vine_validate_on_the_forest(tmp_path: Path) -> None:
+    """``.pre-commit-hooks.yaml`` names one hook that pre-commit can install from this
+    repository (a Python package) and run once per commit from the forest's root, as
+    pre-commit does: exit 0 on a clean forest; a wikilink that leads nowhere is a
+    warning, which fails the commit once args add ``--strict``."""
+    import shlex
+    import subprocess
+    import sys
+
+    import yaml
+
+    from .conftest import REPO
+
+    (hook,) = yaml.safe_load((REPO / ".pre-commit-hooks.yaml").read_text(encoding="utf-8"))
+    assert hook["id"] == "vine-validate" and hook["language"] == "python"
+    assert hook["pass_filenames"] is False and re.search(hook["files"], "sales/x.md")
+    assert not re.search(hook["files"], "sales/orders-2026.db")
+    entry = shlex.split(hook["entry"])
+    assert entry[:2] == ["vine", "validate"]
+    vine = Path(sys.executable).with_name("vine")
+    command = [str(vine), *entry[1:]]
+    forest = copy_sample(tmp_path / "brain", git=True)
+    clean = subprocess.run([*command, "--no-payloads"], cwd=forest, capture_output=True,
+                           text=True, timeout=120)
+    assert clean.returncode == 0, clean.stdout + clean.stderr
+    note = forest / "sales" / "exchange-policy.md"
+    note.write_text(note.read_text(encoding="utf-8").replace(
+        "# Exchange policy", "# Exchange policy\n\nSee [[sales/nowhere-at-all]].", 1),
+        encoding="utf-8")
+    lenient = subprocess.run(command, cwd=forest, capture_output=True, text=True,
+                             timeout=120)
+    assert lenient.returncode == 0 and "broken-wikilink" in lenient.stdout
+    broken = subprocess.run([*command, "--strict"], cwd=forest, capture_output=True,
+                            text=True, timeout=120)
+    assert broken.returncode == 1, broken.stdout + broken.stderr
+    assert "sales/exchange-policy.md" in broken.stdout

@@ -7,13 +7,18 @@ Vine); its work lives in ``writes/`` and ``reads/``, imported on first use.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-DateField = Literal["created", "updated"]
+from . import budget
+from .argtypes import DateBound, DateField, Id, NewId
+from .limits import Range
+
 Granularity = Literal["day", "week", "month", "year"]
+HistoryLimit = Annotated[int, Range(1, budget.HISTORY_LIMIT_MAX)]
+CalendarLimit = Annotated[int, Range(1, budget.CALENDAR_LIMIT_MAX)]
 
 
-def history(self: Any, id: str, limit: int = 20) -> dict[str, Any]:
+def history(self: Any, id: Id, limit: HistoryLimit = 20) -> dict[str, Any]:
     """The commits that changed a node, newest first, following its moves.
 
     Reach for it to learn who changed a node and when, or what a write did. Each
@@ -26,7 +31,7 @@ def history(self: Any, id: str, limit: int = 20) -> dict[str, Any]:
 
     Args:
         id: The node.
-        limit: How many commits at most (1 to 50).
+        limit: How many commits at most.
     """
     from .reads.history import history as run
 
@@ -34,8 +39,8 @@ def history(self: Any, id: str, limit: int = 20) -> dict[str, Any]:
 
 
 def calendar(self: Any, scope: str | None = None, date_field: DateField = "created",
-             granularity: Granularity = "month", since: str | None = None,
-             until: str | None = None, limit: int = 24) -> dict[str, Any]:
+             granularity: Granularity = "month", since: DateBound | None = None,
+             until: DateBound | None = None, limit: CalendarLimit = 24) -> dict[str, Any]:
     """Which periods hold nodes, and how many, from the catalog alone (no file opened).
 
     Reach for it before a windowed read, to see where the dates are: each bucket's
@@ -49,9 +54,9 @@ def calendar(self: Any, scope: str | None = None, date_field: DateField = "creat
         scope: A branch (its whole subtree); default the whole forest.
         date_field: The date to group by: created or updated.
         granularity: day, week, month or year.
-        since: Only dates from here, YYYY, YYYY-MM or YYYY-MM-DD (inclusive).
-        until: Only dates up to here, YYYY, YYYY-MM or YYYY-MM-DD (inclusive).
-        limit: How many periods at most (1 to 120).
+        since: Only dates from here, inclusive.
+        until: Only dates up to here, inclusive.
+        limit: How many periods at most.
     """
     from .reads.calendar import calendar as run
     from .windows import window
@@ -81,7 +86,7 @@ def coverage(self: Any, scope: str | None = None,
     return run(self._forest, scope, date_field, self._visibility())
 
 
-def prune(self: Any, id: str, force: bool = False, dry_run: bool = False) -> dict[str, Any]:
+def prune(self: Any, id: Id, force: bool = False, dry_run: bool = False) -> dict[str, Any]:
     """Remove one node in one commit, "prune(<id>)"; git history keeps it.
 
     Reach for it when a node was wrong or is no longer wanted. Its entry leaves the
@@ -103,7 +108,7 @@ def prune(self: Any, id: str, force: bool = False, dry_run: bool = False) -> dic
         return run(self._writing(), id, force, dry_run)
 
 
-def transplant(self: Any, id: str, new_id: str, dry_run: bool = False) -> dict[str, Any]:
+def transplant(self: Any, id: Id, new_id: NewId, dry_run: bool = False) -> dict[str, Any]:
     """Move (rename) one leaf in one commit, "transplant(<id> -> <new_id>)".
 
     Reach for it when a node sits under the wrong branch or its id is wrong. The file

@@ -1,52 +1,80 @@
 """The one registry of calls: every surface is generated from it.
 
 A call is a :class:`~monkeyllm.Vine` method decorated with :func:`call`; its
-Python signature (names, type hints, defaults) and docstring are the contract.
-The decorator also makes the boundary: arguments are checked against the
-signature (nothing coerced; a bool is not an integer), expected failures come
-back as the error envelope, and anything unexpected as ``E_INTERNAL``.
+Python signature (names, type hints with their limits as ``Annotated`` metadata,
+defaults) and docstring are the contract, read here once for every surface (see
+:mod:`monkeyllm.limits`). The decorator also makes the boundary: arguments are
+checked against the signature (nothing coerced but JSON's integral numbers; a bool
+is not an integer), expected failures come back as the error envelope, and
+anything unexpected as ``E_INTERNAL``.
 """
 
 from __future__ import annotations
 
 import functools
 import inspect
-import types
 import typing
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from .errors import Internal, SchemaError, VineError
+from .limits import (
+    INT_LIMIT,
+    Apart,
+    describe,
+    integral,
+    limits_in_words,
+    merge,
+    nullable,
+    options,
+    problem,
+    schema,
+    strip,
+)
+
+__all__ = ["CALLS", "INT_LIMIT", "Call", "Param", "call", "check_args", "internal", "spec_of"]
 
 _MISSING = inspect.Parameter.empty
-# Integers travel as JSON numbers and reach SQLite: keep them within 64 bits.
-INT_LIMIT = 2**63 - 1
 
 
 @dataclass(frozen=True)
 class Param:
-    """One parameter of a call, as every surface spells it."""
+    """One parameter of a call, as every surface spells it.
+
+    ``annotated`` is the hint as written, limits included (``Annotated[int,
+    Range(1, 50)]``); ``hint`` is its plain type (``int``).
+    """
 
     name: str
-    hint: Any
+    annotated: Any
     required: bool
     default: Any
     doc: str = ""
 
     @property
+    def hint(self) -> Any:
+        """The plain type, limits removed."""
+        return strip(self.annotated)
+
+    @property
     def choices(self) -> tuple[str, ...] | None:
         """The allowed values of an enum parameter."""
-        for option in _options(self.hint):
+        for option in options(self.hint):
             if typing.get_origin(option) is Literal:
                 return tuple(typing.get_args(option))
         return None
 
+    def limits(self) -> str:
+        """The parameter's limits in words (``"from 1 to 50"``), for help."""
+        return limits_in_words(self.annotated)
+
     def schema(self) -> dict[str, Any]:
-        """A JSON Schema for the parameter's value."""
-        options = [o for o in _options(self.hint) if o is not type(None)]
-        schemas = [_schema(o) for o in options]
-        out: dict[str, Any] = schemas[0] if len(schemas) == 1 else {"anyOf": schemas}
+        """A JSON Schema for the parameter's value; an optional one also takes null,
+        which means "absent" (its default applies) on every surface."""
+        out = schema(self.annotated)
+        if not self.required:
+            out = nullable(out)
         if self.doc:
             out = {**out, "description": self.doc}
         if not self.required and self.default is not None:
@@ -65,6 +93,8 @@ class Call:
     summary: str
     doc: str
     method: Callable[..., Any] = field(repr=False)
+    returns: dict[str, Any] | None = field(default=None, repr=False)
+    apart: tuple[Apart, ...] = ()
 
     @property
     def read_only(self) -> bool:
@@ -73,81 +103,27 @@ class Call:
 
     def input_schema(self) -> dict[str, Any]:
         """JSON Schema of the argument object."""
-        return {
+        out: dict[str, Any] = {
             "type": "object",
             "properties": {p.name: p.schema() for p in self.params},
             "required": [p.name for p in self.params if p.required],
             "additionalProperties": False,
         }
+        for rule in self.apart:
+            out = merge(out, rule.keywords(dict))
+        return out
+
+    def output_schema(self) -> dict[str, Any]:
+        """JSON Schema of the call's result (the error envelope aside: see
+        :data:`monkeyllm.shapes.ENVELOPE`); a call without a shape yet is an object."""
+        if self.returns is not None:
+            return self.returns
+        from .shapes import RESULTS
+
+        return RESULTS.get(self.name, {"type": "object"})
 
 
 CALLS: dict[str, Call] = {}
-
-
-def _options(hint: Any) -> tuple[Any, ...]:
-    origin = typing.get_origin(hint)
-    if origin in (typing.Union, types.UnionType):
-        return typing.get_args(hint)
-    return (hint,)
-
-
-def _schema(hint: Any) -> dict[str, Any]:
-    origin = typing.get_origin(hint)
-    if origin is Literal:
-        return {"type": "string", "enum": list(typing.get_args(hint))}
-    if origin is list:
-        (item,) = typing.get_args(hint) or (Any,)
-        return {"type": "array", "items": _schema(item)}
-    if origin is dict or hint is dict:
-        return {"type": "object"}
-    return {
-        str: {"type": "string"}, int: {"type": "integer"}, float: {"type": "number"},
-        bool: {"type": "boolean"},
-    }.get(hint, {})
-
-
-def _accepts(hint: Any, value: Any) -> bool:
-    origin = typing.get_origin(hint)
-    if origin in (typing.Union, types.UnionType):
-        return any(_accepts(option, value) for option in typing.get_args(hint))
-    if hint is Any:
-        return True
-    if hint is type(None):
-        return value is None
-    if origin is Literal:
-        return isinstance(value, str) and value in typing.get_args(hint)
-    if origin is list:
-        (item,) = typing.get_args(hint) or (Any,)
-        return isinstance(value, list) and all(_accepts(item, v) for v in value)
-    if origin is dict or hint is dict:
-        return isinstance(value, dict)
-    if hint is float:
-        return isinstance(value, int | float) and not isinstance(value, bool)
-    if hint is int:
-        return isinstance(value, int) and not isinstance(value, bool) and \
-            -INT_LIMIT <= value <= INT_LIMIT
-    if isinstance(hint, type):
-        return isinstance(value, hint)
-    return False
-
-
-def _describe(hint: Any) -> str:
-    parts = []
-    for option in _options(hint):
-        if option is type(None):
-            continue
-        origin = typing.get_origin(option)
-        if origin is Literal:
-            parts.append("one of " + ", ".join(repr(a) for a in typing.get_args(option)))
-        elif origin is list:
-            (item,) = typing.get_args(option) or (Any,)
-            parts.append(f"a list of {_describe(item)}s")
-        elif origin is dict or option is dict:
-            parts.append("an object")
-        else:
-            parts.append({str: "string", int: "integer (64-bit)", float: "number",
-                          bool: "boolean"}.get(option, str(option)))
-    return " or ".join(parts)
 
 
 def _kind_of(value: Any) -> str:
@@ -164,11 +140,12 @@ def _clip(text: str, limit: int = 60) -> str:
 
 
 def check_args(spec: Call, args: dict[str, Any]) -> dict[str, Any]:
-    """Validate an argument object against a call; ``None`` means absent."""
+    """Validate an argument object against a call's hints and limits; ``None`` means
+    absent (an optional parameter's default applies; a required one is missing)."""
     if not isinstance(args, dict):
         raise SchemaError(f"{spec.name}: arguments must be an object, got {_kind_of(args)}")
     names = {p.name for p in spec.params}
-    unknown = sorted(set(args) - names)
+    unknown = sorted(set(args) - names, key=str)
     if unknown:
         raise SchemaError(
             f"{spec.name}: unknown parameter {_clip(repr(unknown[0]))}",
@@ -179,15 +156,19 @@ def check_args(spec: Call, args: dict[str, Any]) -> dict[str, Any]:
         if value is None:
             if p.required:
                 raise SchemaError(f"{spec.name}: missing required parameter {p.name!r}",
-                                  hint=f"{p.name} is {_describe(p.hint)}.")
+                                  hint=f"{p.name} is {describe(p.annotated)}.")
             continue
-        if not _accepts(p.hint, value):
+        value = integral(p.annotated, value)
+        wrong = problem(p.annotated, value)
+        if wrong is not None:
             shown = _clip(repr(value))
             raise SchemaError(
-                f"{spec.name}: {p.name} must be {_describe(p.hint)}, got {_kind_of(value)} "
-                f"{shown}",
-                hint=f"{p.name} accepts {_describe(p.hint)}.")
+                f"{spec.name}: {p.name} {_clip(wrong, 200)}, got {_kind_of(value)} {shown}",
+                hint=f"{p.name} accepts {_clip(describe(p.annotated), 300)}.")
         clean[p.name] = value
+    for rule in spec.apart:
+        if rule.clash(clean):
+            raise SchemaError(f"{spec.name}: {rule.why}")
     return clean
 
 
@@ -214,12 +195,13 @@ def _param_docs(doc: str) -> dict[str, str]:
     return out
 
 
-def spec_of(fn: Callable[..., Any], kind: str, budget: int | None = None) -> Call:
+def spec_of(fn: Callable[..., Any], kind: str, budget: int | None = None,
+            returns: dict[str, Any] | None = None, apart: tuple[Apart, ...] = ()) -> Call:
     """The :class:`Call` a method describes (its first parameter, ``self``, skipped),
     without registering it: hosts describe their own calls (the Station's ``answer``)
     exactly as the engine's are described."""
     sig = inspect.signature(fn)
-    hints = typing.get_type_hints(fn)
+    hints = typing.get_type_hints(fn, include_extras=True)
     doc = inspect.getdoc(fn) or ""
     docs = _param_docs(doc)
     params = tuple(
@@ -227,15 +209,18 @@ def spec_of(fn: Callable[..., Any], kind: str, budget: int | None = None) -> Cal
               None if p.default is _MISSING else p.default, docs.get(name, ""))
         for name, p in list(sig.parameters.items())[1:]
     )
-    return Call(fn.__name__, kind, budget, params, doc.split("\n", 1)[0], doc, fn)
+    return Call(fn.__name__, kind, budget, params, doc.split("\n", 1)[0], doc, fn, returns,
+                apart)
 
 
-def call(kind: str, budget: int | None = None) -> Callable[[Callable[..., Any]], Any]:
-    """Register a Vine method as a call and wrap it with the call boundary."""
+def call(kind: str, budget: int | None = None, apart: tuple[Apart, ...] = ()
+         ) -> Callable[[Callable[..., Any]], Any]:
+    """Register a Vine method as a call and wrap it with the call boundary; ``apart``
+    names parameters that cannot be given together."""
 
     def register(fn: Callable[..., Any]) -> Callable[..., Any]:
         sig = inspect.signature(fn)
-        spec = spec_of(fn, kind, budget)
+        spec = spec_of(fn, kind, budget, apart=apart)
         params = spec.params
         CALLS[spec.name] = spec
 

@@ -10,10 +10,34 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any
 
 from . import budget, hints, lifecycle, registry
+from .argtypes import (
+    DateBound,
+    DateField,
+    Direction,
+    Edit,
+    HarvestK,
+    Id,
+    Ids,
+    LocateInclude,
+    LocateK,
+    LookField,
+    Nodes,
+    PageCursor,
+    Question,
+    ScanField,
+    ScanFilter,
+    ScanLimit,
+    Scope,
+    Sections,
+    SniffK,
+    Terms,
+    Text,
+)
 from .errors import NotFound, ReadOnly, SchemaError, VineError, refused_write
+from .limits import Apart, MaxLen
 from .registry import CALLS, Call, check_args, internal
 from .traces import TraceLog
 from .visibility import EVERYTHING, Visibility
@@ -26,10 +50,6 @@ if TYPE_CHECKING:
 
 # Importing the engine stays cheap (a one-shot command pays it every time): the
 # forest, each call and the write machinery are imported where they are first used.
-
-Scope = Literal["all", "branches", "notes", "bananas"]
-Direction = Literal["out", "in", "both"]
-DateField = Literal["created", "updated"]
 
 
 class Vine:
@@ -334,9 +354,10 @@ class Vine:
     # -- the seven reads -----------------------------------------------------------
 
     @registry.call("read", budget.LOCATE)
-    def locate(self, query: str, k: int = 5, scope: Scope = "all", type_filter: str | None = None,
-               include: list[str] | None = None, since: str | None = None,
-               until: str | None = None, date_field: DateField = "created") -> dict[str, Any]:
+    def locate(self, query: str, k: LocateK = 5, scope: Scope = "all",
+               type_filter: str | None = None, include: list[LocateInclude] | None = None,
+               since: DateBound | None = None, until: DateBound | None = None,
+               date_field: DateField = "created") -> dict[str, Any]:
         """Turn a question into ranked entry points, searching curated metadata only.
 
         Reach for it when you have a question and no id. It searches titles,
@@ -355,8 +376,8 @@ class Vine:
             scope: all, branches, or notes (leaves; "bananas" is accepted too).
             type_filter: Only nodes of this type (note, dataset, entity, ...).
             include: Extra fields per result; ["outline"] adds section headers.
-            since: Window start, YYYY, YYYY-MM or YYYY-MM-DD (inclusive).
-            until: Window end, YYYY, YYYY-MM or YYYY-MM-DD (inclusive).
+            since: Window start, inclusive.
+            until: Window end, inclusive.
             date_field: The date the window applies to: created or updated.
         """
         from .reads.locate import locate
@@ -366,7 +387,8 @@ class Vine:
                       window(since, until, date_field))
 
     @registry.call("read", budget.LOOK)
-    def look(self, id: str | list[str], fields: list[str] | None = None) -> dict[str, Any]:
+    def look(self, id: Id | Annotated[Ids, MaxLen(budget.LOOK_BATCH_MAX)],
+             fields: list[LookField] | None = None) -> dict[str, Any]:
         """A digest of one node: what it is, what it links to, what its body costs.
 
         Reach for it after every hop, before paying for pick: summary, tags,
@@ -376,7 +398,7 @@ class Vine:
         Within 500 tokens; a list of up to 10 ids returns a batch within 2000.
 
         Args:
-            id: A node id, or a list of up to 10 ids.
+            id: A node id, or a list of ids.
             fields: Keep only these keys (plus id), e.g. ["summary"] for a cheap sweep.
         """
         from .reads.look import look
@@ -384,7 +406,8 @@ class Vine:
         return look(self._forest, id, fields)
 
     @registry.call("read", budget.MOVE)
-    def move(self, id: str, rel: str | None = None, direction: Direction = "out") -> dict[str, Any]:
+    def move(self, id: Id, rel: Text | None = None,
+             direction: Direction = "out") -> dict[str, Any]:
         """Neighbours of a node along typed edges, or the children of a branch.
 
         Reach for it when a digest showed an edge worth following, or for a
@@ -401,9 +424,13 @@ class Vine:
 
         return move(self._forest, id, rel, direction)
 
-    @registry.call("read", budget.PICK)
-    def pick(self, id: str | list[str], section: str | list[str] | None = None,
-             after: str | None = None) -> dict[str, Any]:
+    @registry.call("read", budget.PICK, apart=(
+        Apart("after", "section", "after and section cannot be combined: use section to "
+              "read one section, or after to page"),
+        Apart("after", "id", "after cannot be used with a list of ids", list)))
+    def pick(self, id: Id | Annotated[Ids, MaxLen(budget.PICK_BATCH_MAX)],
+             section: Sections | None = None,
+             after: PageCursor | None = None) -> dict[str, Any]:
         """The markdown body of a node, or one named section of it.
 
         Reach for it last, once a digest or a sniff snippet said this is the
@@ -412,8 +439,8 @@ class Vine:
         read has no cap. after="" reads an over-budget body page by page.
 
         Args:
-            id: A node id, or a list of up to 5 ids.
-            section: A header to read (case-insensitive; a prefix works), or up to 10.
+            id: A node id, or a list of ids.
+            section: A header to read (case-insensitive; a prefix works), or several.
             after: Page cursor: "" for the first page, then the "next" value returned.
         """
         from .reads.pick import pick
@@ -421,9 +448,10 @@ class Vine:
         return pick(self._forest, id, section, after)
 
     @registry.call("read", budget.SCAN)
-    def scan(self, parent_id: str, filter: dict[str, Any] | None = None,
-             fields: list[str] | None = None, recursive: bool = False, limit: int = 50,
-             after: str | None = None, since: str | None = None, until: str | None = None,
+    def scan(self, parent_id: Id, filter: ScanFilter | None = None,
+             fields: list[ScanField] | None = None, recursive: bool = False,
+             limit: ScanLimit = 50, after: str | None = None,
+             since: DateBound | None = None, until: DateBound | None = None,
              date_field: DateField = "created") -> dict[str, Any]:
         """A metadata query over a branch, served from the catalog with no file opened.
 
@@ -438,10 +466,10 @@ class Vine:
                 created_before, min_confidence, origin_prefix, kind, or a column's value.
             fields: Columns to return (default id, type, summary, body_tokens).
             recursive: The whole subtree instead of direct children.
-            limit: At most this many nodes (1 to 50).
+            limit: At most this many nodes.
             after: Cursor: "" to start paging by id, then the "next" value returned.
-            since: Window start, YYYY, YYYY-MM or YYYY-MM-DD (inclusive).
-            until: Window end, YYYY, YYYY-MM or YYYY-MM-DD (inclusive).
+            since: Window start, inclusive.
+            until: Window end, inclusive.
             date_field: The date the window applies to: created or updated.
         """
         from .reads.scan import scan
@@ -451,9 +479,10 @@ class Vine:
                     window(since, until, date_field))
 
     @registry.call("read", budget.SNIFF)
-    def sniff(self, terms: str | list[str], scope: str | None = None, k: int = 5,
-              type_filter: str | None = None, since: str | None = None,
-              until: str | None = None, date_field: DateField = "created") -> dict[str, Any]:
+    def sniff(self, terms: Terms, scope: Id | None = None, k: SniffK = 5,
+              type_filter: str | None = None, since: DateBound | None = None,
+              until: DateBound | None = None,
+              date_field: DateField = "created") -> dict[str, Any]:
         """Literal substring search over node bodies: node, section, line and snippet.
 
         Reach for it when the question holds something exact nobody would put in a
@@ -463,12 +492,12 @@ class Vine:
         node file's own line (the frontmatter counts), as validate reports it.
 
         Args:
-            terms: One term or up to 8; each a literal substring of 2+ characters.
+            terms: One term or several; each a literal substring.
             scope: A branch (its whole subtree) or one node id; default the whole forest.
-            k: How many nodes to return (1 to 20).
+            k: How many nodes to return.
             type_filter: Only nodes of this type.
-            since: Window start, YYYY, YYYY-MM or YYYY-MM-DD (inclusive).
-            until: Window end, YYYY, YYYY-MM or YYYY-MM-DD (inclusive).
+            since: Window start, inclusive.
+            until: Window end, inclusive.
             date_field: The date the window applies to: created or updated.
         """
         from .reads.sniff import sniff
@@ -486,7 +515,7 @@ class Vine:
     # -- the writes ----------------------------------------------------------------
 
     @registry.call("write")
-    def plant(self, node: dict[str, Any] | list[dict[str, Any]], if_absent: bool = False,
+    def plant(self, node: Nodes, if_absent: bool = False,
               dry_run: bool = False) -> dict[str, Any]:
         """Create a node: its file and its entry in the parent index, in one commit.
 
@@ -510,7 +539,7 @@ class Vine:
             return plant(self._writing(), node, if_absent, dry_run)
 
     @registry.call("write")
-    def graft(self, id: str, patch: dict[str, Any]) -> dict[str, Any]:
+    def graft(self, id: Id, patch: Edit) -> dict[str, Any]:
         """Edit a node: frontmatter, links, one section or the whole body, in one commit.
 
         Reach for it to correct a summary, record a connection, or append what a hunt
@@ -531,7 +560,7 @@ class Vine:
             return graft(self._writing(), id, patch)
 
     @registry.call("write")
-    def tend(self, id: str, sql: str) -> dict[str, Any]:
+    def tend(self, id: Id, sql: Text) -> dict[str, Any]:
         """Write rows into a dataset: one INSERT, UPDATE ... WHERE or DELETE ... WHERE.
 
         The only way into a payload. The rows land first; then the node's payload_hash
@@ -552,7 +581,7 @@ class Vine:
     transplant = registry.call("write")(lifecycle.transplant)
 
     @registry.call("read", budget.QUERY)
-    def query(self, id: str, sql: str) -> dict[str, Any]:
+    def query(self, id: Id, sql: Text) -> dict[str, Any]:
         """Read-only SQL over a dataset's SQLite payload, returned as columns and rows.
 
         Reach for it when the answer is an aggregate, a filter or a join over rows:
@@ -570,8 +599,8 @@ class Vine:
     # -- composites ----------------------------------------------------------------
 
     @registry.call("composite", budget.HARVEST)
-    def harvest(self, query: str, terms: str | list[str] | None = None, k: int = 3,
-                since: str | None = None, until: str | None = None,
+    def harvest(self, query: Question, terms: Terms | None = None, k: HarvestK = 3,
+                since: DateBound | None = None, until: DateBound | None = None,
                 date_field: DateField = "created",
                 include_superseded: bool = False) -> dict[str, Any]:
         """One-shot retrieval, no model: the evidence itself for a question.
@@ -591,13 +620,12 @@ class Vine:
         between hops, use the primitives instead.
 
         Args:
-            query: The question, in any words (up to 1,000 characters); searched
-                literally.
+            query: The question, in any words; searched literally.
             terms: Exact strings for sniff; default: derived from the query (codes
                 first, stopwords dropped, at most 8).
-            k: How many results (1 to 5, or MONKEYLLM_HARVEST_MAX_K).
-            since: Window start, YYYY, YYYY-MM or YYYY-MM-DD (inclusive).
-            until: Window end, YYYY, YYYY-MM or YYYY-MM-DD (inclusive).
+            k: How many results (MONKEYLLM_HARVEST_MAX_K raises the most, 5).
+            since: Window start, inclusive.
+            until: Window end, inclusive.
             date_field: The date the window applies to: created or updated.
             include_superseded: Keep nodes that a live node supersedes.
         """

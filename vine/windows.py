@@ -6,6 +6,7 @@ import calendar
 import re
 from dataclasses import dataclass
 from datetime import date, timedelta
+from typing import Any
 
 from .errors import SchemaError
 
@@ -22,6 +23,7 @@ class Window:
     field: str
     lo: str | None      # first day, inclusive
     hi: str | None      # day after the last, exclusive
+    empty: bool = False  # since falls after until: no day is in the window
 
     @property
     def active(self) -> bool:
@@ -33,6 +35,8 @@ class Window:
         if not self.active:
             return "", []
         col = f"{alias}{self.field}"
+        if self.empty:
+            return " AND 0", []
         parts = [f" AND {col} IS NOT NULL AND {col} != ''"]
         args: list[str] = []
         if self.lo:
@@ -43,9 +47,14 @@ class Window:
             args.append(self.hi)
         return "".join(parts), args
 
-    def echo(self) -> dict[str, str | None]:
-        """The ``window`` object echoed in responses."""
-        return {"since": self.since, "until": self.until, "date_field": self.field}
+    def echo(self) -> dict[str, Any]:
+        """The ``window`` object echoed in responses (``empty`` when since falls after
+        until, so that nothing can match)."""
+        out: dict[str, Any] = {"since": self.since, "until": self.until,
+                               "date_field": self.field}
+        if self.empty:
+            out["empty"] = True
+        return out
 
 
 def _expand(raw: str, name: str, *, end: bool) -> date:
@@ -72,7 +81,7 @@ def window(since: str | None, until: str | None, date_field: str | None) -> Wind
     lo = _expand(since, "since", end=False) if since else None
     last = _expand(until, "until", end=True) if until else None
     if lo and last and lo > last:
-        raise SchemaError(f"since ({since}) is after until ({until})")
+        return Window(since, until, field, lo.isoformat(), lo.isoformat(), empty=True)
     hi = last + timedelta(days=1) if last and last < date.max else None
     if last is not None and hi is None:
         hi_text = "9999-12-31~"   # past the last representable day, still a string bound

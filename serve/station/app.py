@@ -24,12 +24,13 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 import monkeyllm
-from monkeyllm.errors import Forbidden, NotFound, SchemaError, VineError, is_error
+from monkeyllm import shapes
+from monkeyllm.errors import NotFound, SchemaError, VineError, is_error
 from monkeyllm.registry import internal
 
 from ..dispatch import Dispatcher
 from ..forests import Forests
-from . import audit, keys, openapi, scope
+from . import audit, auth, keys, openapi, scope
 from .calls import STATION_CALLS
 from .keys import Principal
 from .status import UNAUTHORIZED, status_of
@@ -37,6 +38,13 @@ from .store import Store
 
 WORKERS = 4
 TRAILER = "station-principal"
+
+FORESTS_RESULT = shapes.obj({"forests": shapes.array(shapes.obj(
+    {"id": shapes.STR, "caps": shapes.STRS, "roots": shapes.STRS, "locked": shapes.BOOL})),
+    "station": shapes.STR}, {"mode": shapes.STR})
+HEALTH_RESULT = shapes.obj({"status": shapes.STR, "mode": shapes.STR,
+                            "writable": shapes.BOOL, "version": shapes.STR,
+                            "forests": shapes.obj({"served": shapes.INT})})
 
 
 def no_call(name: str) -> NotFound:
@@ -69,8 +77,7 @@ class Station:
         key = header[7:].strip() if header.lower().startswith("bearer ") else None
         found = keys.verify(self.store, key or request.headers.get("x-api-key"))
         if found is None:
-            raise Forbidden("missing or invalid API key",
-                            hint="Send Authorization: Bearer <key> or X-API-Key: <key>.")
+            raise auth.unauthenticated()
         return found
 
     def call(self, who: Principal, forest: str, name: str, args: Any) -> dict[str, Any]:
@@ -193,8 +200,11 @@ def timing(served: Served) -> str:
     return ", ".join([*parts, f"host;dur={served.ms}"])
 
 
-def _json(body: dict[str, Any], status: int) -> JSONResponse:
-    return JSONResponse(body, status_code=status)
+def _json(body: dict[str, Any], status: int, request: Request | None = None) -> JSONResponse:
+    """A JSON answer; a 401 says how to authenticate (``WWW-Authenticate``)."""
+    headers = {"WWW-Authenticate": auth.challenge(request)} \
+        if status == UNAUTHORIZED and request is not None else None
+    return JSONResponse(body, status_code=status, headers=headers)
 
 
 def build(station: Station, port: int | None = None,
@@ -225,7 +235,7 @@ def build(station: Station, port: int | None = None,
 
         served = await serve_call(station, limiter, request.path_params["forest"], name,
                                   lambda: station.principal(request), args_of)
-        response = _json(served.result, served.status)
+        response = _json(served.result, served.status, request)
         response.headers["Server-Timing"] = timing(served)
         return response
 
@@ -233,7 +243,7 @@ def build(station: Station, port: int | None = None,
         try:
             who = station.principal(request)
         except VineError as exc:
-            return _json(exc.envelope(), UNAUTHORIZED)
+            return _json(exc.envelope(), UNAUTHORIZED, request)
         return _json({"forests": station.visible(who), "mode": "registry",
                       "station": monkeyllm.__version__}, 200)
 
@@ -245,6 +255,10 @@ def build(station: Station, port: int | None = None,
 
     async def openapi_route(request: Request) -> JSONResponse:
         return _json(openapi.document(monkeyllm.__version__), 200)
+
+    async def resource_route(request: Request) -> JSONResponse:
+        path = request.url.path[len(auth.WELL_KNOWN):]
+        return _json(auth.metadata(request, path), 200)
 
     @contextlib.asynccontextmanager
     async def lifespan(_: Any) -> AsyncIterator[None]:
@@ -260,6 +274,8 @@ def build(station: Station, port: int | None = None,
         Route("/v1/forests", forests_route, methods=["GET"]),
         Route("/v1/forests/{forest}/{call}", call_route, methods=["POST"]),
         Route(mcp.PATH, endpoint=endpoint),
+        Route(auth.WELL_KNOWN, resource_route, methods=["GET"]),
+        Route(auth.WELL_KNOWN + mcp.PATH, resource_route, methods=["GET"]),
     ], lifespan=lifespan)
 
 

@@ -5,7 +5,8 @@ Tools: ``forests`` (the forests this key may use) and one per Station call, each
 ``forest`` first. Every HTTP request is checked before the SDK sees it: its Host and
 Origin (DNS-rebinding protection, ``421 E_HOST_NOT_ALLOWED``), then its key
 (``Authorization: Bearer`` or ``X-API-Key``; a missing, unknown or revoked key answers
-``401 E_FORBIDDEN`` like REST). The verified principal travels in the ASGI scope to the
+``401 E_FORBIDDEN`` like REST, with ``WWW-Authenticate`` naming the protected resource
+metadata). The verified principal travels in the ASGI scope to the
 tool handler, which runs the call through :func:`~.app.serve_call` exactly as REST
 does: same scoping, same envelopes, one audit row per call.
 """
@@ -18,7 +19,6 @@ from typing import Any
 
 import anyio
 import mcp.types as types
-from mcp.server.lowlevel import Server
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import (
     TransportSecurityMiddleware,
@@ -28,12 +28,15 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 
 import monkeyllm
+from monkeyllm import shapes
 from monkeyllm.errors import Forbidden, SchemaError, VineError, is_error
 from monkeyllm.registry import Call
 
 from ..http import LOCAL_HOSTS, allowed
+from ..server import plain
 from ..tools import FOREST_PARAM, HINTS, READ, Hints, describe
-from .app import Station, audit_call, serve_call
+from . import auth
+from .app import FORESTS_RESULT, Station, audit_call, serve_call
 from .calls import STATION_CALLS
 from .keys import Principal
 from .status import UNAUTHORIZED
@@ -75,14 +78,16 @@ def with_forest(schema: dict[str, Any]) -> dict[str, Any]:
 def tools() -> list[types.Tool]:
     """Every tool, in a stable order: forests, then the Station calls."""
     listed = [types.Tool(name="forests", title="Forests", description=FORESTS_DOC,
-                         inputSchema=FORESTS_SCHEMA,
+                         input_schema=FORESTS_SCHEMA,
+                         output_schema=shapes.or_envelope(FORESTS_RESULT),
                          annotations=types.ToolAnnotations(title="Forests",
                                                            **READ.as_dict()))]
     for name, call in STATION_CALLS.items():
         title = name.capitalize()
         listed.append(types.Tool(
             name=name, title=title, description=describe(call.doc),
-            inputSchema=with_forest(call.input_schema()),
+            input_schema=with_forest(call.input_schema()),
+            output_schema=shapes.or_envelope(call.output_schema()),
             annotations=types.ToolAnnotations(title=title, **hints(name, call).as_dict())))
     return listed
 
@@ -102,36 +107,32 @@ def render(result: dict[str, Any]) -> types.CallToolResult:
     sets ``isError``."""
     text = json.dumps(result, ensure_ascii=False, separators=(",", ":"), default=str)
     return types.CallToolResult(content=[types.TextContent(type="text", text=text)],
-                                structuredContent=result, isError=is_error(result))
+                                structured_content=result, is_error=is_error(result))
 
 
-def build_server(station: Station, limiter: anyio.CapacityLimiter) -> Server[Any, Any]:
+def build_server(station: Station, limiter: anyio.CapacityLimiter) -> Any:
     """The SDK server: the tool list and one handler that serves a call as REST does."""
     listed = tools()
-    server: Server[Any, Any] = Server(
-        "monkeyllm-station", version=monkeyllm.__version__,
-        instructions=instructions([t.name for t in listed]))
+    listing = types.ListToolsResult(tools=listed)
 
-    def principal() -> Principal:
-        request = server.request_context.request
+    def principal(ctx: Any) -> Principal:
+        request = ctx.request
         who = request.scope.get(SCOPE_KEY) if isinstance(request, Request) else None
         if not isinstance(who, Principal):  # the endpoint always sets it; never trust
-            raise Forbidden("missing or invalid API key",
-                            hint="Send Authorization: Bearer <key> or X-API-Key: <key>.")
+            raise auth.unauthenticated()
         return who
 
-    @server.list_tools()
-    async def list_tools() -> list[types.Tool]:
-        return listed
+    async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
+        return listing
 
-    # Station.call checks arguments itself and answers E_SCHEMA envelopes; the SDK's
-    # own check would answer plain text instead.
-    @server.call_tool(validate_input=False)
-    async def call_tool(name: str, arguments: dict[str, Any]) -> types.CallToolResult:
-        args = dict(arguments or {})
+    # Station.call checks arguments itself and answers E_SCHEMA envelopes.
+    async def call_tool(ctx: Any, params: types.CallToolRequestParams
+                        ) -> types.CallToolResult:
+        name = params.name
+        args = dict(params.arguments or {})
         if name == "forests":
             try:
-                who = principal()
+                who = principal(ctx)
                 if args:
                     raise SchemaError(f"forests: unknown parameter {sorted(args)[0]!r}",
                                       hint="forests takes no parameters.")
@@ -144,10 +145,13 @@ def build_server(station: Station, limiter: anyio.CapacityLimiter) -> Server[Any
         async def args_of() -> Any:
             return args
 
-        served = await serve_call(station, limiter, forest, name, principal, args_of)
+        served = await serve_call(station, limiter, forest, name, lambda: principal(ctx),
+                                  args_of)
         return render(served.result)
 
-    return server
+    return plain("monkeyllm-station", monkeyllm.__version__,
+                 instructions([t.name for t in listed]),
+                 {"on_list_tools": list_tools, "on_call_tool": call_tool})
 
 
 def hosts_for(port: int | None, extra: list[str]) -> tuple[list[str], list[str]]:
@@ -189,7 +193,8 @@ class Endpoint:
             envelope = exc.envelope()
             await anyio.to_thread.run_sync(lambda: audit_call(
                 self.station, None, None, "mcp", envelope, UNAUTHORIZED, 0.0))
-            await JSONResponse(envelope, status_code=UNAUTHORIZED)(scope, receive, send)
+            await JSONResponse(envelope, status_code=UNAUTHORIZED, headers={
+                "WWW-Authenticate": auth.challenge(request, PATH)})(scope, receive, send)
             return
         if scope.get("method") != "POST":
             # Stateless, JSON answers: no event stream to open with GET, no session to

@@ -63,7 +63,8 @@ class Policy:
         """Refuse a call whose capability the key lacks (``E_FORBIDDEN``)."""
         cap = NEEDS.get(call, "admin")
         if not self.may(cap):
-            raise Forbidden(f"this key lacks the {cap!r} capability needed by {call}",
+            raise Forbidden(f"forbidden (403): this key lacks the {cap!r} capability "
+                            f"needed by {call}",
                             hint="Ask the Station's operator for a key with caps "
                                  f"including {cap}.")
 
@@ -72,5 +73,6 @@ class Policy:
         where = ", ".join(repr(a or "(the whole forest)") for a in self.allow) or "(none)"
         excluded = ", ".join(repr(d) for d in self.deny)
         hint = f"Writable subtrees: {where}" + (f", except {excluded}" if excluded else "")
-        return Forbidden(f"{node_id} is outside the subtrees this key may write",
+        return Forbidden(f"forbidden (403): {node_id} is outside the subtrees this key "
+                         "may write",
                          hint=hint + ".")

@@ -290,8 +290,6 @@ def _scan(s: Scope, call: str, args: dict[str, Any], engine: Engine) -> dict[str
         more = any(i > last for i in every)
     else:
         more = len(every) > len(nodes)
-    if isinstance(fields, list) and "id" not in fields:
-        nodes = [{key: v for key, v in n.items() if key != "id"} for n in nodes]
     out.pop("hint", None)
     out.pop("next", None)
     out.update(nodes=nodes, total=len(every), returned=len(nodes), truncated=more)

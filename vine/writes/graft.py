@@ -152,6 +152,10 @@ def _check_patch(patch: Any) -> None:
     if unknown:
         raise SchemaError(f"graft: unknown patch key {unknown[0]!r}",
                           hint="Keys: " + ", ".join(PATCH_KEYS) + ".")
+    empty = sorted(k for k, v in patch.items() if v is None)
+    if empty:
+        raise SchemaError(f"graft: patch key {empty[0]} is null",
+                          hint="Leave out what does not change.")
     if "replace_body" in patch and ({"append_section", "replace_section"} & set(patch)):
         raise SchemaError("replace_body cannot be combined with a section operation")
     if "replace_body" in patch and not isinstance(patch["replace_body"], str):
@@ -162,6 +166,10 @@ def _section_arg(value: Any, name: str) -> tuple[str, str]:
     if not isinstance(value, dict) or not isinstance(value.get("header"), str) \
             or not value["header"].strip() or not isinstance(value.get("body"), str):
         raise SchemaError(f"{name}: {{header, body}} strings are required")
+    extra = sorted(set(value) - {"header", "body"}, key=str)
+    if extra:
+        raise SchemaError(f"{name}: unknown key {str(extra[0])[:60]!r}",
+                          hint=f"{name} takes header and body.")
     if any(ch in value["header"] for ch in "\r\n"):
         raise SchemaError(f"{name}: a header is one line")
     return value["header"].strip().lstrip("#").strip(), value["body"]
@@ -228,10 +236,11 @@ def _add_links(ctx: WriteContext, meta: dict[str, Any], new: Any,
 def _remove_links(links: list[dict[str, Any]], gone: Any) -> int:
     if gone is None:
         return 0
-    if not isinstance(gone, list) or not all(isinstance(g, dict) for g in gone):
+    if not isinstance(gone, list) or not all(
+            isinstance(g, dict) and isinstance(g.get("rel"), str)
+            and isinstance(g.get("target"), str) for g in gone):
         raise SchemaError("remove_links: a list of {rel, target} objects is required")
-    drop = {(g.get("rel"), str(g.get("target", "")).strip("/").removesuffix(".md"))
-            for g in gone}
+    drop = {(g["rel"], g["target"].strip().strip("/").removesuffix(".md")) for g in gone}
     before = len(links)
     links[:] = [link for link in links if (link.get("rel"), link.get("target")) not in drop]
     return before - len(links)

@@ -46,8 +46,8 @@ def check_new_id(raw: Any) -> str:
 
 def check_summary(summary: Any, *, length: bool = True) -> str:
     """The scent rules: non-empty, at most 60 tokens, no boilerplate opening."""
-    if not isinstance(summary, str) or not summary.strip():
-        raise FrontmatterError("summary: a non-empty string is required",
+    if not isinstance(summary, str) or not summary.strip() or "\x00" in summary:
+        raise FrontmatterError("summary: a non-empty string (no NUL) is required",
                                hint="1 to 3 sentences saying what the node holds.")
     if length and budget.tokens(summary) > budget.SUMMARY_MAX:
         raise FrontmatterError(
@@ -62,8 +62,8 @@ def check_summary(summary: Any, *, length: bool = True) -> str:
 
 def check_title(title: Any) -> str:
     """A non-empty string title."""
-    if not isinstance(title, str) or not title.strip():
-        raise FrontmatterError("title: a non-empty string is required")
+    if not isinstance(title, str) or not title.strip() or "\x00" in title:
+        raise FrontmatterError("title: a non-empty string (no NUL) is required")
     return title
 
 

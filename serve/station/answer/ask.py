@@ -11,12 +11,11 @@ from monkeyllm.errors import SchemaError
 from monkeyllm.reads.harvest import max_k
 from monkeyllm.registry import check_args
 
-from ..calls import ANSWER
+from ..calls import ANSWER, HOPS_MAX, REPLY_MAX, REPLY_MIN
 from .bindings import Binding
 from .cache import normalize
 
-REPLY_MIN, REPLY_MAX = 64, 4000
-HOPS_DEFAULT, HOPS_MAX = 6, 16
+HOPS_DEFAULT = 6
 
 
 @dataclass(frozen=True)

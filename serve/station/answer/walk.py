@@ -126,7 +126,8 @@ class Walk:
         """One read as the key sees it: its result (or envelope) and milliseconds."""
         started = time.perf_counter()
         if name == "query" and not self.who.policy.may("query"):
-            out = Forbidden("this key lacks the 'query' capability needed by query",
+            out = Forbidden("forbidden (403): this key lacks the 'query' capability needed by "
+                            "query",
                             hint="Answer from the prose you can read instead.").envelope()
         else:
             if name in WINDOWED and self.ask.window:

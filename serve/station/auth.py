@@ -1,0 +1,60 @@
+"""How the Station says who may call it, in the words standard clients read.
+
+A refused key answers 401 with ``WWW-Authenticate: Bearer`` naming the protected
+resource metadata (RFC 9728), and that document says the Station takes bearer keys
+in the ``Authorization`` header and runs no authorization server: a client that
+follows the MCP authorization spec reads it and asks for the key it was configured
+with, instead of starting an OAuth login that cannot succeed (it names no
+authorization server: RFC 9728 makes ``authorization_servers`` optional, and keys are
+minted by the operator, not by an OAuth flow). Both 401 and 403 keep
+the ``E_FORBIDDEN`` code (clients tell them apart by status); their messages say
+which it is.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from starlette.requests import Request
+
+import monkeyllm
+from monkeyllm.errors import Forbidden
+
+WELL_KNOWN = "/.well-known/oauth-protected-resource"
+HINT = "Send Authorization: Bearer <key> (or X-API-Key: <key>); the operator mints keys."
+
+
+def unauthenticated() -> Forbidden:
+    """The 401: no key, or an unknown, expired or revoked one."""
+    return Forbidden("not authenticated (401): no API key, or an unknown, expired or "
+                     "revoked one", hint=HINT)
+
+
+def base_url(request: Request) -> str:
+    """The Station's own origin as this request reached it."""
+    return str(request.base_url).rstrip("/")
+
+
+def metadata_url(request: Request, resource_path: str = "") -> str:
+    """Where the metadata of the resource at ``resource_path`` is served (RFC 9728:
+    the well-known prefix, then the resource's path)."""
+    return base_url(request) + WELL_KNOWN + resource_path
+
+
+def challenge(request: Request, resource_path: str = "") -> str:
+    """The ``WWW-Authenticate`` value of a 401."""
+    return (f'Bearer realm="monkeyllm-station", '
+            f'resource_metadata="{metadata_url(request, resource_path)}"')
+
+
+def metadata(request: Request, resource_path: str = "") -> dict[str, Any]:
+    """The protected resource metadata document (RFC 9728) of ``resource_path``
+    (``""`` for the whole Station, ``/mcp`` for its MCP endpoint)."""
+    base = base_url(request)
+    return {
+        "resource": base + resource_path,
+        "resource_name": "MonkeyLLM Station",
+        "bearer_methods_supported": ["header"],
+        "resource_documentation": base + "/v1/openapi.json",
+        "monkeyllm_station": monkeyllm.__version__,
+    }
