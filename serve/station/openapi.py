@@ -62,6 +62,12 @@ EXAMPLES: dict[str, dict[str, Any]] = {
               "patch": {"add_links": [{"rel": "related-to", "target": "sales/orders-2026"}]}},
     "tend": {"id": "sales/orders-2026",
              "sql": "UPDATE orders SET region = 'South' WHERE id = '1001'"},
+    "history": {"id": "sales/exchange-policy", "limit": 5},
+    "calendar": {"scope": "sales", "granularity": "year"},
+    "coverage": {},
+    "prune": {"id": "sales/discount-ladder", "force": True, "dry_run": True},
+    "transplant": {"id": "sales/price-list", "new_id": "sales/pipeline/price-list",
+                   "dry_run": True},
 }
 
 
@@ -96,7 +102,9 @@ def document(version: str) -> dict[str, Any]:
             "parameters": [{"name": "forest", "in": "path", "required": True,
                             "description": "A forest this key may use (GET /v1/forests).",
                             "schema": {"type": "string", "minLength": 1}}],
-            "requestBody": {"required": True, "content": {"application/json": {
+            # A call whose parameters are all optional takes no body as {}.
+            "requestBody": {"required": any(p.required for p in call.params),
+                            "content": {"application/json": {
                 "schema": call.input_schema(),
                 **({"example": EXAMPLES[name]} if name in EXAMPLES else {})}}},
             "responses": responses,
