@@ -113,9 +113,14 @@ def test_the_budget_drops_the_far_end(tmp_path: Path) -> None:
     assert "hint" in out
 
 
+def test_since_after_until_holds_no_period(vine: Vine) -> None:
+    out = assert_ok(vine.calendar(since="2026-03", until="2026-01"))
+    assert out["buckets"] == []
+
+
 @pytest.mark.parametrize("args, code", [
     ({"granularity": "quarter"}, "E_SCHEMA"), ({"date_field": "born"}, "E_SCHEMA"),
-    ({"since": "2026-13"}, "E_SCHEMA"), ({"since": "2026-03", "until": "2026-01"}, "E_SCHEMA"),
+    ({"since": "2026-13"}, "E_SCHEMA"), ({"limit": 0}, "E_SCHEMA"), ({"limit": 121}, "E_SCHEMA"),
     ({"scope": "log/a"}, "E_SCHEMA"), ({"scope": "nowhere"}, "E_NOT_FOUND"),
     ({"limit": "12"}, "E_SCHEMA"), ({"scope": "../x"}, "E_NOT_FOUND"),
 ])

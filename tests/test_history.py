@@ -57,8 +57,10 @@ def test_limit_and_the_budget(root: Path) -> None:
         every = assert_ok(vine.history("kb/alpha", limit=50))
         assert budget.cost(every) <= budget.HISTORY
         assert every["truncated"] is True and 0 < len(every["entries"]) < 42
-        assert every["entries"] == assert_ok(vine.history("kb/alpha", limit=500))["entries"]
-        one = assert_ok(vine.history("kb/data", limit=0))
+        for bad in (0, 51, 500):
+            err = assert_error(vine.history("kb/alpha", limit=bad), "E_SCHEMA")
+            assert "from 1 to 50" in err["message"]
+        one = assert_ok(vine.history("kb/data", limit=1))
         assert len(one["entries"]) == 1
         whole = assert_ok(vine.history("kb/data"))
         assert [e["action"] for e in whole["entries"]] == ["plant"] and not whole["truncated"]

@@ -174,7 +174,7 @@ def test_heat_follows_the_node(vine: Vine) -> None:
     ({"id": "kb/alpha", "new_id": "kb/Not Valid"}, "E_SCHEMA"),
     ({"id": "kb/alpha", "new_id": "../escape"}, "E_SCHEMA"),
     ({"id": "kb/alpha", "new_id": "_meta/alpha"}, "E_SCHEMA"),
-    ({"id": "kb/alpha", "new_id": ""}, "E_FRONTMATTER"),
+    ({"id": "kb/alpha", "new_id": ""}, "E_SCHEMA"),     # the signature: a non-empty id
     ({"id": "kb/alpha"}, "E_SCHEMA"),                                # new_id missing
     ({"id": "kb/nowhere", "new_id": "kb/elsewhere"}, "E_NOT_FOUND"),
     ({"id": "kb/alpha", "new_id": 3}, "E_SCHEMA"),
