@@ -134,6 +134,7 @@ VALID: dict[str, dict[str, Any]] = {
     "scan": {"parent_id": "sales"},
     "sniff": {"terms": "deadline"},
     "query": {"id": "sales/orders", "sql": "SELECT COUNT(*) FROM orders"},
+    "calendar": {}, "coverage": {},
 }
 
 
