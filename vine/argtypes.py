@@ -54,6 +54,8 @@ Scope = Literal["all", "branches", "notes", "bananas"]
 Direction = Literal["out", "in", "both"]
 DateField = Literal["created", "updated"]
 LocateInclude = Literal["outline"]
+Hybrid = bool | Literal["auto"]
+"""Whether locate and harvest fuse the Canopy's vector ranking: "auto", true or false."""
 LookField = Literal[
     "id", "type", "title", "summary", "tags", "confidence", "created", "updated", "source",
     "aliases", "origin", "edges_out", "edges_in", "children", "cross_trails", "coverage",

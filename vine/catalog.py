@@ -58,6 +58,7 @@ CREATE INDEX IF NOT EXISTS nodes_gen ON nodes(body_gen);
 CREATE INDEX IF NOT EXISTS nodes_census ON nodes(id, kind, type, source, created, updated,
     origin);
 CREATE INDEX IF NOT EXISTS nodes_source ON nodes(source);
+CREATE INDEX IF NOT EXISTS nodes_stale ON nodes(stale) WHERE stale = 1;
 CREATE TABLE IF NOT EXISTS edges(src TEXT, rel TEXT, dst TEXT, confidence REAL DEFAULT 1.0,
     ord INTEGER, PRIMARY KEY(src, rel, dst));
 CREATE INDEX IF NOT EXISTS edges_dst ON edges(dst);

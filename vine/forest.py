@@ -9,7 +9,7 @@ import sqlite3
 import threading
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import datasets, hints
 from .bodyindex import Vocabulary
@@ -20,6 +20,10 @@ from .errors import FrontmatterError, Moved, NotFound
 from .heat import READ_DEPOSIT, STRONG_DEPOSIT, HeatStore
 from .ids import normalize, path_of
 from .nodes import Node, ParseError, body_of_bytes, parse_bytes
+
+if TYPE_CHECKING:
+    from .canopy.embedders import EmbedderConfig
+    from .canopy.index import Index
 
 SCHEMA_ID = "_meta/schema"
 _NODE_CACHE = 64
@@ -55,9 +59,24 @@ class Forest:
         self.catalog.on_change.append(self._changed)
         self._found: dict[str, None] = {}
         self._memo: dict[str, Any] = {}
+        # The query embedder bound to this forest (None: the environment's, else the
+        # one its Canopy was built with).
+        self.embedder: EmbedderConfig | None = None
+        self._canopy: Index | None = None
+
+    @property
+    def canopy(self) -> Index:
+        """The forest's Canopy (its module loads on first use; numpy later still)."""
+        if self._canopy is None:
+            from .canopy.index import Index
+
+            self._canopy = Index(self.root, self.catalog)
+        return self._canopy
 
     def close(self) -> None:
         """Release connections and watches."""
+        if self._canopy is not None:
+            self._canopy.close()
         self.payloads.close()
         self.catalog.close()
         self.heat.close()

@@ -28,7 +28,7 @@ LANGUAGE_SAMPLE = 400
 NODE_COLUMNS = ("id", "kind", "type", "title", "summary", "tags", "aliases", "created",
                 "updated", "confidence", "source", "entity_kind", "payload", "payload_type",
                 "payload_hash", "parent", "trail", "coverage", "body_tokens", "outline",
-                "body_hash", "origin", "body_gen", "body_lines")
+                "body_hash", "origin", "body_gen", "body_lines", "stale")
 
 
 def _str_list(value: Any) -> list[str]:
@@ -99,6 +99,9 @@ def record(node: Node, gen: int, lines: int, body_hash: str) -> Record:
         "origin": meta_str(meta.get("origin")),
         "body_gen": gen,
         "body_lines": lines,
+        # Every upsert asks the Canopy to look at the node again (it re-embeds only
+        # when the text it embeds changed).
+        "stale": 1,
     }
     headers = " ; ".join(outline)
     langs = node_languages(f"{values['title']} {values['summary']}",

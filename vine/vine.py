@@ -19,6 +19,7 @@ from .argtypes import (
     Direction,
     Edit,
     HarvestK,
+    Hybrid,
     Id,
     Ids,
     LocateInclude,
@@ -44,6 +45,8 @@ from .visibility import EVERYTHING, Visibility
 from .writes import JOURNAL
 
 if TYPE_CHECKING:
+    from .canopy import Progress
+    from .canopy.embedders import EmbedderConfig
     from .gitops import Repository
     from .keeper import Keeper
     from .writes.context import WriteContext
@@ -75,10 +78,15 @@ class Vine:
         half_life_days: How fast heat evaporates.
         watch: Use inotify (where available) to notice outside edits; without
             it each call compares file stats.
+        embedder: The query embedder for hybrid ranking (an
+            :class:`~monkeyllm.canopy.EmbedderConfig` or its dict form); default the
+            environment's (``MONKEYLLM_EMBED_URL``...), else the one the forest's
+            Canopy was built with.
     """
 
     def __init__(self, path: str | os.PathLike[str], writable: bool = True, alpha: float = 0.3,
-                 *, half_life_days: float = 30.0, watch: bool = True) -> None:
+                 *, half_life_days: float = 30.0, watch: bool = True,
+                 embedder: EmbedderConfig | dict[str, Any] | None = None) -> None:
         root = Path(path).expanduser().resolve()
         if not (root / "_index.md").is_file():
             raise NotFound(f"no forest at {root} (no _index.md)",
@@ -104,6 +112,8 @@ class Vine:
             self._lock.release()
             raise
         self._trace = TraceLog(root, self.session)
+        if embedder is not None:
+            self.bind_embedder(embedder)
         self._closed = False
         self._write_mutex = threading.Lock()
         self._local = threading.local()
@@ -344,6 +354,68 @@ class Vine:
         self._forest.catalog.sync()
         return asset(self._forest, id)
 
+    # -- the Canopy (not calls: maintenance, like reindex) -------------------------
+
+    def bind_embedder(self, embedder: EmbedderConfig | dict[str, Any] | None) -> None:
+        """Bind the query embedder hybrid ranking uses on this forest (a Station binds
+        one per forest); None unbinds it. Raises ``VineError`` (``E_SCHEMA``) for a bad
+        configuration."""
+        from .canopy.embedders import EmbedderConfig
+
+        if isinstance(embedder, dict):
+            embedder = EmbedderConfig.from_public(embedder)
+        elif embedder is not None:
+            embedder = embedder.checked()
+        self._forest.embedder = embedder
+
+    def canopy_build(self, embedder: EmbedderConfig | dict[str, Any] | None = None, *,
+                     rebuild: bool = False, progress: Progress | None = None
+                     ) -> dict[str, Any]:
+        """Build or bring up to date the forest's Canopy (``_derived/canopy/``): embed
+        every node whose vector is missing or out of date, in batches.
+
+        Args:
+            embedder: The embedder to build with (default: the bound one, else the
+                environment's, else the index's own, else the local model). Another
+                embedder than the index's rebuilds it; its configuration is kept in the
+                index (never committed), so later reads use it.
+            rebuild: Re-embed every node.
+            progress: ``progress(done, total)`` after each batch.
+
+        Returns the status (see :meth:`canopy_status`) with ``built``. Raises
+        ``VineError``: ``E_SCHEMA`` (the extra is missing, a bad configuration),
+        ``E_PROVIDER`` or ``E_TIMEOUT`` (an endpoint failed; finished batches stay).
+        """
+        from .canopy import build
+        from .canopy.embedders import EmbedderConfig
+
+        self._check_open()
+        if isinstance(embedder, dict):
+            embedder = EmbedderConfig.from_public(embedder)
+        self._forest.catalog.sync()
+        return build(self._forest, embedder, rebuild=rebuild, progress=progress)
+
+    def canopy_status(self) -> dict[str, Any]:
+        """The Canopy's state: whether there is one, its embedder (name, model,
+        dimension), how many nodes are embedded and how many stale, its size, and
+        whether this process's query embedder matches it."""
+        from .canopy import status
+
+        self._check_open()
+        return status(self._forest)
+
+    def canopy_drop(self) -> dict[str, Any]:
+        """Delete the forest's Canopy; locate and harvest rank lexically until the next
+        build."""
+        from .canopy import drop
+
+        self._check_open()
+        return drop(self._forest)
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise SchemaError("this Vine is closed", hint="Open the forest again.")
+
     def reindex(self) -> dict[str, Any]:
         """Rebuild the catalog from the files (heat is kept); returns the node count."""
         started = time.perf_counter()
@@ -357,7 +429,8 @@ class Vine:
     def locate(self, query: str, k: LocateK = 5, scope: Scope = "all",
                type_filter: str | None = None, include: list[LocateInclude] | None = None,
                since: DateBound | None = None, until: DateBound | None = None,
-               date_field: DateField = "created") -> dict[str, Any]:
+               date_field: DateField = "created",
+               hybrid: Hybrid = "auto") -> dict[str, Any]:
         """Turn a question into ranked entry points, searching curated metadata only.
 
         Reach for it when you have a question and no id. It searches titles,
@@ -366,8 +439,11 @@ class Vine:
         prazo; the exact form ranks first); function words weigh nothing, and a node
         another supersedes says so (superseded_by) and ranks below it when it matches
         about as well. scope="branches" lands on whole regions to navigate down from.
-        Score is strength * (1 + alpha * heat). truncated means more entry points
-        matched than k: narrow the query rather than concluding the forest is small.
+        Score is strength * (1 + alpha * heat); with the forest's Canopy (its vector
+        index) the strength fuses the lexical and vector ranks, so a question worded
+        unlike the node (a paraphrase, the other language) finds it too, and hybrid
+        says whether that ran. truncated means more entry points matched than k: narrow
+        the query rather than concluding the forest is small.
 
         Args:
             query: The question or keywords, in English or Portuguese; no syntax to
@@ -379,12 +455,14 @@ class Vine:
             since: Window start, inclusive.
             until: Window end, inclusive.
             date_field: The date the window applies to: created or updated.
+            hybrid: "auto" fuses the vector ranking when the forest has a Canopy and a
+                matching embedder; true asks for it, false ranks lexically only.
         """
         from .reads.locate import locate
         from .windows import window
 
         return locate(self._forest, query, k, scope, type_filter, include,
-                      window(since, until, date_field))
+                      window(since, until, date_field), hybrid)
 
     @registry.call("read", budget.LOOK)
     def look(self, id: Id | Annotated[Ids, MaxLen(budget.LOOK_BATCH_MAX)],
@@ -602,7 +680,7 @@ class Vine:
     def harvest(self, query: Question, terms: Terms | None = None, k: HarvestK = 3,
                 since: DateBound | None = None, until: DateBound | None = None,
                 date_field: DateField = "created",
-                include_superseded: bool = False) -> dict[str, Any]:
+                include_superseded: bool = False, hybrid: Hybrid = "auto") -> dict[str, Any]:
         """One-shot retrieval, no model: the evidence itself for a question.
 
         Reach for it when you want material in one round trip and your own model will
@@ -615,9 +693,10 @@ class Vine:
         its matches (rarest term first, other word forms too) and its content: the whole
         body when it is at most 1,200 tokens, else up to 2 matched sections, else the
         outline. A node superseded by a live one gives way to it (superseded_excluded
-        says so). To fit 4,000 tokens the lowest results give up their bodies for their
-        outline, then whole tail results drop, and truncated is set. For reasoning
-        between hops, use the primitives instead.
+        says so). With the forest's Canopy the locate leg is hybrid (see locate). To fit
+        4,000 tokens the lowest results give up their bodies for their outline, then
+        whole tail results drop, and truncated is set. For reasoning between hops, use
+        the primitives instead.
 
         Args:
             query: The question, in any words; searched literally.
@@ -628,9 +707,11 @@ class Vine:
             until: Window end, inclusive.
             date_field: The date the window applies to: created or updated.
             include_superseded: Keep nodes that a live node supersedes.
+            hybrid: "auto" fuses the vector ranking into the locate leg when the forest
+                has a Canopy and a matching embedder; true asks for it, false does not.
         """
         from .reads.harvest import harvest
         from .windows import window
 
         return harvest(self._forest, query, terms, k, window(since, until, date_field),
-                       include_superseded)
+                       include_superseded, hybrid=hybrid)

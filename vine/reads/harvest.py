@@ -54,8 +54,8 @@ def max_k() -> int:
 
 
 def harvest(forest: Forest, query: str, terms: str | list[str] | None, k: int, win: Window,
-            include_superseded: bool, steps: list[dict[str, Any]] | None = None
-            ) -> dict[str, Any]:
+            include_superseded: bool, steps: list[dict[str, Any]] | None = None,
+            hybrid: Any = "auto") -> dict[str, Any]:
     """The fused sweep; see the module docstring and the seed.
 
     ``steps``, when given, receives one ``{step, ms, tokens, id?}`` per inner read as it
@@ -83,7 +83,7 @@ def harvest(forest: Forest, query: str, terms: str | list[str] | None, k: int, w
         wanted = _folded(wanted)
     pool = 2 * k
     started = time.perf_counter()
-    located = locate(forest, query, pool, "all", None, None, win)
+    located = locate(forest, query, pool, "all", None, None, win, hybrid, "harvest")
     _record(steps, "locate", started, located)
     started = time.perf_counter()
     seen: dict[str, list[int]] = {}        # each term's index lines, read once
@@ -113,7 +113,7 @@ def harvest(forest: Forest, query: str, terms: str | list[str] | None, k: int, w
     outlines = {item["id"]: outline for item, outline in filter(None, built)}
     _annotate(forest, results)
     out: dict[str, Any] = {"query": query, "terms": wanted, "results": results,
-                           "truncated": False}
+                           "truncated": False, "hybrid": located["hybrid"]}
     if excluded:
         out["superseded_excluded"] = excluded
     if win.active:

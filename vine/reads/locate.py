@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import sqlite3
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .. import budget, hints
 from ..errors import SchemaError
@@ -18,6 +18,9 @@ from . import features
 from .succession import Successor, successors
 from .terms import CODE_WEIGHT, Words, is_code, query_words
 
+if TYPE_CHECKING:
+    from ..canopy.hybrid import Hybrid
+
 SCOPES = {"all": None, "branches": "branch", "notes": "banana", "bananas": "banana"}
 INCLUDES = ("outline",)
 # The pool never needs more: the budget holds far fewer results.
@@ -28,8 +31,18 @@ GIVE_WAY = 0.5
 
 
 def locate(forest: Forest, query: str, k: int, scope: str, type_filter: str | None,
-           include: list[str] | None, win: Window) -> dict[str, Any]:
-    """Search titles, aliases, tags and summaries; rank by strength and heat."""
+           include: list[str] | None, win: Window, hybrid: Hybrid = "auto",
+           call: str = "locate") -> dict[str, Any]:
+    """Search titles, aliases, tags and summaries; rank by strength and heat.
+
+    The strength is the normalized lexical rank, or (``hybrid``) the reciprocal rank
+    fusion of the lexical and the vector rankings when the forest's Canopy and a
+    matching embedder are present; ``call`` names whose default ``auto`` follows (a
+    harvest's locate leg says ``harvest``). The response's ``hybrid`` says which ran.
+    """
+    from ..canopy.hybrid import check, plan
+
+    hybrid = check(hybrid)
     if scope not in SCOPES:
         raise SchemaError(f"locate: scope must be one of all, branches, notes; got {scope!r}")
     for item in include or []:
@@ -45,14 +58,18 @@ def locate(forest: Forest, query: str, k: int, scope: str, type_filter: str | No
     top = _ranked(forest, expr, pool, "", []) if expr else []
     best = top[0][1] if top else 0.0
     ranked = top if not filters else _ranked(forest, expr, pool, filters, args)
-    rows = _rows(forest, [rowid for rowid, _ in ranked])
+    strengths = [(rowid, round(rank / best, 4) if best < 0 else 1.0) for rowid, rank in ranked]
+    fusion = plan(forest, hybrid, query, call, has_terms=bool(expr),
+                  pool=pool * 4 if filters else pool)
+    if fusion.ran:
+        strengths = _fused(forest, ranked, fusion.vector, filters, args, pool)
+    rows = _rows(forest, [rowid for rowid, _ in strengths])
     heat = forest.heat.many(r["id"] for r in rows.values())
     scored: list[_Scored] = []
-    for rowid, rank in ranked:
+    for rowid, strength in strengths:
         r = rows.get(rowid)
         if r is None:
             continue
-        strength = round(rank / best, 4) if best < 0 else 1.0
         scored.append(_Scored(forest.score(strength, heat[r["id"]]), strength, r))
     scored.sort(key=lambda s: (-s.score, s.row["ord"]))
     later = successors(forest, [s.row["id"] for s in scored])
@@ -60,7 +77,8 @@ def locate(forest: Forest, query: str, k: int, scope: str, type_filter: str | No
         scored = give_way(scored, later)
     results = [_item(forest, s.row, s.score, heat[s.row["id"]], include,
                      later.get(s.row["id"])) for s in scored[:k]]
-    out: dict[str, Any] = {"results": results, "truncated": len(scored) > k}
+    out: dict[str, Any] = {"results": results, "truncated": len(scored) > k,
+                           "hybrid": fusion.info}
     if win.active:
         out["window"] = win.echo()
     if not scored:
@@ -186,6 +204,19 @@ def _ranked(forest: Forest, expr: str, pool: int, filters: str,
         return forest.catalog.conn.execute(sql, (expr, *args, pool)).fetchall()
     except sqlite3.OperationalError:
         return []
+
+
+def _fused(forest: Forest, ranked: list[tuple[int, float]], vector: list[tuple[str, float]],
+           filters: str, args: list[Any], pool: int) -> list[tuple[int, float]]:
+    """The lexical ranking fused with the vector one (kept to the same filters)."""
+    ids = [node_id for node_id, _ in vector]
+    rowid_of = {node_id: rowid for rowid, node_id in forest.catalog.conn.execute(
+        "SELECT n.rowid, n.id FROM nodes n WHERE n.id IN (SELECT value FROM json_each(?))"
+        + filters, (json.dumps(ids), *args))}
+    nearest = [rowid_of[node_id] for node_id in ids if node_id in rowid_of][:pool]
+    from ..canopy.hybrid import fuse
+
+    return fuse([rowid for rowid, _ in ranked], nearest)
 
 
 def _rows(forest: Forest, rowids: list[int]) -> dict[int, sqlite3.Row]:

@@ -50,10 +50,10 @@ def _recorded_harvest(station: Any, forest: str, given: dict[str, Any],
 
     def method(v: Any, query: str, terms: str | list[str] | None = None, k: int = 3,
                since: str | None = None, until: str | None = None,
-               date_field: str = "created", include_superseded: bool = False
-               ) -> dict[str, Any]:
+               date_field: str = "created", include_superseded: bool = False,
+               hybrid: Any = "auto") -> dict[str, Any]:
         return harvest(v._forest, query, terms, k, window(since, until, date_field),
-                       include_superseded, steps=steps)
+                       include_superseded, steps=steps, hybrid=hybrid)
 
     return vine._run(dataclasses.replace(spec, method=method), clean)
 
