@@ -74,14 +74,16 @@ def _ids(response: dict[str, Any]) -> list[str]:
     return [r["id"] for r in response.get("results", [])]
 
 
-def ask(vine: Vine, q: dict[str, Any]) -> dict[str, Any]:
+def ask(vine: Vine, q: dict[str, Any], hybrid: bool | str = "auto") -> dict[str, Any]:
     """Every response a question's figures need."""
-    h3 = vine.call("harvest", {"query": q["question"], "k": 3})
-    h5 = vine.call("harvest", {"query": q["question"], "k": 5})
-    loc = vine.call("locate", {"query": q["question"], "k": 3})
+    h3 = vine.call("harvest", {"query": q["question"], "k": 3, "hybrid": hybrid})
+    h5 = vine.call("harvest", {"query": q["question"], "k": 5, "hybrid": hybrid})
+    loc = vine.call("locate", {"query": q["question"], "k": 3, "hybrid": hybrid})
     for response in (h3, h5, loc):
         if "error" in response:
             raise RuntimeError(f"{q['id']}: {response['error']}")
+    if hybrid is True and not loc["hybrid"]["ran"] and loc["hybrid"]["reason"] != "no-terms":
+        raise RuntimeError(f"{q['id']}: hybrid did not run: {loc['hybrid']}")
     return {"h3": _ids(h3), "h5": _ids(h5), "locate": _ids(loc), "tokens": cost(h3),
             "edge": [r["id"] for r in h5["results"] if "edge" in r.get("found_by", [])]}
 
@@ -94,9 +96,11 @@ def _rr(expected: list[str], got: list[str]) -> float:
     return next((1.0 / i for i, node in enumerate(got, 1) if node in expected), 0.0)
 
 
-def answers(questions: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def answers(questions: list[dict[str, Any]], hybrid: bool | str = "auto"
+            ) -> list[dict[str, Any]]:
     """Each question's responses, forest by forest (scratch copies for the small ones,
-    the synthetic forest read in place with heat off)."""
+    the synthetic forest read in place with heat off). With ``hybrid`` true, each
+    forest gets a Canopy first (the local model; the synthetic forest's is kept)."""
     out: dict[str, dict[str, Any]] = {}
     by_forest: dict[str, list[dict[str, Any]]] = {}
     for q in questions:
@@ -110,8 +114,10 @@ def answers(questions: list[dict[str, Any]]) -> list[dict[str, Any]]:
                 shutil.copytree(source, root, ignore=shutil.ignore_patterns(
                     "_derived", ".vine.lock", ".git"))
             with Vine(root, writable=False, alpha=0.0) as vine:
+                if hybrid is True:
+                    vine.canopy_build()
                 for q in qs:
-                    out[q["id"]] = ask(vine, q)
+                    out[q["id"]] = ask(vine, q, hybrid)
     return [out[q["id"]] for q in questions]
 
 
@@ -119,6 +125,7 @@ def figures(questions: list[dict[str, Any]], got: list[dict[str, Any]]) -> dict[
     """The set's line of figures from its answers."""
     pairs = list(zip(questions, got, strict=True))
     two_hop = [(q, a) for q, a in pairs if "two-hop" in q["kind"]]
+    cross = [(q, a) for q, a in pairs if "cross-language" in q["kind"]]
 
     def mean(values: list[float]) -> float | None:
         return round(statistics.mean(values), 3) if values else None
@@ -132,24 +139,32 @@ def figures(questions: list[dict[str, Any]], got: list[dict[str, Any]]) -> dict[
         "tokens": round(statistics.mean(a["tokens"] for a in got), 1),
         "two-hop": len(two_hop),
         "two-hop@5": mean([_recall(q["expected"], a["h5"]) for q, a in two_hop]),
+        "cross": len(cross),
+        "cross@3": mean([_recall(q["expected"], a["h3"]) for q, a in cross]),
+        "cross-locate@3": mean([_recall(q["expected"], a["locate"]) for q, a in cross]),
         "misses@3": [q["id"] for q, a in pairs if _recall(q["expected"], a["h3"]) < 1.0],
     }
 
 
-def scorecard(sets: list[str], *, ablation: bool = False) -> dict[str, Any]:
-    """Figures per set with everything on, and (``ablation``) with each part off."""
-    runs: list[tuple[str, tuple[str, ...]]] = [("all on", ())]
+def scorecard(sets: list[str], *, ablation: bool = False, hybrid: bool = False
+              ) -> dict[str, Any]:
+    """Figures per set with everything on, and (``ablation``) with each part off; with
+    ``hybrid``, lexical (hybrid=false) against hybrid (hybrid=true, the local model's
+    Canopy) instead of the default."""
+    runs: list[tuple[str, tuple[str, ...], bool | str]] = \
+        [("lexical", (), False), ("hybrid", (), True)] if hybrid else [("all on", (), "auto")]
     if ablation:
-        runs += [(f"without {name}", (name,)) for name in features.NAMES]
+        runs += [(f"without {name}", (name,), "auto") for name in features.NAMES]
     out: dict[str, Any] = {}
     loaded = {name: load(name) for name in sets}
-    for label, off in runs:
+    for label, off, mode in runs:
         with features.without(*off):
-            out[label] = {name: figures(qs, answers(qs)) for name, qs in loaded.items()}
+            out[label] = {name: figures(qs, answers(qs, mode)) for name, qs in loaded.items()}
     return out
 
 
-COLUMNS = ("harvest@3", "harvest@5", "mrr", "locate@3", "tokens", "two-hop@5")
+COLUMNS = ("harvest@3", "harvest@5", "mrr", "locate@3", "tokens", "two-hop@5", "cross@3",
+           "cross-locate@3")
 
 
 def render(card: dict[str, Any]) -> list[str]:
@@ -179,10 +194,13 @@ def main(argv: list[str] | None = None) -> int:
                         help=f"a set name ({', '.join(SETS)}) or path; default all")
     parser.add_argument("--ablation", action="store_true",
                         help="also run with each part of the ranking off")
+    parser.add_argument("--hybrid", action="store_true",
+                        help="lexical (hybrid=false) against hybrid (hybrid=true, with the "
+                             "local model's Canopy) on every set")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
     sets = args.sets or [name for name, path in SETS.items() if path.exists()]
-    card = scorecard(sets, ablation=args.ablation)
+    card = scorecard(sets, ablation=args.ablation, hybrid=args.hybrid)
     print(json.dumps(card, indent=2) if args.json else "\n".join(render(card)))
     return 0
 

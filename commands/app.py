@@ -13,6 +13,7 @@ from monkeyllm.registry import CALLS
 from . import calls, common
 from .browse import browse
 from .call import call
+from .canopy import canopy_app
 from .ingest import ingest
 from .init import init
 from .reindex import reindex
@@ -49,6 +50,7 @@ def make_app(only: str | None = None) -> typer.Typer:
         app.command("watch", help=watch.__doc__)(watch)
         app.command("serve", help=serve.__doc__)(serve)
         app.add_typer(station_app, name="station")
+        app.add_typer(canopy_app, name="canopy")
     return app
 
 

@@ -23,7 +23,7 @@ import typer
 from monkeyllm.registry import CALLS, Call, Param
 
 from . import common
-from .params import collect, kinds_of, option_names, positionals, shape_of
+from .params import choices_of, collect, kinds_of, option_names, positionals, shape_of
 
 # One example per call, shown in its --help (a test checks every call has one).
 EXAMPLES: dict[str, str] = {
@@ -67,7 +67,7 @@ def _help(param: Param, shape: str) -> str:
     extra = {"json": " JSON inline, @file.json, or - for standard input.",
              "list": " Repeat the option or separate values with commas.",
              "many": " Repeat for several."}.get(shape, "")
-    limits = param.limits() if shape not in ("json", "choice") else ""
+    limits = param.limits() if shape not in ("json", "choice", "tristate") else ""
     choices = ""
     allowed = _list_choices(param) if shape == "list" else ()
     if allowed:
@@ -97,8 +97,8 @@ def _cli_param(param: Param, positional: bool) -> inspect.Parameter:
         text += f"  [default: {param.default}]"
     options: dict[str, Any] = {"help": text, "show_default": False,
                                "metavar": _metavar(param, shape, positional)}
-    if shape == "choice":
-        annotation = _choices(param.choices or ())
+    if shape in ("choice", "tristate"):
+        annotation = _choices(choices_of(param))
     if positional:
         info = typer.Argument(**options)
         default: Any = inspect.Parameter.empty
@@ -116,8 +116,8 @@ def _cli_param(param: Param, positional: bool) -> inspect.Parameter:
 def _metavar(param: Param, shape: str, positional: bool) -> str | None:
     if shape == "flag":
         return None
-    if shape == "choice":
-        return "[" + "|".join(param.choices or ()) + "]"
+    if shape in ("choice", "tristate"):
+        return "[" + "|".join(choices_of(param)) + "]"
     if positional:
         return param.name.upper()
     return {"json": "JSON", "list": "NAME[,NAME]", "int": "N", "float": "X"}.get(

@@ -25,7 +25,7 @@ import monkeyllm  # noqa: F401  (importing the engine fills the registry of call
 from monkeyllm.registry import CALLS, Call, Param
 
 from . import common
-from .params import collect, option_names, positionals, shape_of
+from .params import choices_of, collect, option_names, positionals, shape_of
 
 _COMPLETE = "_VINE_COMPLETE"
 
@@ -47,7 +47,7 @@ def _convert(param: Param, shape: str, raw: str) -> Any:
         return int(raw)
     if shape == "float":
         return float(raw)
-    if shape == "choice" and raw not in (param.choices or ()):
+    if shape in ("choice", "tristate") and raw not in choices_of(param):
         raise ValueError(raw)
     if shape == "json" and raw == "-":
         raise ValueError(raw)  # standard input: read once, by the Typer command

@@ -44,6 +44,9 @@ def shape_of(param: Param) -> str:
         return "many" if str in origins else "list"
     if kinds == [bool]:
         return "flag"
+    if bool in kinds and len(kinds) == 2 and any(typing.get_origin(k) is Literal
+                                                 for k in kinds):
+        return "tristate"
     if len(kinds) == 1 and typing.get_origin(kinds[0]) is Literal:
         return "choice"
     if kinds == [int]:
@@ -51,6 +54,17 @@ def shape_of(param: Param) -> str:
     if kinds == [float]:
         return "float"
     return "str"
+
+
+TRISTATE = {"true": True, "false": False}
+
+
+def choices_of(param: Param) -> tuple[str, ...]:
+    """The values a choice takes on the command line (a ``bool | Literal["auto"]``
+    parameter: auto, true, false)."""
+    if shape_of(param) == "tristate":
+        return (*(param.choices or ()), *TRISTATE)
+    return param.choices or ()
 
 
 def option_names(param: Param) -> list[str]:
@@ -74,7 +88,9 @@ def convert(param: Param, value: Any, positional: bool) -> Any:
     if shape == "many":
         return value[0] if len(value) == 1 else list(value)
     if isinstance(value, enum.Enum):
-        return value.value
+        value = value.value
+    if shape == "tristate":
+        return TRISTATE.get(value, value)
     return value
 
 

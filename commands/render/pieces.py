@@ -172,3 +172,22 @@ def _footer(console: Console, response: Response, shown: Iterable[str],
             f"after={json.dumps(cursor, ensure_ascii=False)}"
         console.print(Text.assemble(("next: ", "bold"), (cursor, "bold"),
                                     (f"  (pass {again} for the next page)", DIM)))
+
+
+def ranking_line(console: Console, response: Response) -> set[str]:
+    """One dim line saying how a locate or harvest ranked: hybrid (lexical fused with
+    the Canopy's vectors) or lexical, and why."""
+    info = response.get("hybrid")
+    if not isinstance(info, dict):
+        return set()
+    if info.get("ran"):
+        text = f"ranking: hybrid, lexical + vector ({info.get('model')})"
+    else:
+        why = info.get("note") or {"off": "hybrid is off for this call",
+                                   "no-terms": "nothing to search for"}.get(
+            str(info.get("reason")), str(info.get("reason")))
+        text = f"ranking: lexical ({why})"
+    if info.get("ran") and info.get("note"):
+        text += f"; {info['note']}"
+    console.print(Text(text, style=DIM))
+    return {"hybrid"}

@@ -24,6 +24,7 @@ from .pieces import (
     _table,
     _trail,
     heat_bar,
+    ranking_line,
 )
 
 # -- reads ---------------------------------------------------------------------------
@@ -50,7 +51,7 @@ def _locate(console: Console, response: Response) -> set[str]:
     console.print(table)
     if not results:
         console.print(Text("no entry points matched", style="yellow"))
-    return {"results"}
+    return {"results"} | ranking_line(console, response)
 
 
 def _look(console: Console, response: Response) -> set[str]:

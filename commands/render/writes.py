@@ -22,6 +22,7 @@ from .pieces import (
     _short_sha,
     _table,
     _trail,
+    ranking_line,
 )
 from .reads import _highlight, _markdown, _terms_pattern
 
@@ -125,7 +126,7 @@ def _harvest(console: Console, response: Response) -> set[str]:
     pattern = _terms_pattern(response.get("terms"))
     for item in results:
         console.print(_evidence(item, pattern))
-    return {"query", "terms", "results"}
+    return {"query", "terms", "results"} | ranking_line(console, response)
 
 
 HARVEST_SHOWN = ("id", "title", "summary", "score", "found_by", "via", "trail", "matches",
