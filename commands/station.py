@@ -181,14 +181,69 @@ def unbind(
     _removed(done, f"no model is bound to {forest!r}", {"forest": forest, "unbound": True})
 
 
+@station_app.command("bind-embedder")
+def bind_embedder(
+    forest: Annotated[str, typer.Argument(help="The forest (a folder name under ROOT).")],
+    root: Root,
+    model: Annotated[str, typer.Option(
+        "--model", help="The embedding model: the endpoint's, or a local one "
+        "(multilingual-e5-small).")],
+    endpoint: Annotated[str | None, typer.Option(
+        "--endpoint", help="The OpenAI-compatible API base, e.g. http://localhost:11434/v1 "
+        "(POSTs go to ENDPOINT/embeddings); none: the local model.",
+        show_default=False)] = None,
+    api_key_env: Annotated[str | None, typer.Option(
+        "--api-key-env", help="The environment variable holding the API key, read at "
+        "call time (the key itself is never stored).", show_default=False)] = None,
+    timeout: Annotated[float, typer.Option(
+        "--timeout", help="Seconds a read waits for its query's vector.")] = 3.0,
+) -> None:
+    """Bind the query embedder of a forest's hybrid locate and harvest; rebinding
+    replaces it. The forest's Canopy must be built with the same model (vine canopy
+    build --url ENDPOINT --model MODEL); otherwise reads rank lexically and say so.
+
+    Example: vine station bind-embedder acme --root ./forests
+    --endpoint http://gpu:11434/v1 --model nomic-embed-text
+    """
+    from monkeyllm.serve.station import embedders
+
+    with _store(root) as store:
+        try:
+            made = embedders.put(store, forest, model, endpoint, api_key_env, timeout)
+        except ValueError as exc:
+            raise typer.BadParameter(str(exc)) from None
+    sys.stdout.write(json.dumps(made) + "\n")
+
+
+@station_app.command("unbind-embedder")
+def unbind_embedder(
+    forest: Annotated[str, typer.Argument(help="The forest.")],
+    root: Root,
+) -> None:
+    """Remove a forest's query embedder: its reads then use the embedder its Canopy was
+    built with.
+
+    Example: vine station unbind-embedder acme --root ./forests
+    """
+    from monkeyllm.serve.station import embedders
+
+    with _store(root) as store:
+        done = embedders.remove(store, forest)
+    _removed(done, f"no embedder is bound to {forest!r}",
+             {"forest": forest, "role": "embed", "unbound": True})
+
+
 @station_app.command("bindings")
 def bindings_list(root: Root) -> None:
-    """List the forests' models (never a secret), as JSON lines.
+    """List the forests' models and embedders (never a secret), as JSON lines.
 
     Example: vine station bindings --root ./forests
     """
+    from monkeyllm.serve.station import embedders
     from monkeyllm.serve.station.answer import bindings
 
     with _store(root) as store:
         for made in bindings.listing(store):
             sys.stdout.write(json.dumps(made.public()) + "\n")
+        for line in embedders.listing(store):
+            sys.stdout.write(json.dumps(line) + "\n")

