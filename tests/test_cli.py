@@ -29,7 +29,7 @@ DATASET = "sales/orders-2026"
 INSERT = ("INSERT INTO orders (id, customer, region, total_invoice, closed_at, value_cents) "
           "VALUES ('CLI-1', 'Loja CLI', 'South', 'USD 1,00', '2026-07-01', 100)")
 FOREST_COMMANDS = ["call", "init", "reindex", "validate", "ingest", "serve", "browse",
-                   "station", "watch"]
+                   "station", "watch", "canopy"]
 
 
 # -- helpers -------------------------------------------------------------------------

@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 
 from monkeyllm.commands import calls, common
 from monkeyllm.commands.main import parse
-from monkeyllm.commands.params import collect, option_names, positionals, shape_of
+from monkeyllm.commands.params import choices_of, collect, option_names, positionals, shape_of
 from monkeyllm.registry import CALLS
 
 from .conftest import copy_sample
@@ -147,8 +147,8 @@ def _plausible(name: str, noise: st.SearchStrategy[str]) -> st.SearchStrategy[li
         if param in by_position:
             continue
         kind = shape_of(param)
-        value = (st.sampled_from(param.choices or ("?",)) if kind == "choice"
-                 else by_shape[kind])
+        value = (st.sampled_from(choices_of(param) or ("?",))
+                 if kind in ("choice", "tristate") else by_shape[kind])
         names = st.sampled_from(option_names(param))
         pair = st.tuples(names, value).map(
             lambda nv, k=kind: [nv[0]] if k == "flag" else list(nv))
