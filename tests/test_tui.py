@@ -218,6 +218,8 @@ async def test_search_concepts_and_exact_text(forest: Path) -> None:
         await settle(pilot)
         ids = [r["id"] for r in search.response["results"]]
         assert "sales/exchange-policy" in ids
+        status = str(search.query_one("#search-status", Static).render())
+        assert "lexical (no Canopy: vine canopy build)" in status
 
         await pilot.press("ctrl+t")  # exact text: sniff
         await settle(pilot)
@@ -233,6 +235,27 @@ async def test_search_concepts_and_exact_text(forest: Path) -> None:
         await choose(pilot, results, ":" + hits[0]["id"])
         assert app.screen is app.browse
         assert app.browse.current == hits[0]["id"]
+
+
+@drive
+async def test_concept_search_is_hybrid_with_a_canopy_and_says_so(forest: Path) -> None:
+    from .embedkit import EmbedServer
+    from .test_canopy import PARAPHRASE
+
+    with EmbedServer() as srv:
+        with Vine(forest, writable=False) as vine:
+            vine.canopy_build({"kind": "http", "model": srv.model, "url": srv.url})
+        async with BrowseApp(forest).run_test(size=SIZE) as pilot:
+            app = await ready(pilot)
+            await pilot.press("slash")
+            search = app.screen
+            assert isinstance(search, SearchScreen)
+            await pilot.press(*PARAPHRASE, "enter")
+            await settle(pilot)
+            assert search.response["hybrid"] == {"ran": True, "model": "kit-embed"}
+            assert "sales/exchange-policy" in [r["id"] for r in search.response["results"]]
+            status = str(search.query_one("#search-status", Static).render())
+            assert "hybrid (lexical + vector, kit-embed)" in status
 
 
 @drive

@@ -21,6 +21,20 @@ MODES = {"locate": "Concepts · locate (titles, tags, summaries)",
          "sniff": "Exact text · sniff (bodies: codes, names, numbers)"}
 
 
+def ranking_note(info: Any) -> str:
+    """How a concept search ranked: hybrid (the Canopy's vectors fused in) or lexical,
+    and why (markup for the status line)."""
+    if not isinstance(info, dict):
+        return ""
+    if info.get("ran"):
+        stale = f", {info['stale']} nodes waiting" if info.get("stale") else ""
+        return f" · [b]hybrid[/b] (lexical + vector, {escape(str(info.get('model')))}{stale})"
+    reason = {"no-index": "no Canopy: vine canopy build", "off": "hybrid off",
+              "no-terms": "nothing to search for"}.get(str(info.get("reason")))
+    why = reason or str(info.get("note") or info.get("reason"))
+    return f" · [dim]lexical ({escape(why)})[/dim]"
+
+
 def result_options(mode: str, response: dict[str, Any]) -> list[Option]:
     """One option per result (id ``n:<node id>``), sniff results with their snippets."""
     options = []
@@ -117,6 +131,8 @@ class SearchScreen(Screen[str | None]):
         found = response.get("results", [])
         results.add_options(result_options(mode, response))
         note = f"{len(found)} result(s) for {escape(text)!r} by {mode}"
+        if mode == "locate":
+            note += ranking_note(response.get("hybrid"))
         if mode == "sniff":
             note += f", {response.get('scanned_nodes')} bodies read"
         if response.get("truncated"):
