@@ -84,6 +84,7 @@ def harvest(forest: Forest, query: str, terms: str | list[str] | None, k: int, w
     pool = 2 * k
     started = time.perf_counter()
     located = locate(forest, query, pool, "all", None, None, win, hybrid, "harvest")
+    leg = _weighed(located)
     _record(steps, "locate", started, located)
     started = time.perf_counter()
     seen: dict[str, list[int]] = {}        # each term's index lines, read once
@@ -91,7 +92,7 @@ def harvest(forest: Forest, query: str, terms: str | list[str] | None, k: int, w
     sniffed = sweep(forest, wanted, counts, pool, win, forms, seen)
     if wanted:
         _record(steps, "sniff", started, sniffed)
-    fused = _fuse(forest, located["results"], sniffed["results"], weighted=on.weighted,
+    fused = _fuse(forest, leg, sniffed["results"], weighted=on.weighted,
                   tiered=on.tiers)
     named = {r["id"] for r in sniffed["results"] if r.get("named")}
     kept, excluded = _supersede(forest, fused, k, include_superseded, named, win)
@@ -209,6 +210,18 @@ def _with_neighbours(forest: Forest, kept: list[_Candidate], k: int, terms: list
     return sorted([*kept, *extra], key=lambda c: (_is_map(c.id), -c.score))[:k]
 
 
+def _weighed(located: dict[str, Any]) -> list[dict[str, Any]]:
+    """The locate leg as the fusion weighs it. A hybrid locate ranks by the fused
+    strength, whose reciprocal ranks flatten how strongly each node matched; the fusion
+    keeps that order but weighs a node the lexical ranking found by its lexical
+    strength, and one only the vectors found by its fused strength."""
+    lexical = located.pop("_lexical", None)
+    if not lexical:
+        return located["results"]
+    return [{**r, "score": lexical[r["id"]] if lexical.get(r["id"]) is not None
+             else r["score"]} for r in located["results"]]
+
+
 def _fuse(forest: Forest, located: list[dict[str, Any]], sniffed: list[dict[str, Any]],
           *, weighted: bool = True, tiered: bool = True) -> list[_Candidate]:
     """Reciprocal rank fusion: each ranking credits an entry ``1 / (RRF_K + rank)``, and
@@ -218,7 +231,10 @@ def _fuse(forest: Forest, located: list[dict[str, Any]], sniffed: list[dict[str,
     first), then id. With ``tiered``, branch indexes and ``_meta`` nodes come last."""
     cands: dict[str, _Candidate] = {}
     for name, ranking in (("locate", located), ("sniff", sniffed)):
-        best = ranking[0]["score"] if ranking else 0.0
+        # A hybrid locate leg is weighed out of its rank order (see _weighed): its best
+        # is its highest weight. Otherwise the first entry's score is the best.
+        best = (max((item["score"] for item in ranking), default=0.0) if name == "locate"
+                else ranking[0]["score"] if ranking else 0.0)
         for rank, item in enumerate(ranking, 1):
             cand = cands.get(item["id"])
             if cand is None:

@@ -61,6 +61,7 @@ def locate(forest: Forest, query: str, k: int, scope: str, type_filter: str | No
     strengths = [(rowid, round(rank / best, 4) if best < 0 else 1.0) for rowid, rank in ranked]
     fusion = plan(forest, hybrid, query, call, has_terms=bool(expr),
                   pool=pool * 4 if filters else pool)
+    lexical_strength = dict(strengths)
     if fusion.ran:
         strengths = _fused(forest, ranked, fusion.vector, filters, args, pool)
     rows = _rows(forest, [rowid for rowid, _ in strengths])
@@ -79,6 +80,9 @@ def locate(forest: Forest, query: str, k: int, scope: str, type_filter: str | No
                      later.get(s.row["id"])) for s in scored[:k]]
     out: dict[str, Any] = {"results": results, "truncated": len(scored) > k,
                            "hybrid": fusion.info}
+    if call == "harvest" and fusion.ran:
+        # For harvest's fusion only (it removes the key): each result's lexical strength.
+        out["_lexical"] = {s.row["id"]: lexical_strength.get(s.row["ord"]) for s in scored[:k]}
     if win.active:
         out["window"] = win.echo()
     if not scored:
