@@ -360,3 +360,32 @@ def test_the_hybrid_parameter_is_in_every_surface_schema() -> None:
         assert schema["default"] == "auto"
         assert {"type": "boolean"} in schema["anyOf"]
         assert {"type": "string", "enum": ["auto"]} in schema["anyOf"]
+
+
+@pytest.mark.parametrize("damage", ["vectors", "manifest"])
+def test_a_damaged_canopy_ranks_lexically_and_a_rebuild_repairs_it(
+        forest: Path, server: EmbedServer, damage: str) -> None:
+    with Vine(forest, writable=False, alpha=0) as vine:
+        vine.canopy_build(http(server))
+        lexical = vine.locate("exchange deadlines", hybrid=False)
+    folder = forest / "_derived" / "canopy"
+    target = folder / ("vectors.db" if damage == "vectors" else "index.json")
+    for extra in ("vectors.db-wal", "vectors.db-shm"):
+        (folder / extra).unlink(missing_ok=True)
+    target.write_bytes(b"this is not what it should be" * 100)
+    with Vine(forest, writable=False, alpha=0) as vine:
+        out = vine.locate("exchange deadlines")
+        assert out["hybrid"]["ran"] is False and out["hybrid"]["reason"] == "index"
+        assert "--rebuild" in out["hybrid"]["note"]
+        assert ids(out) == ids(lexical)
+        assert vine.call("harvest", {"query": "exchange deadlines"})["hybrid"]["reason"] \
+            == "index"
+        if damage == "vectors":
+            from monkeyllm.errors import VineError
+
+            assert "damaged" in vine.canopy_status()["mismatch"]
+            with pytest.raises(VineError) as caught:
+                vine.canopy_build(http(server))
+            assert "--rebuild" in (caught.value.hint or "")
+        vine.canopy_build(http(server), rebuild=True)
+        assert vine.locate("exchange deadlines")["hybrid"]["ran"] is True

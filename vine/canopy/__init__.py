@@ -12,6 +12,7 @@ by the first read that fuses, or by a build.
 
 from __future__ import annotations
 
+import sqlite3
 import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -55,12 +56,17 @@ def build(forest: Forest, config: EmbedderConfig | None = None, *,
                                "OpenAI-compatible endpoint (--url, --model).")
     index = forest.canopy
     replaced = None
-    if index.manifest() is not None and (rebuild or index.matches(config)):
-        made = index.manifest() or {}
+    made = index.manifest()
+    if made is not None and index.matches(config):
         replaced = f"{made['embedder'].get('name')}:{made['embedder'].get('model')}"
+    if rebuild or replaced:
         index.drop()
     forest.catalog.sync()
-    todo = index.pending()
+    try:
+        todo = index.pending()
+    except sqlite3.DatabaseError as exc:
+        raise SchemaError(f"the Canopy is damaged ({exc})",
+                          hint="vine canopy build --rebuild makes it again.") from None
     total = len(todo)
     if progress is not None:
         progress(0, total)
@@ -123,7 +129,13 @@ def status(forest: Forest) -> dict[str, Any]:
     except ImportError:
         raise SchemaError(f"reading the Canopy needs the canopy extra ({INSTALL})") from None
     forest.catalog.sync()
-    pending = index.pending()
+    try:
+        pending = index.pending()
+    except sqlite3.DatabaseError as exc:
+        out.update(embedded=0, stale=nodes, matches=False,
+                   mismatch=f"the Canopy is damaged ({exc}); vine canopy build --rebuild "
+                            "makes it again")
+        return out
     out["embedded"] = index.count
     out["stale"] = len(pending)
     out["size_bytes"] = index.size_bytes()

@@ -15,6 +15,7 @@ left to ``vine canopy build``, and the response counts it as ``stale``.
 from __future__ import annotations
 
 import os
+import sqlite3
 import threading
 import time
 from collections import OrderedDict
@@ -169,7 +170,19 @@ def plan(forest: Forest, hybrid: Hybrid, query: str, call: str, *, has_terms: bo
     missing = available(config)
     if missing:
         return _off("not-installed", missing)
+    try:
+        return _ranked(forest, config, query, pool)
+    except (sqlite3.Error, OSError, ValueError) as exc:
+        # A damaged or unreadable Canopy never fails a read: it ranks lexically.
+        return _off("index", f"the Canopy cannot be read ({type(exc).__name__}: {exc}); "
+                             f"{BUILD} --rebuild makes it again")
+
+
+def _ranked(forest: Forest, config: EmbedderConfig, query: str, pool: int) -> Plan:
     index = forest.canopy
+    if index.manifest() is None:
+        return _off("index", f"the Canopy's index.json is unreadable; {BUILD} --rebuild "
+                             "makes it again")
     why = index.matches(config)
     if why:
         return _off("mismatch", f"{why}; {BUILD} rebuilds it")
