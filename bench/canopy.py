@@ -12,7 +12,7 @@ Figures, in one sitting:
 - locate median and p95, lexical (``hybrid=false``) against hybrid with a new question
   each time (so every hybrid call embeds its query) and hybrid with a cached query,
   alternating A/B in rounds, plus harvest lexical against hybrid;
-- the incremental re-embed of one node: an outside edit of one summary, then the next
+- the incremental re-embed of one node: an outside edit of one node's tags, then the next
   hybrid locate (what it costs above a warm hybrid locate), and the Canopy's own sync;
 - a write (plant) with and without a Canopy on a git copy of sample-brain, alternating;
 - memory: the RSS a process adds on its first hybrid locate (numpy, the model, the
@@ -107,7 +107,7 @@ def latency(root: Path, queries: int, rounds: int, seed: int) -> dict[str, Any]:
 
 
 def incremental(root: Path, tries: int, seed: int) -> dict[str, Any]:
-    """One node's summary edited outside the engine, then the next hybrid locate: what
+    """One node's tags edited outside the engine, then the next hybrid locate: what
     it costs above a warm one, and the Canopy's sync alone (the node's re-embed)."""
     rng = random.Random(seed)
     with Vine(root, writable=False, alpha=0) as vine:
@@ -117,12 +117,16 @@ def incremental(root: Path, tries: int, seed: int) -> dict[str, Any]:
         made = hybrid.embedder(hybrid.resolve(vine._forest))
         vine.locate("warm up the canopy", hybrid=True)
         after, warm, sync = [], [], []
-        for n in range(tries):
+        n = 0
+        while len(sync) < tries:
+            n += 1
             node_id = rng.choice(leaves)
             path = root / f"{node_id}.md"
             original = path.read_text(encoding="utf-8")
+            if "\ntags:\n- " not in original:
+                continue
             try:
-                path.write_text(original.replace("\nsummary: ", f"\nsummary: Revised {n}. ", 1),
+                path.write_text(original.replace("\ntags:\n", f"\ntags:\n- revised{n}\n", 1),
                                 encoding="utf-8")
                 vine._forest.catalog.sync()
                 started = time.perf_counter()
@@ -130,7 +134,7 @@ def incremental(root: Path, tries: int, seed: int) -> dict[str, Any]:
                 sync.append((time.perf_counter() - started) * 1000)
                 if done.embedded != 1:
                     raise RuntimeError(f"one edit re-embedded {done.embedded} nodes")
-                path.write_text(original.replace("\nsummary: ", f"\nsummary: Again {n}. ", 1),
+                path.write_text(original.replace("\ntags:\n", f"\ntags:\n- again{n}\n", 1),
                                 encoding="utf-8")
                 query = f"revised summary number {n}"
                 after.append(_ms(lambda q=query: vine.locate(q, hybrid=True)))

@@ -389,3 +389,24 @@ def test_a_damaged_canopy_ranks_lexically_and_a_rebuild_repairs_it(
             assert "--rebuild" in (caught.value.hint or "")
         vine.canopy_build(http(server), rebuild=True)
         assert vine.locate("exchange deadlines")["hybrid"]["ran"] is True
+
+
+def test_a_moved_node_keeps_its_vector_and_a_deleted_one_loses_it(
+        forest: Path, server: EmbedServer) -> None:
+    """A node whose file moves (as a transplant or a git mv moves it) is not re-embedded:
+    its vector follows it to its new id."""
+    with Vine(forest, writable=False, alpha=0) as vine:
+        vine.canopy_build(http(server))
+        count = vine.canopy_status()["embedded"]
+    (forest / "finance" / "fx-policy.md").rename(forest / "finance" / "hedging-policy.md")
+    (forest / "people" / "org-chart.md").unlink()
+    server.requests.clear()
+    with Vine(forest, writable=False, alpha=0) as vine:
+        out = vine.locate("currency hedging")
+        status = vine.canopy_status()
+        index = vine._forest.canopy
+        assert "finance/hedging-policy" in index._pos and "finance/fx-policy" not in index._pos
+    assert out["hybrid"]["ran"] is True and "stale" not in out["hybrid"]
+    assert [b for b in inputs(server) if b != ["currency hedging"]] == []
+    assert status["embedded"] == count - 1 and status["stale"] == 0
+    assert "finance/hedging-policy" in ids(out)

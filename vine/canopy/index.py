@@ -211,8 +211,7 @@ class Index:
                 return
             conn = self._db()
             if self._matrix is None:
-                rows = conn.execute("SELECT id, digest, vector FROM vectors").fetchall()
-                self._reset([(r[0], r[1], r[2]) for r in rows])
+                self._reset(conn)
             else:
                 rows = conn.execute("SELECT id, digest, vector FROM vectors WHERE gen > ?",
                                     (self._gen,)).fetchall()
@@ -224,17 +223,23 @@ class Index:
                     self._remove([i for i in self._ids if i not in alive])
             self._gen = gen
 
-    def _reset(self, rows: list[tuple[str, str, bytes]]) -> None:
+    def _reset(self, conn: sqlite3.Connection) -> None:
+        """The matrix from every stored vector, read row by row into a matrix sized
+        once (the rows are never all in memory as bytes beside it)."""
         import numpy as np
 
-        dims = {len(r[2]) // 4 for r in rows}
-        dim = dims.pop() if len(dims) == 1 else 0
-        self._ids = [r[0] for r in rows] if dim else []
-        self._pos = {node_id: i for i, node_id in enumerate(self._ids)}
-        self._digests = {r[0]: r[1] for r in rows} if dim else {}
-        matrix = np.zeros((max(len(self._ids), 16), dim), dtype=np.float32)
-        for i, r in enumerate(rows if dim else []):
-            matrix[i] = np.frombuffer(r[2], dtype=np.float32)
+        count, dim = conn.execute("SELECT count(*), max(length(vector)) / 4 FROM vectors"
+                                  ).fetchone()
+        self._ids, self._pos, self._digests = [], {}, {}
+        matrix = np.zeros((max(count, 16), dim or 0), dtype=np.float32)
+        for node_id, made, blob in conn.execute("SELECT id, digest, vector FROM vectors"):
+            if len(blob) != 4 * (dim or 0):
+                continue            # another model's vector: never compared
+            at = len(self._ids)
+            matrix[at] = np.frombuffer(blob, dtype=np.float32)
+            self._ids.append(node_id)
+            self._pos[node_id] = at
+            self._digests[node_id] = made
         self._matrix = matrix
 
     def _put(self, items: list[tuple[str, str, np.ndarray]]) -> None:
@@ -316,8 +321,6 @@ class Index:
         if total != len(self._ids) + known:
             ids = {r[0] for r in conn.execute("SELECT id FROM nodes")}
             gone = [i for i in self._ids if i not in ids]
-            if gone:
-                self._forget(gone)
             missing = [i for i in ids if i not in self._pos and i not in todo]
             for start in range(0, len(missing), 500):
                 chunk = missing[start:start + 500]
@@ -325,9 +328,42 @@ class Index:
                         "SELECT id, title, aliases, tags, summary FROM nodes WHERE id IN "
                         "(SELECT value FROM json_each(?))", (json.dumps(chunk),)):
                     todo[row[0]] = _pending(row)
+            # A node that moved (a transplant) keeps its vector under its new id.
+            moved = self._moved(gone, todo)
+            for new, _ in moved:
+                unchanged.append(todo.pop(new).row)
+            gone = [i for i in gone if i not in {old for _, old in moved}]
+            if gone:
+                self._forget(gone)
         if unchanged:
             self._clear(unchanged)
         return sorted(todo.values(), key=lambda p: p.id)
+
+    def _moved(self, gone: list[str], todo: dict[str, Pending]) -> list[tuple[str, str]]:
+        """``(new id, old id)`` for new nodes whose text is a gone node's, renamed in
+        place (so a transplant re-embeds nothing)."""
+        by_digest = {self._digests[i]: i for i in gone if i in self._digests}
+        pairs = [(p.id, by_digest.pop(p.digest)) for p in list(todo.values())
+                 if p.id not in self._pos and p.digest in by_digest]
+        if not pairs:
+            return []
+        conn = self._db()
+        try:
+            with conn:
+                conn.execute("INSERT INTO meta VALUES('gen', 1) ON CONFLICT(key) DO "
+                             "UPDATE SET value = value + 1")
+                gen = self._db_gen()
+                conn.executemany("UPDATE vectors SET id = ?, gen = ? WHERE id = ?",
+                                 [(new, gen, old) for new, old in pairs])
+        except sqlite3.OperationalError:
+            return []
+        for new, old in pairs:
+            at = self._pos.pop(old)
+            self._ids[at] = new
+            self._pos[new] = at
+            self._digests[new] = self._digests.pop(old)
+        self._gen = self._db_gen()
+        return pairs
 
     def embed(self, embedder: Embedder, items: list[Pending], *,
               progress: Callable[[int], None] | None = None,
