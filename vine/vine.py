@@ -37,6 +37,7 @@ from .argtypes import (
     Terms,
     Text,
 )
+from .canopy.methods import CanopyMethods
 from .errors import NotFound, ReadOnly, SchemaError, VineError, refused_write
 from .limits import Apart, MaxLen
 from .registry import CALLS, Call, check_args, internal
@@ -45,7 +46,6 @@ from .visibility import EVERYTHING, Visibility
 from .writes import JOURNAL
 
 if TYPE_CHECKING:
-    from .canopy import Progress
     from .canopy.embedders import EmbedderConfig
     from .gitops import Repository
     from .keeper import Keeper
@@ -55,7 +55,7 @@ if TYPE_CHECKING:
 # forest, each call and the write machinery are imported where they are first used.
 
 
-class Vine:
+class Vine(CanopyMethods):
     """An open forest.
 
     ``Vine(path)`` opens the forest at ``path`` for writing, taking its
@@ -353,68 +353,6 @@ class Vine:
             raise SchemaError("this Vine is closed", hint="Open the forest again.")
         self._forest.catalog.sync()
         return asset(self._forest, id)
-
-    # -- the Canopy (not calls: maintenance, like reindex) -------------------------
-
-    def bind_embedder(self, embedder: EmbedderConfig | dict[str, Any] | None) -> None:
-        """Bind the query embedder hybrid ranking uses on this forest (a Station binds
-        one per forest); None unbinds it. Raises ``VineError`` (``E_SCHEMA``) for a bad
-        configuration."""
-        from .canopy.embedders import EmbedderConfig
-
-        if isinstance(embedder, dict):
-            embedder = EmbedderConfig.from_public(embedder)
-        elif embedder is not None:
-            embedder = embedder.checked()
-        self._forest.embedder = embedder
-
-    def canopy_build(self, embedder: EmbedderConfig | dict[str, Any] | None = None, *,
-                     rebuild: bool = False, progress: Progress | None = None
-                     ) -> dict[str, Any]:
-        """Build or bring up to date the forest's Canopy (``_derived/canopy/``): embed
-        every node whose vector is missing or out of date, in batches.
-
-        Args:
-            embedder: The embedder to build with (default: the bound one, else the
-                environment's, else the index's own, else the local model). Another
-                embedder than the index's rebuilds it; its configuration is kept in the
-                index (never committed), so later reads use it.
-            rebuild: Re-embed every node.
-            progress: ``progress(done, total)`` after each batch.
-
-        Returns the status (see :meth:`canopy_status`) with ``built``. Raises
-        ``VineError``: ``E_SCHEMA`` (the extra is missing, a bad configuration),
-        ``E_PROVIDER`` or ``E_TIMEOUT`` (an endpoint failed; finished batches stay).
-        """
-        from .canopy import build
-        from .canopy.embedders import EmbedderConfig
-
-        self._check_open()
-        if isinstance(embedder, dict):
-            embedder = EmbedderConfig.from_public(embedder)
-        self._forest.catalog.sync()
-        return build(self._forest, embedder, rebuild=rebuild, progress=progress)
-
-    def canopy_status(self) -> dict[str, Any]:
-        """The Canopy's state: whether there is one, its embedder (name, model,
-        dimension), how many nodes are embedded and how many stale, its size, and
-        whether this process's query embedder matches it."""
-        from .canopy import status
-
-        self._check_open()
-        return status(self._forest)
-
-    def canopy_drop(self) -> dict[str, Any]:
-        """Delete the forest's Canopy; locate and harvest rank lexically until the next
-        build."""
-        from .canopy import drop
-
-        self._check_open()
-        return drop(self._forest)
-
-    def _check_open(self) -> None:
-        if self._closed:
-            raise SchemaError("this Vine is closed", hint="Open the forest again.")
 
     def reindex(self) -> dict[str, Any]:
         """Rebuild the catalog from the files (heat is kept); returns the node count."""

@@ -12,7 +12,6 @@ by the first read that fuses, or by a build.
 
 from __future__ import annotations
 
-import sqlite3
 import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -45,6 +44,8 @@ def build(forest: Forest, config: EmbedderConfig | None = None, *,
             installed, a bad configuration); ``E_PROVIDER`` or ``E_TIMEOUT`` when an
             endpoint fails (the batches done so far are kept).
     """
+    import sqlite3
+
     from .hybrid import embedder, resolve
 
     started = time.perf_counter()
@@ -101,6 +102,8 @@ def status(forest: Forest) -> dict[str, Any]:
         VineError: ``E_SCHEMA`` when the index exists but the extra that reads it is
             not installed.
     """
+    import sqlite3
+
     from .hybrid import resolve
 
     index = forest.canopy
