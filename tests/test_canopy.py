@@ -410,3 +410,26 @@ def test_a_moved_node_keeps_its_vector_and_a_deleted_one_loses_it(
     assert [b for b in inputs(server) if b != ["currency hedging"]] == []
     assert status["embedded"] == count - 1 and status["stale"] == 0
     assert "finance/hedging-policy" in ids(out)
+
+
+def test_transplant_re_embeds_nothing_and_prune_drops_the_vector(
+        forest: Path, server: EmbedServer) -> None:
+    with Vine(forest, alpha=0) as vine:
+        vine.canopy_build(http(server))
+        count = vine.canopy_status()["embedded"]
+        server.requests.clear()
+        moved = vine.transplant("finance/fx-policy", "sales/fx-policy")
+        assert "error" not in moved, moved
+        out = vine.locate("currency hedging")
+        assert out["hybrid"]["ran"] is True
+        assert "sales/fx-policy" in ids(out)
+        # The moved node's text is unchanged: nothing is embedded but the query.
+        assert [b for b in inputs(server) if b != ["currency hedging"]] == []
+        pruned = vine.prune("finance/dso", force=True)
+        assert "error" not in pruned, pruned
+        vine.locate("days sales outstanding")
+        status = vine.canopy_status()
+        index = vine._forest.canopy
+        assert "finance/dso" not in index._pos and "finance/fx-policy" not in index._pos
+        assert status["stale"] == 0 and status["embedded"] == vine._forest.catalog.count()
+        assert status["embedded"] <= count + 1

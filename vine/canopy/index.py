@@ -69,10 +69,14 @@ def _labels(raw: Any) -> list[str]:
     return [str(v) for v in value] if isinstance(value, list) else []
 
 
-def text_of(title: str | None, aliases: Any, tags: Any, summary: str | None) -> str:
-    """The text a node's vector is made from (catalog columns: aliases and tags JSON)."""
+def text_of(title: str | None, aliases: Any, tags: Any, summary: str | None,
+            waymarks: Iterable[str] = ()) -> str:
+    """The text a node's vector is made from (catalog columns: aliases and tags JSON).
+    The old ids a transplant left among the aliases (``waymarks``) are addresses, not
+    names: they are left out, so a move changes no vector."""
     parts = [title or ""]
-    names = _labels(aliases)
+    left = set(waymarks)
+    names = [n for n in _labels(aliases) if n not in left]
     if names:
         parts.append("Also called " + ", ".join(names))
     labels = _labels(tags)
@@ -310,8 +314,11 @@ class Index:
         conn = self.catalog.conn
         todo: dict[str, Pending] = {}
         unchanged: list[tuple[Any, ...]] = []
+        waymarks: dict[str, list[str]] = {}
+        for old, new in conn.execute("SELECT old_id, new_id FROM moves"):
+            waymarks.setdefault(new, []).append(old)
         for row in conn.execute(_STALE):
-            item = _pending(row)
+            item = _pending(row, waymarks)
             if self._digests.get(item.id) == item.digest:
                 unchanged.append(row)
             else:
@@ -327,7 +334,7 @@ class Index:
                 for row in conn.execute(
                         "SELECT id, title, aliases, tags, summary FROM nodes WHERE id IN "
                         "(SELECT value FROM json_each(?))", (json.dumps(chunk),)):
-                    todo[row[0]] = _pending(row)
+                    todo[row[0]] = _pending(row, waymarks)
             # A node that moved (a transplant) keeps its vector under its new id.
             moved = self._moved(gone, todo)
             for new, _ in moved:
@@ -471,6 +478,6 @@ class Index:
         return total
 
 
-def _pending(row: tuple[Any, ...]) -> Pending:
-    text = text_of(row[1], row[2], row[3], row[4])
+def _pending(row: tuple[Any, ...], waymarks: dict[str, list[str]]) -> Pending:
+    text = text_of(row[1], row[2], row[3], row[4], waymarks.get(row[0], ()))
     return Pending(row[0], text, digest(text), tuple(row))
