@@ -60,6 +60,7 @@ def ingest(
         common._write_json(report)
     else:
         _show(report)
+        _canopy_note(vine.root, counts)
     if did_nothing:
         raise typer.Exit(common.EXIT_ERROR)
 
@@ -76,6 +77,16 @@ def _with_progress(work: Any) -> dict[str, Any]:
             bar.update(task, completed=done, total=total)
 
         return work(progress)
+
+
+def _canopy_note(root: Path, counts: dict[str, Any]) -> None:
+    """On a forest with a Canopy, say that the new and changed nodes wait for their
+    vectors (hybrid reads embed a few at a time; a build embeds them all)."""
+    changed = counts["created"] + counts["updated"]
+    if changed and (root / "_derived" / "canopy" / "index.json").exists():
+        common.console().print(f"{changed} nodes wait for their vectors in the Canopy: "
+                               "vine canopy build embeds them now.", markup=False,
+                               style="dim")
 
 
 def _show(report: dict[str, Any]) -> None:
