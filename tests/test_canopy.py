@@ -433,3 +433,25 @@ def test_transplant_re_embeds_nothing_and_prune_drops_the_vector(
         assert "finance/dso" not in index._pos and "finance/fx-policy" not in index._pos
         assert status["stale"] == 0 and status["embedded"] == vine._forest.catalog.count()
         assert status["embedded"] <= count + 1
+
+
+def test_a_reader_sees_another_vines_build_and_re_embeds(forest: Path,
+                                                         server: EmbedServer) -> None:
+    """Two Vines on one forest (as a server and a `vine canopy build` are): what one
+    builds or re-embeds, the other's next read uses."""
+    with Vine(forest, writable=False, alpha=0) as reader, \
+            Vine(forest, writable=False, alpha=0) as builder:
+        assert reader.locate(PARAPHRASE)["hybrid"]["reason"] == "no-index"
+        builder.canopy_build(http(server))
+        fused = reader.locate(PARAPHRASE)
+        assert fused["hybrid"]["ran"] is True and "sales/exchange-policy" in ids(fused)
+        path = forest / "finance" / "fx-policy.md"
+        path.write_text(path.read_text(encoding="utf-8").replace(
+            "title: Currency hedging policy", "title: Handover timeframes for currency"),
+            encoding="utf-8")
+        builder.canopy_build()
+        server.requests.clear()
+        out = reader.locate(PARAPHRASE)
+        assert [b for b in inputs(server) if b != [PARAPHRASE]] == []   # nothing left
+        assert "finance/fx-policy" in ids(out)
+        assert reader._forest.canopy.count == builder._forest.canopy.count

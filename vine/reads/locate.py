@@ -80,9 +80,6 @@ def locate(forest: Forest, query: str, k: int, scope: str, type_filter: str | No
                      later.get(s.row["id"])) for s in scored[:k]]
     out: dict[str, Any] = {"results": results, "truncated": len(scored) > k,
                            "hybrid": fusion.info}
-    if call == "harvest" and fusion.ran:
-        # For harvest's fusion only (it removes the key): each result's lexical strength.
-        out["_lexical"] = {s.row["id"]: lexical_strength.get(s.row["ord"]) for s in scored[:k]}
     if win.active:
         out["window"] = win.echo()
     if not scored:
@@ -102,6 +99,11 @@ def locate(forest: Forest, query: str, k: int, scope: str, type_filter: str | No
                          "narrow the query.")
     forest.heat.deposit((r["id"] for r in out["results"]), LIST_DEPOSIT)
     forest.found(r["id"] for r in out["results"])
+    if call == "harvest" and fusion.ran:
+        # For harvest's fusion only (it removes the key, past the budget): each result's
+        # lexical strength.
+        lexical = {s.row["id"]: lexical_strength.get(s.row["ord"]) for s in scored[:k]}
+        out["_lexical"] = {r["id"]: lexical.get(r["id"]) for r in out["results"]}
     return out
 
 
