@@ -122,7 +122,7 @@ def test_vine_serve_over_stdio_takes_hybrid(tmp_path: Path) -> None:
         async def body() -> list[Any]:
             async with stdio_session("--forest", str(root)) as session:
                 tools = {t.name: t for t in (await session.list_tools()).tools}
-                assert "hybrid" in tools["locate"].inputSchema["properties"]
+                assert "hybrid" in tools["locate"].input_schema["properties"]
                 return [await session.call_tool("locate", {"query": PARAPHRASE,
                                                            "hybrid": flag})
                         for flag in (True, False)]

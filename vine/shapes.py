@@ -52,11 +52,14 @@ ENVELOPE = obj({"error": obj({"code": STR, "message": STR}, {"hint": STR},
                              "What failed: a stable code, what happened, what to do.")},
                description="The error envelope every expected failure answers.")
 
+# Whether a locate or harvest fused the Canopy's vector ranking, and why not.
+HYBRID = obj({"ran": BOOL}, {"model": STR, "stale": INT, "reason": STR, "note": STR})
+
 LOCATE = obj({"results": array(obj(
     {"id": STR, "kind": STR, "type": TEXT, "title": TEXT, "summary": TEXT, "trail": STRS,
      "score": NUM, "heat": NUM},
     {"body_tokens": maybe(INT), "coverage": STR, "outline": STRS})),
-    "truncated": BOOL}, {"hint": STR, "window": WINDOW, "searched": INT})
+    "truncated": BOOL, "hybrid": HYBRID}, {"hint": STR, "window": WINDOW, "searched": INT})
 
 EDGE_OUT = obj({"rel": STR, "target": STR}, {"target_summary": STR})
 EDGE_IN = obj({"rel": STR, "source": STR})
@@ -107,7 +110,7 @@ CONTENT = obj({"section": TEXT}, {"body": STR, "body_tokens": INT, "outline": ST
 HARVEST = obj({"query": STR, "terms": STRS, "results": array(obj(
     {"id": STR, "title": TEXT, "type": TEXT, "trail": STRS, "summary": TEXT, "score": NUM,
      "found_by": STRS, "matches": array(MATCH), "content": array(CONTENT)},
-    {"notes": STR, "replaces": STR})), "truncated": BOOL},
+    {"notes": STR, "replaces": STR})), "truncated": BOOL, "hybrid": HYBRID},
     {"hint": STR, "window": WINDOW, "searched": OBJ, "superseded_excluded": array(ANY),
      "trace": OBJ})
 
