@@ -256,3 +256,27 @@ def test_ingest_follows_a_moved_node_and_never_plants_over_its_waymark(
     assert created and "kb/ledger" not in created
     assert assert_error(vine.look("kb/ledger"), "E_MOVED")["moved_to"] == "other/ledger"
     assert errors(root) == [] and status(root) == ""
+
+
+def test_a_moved_body_keeps_its_index_rows(vine: Vine, root: Path) -> None:
+    conn = vine._forest.catalog.conn
+
+    def garbage() -> int:
+        row = conn.execute("SELECT value FROM meta WHERE key='body_garbage'").fetchone()
+        return int(row[0]) if row else 0
+
+    before = {i: (g, n) for i, g, n in conn.execute(
+        "SELECT id, body_gen, body_lines FROM nodes")}
+    was = garbage()
+    word = next(w for w in body_of(root / "kb/alpha.md").split() if w.isalpha() and len(w) > 4)
+    assert_ok(vine.transplant("kb/alpha", "kb/alpha-moved"))
+    after = {i: (g, n) for i, g, n in conn.execute("SELECT id, body_gen, body_lines FROM nodes")}
+    # the same body version, not indexed again, and not counted as garbage: only the
+    # bodies the move rewrote (indexes, backlinks) left old versions behind
+    assert after["kb/alpha-moved"][0] == before["kb/alpha"][0]
+    rewritten = sum(before[i][1] for i in after if i in before and after[i][0] != before[i][0])
+    assert garbage() - was == rewritten
+    found = [r["id"] for r in assert_ok(vine.sniff(word, k=20))["results"]]
+    assert "kb/alpha-moved" in found and "kb/alpha" not in found
+    vine.reindex()    # a rebuild from the files agrees
+    assert "kb/alpha-moved" in [r["id"] for r in assert_ok(vine.sniff(word, k=20))["results"]]

@@ -119,6 +119,10 @@ class BodyWriter:
         """Count the rows of a replaced body version as garbage."""
         self._garbage += rows
 
+    def revive(self, rows: int) -> None:
+        """A retired body version is live again (another node took it over)."""
+        self._garbage -= rows
+
     def finish(self) -> None:
         """Write what is pending: new vocabulary and counters."""
         if self._vocab:

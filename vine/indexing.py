@@ -178,6 +178,11 @@ class Writer:
         self.catalog = catalog
         self.conn = catalog.conn
         self.body = bodyindex.BodyWriter(self.conn)
+        # A body dropped in this transaction, by hash, and the nodes whose live body
+        # version another node took over: a node moved to a new id (a transplant, a
+        # rename by hand) keeps its body's index rows instead of indexing them again.
+        self._dropped: dict[str, tuple[int, int]] = {}
+        self._adopted: set[str] = set()
 
     def __enter__(self) -> Writer:
         self.conn.execute("BEGIN IMMEDIATE")
@@ -203,12 +208,17 @@ class Writer:
     def drop(self, path: str, node_id: str) -> None:
         """Remove a node and its file record."""
         conn = self.conn
-        row = conn.execute("SELECT rowid, body_lines FROM nodes WHERE id=?",
-                           (node_id,)).fetchone()
+        row = conn.execute("SELECT rowid, body_lines, body_hash, body_gen FROM nodes "
+                           "WHERE id=?", (node_id,)).fetchone()
         if row is not None:
             conn.execute("DELETE FROM nodes_fts WHERE rowid=?", (row[0],))
             conn.execute("DELETE FROM nodes WHERE id=?", (node_id,))
-            self.body.retire(row[1] or 0)
+            if node_id in self._adopted:
+                self._adopted.discard(node_id)
+            else:
+                self.body.retire(row[1] or 0)
+                if row[2]:
+                    self._dropped[row[2]] = (row[3], row[1] or 0)
         conn.execute("DELETE FROM edges WHERE src=?", (node_id,))
         conn.execute("DELETE FROM moves WHERE new_id=?", (node_id,))
         conn.execute("DELETE FROM listings WHERE branch=?", (node_id,))
@@ -222,6 +232,8 @@ class Writer:
                            (node.id,)).fetchone()
         if old is not None and old[1] == digest:
             gen, lines = old[2], old[3]
+        elif old is None and (moved := self._moved_body(node, digest)) is not None:
+            gen, lines = moved
         else:
             if old is not None:
                 self.body.retire(old[3] or 0)
@@ -239,6 +251,23 @@ class Writer:
         conn.executemany(_INSERT_EDGE, rec.edges)
         conn.executemany(_INSERT_MOVE, rec.moves)
         conn.executemany(_INSERT_LISTING, rec.listings)
+
+
+    def _moved_body(self, node: Node, digest: str) -> tuple[int, int] | None:
+        """The live body version of the node this one moved from, when its body is the
+        same: dropped earlier in this transaction, or still indexed under the old id
+        its waymark names (that row's drop then leaves the version live)."""
+        if digest in self._dropped:
+            gen, lines = self._dropped.pop(digest)
+            self.body.revive(lines)
+            return gen, lines
+        for old_id in reversed(_str_list(node.meta.get("moved_from"))):
+            row = self.conn.execute("SELECT body_hash, body_gen, body_lines FROM nodes "
+                                    "WHERE id=?", (old_id,)).fetchone()
+            if row is not None and row[0] == digest:
+                self._adopted.add(old_id)
+                return row[1], row[2] or 0
+        return None
 
 
 class BulkBuilder:
