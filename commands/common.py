@@ -102,12 +102,46 @@ def json_mode(flag: bool) -> bool:
     return flag or Settings.json or not sys.stdout.isatty()
 
 
+def name_process(argv: list[str]) -> None:
+    """Name this process on the writer lock's card as its command line does (``vine
+    plant``, ``vine station serve``), so a writer it keeps waiting can say who it is."""
+    from monkeyllm.lock import set_program
+
+    words = ["vine"]
+    args = iter(argv)
+    for arg in args:
+        if arg in ("-f", "--forest"):
+            next(args, None)
+        elif not arg.startswith("-"):
+            words.append(arg)
+            if arg not in ("station", "call") or len(words) > 2:
+                break
+    set_program(" ".join(words))
+
+
+def say_waiting(card: dict[str, object]) -> None:
+    """Tell the person at the terminal that a write waits for another writer."""
+    from monkeyllm.lock import who
+
+    sys.stderr.write(f"vine: waiting for the writer lock ({who(card)} is writing) ...\n")
+    sys.stderr.flush()
+
+
 def open_vine(forest: Path | None, *, writable: bool, as_json: bool) -> Vine:
     """The engine on the chosen forest; an engine refusal (locked, not found) becomes
-    its error envelope and exit 1."""
+    its error envelope and exit 1.
+
+    A writable one takes the writer lock for its write alone (``lock="per-write"``):
+    a write in progress elsewhere is waited for, and said so on stderr.
+    """
     root = find_forest(forest)
     from monkeyllm import Vine
     from monkeyllm.errors import VineError
+
+    def opened() -> Vine:
+        if not writable:
+            return Vine(root, writable=False)
+        return Vine(root, lock="per-write", on_lock_wait=say_waiting)
 
     try:
         if sys.stderr.isatty() and not (root / "_derived" / "catalog.db").exists():
@@ -115,8 +149,8 @@ def open_vine(forest: Path | None, *, writable: bool, as_json: bool) -> Vine:
             from rich.console import Console
 
             with Console(stderr=True).status(f"Building the catalog of {root} ..."):
-                return Vine(root, writable=writable)
-        return Vine(root, writable=writable)
+                return opened()
+        return opened()
     except VineError as exc:
         fail(exc.envelope(), as_json)
 

@@ -175,6 +175,7 @@ def main() -> None:
     """The console script: the hot path for a plain call, the kept help for ``vine
     --help``, else the Typer application."""
     argv = sys.argv[1:]
+    common.name_process(argv)
     if os.environ.get(_COMPLETE):
         plan = None
     elif argv in (["--help"], ["-h"]):

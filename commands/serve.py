@@ -5,11 +5,14 @@ import os
 import sys
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from . import common
+
+if TYPE_CHECKING:
+    from monkeyllm.serve.forests import Forests
 
 
 class Transport(StrEnum):
@@ -69,6 +72,8 @@ def serve(
         forests = Forests(forest=chosen, root=root, writable=not readonly)
     except VineError as exc:
         common.fail(exc.envelope(), as_json=False)
+    if not readonly and not forests.registry:
+        _warn_held(forests)
     try:
         dispatcher = Dispatcher(forests, tool_prefix)
         if transport is Transport.http:
@@ -79,6 +84,19 @@ def serve(
             _stdio(dispatcher, protocol)
     finally:
         forests.close()
+
+
+def _warn_held(forests: "Forests") -> None:
+    """Say on stderr, at the start, when another process holds the forest open for
+    writing: the server serves reads, and its writes answer E_LOCKED until it exits."""
+    from monkeyllm.lock import who
+
+    card = forests.lock_holder(forests.single_id)
+    if card is not None:
+        sys.stderr.write(f"vine serve: {who(card)} holds the writer lock for as long as it "
+                         "has the forest open: reads are served, writes answer E_LOCKED "
+                         "until it lets go.\n")
+        sys.stderr.flush()
 
 
 def _stdio(dispatcher: object, protocol: int) -> None:

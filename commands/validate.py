@@ -59,7 +59,7 @@ def validate(
     try:
         with common.cli_words():
             if fix:
-                fixed = repair(root, payloads=payloads)
+                fixed = repair(root, payloads=payloads, on_lock_wait=common.say_waiting)
             findings = check(root, payloads=payloads)
     except VineError as exc:
         common.fail(exc.envelope(), as_json)

@@ -1,5 +1,6 @@
 """The forests a server serves: one (``--forest``) or every forest under a folder
-(``--root``), each opened once, lazily, and kept for the server's life."""
+(``--root``), each opened once, lazily, and kept for the server's life; each takes
+the writer lock only while it writes."""
 
 from __future__ import annotations
 
@@ -9,8 +10,8 @@ from pathlib import Path
 from typing import Any
 
 from monkeyllm import Vine
-from monkeyllm.errors import Locked, NotFound, SchemaError
-from monkeyllm.lock import holder
+from monkeyllm.errors import NotFound, SchemaError
+from monkeyllm.lock import holder, holds_open
 
 
 def is_forest(folder: Path) -> bool:
@@ -21,39 +22,43 @@ def is_forest(folder: Path) -> bool:
 class Forests:
     """Open forests by id.
 
-    In single mode the one forest is opened at once (so a locked forest fails the
-    start, not the first call) and ``forest`` is optional, but must name it when
-    given. In registry mode every direct subfolder of the root that is a forest is
-    served under its folder name, opened on first use; ``forest`` is required. A
-    registry forest whose writer lock another process holds is served read-only
-    meanwhile: reads go on, and each write tries for the lock again, answering
-    E_LOCKED while the other writer keeps it.
+    In single mode the one forest is opened at once and ``forest`` is optional, but
+    must name it when given. In registry mode every direct subfolder of the root that
+    is a forest is served under its folder name, opened on first use; ``forest`` is
+    required. A writable server takes each forest's writer lock for each write alone
+    (``lock="per-write"``) and lets go at once, so people and other programs write the
+    same forest between its writes; a write that finds another one in progress waits
+    its turn, and only a process that holds the lock while it stays open makes writes
+    here answer E_LOCKED (naming it).
 
     Args:
         forest: The one forest (single mode).
         root: The folder holding the forests (registry mode).
-        writable: Take each forest's writer lock; otherwise writes answer E_READONLY.
+        writable: Serve writes; otherwise they answer E_READONLY.
+        lock_timeout: How long a write waits for another writer (None: the default,
+            ``$VINE_LOCK_TIMEOUT`` or 5 s).
     """
 
     def __init__(self, *, forest: Path | None = None, root: Path | None = None,
-                 writable: bool = True) -> None:
+                 writable: bool = True, lock_timeout: float | None = None) -> None:
         if (forest is None) == (root is None):
             raise ValueError("give exactly one of forest and root")
         self.writable = writable
+        self.lock_timeout = lock_timeout
         self.registry = root is not None
         self.root = (root or forest or Path()).expanduser().resolve()
         self._open: dict[str, Vine] = {}
-        # Registry forests opened read-only because another process held the lock, and
-        # the read-only Vines a later write replaced (closed with the server).
-        self._borrowed: set[str] = set()
-        self._retired: list[Vine] = []
         self._guard = threading.Lock()
         # One ingest at a time per forest: its uploads share a staging folder.
         self.upload_locks: dict[str, threading.Lock] = {}
         if not self.registry:
             self.single_id = self.root.name
-            self._open[self.single_id] = Vine(self.root, writable=writable)
+            self._open[self.single_id] = self._vine(self.root)
             self.upload_locks[self.single_id] = threading.Lock()
+
+    def _vine(self, folder: Path) -> Vine:
+        return Vine(folder, writable=self.writable, lock="per-write",
+                    lock_timeout=self.lock_timeout)
 
     @property
     def mode(self) -> str:
@@ -81,8 +86,9 @@ class Forests:
         return is_forest(self.root / forest)
 
     def get(self, forest: Any, write: bool = False) -> tuple[str, Vine]:
-        """The forest a call names (or the only one): its id and open Vine; with
-        ``write``, a Vine that holds the writer lock (or E_LOCKED).
+        """The forest a call names (or the only one): its id and open Vine (``write``
+        is accepted for callers that say what they will do; every Vine here writes
+        through the same per-write lock).
 
         Raises:
             VineError: ``E_SCHEMA`` for a missing or mistyped ``forest``, or a name
@@ -107,21 +113,9 @@ class Forests:
                     raise NotFound(f"no forest {forest!r} here",
                                    hint="Forests: " + (", ".join(self.ids()) or "(none)")
                                    + ".")
-                try:
-                    vine = Vine(folder, writable=self.writable)
-                except Locked:
-                    if write:
-                        raise
-                    vine = Vine(folder, writable=False)
-                    self._borrowed.add(forest)
+                vine = self._vine(folder)
                 self._open[forest] = vine
                 self.upload_locks[forest] = threading.Lock()
-            elif write and forest in self._borrowed:
-                # Raises E_LOCKED while the other writer holds the lock.
-                writer = Vine(vine.root, writable=True)
-                self._borrowed.discard(forest)
-                self._retired.append(vine)   # reads may still be running on it
-                self._open[forest] = vine = writer
             return forest, vine
 
     def describe(self) -> dict[str, Any]:
@@ -134,16 +128,22 @@ class Forests:
                 "mode": self.mode}
 
     def _locked(self, forest: str) -> bool:
-        """True when another process holds the forest's writer lock (the reference's
-        ``locked``): its writes here would answer E_LOCKED."""
+        """True when another process holds the forest's writer lock for as long as it
+        stays open (the reference's ``locked``): writes here answer E_LOCKED until it
+        lets go. A write in progress elsewhere does not count: writes here wait for it."""
+        return self.lock_holder(forest) is not None
+
+    def lock_holder(self, forest: str) -> dict[str, object] | None:
+        """The card of a process that holds ``forest`` open for writing (so writes here
+        answer E_LOCKED), or None."""
         folder = self.root if self.mode == "single" else self.root / forest
         card = holder(folder)
-        return card is not None and card.get("pid") != os.getpid()
+        return card if holds_open(card) and card is not None and \
+            card.get("pid") != os.getpid() else None
 
     def close(self) -> None:
-        """Close every open forest (releasing the writer locks)."""
+        """Close every open forest."""
         with self._guard:
-            vines, self._open = list(self._open.values()) + self._retired, {}
-            self._retired = []
+            vines, self._open = list(self._open.values()), {}
         for vine in vines:
             vine.close()

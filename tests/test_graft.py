@@ -16,6 +16,11 @@ from monkeyllm import Vine
 
 from .conftest import assert_error, assert_ok, git, head, status
 
+
+def blob(root: Path, node_id: str) -> str:
+    """The node's revision as reads give it: its blob id in HEAD, cut to 12."""
+    return git(root, "rev-parse", f"HEAD:{node_id}.md").strip()[:12]
+
 TODAY = datetime.date.today().isoformat()
 OLD = "2025-01-01"
 EM = "\u2014"
@@ -152,7 +157,7 @@ def test_set_each_mutable_field(vine: Vine, key: str, value: Any) -> None:
     before = head(root)
     out = assert_ok(vine.graft("kb/alpha", {"set_frontmatter": {key: value}}))
     assert out == {"id": "kb/alpha", "commit": head(root), "fortified": [],
-                   "trail": ["_index", "kb/_index"]}
+                   "trail": ["_index", "kb/_index"], "revision": blob(root, "kb/alpha")}
     assert out["commit"] != before
     meta = meta_of(vine, "kb/alpha")
     assert meta[key] == value
@@ -393,7 +398,7 @@ def test_fortification(vine: Vine, target: str) -> None:
                                                             "target": target}]}))
     assert out == {"id": "kb/alpha", "commit": None,
                    "fortified": [{"rel": "part-of", "target": "kb/_index"}],
-                   "trail": ["_index", "kb/_index"]}
+                   "trail": ["_index", "kb/_index"], "revision": blob(root, "kb/alpha")}
     unchanged(vine, before, files)
     # Both ends are hotter by the fortification, more than a look alone deposits.
     assert _heat(vine, "kb/alpha") - heat_a >= 0.09
@@ -684,7 +689,8 @@ def test_seed_example_on_the_sample_brain(brain_copy: Path) -> None:
         assert out == {"id": "sales/exchange-policy", "commit": head(root),
                        "fortified": [{"rel": "succeeds",
                                       "target": "sales/exchange-policy-2025"}],
-                       "trail": ["_index", "sales/_index"]}
+                       "trail": ["_index", "sales/_index"],
+                       "revision": blob(root, "sales/exchange-policy")}
         assert git(root, "rev-parse", "HEAD~1").strip() == before
         assert subject(root) == \
             "graft(sales/exchange-policy): set summary; append 'Notes'"

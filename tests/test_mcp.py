@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import base64
 import json
+import os
 import struct
 import subprocess
 import zlib
@@ -230,12 +231,12 @@ def test_a_readonly_server_beside_a_writable_one(forest: Path) -> None:
     assert "vine locate" not in hint
 
 
-def test_a_locked_forest_fails_the_start_with_the_envelope(forest: Path) -> None:
+def test_a_forest_held_open_is_served_and_the_start_says_who_holds_it(forest: Path) -> None:
     with Vine(forest):
         done = subprocess.run([VINE, "serve", "-f", str(forest)], capture_output=True,
                               text=True, timeout=TIMEOUT, stdin=subprocess.DEVNULL)
-    assert done.returncode == 1
-    assert "E_LOCKED" in done.stderr
+    assert done.returncode == 0, done.stderr
+    assert f"pid {os.getpid()}" in done.stderr and "writes answer E_LOCKED" in done.stderr
     assert done.stdout == ""
 
 

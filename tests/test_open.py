@@ -23,7 +23,8 @@ def test_context_manager_takes_and_releases_the_lock(tmp_path: Path) -> None:
         assert vine.writable
         card = json.loads((root / LOCK_NAME).read_text())
         assert card["pid"] == os.getpid()
-        assert set(card) == {"pid", "host", "since"}
+        assert set(card) == {"pid", "host", "since", "hold", "by"}
+        assert card["hold"] == "while-open"
     assert not (root / LOCK_NAME).exists()
 
 

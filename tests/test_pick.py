@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 
 import pytest
@@ -53,8 +54,12 @@ def forest(tmp_path: Path) -> Path:
 def test_whole_body(forest: Path) -> None:
     with Vine(forest, writable=False) as vine:
         out = assert_ok(vine.pick("s/policy"))
+    data = (forest / "s/policy.md").read_bytes()
+    blob = hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
+    # The revision is the file's git blob id (git hash-object), cut to 12 characters.
     assert out == {"id": "s/policy", "title": "Policy", "body": POLICY.strip(),
-                   "body_tokens": budget.tokens(POLICY.strip()), "truncated": False}
+                   "body_tokens": budget.tokens(POLICY.strip()), "truncated": False,
+                   "revision": blob[:12]}
 
 
 @pytest.mark.parametrize("name, header", [

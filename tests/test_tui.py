@@ -5,9 +5,11 @@ from __future__ import annotations
 import asyncio
 import functools
 import json
+import os
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import pytest
@@ -358,21 +360,26 @@ async def test_plant_append_and_link(tmp_path: Path) -> None:
 
 
 @drive
-async def test_a_locked_forest_refuses_the_save_and_keeps_browsing(tmp_path: Path) -> None:
+async def test_a_forest_held_open_refuses_the_save_and_keeps_browsing(tmp_path: Path) -> None:
     root = copy_sample(tmp_path / "brain", git=True)
     before = git(root, "rev-parse", "HEAD")
-    with Vine(root):  # another writer holds the lock
+    with Vine(root):  # another writer holds the lock for as long as it stays open
         async with BrowseApp(root).run_test(size=SIZE) as pilot:
             app = await ready(pilot)
-            assert "another writer" in str(app.browse.query_one("#mode", Static).render())
+            mode = str(app.browse.query_one("#mode", Static).render())
+            assert f"pid {os.getpid()}" in mode and "holds the forest open" in mode, mode
             await go(pilot, "sales/exchange-policy")
             await pilot.press("e")
             await settle(pilot)
             app.screen.query_one("#edit-summary", Input).value = "Never saved."
+            started = time.monotonic()
             await pilot.press("ctrl+s")
             await settle(pilot)
             shown = [n.message for n in app._notifications]
-            assert any("Another writer holds the forest" in m for m in shown)
+            assert any("Another writer holds the forest" in m and f"pid {os.getpid()}" in m
+                       and 'lock="per-write"' in m for m in shown), shown
+            # A holder for life is not waited for: the refusal is at once.
+            assert time.monotonic() - started < 3
             await go(pilot, "sales/_index")  # browsing goes on
             assert "Commercial policy" in digest_text(app)
     assert git(root, "rev-parse", "HEAD") == before

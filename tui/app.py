@@ -12,6 +12,7 @@ from textual.screen import Screen
 from textual.widgets import Input, TextArea
 
 from monkeyllm.ids import trail_of
+from monkeyllm.lock import who
 
 from .screens.browse import BrowseScreen
 from .session import Session, error_of
@@ -27,7 +28,7 @@ class BrowseApp(App[None]):
 
     def __init__(self, forest: Path | str, **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        self.session = Session(Path(forest))
+        self.session = Session(Path(forest), on_lock_wait=self._waiting)
         self.browse = BrowseScreen()
 
     def get_default_screen(self) -> Screen[Any]:
@@ -49,7 +50,7 @@ class BrowseApp(App[None]):
     def reopen(self, forest: Path | str) -> None:
         """Browse another forest in the same window (a writable copy just made)."""
         old = self.session
-        self.session = Session(Path(forest))
+        self.session = Session(Path(forest), on_lock_wait=self._waiting)
         old.close()
         self.browse.restart()
 
@@ -59,6 +60,14 @@ class BrowseApp(App[None]):
         tree = self.browse.query("#tree")
         return bool(self.browse.digest) and bool(tree) and bool(tree.first().root.children)
 
+    def _waiting(self, card: dict[str, object]) -> None:
+        """A save waits for another writer: say so (from the saving thread)."""
+        text = f"Waiting for the writer lock: {who(card)} is writing."
+        try:
+            self.call_from_thread(self.notify, text, title="Saving", timeout=4)
+        except RuntimeError:   # called on the app's own thread
+            self.notify(text, title="Saving", timeout=4)
+
     def report(self, envelope: dict[str, Any], title: str) -> None:
         """Show an error envelope as a notification (never a crash)."""
         err = error_of(envelope) or {}
@@ -66,6 +75,9 @@ class BrowseApp(App[None]):
         if err.get("code") == "E_LOCKED":
             text = ("Another writer holds the forest, so nothing was saved. "
                     f"Browsing goes on. ({err.get('message', '')})")
+        elif err.get("code") == "E_CONFLICT":
+            text = ("Someone else changed this node since it was shown, so nothing was "
+                    f"saved; it is shown as it is now. ({err.get('message', '')})")
         if err.get("hint"):
             text += f"\n{err['hint']}"
         self.notify(text, title=title, severity="error", timeout=8)

@@ -120,6 +120,9 @@ class Catalog:
         self.watcher = Watcher(root, use_inotify=use_inotify)
         self.on_change: list[Any] = []
         self._walked = False
+        # The files table's generation as this process last left or saw it: when it
+        # moves without this process, another one changed the catalog.
+        self._gen: str | None = None
         # How the last sync learned what changed: "walk", "inotify" or "keeper".
         self.last_sync = ""
 
@@ -235,8 +238,23 @@ class Catalog:
                 self.last_sync = "walk"
                 return self.build()
 
+    def _files_gen(self) -> str | None:
+        row = self.conn.execute("SELECT value FROM meta WHERE key='files_gen'").fetchone()
+        return None if row is None else str(row[0])
+
+    def _notice_others(self) -> None:
+        """Tell the listeners everything may have changed when another process changed
+        the catalog since this one last looked (its rows are current, but what this
+        process derived from them is not)."""
+        gen = self._files_gen()
+        if self._gen is not None and gen != self._gen:
+            for callback in self.on_change:
+                callback(None)
+        self._gen = gen
+
     def _sync(self, full: bool) -> int:
         with self._sync_lock:
+            self._notice_others()
             if not full and not self._walked and self.path is not None and \
                     keeper.ask(self.root):
                 # A keeper (`vine watch`) brought the shared catalog up to date.
@@ -339,6 +357,7 @@ class Catalog:
             return 0
         changed_ids: list[str] = []
         with self.transaction() as tx:
+            others = self._gen is not None and self._files_gen() != self._gen
             # Another process may have indexed a path between this process's look at
             # the files and this transaction (which serializes catalog writers): decide
             # again from the file as it is now and the row as it is now, so a node a
@@ -357,6 +376,10 @@ class Catalog:
                 else:
                     tx.upsert_path(path, stat)
                 changed_ids.append(node_id)
+            self._gen = self._files_gen()
+        if others:
+            for callback in self.on_change:
+                callback(None)
         if not changed_ids:
             return 0
         for callback in self.on_change:
@@ -380,6 +403,7 @@ class Catalog:
 
             conn = self.conn
             BulkBuilder(self).run(found)
+            self._gen = self._files_gen()
             for callback in self.on_change:
                 callback(None)
             return conn.execute("SELECT count(*) FROM nodes").fetchone()[0]

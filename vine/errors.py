@@ -13,6 +13,7 @@ the wire envelope ``{"error": {"code", "message", "hint", ...extras}}``::
     ├── QueryInvalid      E_QUERY_INVALID    400
     ├── Timeout           E_TIMEOUT          504
     ├── Locked            E_LOCKED           409
+    ├── Conflict          E_CONFLICT         409
     ├── Anchored          E_ANCHORED         409
     ├── Forbidden         E_FORBIDDEN        403
     ├── ProviderError     E_PROVIDER         502
@@ -96,6 +97,13 @@ class Locked(VineError):
     code, status = "E_LOCKED", 409
 
 
+class Conflict(VineError):
+    """A write meant for a node as the caller read it, and the node has changed since
+    (another writer edited it): nothing was written."""
+
+    code, status = "E_CONFLICT", 409
+
+
 class Anchored(VineError):
     code, status = "E_ANCHORED", 409
 
@@ -118,7 +126,7 @@ class Internal(VineError):
 ERRORS: dict[str, type[VineError]] = {
     cls.code: cls
     for cls in (NotFound, Moved, SchemaError, FrontmatterError, ReadOnly, QueryForbidden,
-                QueryInvalid, Timeout, Locked, Anchored, Forbidden, ProviderError,
+                QueryInvalid, Timeout, Locked, Conflict, Anchored, Forbidden, ProviderError,
                 Internal)
 }
 ERROR_STATUS: dict[str, int] = {code: cls.status for code, cls in ERRORS.items()}

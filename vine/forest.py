@@ -28,6 +28,7 @@ if TYPE_CHECKING:
 SCHEMA_ID = "_meta/schema"
 _NODE_CACHE = 64
 _HUNT_MEMORY = 256      # ids that searches returned, remembered to reward a read
+REVISION_CHARS = 12     # of a node's blob id, in what reads answer
 
 
 def not_found(node_id: str, near: list[str] | tuple[str, ...] = ()) -> NotFound:
@@ -52,6 +53,7 @@ class Forest:
                               half_life_days=half_life_days)
         self._dialect: Dialect | None = None
         self._nodes: dict[str, tuple[tuple[int, int], Node]] = {}
+        self._revisions: dict[str, tuple[tuple[int, int, int], str]] = {}
         self.payloads = PayloadPool()
         self._payload_paths: dict[tuple[str, str | None], Path] = {}
         self._vocab = Vocabulary()
@@ -177,6 +179,36 @@ class Forest:
             self._nodes.pop(next(iter(self._nodes)))
         self._nodes[node_id] = (key, node)
         return node
+
+    def revision(self, node_id: str) -> str:
+        """The revision reads answer for a cataloged id: the first
+        :data:`REVISION_CHARS` characters of :meth:`blob_id`."""
+        return self.blob_id(node_id)[:REVISION_CHARS]
+
+    def blob_id(self, node_id: str) -> str:
+        """The git blob id of a cataloged id's file as it is now (what ``git hash-object``
+        prints): it changes whenever the file does, whoever changes it."""
+        path = path_of(self.root, node_id)
+        try:
+            fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+        except OSError:
+            raise not_found(node_id) from None
+        with os.fdopen(fd, "rb") as fh:
+            st = os.fstat(fh.fileno())
+            key = (st.st_mtime_ns, st.st_size, st.st_ino)
+            hit = self._revisions.get(node_id)
+            if hit is not None and hit[0] == key:
+                return hit[1]
+            data = fh.read()
+        try:
+            from _sha1 import sha1  # CPython's own: no OpenSSL to load for one digest
+        except ImportError:  # pragma: no cover - other interpreters
+            from hashlib import sha1
+        sha = sha1(b"blob %d\0" % len(data) + data).hexdigest()
+        if len(self._revisions) >= _NODE_CACHE:
+            self._revisions.pop(next(iter(self._revisions)))
+        self._revisions[node_id] = (key, sha)
+        return sha
 
     def body_lines(self, node_id: str) -> list[str]:
         """The lines of the body in a cataloged id's file (what the body index holds),

@@ -104,8 +104,8 @@ def prune(self: Any, id: Id, force: bool = False, dry_run: bool = False) -> dict
     """
     from .writes.prune import prune as run
 
-    with self._write_mutex:
-        return run(self._writing(), id, force, dry_run)
+    with self._writing() as ctx:
+        return run(ctx, id, force, dry_run)
 
 
 def transplant(self: Any, id: Id, new_id: NewId, dry_run: bool = False) -> dict[str, Any]:
@@ -127,5 +127,5 @@ def transplant(self: Any, id: Id, new_id: NewId, dry_run: bool = False) -> dict[
     """
     from .writes.transplant import transplant as run
 
-    with self._write_mutex:
-        return run(self._writing(), id, new_id, dry_run)
+    with self._writing() as ctx:
+        return run(ctx, id, new_id, dry_run)

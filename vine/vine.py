@@ -7,10 +7,9 @@ import errno
 import os
 import threading
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from . import budget, hints, lifecycle, registry
 from .argtypes import (
@@ -38,33 +37,34 @@ from .argtypes import (
     Text,
 )
 from .canopy.methods import CanopyMethods
-from .errors import NotFound, ReadOnly, SchemaError, VineError, refused_write
+from .errors import NotFound, SchemaError, VineError, refused_write
 from .limits import Apart, MaxLen
+from .plumbing import Plumbing
 from .registry import CALLS, Call, check_args, internal
 from .traces import TraceLog
-from .visibility import EVERYTHING, Visibility
-from .writes import JOURNAL
 
 if TYPE_CHECKING:
     from .canopy.embedders import EmbedderConfig
     from .gitops import Repository
-    from .keeper import Keeper
-    from .writes.context import WriteContext
 
 # Importing the engine stays cheap (a one-shot command pays it every time): the
 # forest, each call and the write machinery are imported where they are first used.
 
 
-class Vine(CanopyMethods):
+class Vine(CanopyMethods, Plumbing):
     """An open forest.
 
     ``Vine(path)`` opens the forest at ``path`` for writing, taking its
-    ``.vine.lock`` (a second live writer gets ``E_LOCKED``; a lock left by a
-    dead process is reclaimed). ``writable=False`` never locks, and any number
-    of read-only Vines may be open beside a writer. Opening builds the catalog
-    when it is missing; every call first brings it up to date with the files,
-    so edits made outside the engine (even while no process had the forest
-    open) are noticed by the next call.
+    ``.vine.lock`` for as long as it stays open (another process's writes get
+    ``E_LOCKED``; a lock left by a dead process is reclaimed). With
+    ``lock="per-write"`` it takes the lock inside each write instead and lets go at
+    once, so it shares the forest with other writers: what a long-lived process (a
+    server, a notebook, a bot) should use. A write that finds another write in
+    progress waits its turn (``lock_timeout``). ``writable=False`` never locks, and
+    any number of read-only Vines may be open beside writers. Opening builds the
+    catalog when it is missing; every call first brings it up to date with the files,
+    so edits made outside the engine (even while no process had the forest open) are
+    noticed by the next call.
 
     Every call returns a dict: the result, or the error envelope
     ``{"error": {"code", "message", "hint"}}``. Use it as a context manager,
@@ -72,8 +72,7 @@ class Vine(CanopyMethods):
 
     Args:
         path: The forest's root folder (it holds ``_index.md``).
-        writable: Take the writer lock (needed by plant, graft, tend, prune and
-            transplant).
+        writable: Allow writes (plant, graft, tend, prune and transplant).
         alpha: Weight of heat in ranking; 0 turns the pheromone off.
         half_life_days: How fast heat evaporates.
         watch: Use inotify (where available) to notice outside edits; without
@@ -82,11 +81,22 @@ class Vine(CanopyMethods):
             :class:`~monkeyllm.canopy.EmbedderConfig` or its dict form); default the
             environment's (``MONKEYLLM_EMBED_URL``...), else the one the forest's
             Canopy was built with.
+        lock: ``"while-open"`` (the default) holds the writer lock from open to close;
+            ``"per-write"`` takes it for each write alone.
+        lock_timeout: Seconds a write (or a ``while-open`` open) waits while another
+            process is writing, before it answers ``E_LOCKED``; default
+            ``$VINE_LOCK_TIMEOUT``, else 5. A process that holds the lock while open
+            is not waited for.
+        on_lock_wait: Called with the holder's lock card when a write has waited half a
+            second (to tell a person it is waiting).
     """
 
     def __init__(self, path: str | os.PathLike[str], writable: bool = True, alpha: float = 0.3,
                  *, half_life_days: float = 30.0, watch: bool = True,
-                 embedder: EmbedderConfig | dict[str, Any] | None = None) -> None:
+                 embedder: EmbedderConfig | dict[str, Any] | None = None,
+                 lock: Literal["while-open", "per-write"] = "while-open",
+                 lock_timeout: float | None = None,
+                 on_lock_wait: Callable[[dict[str, object]], None] | None = None) -> None:
         root = Path(path).expanduser().resolve()
         if not (root / "_index.md").is_file():
             raise NotFound(f"no forest at {root} (no _index.md)",
@@ -99,34 +109,31 @@ class Vine(CanopyMethods):
         self.alpha = float(alpha)
         self.session = os.urandom(6).hex()
         from .forest import Forest
-        from .lock import ForestLock
+        from .writepath import WritePath
 
-        self._lock = ForestLock(root)
-        if self.writable:
-            self._lock.acquire()
+        self._path = WritePath(root, lock, lock_timeout, on_lock_wait)
+        if self.writable and not self._path.per_write:
+            self._path.take_for_life()
         try:
             self._forest = Forest(root, alpha=self.alpha, half_life_days=half_life_days,
                                   use_inotify=watch)
             self._forest.catalog.ensure_built()
         except BaseException:
-            self._lock.release()
+            self._path.close()
             raise
         self._trace = TraceLog(root, self.session)
         if embedder is not None:
             self.bind_embedder(embedder)
         self._closed = False
-        self._write_mutex = threading.Lock()
         self._local = threading.local()
         self._repo: Repository | None = None
-        if self.writable and (root / "_derived" / JOURNAL).exists():
-            # A writer died mid-write: finish or undo what it left.
-            from .writes.transaction import recover
+        if self.writable:
+            self._path.settle_at_open(self._forest, self._repository)
 
-            try:
-                recover(root, self._repository())
-            except VineError:
-                pass
-            self._forest.catalog.sync(full=True)
+    @property
+    def lock(self) -> str:
+        """How this Vine holds the writer lock: ``"while-open"`` or ``"per-write"``."""
+        return self._path.hold
 
     # -- lifecycle -----------------------------------------------------------------
 
@@ -139,7 +146,7 @@ class Vine(CanopyMethods):
         if self._repo is not None:
             self._repo.close()
         self._forest.close()
-        self._lock.release()
+        self._path.close()
 
     def __enter__(self) -> Vine:
         return self
@@ -148,7 +155,7 @@ class Vine(CanopyMethods):
         self.close()
 
     def __repr__(self) -> str:
-        mode = "writable" if self.writable else "read-only"
+        mode = f"writable, lock {self.lock}" if self.writable else "read-only"
         return f"Vine({str(self.root)!r}, {mode})"
 
     # -- plumbing ------------------------------------------------------------------
@@ -170,7 +177,9 @@ class Vine(CanopyMethods):
             return SchemaError("this Vine is closed", hint="Open the forest again.").envelope()
         started = time.perf_counter()
         try:
-            self._forest.catalog.sync()
+            if spec.read_only:
+                # A write brings the catalog up to date once it holds the lock.
+                self._forest.catalog.sync()
             result = spec.method(self, **args)
         except VineError as exc:
             result = exc.envelope()
@@ -217,149 +226,6 @@ class Vine(CanopyMethods):
 
         copy_forest(Path(path), Path(dest))
         return cls(dest, **options)
-
-    def cannot_write(self) -> str | None:
-        """Why writes to this forest would fail before they start, or None: a writable
-        forest is its own git repository. A browser says it up front, not at a save."""
-        from .gitops import ownership
-
-        return ownership(self.root)
-
-    def _repository(self) -> Repository:
-        """The forest's git repository (its module loads on the first write)."""
-        if self._repo is None:
-            from .gitops import Repository
-
-            self._repo = Repository(self.root)
-        return self._repo
-
-    def _writing(self) -> WriteContext:
-        if not self.writable:
-            raise ReadOnly("this forest is open read-only",
-                           hint=hints.open_writable())
-        from .writes.context import WriteContext
-
-        return WriteContext(self._forest, self._repository(),
-                            getattr(self._local, "trailers", ()), self._visibility())
-
-    def _visibility(self) -> Visibility:
-        return getattr(self._local, "visibility", EVERYTHING)
-
-    @contextmanager
-    def visibility(self, allow: list[str] | tuple[str, ...] = ("",),
-                   deny: list[str] | tuple[str, ...] = ()) -> Iterator[None]:
-        """Calls made by this thread inside the block see only the nodes under these id
-        prefixes: calendar and coverage count them alone, history names no other node
-        in a commit's message, and prune and transplant refuse (``E_ANCHORED``, with a
-        count only) when they would have to rewrite a node outside them. A server
-        wraps each call of a scoped key in it.
-
-        Args:
-            allow: Id prefixes that may be seen (``"sales/"``); ``""`` is everything.
-            deny: Id prefixes hidden even inside an allowed one.
-        """
-        previous = self._visibility()
-        self._local.visibility = Visibility.of(allow, deny)
-        try:
-            yield
-        finally:
-            self._local.visibility = previous
-
-    @contextmanager
-    def trailers(self, pairs: dict[str, str]) -> Iterator[None]:
-        """Commits made by this thread inside the block end with these git trailers
-        (``key: value`` lines after a blank line), e.g. the principal a server wrote for.
-
-        Args:
-            pairs: Trailer keys (letters, digits and ``-``) and one-line values.
-        """
-        for key, value in pairs.items():
-            if not key.replace("-", "").isalnum() or "\n" in value or "\r" in value:
-                raise SchemaError(f"bad git trailer: {key!r}")
-        previous = getattr(self._local, "trailers", ())
-        self._local.trailers = previous + tuple(pairs.items())
-        try:
-            yield
-        finally:
-            self._local.trailers = previous
-
-    def keeper(self) -> Keeper:
-        """A keeper for this forest: while it serves (``serve_forever`` in a thread of
-        its own, ``close`` to stop), one-shot processes ask it to bring the catalog up
-        to date instead of walking the files (see :mod:`monkeyllm.keeper`).
-
-        Raises ``VineError`` (``E_LOCKED``) when another keeper already serves this
-        forest, ``E_SCHEMA`` where keepers are not supported or the catalog is not a
-        file other processes share.
-        """
-        from .keeper import keep
-
-        return keep(self.root, self._forest.catalog, lambda: self._closed)
-
-    def head(self) -> str | None:
-        """The forest's current commit (None before the first, or without git)."""
-        if self._closed:
-            raise SchemaError("this Vine is closed", hint="Open the forest again.")
-        try:
-            return self._repository().head()
-        except VineError:
-            return None
-
-    @property
-    def freshness(self) -> str:
-        """How the last call learned what changed on disk: ``walk`` (a stat of every
-        file), ``inotify`` (its own watcher) or ``keeper`` (a ``vine watch``)."""
-        return self._forest.catalog.last_sync
-
-    def reinforce(self, ids: list[str]) -> list[str]:
-        """Deposit a successful hunt's heat on nodes an answer stood on (the Station's
-        ``answer`` does, for its evidence), so that what answers questions climbs the
-        rankings. Not a call: it changes no content. Returns the ids that exist."""
-        if self._closed:
-            raise SchemaError("this Vine is closed", hint="Open the forest again.")
-        from .heat import STRONG_DEPOSIT
-
-        known = [i for i in dict.fromkeys(ids)
-                 if isinstance(i, str) and self._forest.catalog.row(i) is not None]
-        self._forest.heat.deposit(known, STRONG_DEPOSIT)
-        return known
-
-    def near(self, id: str, keep: Callable[[str], bool] | None = None) -> list[str]:
-        """The existing ids nearest to a mistyped ``id`` (at most 3, best first), as an
-        ``E_NOT_FOUND`` hint suggests them; ``keep`` limits them to ids a caller may
-        see (a server scoping a key). Not a call: it deposits no heat and is not traced.
-        """
-        if self._closed:
-            raise SchemaError("this Vine is closed", hint="Open the forest again.")
-        from .ids import normalize
-
-        return self._forest.near(normalize(id), keep)
-
-    def problems(self) -> list[dict[str, str]]:
-        """Files the catalog skipped because they are not well-formed nodes."""
-        self._forest.catalog.sync()
-        return [{"path": p.path, "reason": p.reason} for p in self._forest.catalog.problems()]
-
-    def asset(self, id: str) -> dict[str, Any]:
-        """The local original of a media node, for a surface that serves its bytes.
-
-        Not a call (it returns a path, not JSON): ``id``, ``title``, ``payload_type``,
-        ``payload_hash``, ``media_type``, ``size`` and ``path``. Raises ``VineError``
-        (``E_NOT_FOUND`` or ``E_SCHEMA``) instead of returning an envelope.
-        """
-        from .media import asset
-
-        if self._closed:
-            raise SchemaError("this Vine is closed", hint="Open the forest again.")
-        self._forest.catalog.sync()
-        return asset(self._forest, id)
-
-    def reindex(self) -> dict[str, Any]:
-        """Rebuild the catalog from the files (heat is kept); returns the node count."""
-        started = time.perf_counter()
-        count = self._forest.catalog.build()
-        return {"nodes": count, "skipped": len(self._forest.catalog.problems()),
-                "elapsed_ms": round((time.perf_counter() - started) * 1000, 1)}
 
     # -- the seven reads -----------------------------------------------------------
 
@@ -410,8 +276,9 @@ class Vine(CanopyMethods):
         Reach for it after every hop, before paying for pick: summary, tags,
         edges out and in (hottest first, 12 each, stats.degree is the real total),
         the outline of a leaf or the children of a branch, and for a dataset its
-        query manual, sample rows and notes. stats.body_tokens prices a pick.
-        Within 500 tokens; a list of up to 10 ids returns a batch within 2000.
+        query manual, sample rows and notes. stats.body_tokens prices a pick;
+        revision (pick answers it too) is what graft's if_revision takes. Within 500
+        tokens; a list of up to 10 ids returns a batch within 2000.
 
         Args:
             id: A node id, or a list of ids.
@@ -549,10 +416,10 @@ class Vine(CanopyMethods):
         """
         from .writes.plant import plant, plant_batch
 
-        with self._write_mutex:
+        with self._writing() as ctx:
             if isinstance(node, list):
-                return plant_batch(self._writing(), node, if_absent, dry_run)
-            return plant(self._writing(), node, if_absent, dry_run)
+                return plant_batch(ctx, node, if_absent, dry_run)
+            return plant(ctx, node, if_absent, dry_run)
 
     @registry.call("write")
     def graft(self, id: Id, patch: Edit) -> dict[str, Any]:
@@ -564,16 +431,21 @@ class Vine(CanopyMethods):
         body replacement names what it replaced and removed (sections_replaced,
         sections_removed), so subsections dropped with a section are never silent.
 
+        Another writer may edit the node between your read and your graft: give
+        if_revision (the revision look and pick answer) and a node changed since
+        answers E_CONFLICT with its new revision, writing nothing. The result's
+        revision is the node's as written.
+
         Args:
             id: The node to edit.
             patch: Any of set_frontmatter (title, summary, tags, confidence, aliases,
                 origin), add_links, remove_links, append_section {header, body},
-                replace_section {header, body}, replace_body.
+                replace_section {header, body}, replace_body; and if_revision.
         """
         from .writes.graft import graft
 
-        with self._write_mutex:
-            return graft(self._writing(), id, patch)
+        with self._writing() as ctx:
+            return graft(ctx, id, patch)
 
     @registry.call("write")
     def tend(self, id: Id, sql: Text) -> dict[str, Any]:
@@ -590,8 +462,8 @@ class Vine(CanopyMethods):
         """
         from .writes.tend import tend
 
-        with self._write_mutex:
-            return tend(self._writing(), id, sql)
+        with self._writing() as ctx:
+            return tend(ctx, id, sql)
 
     prune = registry.call("write")(lifecycle.prune)
     transplant = registry.call("write")(lifecycle.transplant)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from rich.markup import escape
 from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -121,10 +122,11 @@ class BrowseScreen(Screen[None]):
             mode.update("[$warning]read-only: not its own git repository; w makes a "
                         "writable copy[/]")
         elif writer:
-            mode.update(f"[$warning]read-only: another writer holds the forest ({writer});"
-                        " browsing works, saving waits[/]")
+            mode.update(f"[$warning]{escape(writer)} holds the forest open for writing: browsing "
+                        "works, saves answer E_LOCKED until it lets go[/]")
         else:
-            mode.update("[dim]browsing read-only; a save takes the lock briefly[/dim]")
+            mode.update("[dim]reads take no lock; a save takes the writer lock for that "
+                        "write alone[/dim]")
 
     # -- navigation ----------------------------------------------------------------
 

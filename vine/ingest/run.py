@@ -93,9 +93,7 @@ def ingest(vine: Vine, sources: list[Path], into: str = "_index", *,
             written then).
     """
     started = time.perf_counter()
-    with vine._write_mutex:
-        ctx = vine._writing()
-        ctx.forest.catalog.sync()
+    with vine._writing() as ctx:
         run = _Run(ctx, _into_id(ctx, into), max_bytes, progress, prefer_source)
         try:
             report = run.go([Path(s) for s in sources])

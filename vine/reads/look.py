@@ -20,7 +20,7 @@ DATASET_FIELDS = ("query_manual", "sample_rows", "notes")
 # Every key a digest can hold, as ``fields`` may name them.
 FIELDS = ("id", "type", "title", "summary", "tags", "confidence", "created", "updated",
           "source", "aliases", "origin", "edges_out", "edges_in", "children", "cross_trails",
-          "coverage", "outline", *DATASET_FIELDS, "stats")
+          "coverage", "outline", *DATASET_FIELDS, "stats", "revision")
 
 
 def look(forest: Forest, id: str | list[str], fields: list[str] | None) -> dict[str, Any]:
@@ -97,6 +97,9 @@ def _digest(forest: Forest, raw: str, fields: list[str] | None) -> dict[str, Any
         notes_clipped = _dataset(forest, row, out, want)
     heat = forest.heat.get(node_id)
     out["stats"] = {"body_tokens": row["body_tokens"], "degree": degree, "heat": heat}
+    if want("revision"):
+        # What a graft's if_revision names to refuse an edit of a node changed since.
+        out["revision"] = forest.revision(node_id)
     if wanted is not None:
         out = {k: v for k, v in out.items() if k == "id" or k in wanted}
     _fit(out, budget.LOOK, notes_clipped)

@@ -35,25 +35,28 @@ def _one(forest: Forest, raw: str, section: str | list[str] | None,
          after: str | None) -> dict[str, Any]:
     row = forest.resolve(raw)
     node = forest.read(row["id"])
+    # What a graft's if_revision names to refuse an edit of a node changed since.
+    revision = forest.revision(node.id)
     body = forest.body(node)
     if isinstance(section, list):
-        return _sections(node, body, section)
+        return _sections(node, body, section, revision)
     if section is not None:
-        return _section(node, body, section)
+        return _section(node, body, section, revision)
     if after is not None:
-        return _page(node, body, after)
+        return _page(node, body, after, revision)
     out: dict[str, Any] = {"id": node.id, "title": node.title, "body": body,
-                           "body_tokens": budget.tokens(body), "truncated": False}
+                           "body_tokens": budget.tokens(body), "truncated": False,
+                           "revision": revision}
     if budget.cost(out) <= budget.PICK:
         return out
-    return _map(node, body)
+    return _map(node, body, revision)
 
 
 def _view(node: Node, body: str) -> Node:
     return node if body is node.body else Node(node.id, node.meta, body)
 
 
-def _map(node: Node, body: str) -> dict[str, Any]:
+def _map(node: Node, body: str, revision: str) -> dict[str, Any]:
     """The seed's answer to a body over budget: its outline, never a slice."""
     outline = _view(node, body).outline
     out: dict[str, Any] = {
@@ -63,12 +66,13 @@ def _map(node: Node, body: str) -> dict[str, Any]:
                  f"Use {hints.option('pick', 'section', Hole('header'))} to harvest one "
                  f"section (sections have no cap), or {hints.option('pick', 'after', '')} to "
                  "read it page by page."),
+        "revision": revision,
     }
     budget.shrink_list(out, "outline", budget.PICK)
     return out
 
 
-def _section(node: Node, body: str, name: str) -> dict[str, Any]:
+def _section(node: Node, body: str, name: str, revision: str) -> dict[str, Any]:
     view = _view(node, body)
     found = view.section(name)
     if found is None:
@@ -77,10 +81,10 @@ def _section(node: Node, body: str, name: str) -> dict[str, Any]:
                        else f"{node.id} has no sections; pick it without section.")
     header, text = found
     return {"id": node.id, "title": node.title, "section": header.text, "body": text,
-            "body_tokens": budget.tokens(text), "truncated": False}
+            "body_tokens": budget.tokens(text), "truncated": False, "revision": revision}
 
 
-def _sections(node: Node, body: str, names: list[str]) -> dict[str, Any]:
+def _sections(node: Node, body: str, names: list[str], revision: str) -> dict[str, Any]:
     if not names or len(names) > budget.PICK_SECTIONS_MAX:
         raise SchemaError(f"pick: a section list takes 1 to {budget.PICK_SECTIONS_MAX} names, "
                           f"got {len(names)}")
@@ -96,7 +100,8 @@ def _sections(node: Node, body: str, names: list[str]) -> dict[str, Any]:
         sections.append({"section": name, "header": header.text, "body": text,
                          "body_tokens": budget.tokens(text)})
     out: dict[str, Any] = {"id": node.id, "title": node.title, "sections": sections,
-                           "missing": missing, "dropped": [], "truncated": False}
+                           "missing": missing, "dropped": [], "truncated": False,
+                           "revision": revision}
     if missing:
         out["hint"] = "Outline: " + "; ".join(view.outline)
     while out["sections"] and budget.cost(out) > budget.PICK:
@@ -110,7 +115,7 @@ def blocks(body: str) -> list[str]:
     return [b for b in _BLOCKS.findall(body) if b]
 
 
-def _page(node: Node, body: str, after: str) -> dict[str, Any]:
+def _page(node: Node, body: str, after: str, revision: str) -> dict[str, Any]:
     """One page of whole blocks; a block too big for any page is split into parts.
 
     Cursors: ``""`` starts; ``b7`` resumes after block 7; ``b7:120`` resumes inside
@@ -119,7 +124,8 @@ def _page(node: Node, body: str, after: str) -> dict[str, Any]:
     block, offset = _cursor(after)
     parts = blocks(body)
     out: dict[str, Any] = {"id": node.id, "title": node.title, "total": len(parts), "body": "",
-                           "body_tokens": 0, "returned": 0, "truncated": False}
+                           "body_tokens": 0, "returned": 0, "truncated": False,
+                           "revision": revision}
     if block >= len(parts):
         return out
     # Room for the body text: the page with an empty body and its longest cursor.

@@ -26,15 +26,22 @@ Uncommitted = Callable[[str], str | None]
 # -- repairs -----------------------------------------------------------------------
 
 
-def fix(root: str | os.PathLike[str], *, payloads: bool = True) -> dict[str, Any]:
+def fix(root: str | os.PathLike[str], *, payloads: bool = True,
+        on_lock_wait: Callable[[dict[str, object]], None] | None = None) -> dict[str, Any]:
     """Repair what needs no judgement, in one commit ``validate(fix): N repairs``.
 
     Index entries (missing, extra, duplicate, misplaced, stale), coverage strings and
     payload hashes (when ``payloads``); every rewritten file gets ``updated`` = today.
     Repairs are made from committed content only (see the module's docstring); the
-    ones that depend on uncommitted changes are listed in ``skipped``. It opens the
-    forest writable (taking its lock) and writes through the engine's transaction, so
-    a failure leaves every file as it was. Nothing to repair: no commit.
+    ones that depend on uncommitted changes are listed in ``skipped``. It takes the
+    forest's writer lock while it checks and repairs, and writes through the engine's
+    transaction, so a failure leaves every file as it was. Nothing to repair: no commit.
+
+    Args:
+        root: The forest.
+        payloads: Also refresh the payload hashes of datasets.
+        on_lock_wait: Called with the holder's card when another writer keeps this one
+            waiting for a moment.
 
     Returns:
         ``{"commit": sha or None, "repairs": [{code, id, path, message}], "files": [...],
@@ -42,13 +49,14 @@ def fix(root: str | os.PathLike[str], *, payloads: bool = True) -> dict[str, Any
     """
     from ..vine import Vine
 
-    with Vine(root) as vine:
+    # Checked and repaired in one turn of the writer lock: nothing changes in between.
+    with Vine(root, lock="per-write", on_lock_wait=on_lock_wait) as vine, \
+            vine._writing() as ctx:
         run = _check(_load(vine.root, payloads))
         plan, skipped = _plan(run, vine._repository().uncommitted)
         if not plan:
             return {"commit": None, "repairs": [], "files": [], "skipped": skipped}
         repairs = [r for _, done in plan.values() for r in done]
-        ctx = vine._writing()
         with ctx.transaction() as txn:
             paths = [vine.root / path for path in plan]
             txn.touch(*paths)

@@ -3,11 +3,12 @@ a summary change is carried to every index that lists the node."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
-from .. import ids
+from .. import hints, ids
 from ..catalog import parse_coverage
-from ..errors import NotFound, ReadOnly, SchemaError
+from ..errors import Conflict, NotFound, ReadOnly, SchemaError
 from ..heat import STRONG_DEPOSIT
 from ..nodes import Node, headers_of, parse_text
 from . import render, rules
@@ -15,7 +16,9 @@ from .context import WriteContext
 from .transaction import fault
 
 PATCH_KEYS = ("set_frontmatter", "add_links", "remove_links", "append_section",
-              "replace_section", "replace_body")
+              "replace_section", "replace_body", "if_revision")
+# A revision as reads give it, or more of the blob id (as git prints it).
+_REVISION = re.compile(r"^[0-9a-f]{7,40}$", re.IGNORECASE)
 MUTABLE = ("title", "summary", "tags", "confidence", "aliases", "origin")
 
 
@@ -24,6 +27,8 @@ def graft(ctx: WriteContext, node_id: str, patch: dict[str, Any]) -> dict[str, A
     _check_patch(patch)
     row = ctx.forest.resolve(node_id)
     node_id = row["id"]
+    if "if_revision" in patch:
+        _check_revision(ctx, node_id, patch["if_revision"].lower())
     if ids.is_index(node_id) and "replace_body" in patch:
         raise SchemaError("replace_body cannot target an index",
                           hint="Indexes are edited by plant and summary changes; use "
@@ -83,11 +88,13 @@ def graft(ctx: WriteContext, node_id: str, patch: dict[str, Any]) -> dict[str, A
     if fortified:
         ctx.forest.heat.deposit([node_id, *[f["target"] for f in fortified]], STRONG_DEPOSIT)
     if not changed_keys and not added and not removed and not body_changed:
-        return {"id": node_id, "commit": None, "fortified": fortified, "trail": trail}
+        return {"id": node_id, "commit": None, "fortified": fortified, "trail": trail,
+                "revision": ctx.forest.revision(node_id)}
     meta["updated"] = render.today()
     new_text = render.render(meta, body)
     if new_text == old_text:
-        return {"id": node_id, "commit": None, "fortified": fortified, "trail": trail}
+        return {"id": node_id, "commit": None, "fortified": fortified, "trail": trail,
+                "revision": ctx.forest.revision(node_id)}
     try:
         parse_text(node_id, new_text)
     except ValueError as exc:
@@ -106,12 +113,25 @@ def graft(ctx: WriteContext, node_id: str, patch: dict[str, Any]) -> dict[str, A
         fault("after-propagation")
         sha = txn.commit(f"graft({node_id}): {'; '.join(parts) or 'noop'}")
     out: dict[str, Any] = {"id": node_id, "commit": sha, "fortified": fortified,
-                           "trail": trail}
+                           "trail": trail, "revision": ctx.forest.revision(node_id)}
     if body_changed and "summary" not in (patch.get("set_frontmatter") or {}):
         out["summary_stale"] = True
     sections["removed"] += removed_by_body
     _say_sections(out, sections, f"{node_id}.md")
     return out
+
+
+def _check_revision(ctx: WriteContext, node_id: str, given: str) -> None:
+    """Refuse the graft when the node is no longer the revision the caller read."""
+    now = ctx.forest.blob_id(node_id)
+    if now.startswith(given):
+        return
+    short = ctx.forest.revision(node_id)
+    raise Conflict(f"{node_id} changed since revision {given} was read (it is {short} now); "
+                   "nothing was written", revision=short,
+                   hint=f"Read it again ({hints.call('pick', 'id')} or "
+                        f"{hints.call('look', 'id')} gives its revision), redo the edit on "
+                        "what it holds now, and graft with that revision.")
 
 
 def _lost(before: list[str], after: list[str]) -> list[str]:
@@ -156,6 +176,15 @@ def _check_patch(patch: Any) -> None:
     if empty:
         raise SchemaError(f"graft: patch key {empty[0]} is null",
                           hint="Leave out what does not change.")
+    if "if_revision" in patch:
+        given = patch["if_revision"]
+        if not isinstance(given, str) or not _REVISION.match(given):
+            raise SchemaError(f"if_revision: a revision (7 to 40 hex digits) is required, "
+                              f"got {str(given)[:60]!r}",
+                              hint="look and pick answer a node's revision.")
+        if len(patch) == 1:
+            raise SchemaError("graft: the patch holds only if_revision: nothing to change",
+                              hint="Keys: " + ", ".join(PATCH_KEYS) + ".")
     if "replace_body" in patch and ({"append_section", "replace_section"} & set(patch)):
         raise SchemaError("replace_body cannot be combined with a section operation")
     if "replace_body" in patch and not isinstance(patch["replace_body"], str):

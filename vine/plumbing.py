@@ -1,0 +1,184 @@
+"""What a :class:`~monkeyllm.Vine` is besides its calls: the way into a write, the
+caller's scope and trailers (per thread), and the helpers surfaces use (the head, the
+keeper, near ids, problems, assets, a rebuild)."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from . import hints
+from .errors import ReadOnly, SchemaError, VineError
+from .visibility import EVERYTHING, Visibility
+
+if TYPE_CHECKING:
+    from .forest import Forest
+    from .gitops import Repository
+    from .keeper import Keeper
+    from .writepath import WritePath
+    from .writes.context import WriteContext
+
+
+class Plumbing:
+    """The part of :class:`~monkeyllm.Vine` that is not a call."""
+
+    root: Path
+    writable: bool
+    _forest: Forest
+    _path: WritePath
+    _repo: Repository | None
+    _local: threading.local
+    _closed: bool
+
+    def cannot_write(self) -> str | None:
+        """Why writes to this forest would fail before they start, or None: a writable
+        forest is its own git repository. A browser says it up front, not at a save."""
+        from .gitops import ownership
+
+        return ownership(self.root)
+
+    def _repository(self) -> Repository:
+        """The forest's git repository (its module loads on the first write)."""
+        if self._repo is None:
+            from .gitops import Repository
+
+            self._repo = Repository(self.root)
+        return self._repo
+
+    @contextmanager
+    def _writing(self) -> Iterator[WriteContext]:
+        """The one way into a write: this thread's turn, the writer lock (per write,
+        when not held while open), a dead writer's journal settled, the catalog up to
+        date; then the context the write runs against. Every write goes through it."""
+        if not self.writable:
+            raise ReadOnly("this forest is open read-only",
+                           hint=hints.open_writable())
+        from .writes.context import WriteContext
+
+        repo = self._repository()
+        with self._path.open(self._forest, repo):
+            yield WriteContext(self._forest, repo, getattr(self._local, "trailers", ()),
+                               self._visibility())
+
+    def _visibility(self) -> Visibility:
+        return getattr(self._local, "visibility", EVERYTHING)
+
+    @contextmanager
+    def visibility(self, allow: list[str] | tuple[str, ...] = ("",),
+                   deny: list[str] | tuple[str, ...] = ()) -> Iterator[None]:
+        """Calls made by this thread inside the block see only the nodes under these id
+        prefixes: calendar and coverage count them alone, history names no other node
+        in a commit's message, and prune and transplant refuse (``E_ANCHORED``, with a
+        count only) when they would have to rewrite a node outside them. A server
+        wraps each call of a scoped key in it.
+
+        Args:
+            allow: Id prefixes that may be seen (``"sales/"``); ``""`` is everything.
+            deny: Id prefixes hidden even inside an allowed one.
+        """
+        previous = self._visibility()
+        self._local.visibility = Visibility.of(allow, deny)
+        try:
+            yield
+        finally:
+            self._local.visibility = previous
+
+    @contextmanager
+    def trailers(self, pairs: dict[str, str]) -> Iterator[None]:
+        """Commits made by this thread inside the block end with these git trailers
+        (``key: value`` lines after a blank line), e.g. the principal a server wrote for.
+
+        Args:
+            pairs: Trailer keys (letters, digits and ``-``) and one-line values.
+        """
+        for key, value in pairs.items():
+            if not key.replace("-", "").isalnum() or "\n" in value or "\r" in value:
+                raise SchemaError(f"bad git trailer: {key!r}")
+        previous = getattr(self._local, "trailers", ())
+        self._local.trailers = previous + tuple(pairs.items())
+        try:
+            yield
+        finally:
+            self._local.trailers = previous
+
+    def keeper(self) -> Keeper:
+        """A keeper for this forest: while it serves (``serve_forever`` in a thread of
+        its own, ``close`` to stop), one-shot processes ask it to bring the catalog up
+        to date instead of walking the files (see :mod:`monkeyllm.keeper`).
+
+        Raises ``VineError`` (``E_LOCKED``) when another keeper already serves this
+        forest, ``E_SCHEMA`` where keepers are not supported or the catalog is not a
+        file other processes share.
+        """
+        from .keeper import keep
+
+        return keep(self.root, self._forest.catalog, lambda: self._closed)
+
+    def head(self) -> str | None:
+        """The forest's current commit (None before the first, or without git)."""
+        if self._closed:
+            raise SchemaError("this Vine is closed", hint="Open the forest again.")
+        try:
+            return self._repository().head()
+        except VineError:
+            return None
+
+    @property
+    def freshness(self) -> str:
+        """How the last call learned what changed on disk: ``walk`` (a stat of every
+        file), ``inotify`` (its own watcher) or ``keeper`` (a ``vine watch``)."""
+        return self._forest.catalog.last_sync
+
+    def reinforce(self, ids: list[str]) -> list[str]:
+        """Deposit a successful hunt's heat on nodes an answer stood on (the Station's
+        ``answer`` does, for its evidence), so that what answers questions climbs the
+        rankings. Not a call: it changes no content. Returns the ids that exist."""
+        if self._closed:
+            raise SchemaError("this Vine is closed", hint="Open the forest again.")
+        from .heat import STRONG_DEPOSIT
+
+        known = [i for i in dict.fromkeys(ids)
+                 if isinstance(i, str) and self._forest.catalog.row(i) is not None]
+        self._forest.heat.deposit(known, STRONG_DEPOSIT)
+        return known
+
+    def near(self, id: str, keep: Callable[[str], bool] | None = None) -> list[str]:
+        """The existing ids nearest to a mistyped ``id`` (at most 3, best first), as an
+        ``E_NOT_FOUND`` hint suggests them; ``keep`` limits them to ids a caller may
+        see (a server scoping a key). Not a call: it deposits no heat and is not traced.
+        """
+        if self._closed:
+            raise SchemaError("this Vine is closed", hint="Open the forest again.")
+        from .ids import normalize
+
+        return self._forest.near(normalize(id), keep)
+
+    def problems(self) -> list[dict[str, str]]:
+        """Files the catalog skipped because they are not well-formed nodes."""
+        self._forest.catalog.sync()
+        return [{"path": p.path, "reason": p.reason} for p in self._forest.catalog.problems()]
+
+    def asset(self, id: str) -> dict[str, Any]:
+        """The local original of a media node, for a surface that serves its bytes.
+
+        Not a call (it returns a path, not JSON): ``id``, ``title``, ``payload_type``,
+        ``payload_hash``, ``media_type``, ``size`` and ``path``. Raises ``VineError``
+        (``E_NOT_FOUND`` or ``E_SCHEMA``) instead of returning an envelope.
+        """
+        from .media import asset
+
+        if self._closed:
+            raise SchemaError("this Vine is closed", hint="Open the forest again.")
+        self._forest.catalog.sync()
+        return asset(self._forest, id)
+
+    def reindex(self) -> dict[str, Any]:
+        """Rebuild the catalog from the files (heat is kept); returns the node count."""
+        started = time.perf_counter()
+        count = self._forest.catalog.build()
+        return {"nodes": count, "skipped": len(self._forest.catalog.problems()),
+                "elapsed_ms": round((time.perf_counter() - started) * 1000, 1)}
