@@ -1,4 +1,5 @@
-"""Edit a node's title, summary and tags (one ``graft`` of its frontmatter)."""
+"""Edit a node's title, summary and tags (one ``graft`` of its frontmatter), refused
+when someone else changed the node since the dialog showed it."""
 
 from __future__ import annotations
 
@@ -11,7 +12,9 @@ from .form import FormDialog, field
 
 
 class EditNodeDialog(FormDialog):
-    """Dismisses with a graft patch holding only what changed."""
+    """Dismisses with a graft patch holding only what changed, and the revision the
+    values shown came from (the save answers E_CONFLICT, writing nothing, when the
+    node has changed since)."""
 
     TITLE_TEXT = "Edit title, summary and tags"
     AUTO_FOCUS = "#edit-summary"
@@ -46,4 +49,7 @@ class EditNodeDialog(FormDialog):
         if not changed:
             self.complain("Nothing changed.")
             return None
-        return {"set_frontmatter": changed}
+        patch: dict[str, Any] = {"set_frontmatter": changed}
+        if self.digest.get("revision"):
+            patch["if_revision"] = self.digest["revision"]
+        return patch

@@ -362,8 +362,11 @@ class BrowseScreen(Screen[None]):
         self.app.call_from_thread(self._saved, call, node_id, result)
 
     def _saved(self, call: str, node_id: str, result: dict[str, Any]) -> None:
-        if error_of(result):
+        err = error_of(result)
+        if err:
             self.app.report(result, f"{call} was not saved")  # type: ignore[attr-defined]
+            if err.get("code") == "E_CONFLICT":
+                self.go(node_id)   # show what the other writer left
             return
         commit = result.get("commit")
         if commit:
