@@ -32,7 +32,7 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from monkeyllm import Vine
 
@@ -285,16 +285,18 @@ def bench_one_shot(root: Path, node_id: str, runs: int) -> dict[str, Any]:
             "bytecode cached": os.path.exists(cached)}
 
 
-def bench_writes(root: Path, rounds: int, seed: int) -> dict[str, Any]:
+def bench_writes(root: Path, rounds: int, seed: int,
+                 lock: Literal["while-open", "per-write"] = "while-open") -> dict[str, Any]:
     """plant, graft (a summary, carried to the parent index) and tend, each with its
-    commit, on a scratch copy of a git-backed forest."""
+    commit, on a scratch copy of a git-backed forest, through a Vine that holds the
+    writer lock while open or takes it for each write (``lock``)."""
     scratch = OUT / "scratch-writes"
     shutil.rmtree(scratch, ignore_errors=True)
     shutil.copytree(root, scratch, ignore=shutil.ignore_patterns("_derived", ".vine.lock"),
                     symlinks=True)
     rng = random.Random(seed)
     out: dict[str, Any] = {}
-    with Vine(scratch) as vine:
+    with Vine(scratch, lock=lock) as vine:
         conn = vine._forest.catalog.conn
         branches = [r[0] for r in conn.execute(
             "SELECT id FROM nodes WHERE kind='branch' AND id != '_index' ORDER BY id")]
@@ -436,6 +438,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
     parser.add_argument("--writes", action="store_true",
                         help="also time plant, graft and tend on a git-backed copy")
+    parser.add_argument("--lock", choices=("while-open", "per-write"), default="while-open",
+                        help="how the writes' Vine holds the writer lock")
     parser.add_argument("--one-shot", action="store_true",
                         help="only the one-call-per-process figures (keeps the catalog)")
     args = parser.parse_args(argv)
@@ -450,7 +454,8 @@ def main(argv: list[str] | None = None) -> int:
     figures = run(root, args.rounds, args.seed)
     if args.writes:
         git_root = ensure_forest(args.nodes, args.seed, git=True) if not args.forest else root
-        figures["writes"] = bench_writes(git_root, max(20, args.rounds // 4), args.seed)
+        figures["writes"] = bench_writes(git_root, max(20, args.rounds // 4), args.seed,
+                                         args.lock)
     print(json.dumps(figures, indent=2) if args.json else render(figures))
     return 0
 

@@ -17,13 +17,15 @@ The families:
 - **Damaged derived state**: ``_derived/catalog.db`` truncated, emptied, deleted, with its
   header overwritten or its pages scrambled, and a ``.vine.lock`` of a dead process: each
   repaired on open, every node reading as before and heat kept.
-- **Writers and readers racing**: 8 writers and 8 readers for ``--seconds`` through the
-  engine, the CLI and the REST Station. A Station holds the forest's writer lock while it
-  serves it, so the first half races engine and CLI writers for the lock (half each),
-  and in the second half a Station serves the forest while half the racers go through
-  its REST and the rest through the engine and the CLI (whose writes must then all
-  answer ``E_LOCKED``). Every write commits or answers ``E_LOCKED``, every read answers
-  and never sees a half-written node, the final forest validates and holds every commit.
+- **Writers and readers racing**: 8 writers and 8 readers for ``--seconds`` through a
+  long-lived server (the REST Station), the CLI and the engine (processes that keep a
+  ``Vine(lock="per-write")`` open, or open one per write), all at once: the Station and
+  the engine's Vines take the writer lock for each write alone, and a write that finds
+  another in progress waits its turn. Every write commits or answers ``E_LOCKED``
+  (reported as a share of the writes), every read answers and never sees a half-written
+  node, the final forest validates, ``git fsck`` is clean and every commit is there. In
+  the last sixth a script holds the forest open for writing (``Vine(path)``): every
+  write on every surface must then answer ``E_LOCKED`` at once, naming it.
 - **A full file system**: every kind of write under a file-size limit it crosses
   (``EFBIG``, as a full disk gives ``ENOSPC``) answers an envelope and leaves the forest's
   files, HEAD and working tree exactly as they were.
@@ -836,34 +838,49 @@ def repair_probes(forest: Path) -> RepairFigures:
 
 # -- many writers and readers at once ----------------------------------------------------
 
-# An engine writer: open for writing (E_LOCKED when another writer holds the forest),
-# make one write, close; one JSON line per operation.
+# An engine writer: a process with one Vine(lock="per-write") kept open, as a bot or a
+# notebook keeps one, every third write through a Vine opened for it alone; every other
+# write a graft of the hub every writer edits (its summary is carried to the branch's
+# index, which every plant rewrites too). One JSON line per operation, with its time.
 ENGINE_WRITER = """
-import json, random, sys, time
+import json, sys, time
 from monkeyllm import Vine
-from monkeyllm.registry import CALLS
 from monkeyllm.errors import VineError
 root, tag, until = sys.argv[1], sys.argv[2], float(sys.argv[3])
+kept = Vine(root, lock="per-write")
 j = 0
 while time.time() < until:
     nid = f"torture/c{tag}-{j}"
-    node = {"id": nid, "type": "note", "parent": "torture", "title": nid,
-            "summary": f"Node {nid} written concurrently.", "body": "# T\\n\\n## Log\\n\\nx"}
+    if j % 2:
+        target, write = "torture/hub", lambda v: v.graft("torture/hub", {
+            "set_frontmatter": {"summary": f"Node hub, last edited by {nid}."},
+            "add_links": [{"rel": "related-to", "target": f"torture/c{tag}-{j - 1}"}]
+            if j % 4 == 1 else []})
+    else:
+        target, write = nid, lambda v: v.plant({
+            "id": nid, "type": "note", "parent": "torture", "title": nid,
+            "summary": f"Node {nid} written concurrently.", "body": "# T\\n\\n## Log\\n\\nx"})
+    started = time.perf_counter()
     try:
-        with Vine(root) as vine:
-            out = vine.plant(node)
+        if j % 3 == 2:
+            with Vine(root, lock="per-write") as vine:
+                out = write(vine)
+        else:
+            out = write(kept)
     except VineError as exc:
         out = exc.envelope()
-        time.sleep(random.uniform(0.0, 0.05))
-    print(json.dumps({"op": "write", "id": nid, "out": out}), flush=True)
+    ms = (time.perf_counter() - started) * 1000
+    print(json.dumps({"op": "write", "id": target, "out": out, "ms": ms}), flush=True)
+    if "error" in out:
+        time.sleep(0.05)
     j += 1
+kept.close()
 """
 
 # An engine reader: one read-only Vine, looking at every node it can list.
 ENGINE_READER = """
 import json, random, sys, time
 from monkeyllm import Vine
-from monkeyllm.registry import CALLS
 root, until = sys.argv[1], float(sys.argv[2])
 rnd = random.Random()
 with Vine(root, writable=False) as vine:
@@ -882,11 +899,21 @@ with Vine(root, writable=False) as vine:
                           else {}}), flush=True)
 """
 
+# A script that holds the forest open for writing (the seed's Vine(path)) for a while.
+HOLDER = """
+import sys, time
+from monkeyllm import Vine
+with Vine(sys.argv[1]) as vine:
+    print("holding", flush=True)
+    time.sleep(float(sys.argv[2]))
+"""
+
 
 @dataclass
 class ConcurrencyFigures:
     """What the concurrency family found (``surfaces``: the same counts per surface,
-    engine, CLI and Station)."""
+    engine, CLI and Station; ``held_*``: the writes made while a process held the forest
+    open for writing, each of which must be refused at once, naming it)."""
 
     operations: int = 0
     writes: int = 0
@@ -896,6 +923,10 @@ class ConcurrencyFigures:
     failed: int = 0                  # anything but a commit, E_LOCKED or a clean read
     lost: int = 0
     surfaces: dict[str, dict[str, int]] = field(default_factory=dict)
+    latency: dict[str, list[float]] = field(default_factory=dict)
+    held_writes: int = 0
+    held_refused: int = 0            # E_LOCKED naming the holder, before any timeout
+    held_slowest_ms: float = 0.0
     failures: list[str] = field(default_factory=list)
 
     def count(self, surface: str, what: str) -> None:
@@ -903,17 +934,41 @@ class ConcurrencyFigures:
                                                  "reads": 0, "failed": 0})
         row[what] += 1
 
+    @property
+    def locked_share(self) -> float:
+        """E_LOCKED answers as a percentage of the writes that raced (not counting the
+        writes made while a process held the forest open)."""
+        return round(100 * self.locked / self.writes, 2) if self.writes else 0.0
+
+    def median_ms(self, surface: str) -> float:
+        """The median time of a write on ``surface`` (a CLI write includes its process)."""
+        ms = sorted(self.latency.get(surface, []))
+        return round(ms[len(ms) // 2], 1) if ms else 0.0
+
 
 def _vine_command() -> list[str]:
     exe = Path(sys.executable).parent / "vine"
     return [str(exe)] if exe.exists() else [sys.executable, "-m", "monkeyllm.commands.app"]
 
 
+@dataclass
+class _Hold:
+    """While set, writes are judged as made beside a process that holds the forest open
+    (pid): each must answer E_LOCKED naming it, without waiting out the timeout."""
+
+    pid: int = 0
+
+
 def _judge_write(figures: ConcurrencyFigures, surface: str, out: Any,
-                 commits: list[tuple[str, str]], node_id: str) -> None:
+                 commits: list[tuple[str, str]], node_id: str, ms: float = 0.0,
+                 hold: _Hold | None = None) -> None:
+    if hold is not None and hold.pid:
+        _judge_held(figures, surface, out, node_id, ms, hold.pid)
+        return
     figures.operations += 1
     figures.writes += 1
     figures.count(surface, "writes")
+    figures.latency.setdefault(surface, []).append(ms)
     if isinstance(out, dict) and out.get("commit"):
         figures.committed += 1
         figures.count(surface, "committed")
@@ -925,6 +980,25 @@ def _judge_write(figures: ConcurrencyFigures, surface: str, out: Any,
         figures.failed += 1
         figures.count(surface, "failed")
         figures.failures.append(f"{surface} write of {node_id}: {str(out)[:200]}")
+
+
+def _judge_held(figures: ConcurrencyFigures, surface: str, out: Any, node_id: str,
+                ms: float, pid: int) -> None:
+    from monkeyllm.lock import DEFAULT_TIMEOUT_S
+
+    figures.operations += 1
+    figures.held_writes += 1
+    err = out.get("error", {}) if isinstance(out, dict) else {}
+    # A CLI write's time includes starting its process; a refusal that waited the
+    # timeout out would take at least that long on any surface.
+    if err.get("code") == "E_LOCKED" and f"pid {pid}" in err.get("message", "") \
+            and "per-write" in err.get("hint", "") and ms < DEFAULT_TIMEOUT_S * 1000:
+        figures.held_refused += 1
+        figures.held_slowest_ms = max(figures.held_slowest_ms, round(ms, 1))
+        return
+    figures.failed += 1
+    figures.failures.append(f"{surface} write of {node_id} beside a holder for life "
+                            f"({ms:.0f} ms): {str(out)[:200]}")
 
 
 def _judge_read(figures: ConcurrencyFigures, surface: str, what: str, out: Any) -> None:
@@ -951,15 +1025,18 @@ def _vine_call(forest: Path, call: str, args: dict[str, Any]) -> Any:
 
 
 def _cli_writer(forest: Path, tag: str, until: float, figures: ConcurrencyFigures,
-                commits: list[tuple[str, str]], guard: threading.Lock) -> None:
+                commits: list[tuple[str, str]], guard: threading.Lock,
+                hold: _Hold | None = None) -> None:
     j = 0
     while time.time() < until:
         nid = f"{BRANCH}/c{tag}-{j}"
         node = {"id": nid, "type": "note", "parent": BRANCH, "title": nid,
                 "summary": f"Node {nid} written concurrently."}
+        started = time.perf_counter()
         out = _vine_call(forest, "plant", {"node": node})
+        ms = (time.perf_counter() - started) * 1000
         with guard:
-            _judge_write(figures, "cli", out, commits, nid)
+            _judge_write(figures, "cli", out, commits, nid, ms, hold)
         j += 1
 
 
@@ -997,7 +1074,7 @@ def _http(client: Any, url: str, key: str, call: str, args: dict[str, Any]) -> A
 
 def _station_writer(url: str, key: str, tag: str, until: float,
                     figures: ConcurrencyFigures, commits: list[tuple[str, str]],
-                    guard: threading.Lock) -> None:
+                    guard: threading.Lock, hold: _Hold | None = None) -> None:
     import httpx
 
     with httpx.Client(timeout=120) as client:
@@ -1007,9 +1084,11 @@ def _station_writer(url: str, key: str, tag: str, until: float,
             node = {"id": nid, "type": "note", "parent": BRANCH, "title": nid,
                     "summary": f"Node {nid} written concurrently.",
                     "body": "# T\n\n## Log\n\nx"}
+            started = time.perf_counter()
             out = _http(client, url, key, "plant", {"node": node})
+            ms = (time.perf_counter() - started) * 1000
             with guard:
-                _judge_write(figures, "station", out, commits, nid)
+                _judge_write(figures, "station", out, commits, nid, ms, hold)
             j += 1
 
 
@@ -1046,8 +1125,8 @@ STATION_FOREST = "forest"      # scratch() names the copy forest/, the Station's
 @contextlib.contextmanager
 def serve_station(root: Path) -> Iterator[tuple[str, str]]:
     """``vine station serve`` over the folder ``root`` in a process of its own, with a
-    fresh admin key: (base URL, key). The Station takes each forest's writer lock on its
-    first call there and keeps it while it runs."""
+    fresh admin key: (base URL, key). The Station takes a forest's writer lock for each
+    write alone, as every long-lived server does."""
     import httpx
 
     from monkeyllm.serve.station import keys
@@ -1060,7 +1139,7 @@ def serve_station(root: Path) -> Iterator[tuple[str, str]]:
                        keys.parse_caps("read,query,write,tend,admin"))[1]
     log = root / ".station" / f"serve-{time.time_ns()}.log"
     with station(root, log) as (url, _pid), httpx.Client(timeout=120) as client:
-        first = _http(client, url, key, "look", {"id": "_index"})   # takes the lock
+        first = _http(client, url, key, "look", {"id": "_index"})   # opens the forest
         if not isinstance(first, dict) or "error" in first:
             raise RuntimeError(f"the Station's first call failed: {first}")
         yield url, key
@@ -1075,7 +1154,8 @@ def _spawn(script: str, *args: str) -> subprocess.Popen[str]:
 
 def _race(forest: Path, until: float, plan: dict[str, tuple[int, int]],
           figures: ConcurrencyFigures, commits: list[tuple[str, str]],
-          guard: threading.Lock, phase: str, station: tuple[str, str] | None = None) -> None:
+          guard: threading.Lock, phase: str, station: tuple[str, str] | None = None,
+          hold: _Hold | None = None) -> None:
     """One phase: ``plan`` maps each surface to (writers, readers), all running until
     ``until``; engine racers are processes, CLI and Station racers threads (the CLI's
     spawn a ``vine`` process per call)."""
@@ -1088,14 +1168,15 @@ def _race(forest: Path, until: float, plan: dict[str, tuple[int, int]],
         procs.append(_spawn(ENGINE_READER, str(forest), str(until)))
     writers, readers = plan.get("cli", (0, 0))
     threads += [threading.Thread(target=_cli_writer, args=(
-        forest, f"{phase}x{n}", until, figures, commits, guard)) for n in range(writers)]
+        forest, f"{phase}x{n}", until, figures, commits, guard, hold))
+        for n in range(writers)]
     threads += [threading.Thread(target=_cli_reader, args=(forest, until, figures, guard))
                 for _ in range(readers)]
     writers, readers = plan.get("station", (0, 0))
     if station is not None:
         url, key = station
         threads += [threading.Thread(target=_station_writer, args=(
-            url, key, f"{phase}{n}", until, figures, commits, guard))
+            url, key, f"{phase}{n}", until, figures, commits, guard, hold))
             for n in range(writers)]
         threads += [threading.Thread(target=_station_reader, args=(
             url, key, until, figures, guard)) for _ in range(readers)]
@@ -1117,51 +1198,60 @@ def _race(forest: Path, until: float, plan: dict[str, tuple[int, int]],
                 continue
             with guard:
                 if record["op"] == "write":
-                    _judge_write(figures, "engine", record["out"], commits, record["id"])
+                    _judge_write(figures, "engine", record["out"], commits, record["id"],
+                                 record.get("ms", 0.0), hold)
                 else:
                     _judge_read(figures, "engine", record["op"], record["out"] or {})
     for t in threads:
         t.join(timeout=left + 300)
 
 
+def _split(total: int, surfaces: int = 3) -> list[int]:
+    """``total`` racers over the surfaces (Station first), as evenly as they go."""
+    return [total // surfaces + (1 if i < total % surfaces else 0) for i in range(surfaces)]
+
+
 def concurrency(forest: Path, seconds: float = 60.0, writers: int = 8,
                 readers: int = 8, station: bool = True) -> ConcurrencyFigures:
     """``writers`` writers and ``readers`` readers on ``forest`` for ``seconds``, through
-    the engine, the CLI and (with ``station``) the REST Station. Every write must commit
-    or answer E_LOCKED; every read must answer; the final forest validates and holds
-    every commit.
+    a long-lived server (the REST Station), the CLI and the engine, all at once. Every
+    write must commit, or answer E_LOCKED (counted: what matters is how rarely); every
+    read must answer; the final forest validates and holds every commit.
 
-    A Station holds the forest's writer lock for as long as it serves it, so the race
-    runs in two halves: first engine and CLI writers and readers, half each, race for
-    the lock; then a Station serves the forest (``forest.parent`` is its root), half the
-    writers and readers go through its REST and the rest through the engine and the
-    CLI, whose writes must then all answer E_LOCKED (a commit there would mean the
-    lock let two writers in)."""
+    The Station and the engine writers' kept Vines hold the writer lock only while they
+    write (``lock="per-write"``), and a write that finds another in progress waits its
+    turn, so writers on every surface commit one after the other. In the last sixth a
+    script holds the forest open for writing (``Vine(path)``, the lock for its life):
+    then every write, on every surface, must answer E_LOCKED naming it, at once, and
+    none may commit."""
     prepare_writes(forest)
     figures = ConcurrencyFigures()
     commits: list[tuple[str, str]] = []
     guard = threading.Lock()
-    first = seconds / 2 if station else seconds
-    _race(forest, time.time() + first, {"engine": (writers // 2, readers // 2),
-                                        "cli": (writers - writers // 2,
-                                                readers - readers // 2)},
-          figures, commits, guard, "a")
-    if station:
-        before = {k: dict(v) for k, v in figures.surfaces.items()}
-        with serve_station(forest.parent) as served:
-            sw, sr = max(1, writers // 2), max(1, readers // 2)
-            ew, er = (writers - sw) // 2, (readers - sr) // 2
-            _race(forest, time.time() + seconds - first,
-                  {"station": (sw, sr), "engine": (ew, er),
-                   "cli": (writers - sw - ew, readers - sr - er)},
-                  figures, commits, guard, "b", station=served)
-        for surface in ("engine", "cli"):
-            now = figures.surfaces.get(surface, {}).get("committed", 0)
-            was = before.get(surface, {}).get("committed", 0)
-            if now != was:
+    held_for = max(2.0, seconds / 6)
+    racing = max(1.0, seconds - held_for)
+    sw, cw, ew = _split(writers) if station else (0, *_split(writers, 2))
+    sr, cr, er = _split(readers) if station else (0, *_split(readers, 2))
+    with serve_station(forest.parent) if station else contextlib.nullcontext() as served:
+        _race(forest, time.time() + racing,
+              {"station": (sw, sr), "cli": (cw, cr), "engine": (ew, er)},
+              figures, commits, guard, "a", station=served)
+        holder = _spawn(HOLDER, str(forest), str(held_for + 1.0))
+        try:
+            assert holder.stdout is not None
+            if holder.stdout.readline().strip() != "holding":
+                raise RuntimeError(f"the holder did not start: {holder.communicate()[1]}")
+            before = git(forest, "rev-parse", "HEAD").strip()
+            _race(forest, time.time() + held_for - 0.5,
+                  {"station": (max(1, sw // 2), 1) if station else (0, 0),
+                   "cli": (1, 1), "engine": (1, 1)},
+                  figures, commits, guard, "h", station=served, hold=_Hold(holder.pid))
+            if git(forest, "rev-parse", "HEAD").strip() != before:
                 figures.failed += 1
-                figures.failures.append(f"{surface}: {now - was} commits while the "
-                                        "Station held the writer lock")
+                figures.failures.append("a write committed while a process held the "
+                                        "forest open for writing")
+        finally:
+            holder.communicate(timeout=60)
     history = set(git(forest, "rev-list", "HEAD").split())
     with Vine(forest, writable=False) as vine:
         for sha, node_id in commits:
@@ -1169,6 +1259,10 @@ def concurrency(forest: Path, seconds: float = 60.0, writers: int = 8,
                 figures.lost += 1
                 figures.failures.append(f"committed {node_id} ({sha[:10]}) is gone")
         problems = forest_faults(vine, forest)
+    fsck = subprocess.run(["git", "fsck", "--strict"], cwd=forest, capture_output=True,
+                          text=True)
+    if fsck.returncode != 0:
+        problems.append(f"git fsck: {fsck.stderr[-300:]}")
     figures.failures += problems
     figures.failed += len(problems)
     return figures
@@ -1437,11 +1531,18 @@ def run(slow: bool = True, kills: int = 200, seconds: float = 60.0) -> dict[str,
         "... 5xx, E_INTERNAL or not JSON (Station)": rest.internal,
         "... files outside written (Station)": rest.written,
         "concurrent operations run": race.operations,
+        "... writes racing (Station, CLI and engine at once)": race.writes,
         "... writes committed": race.committed, "... writes E_LOCKED": race.locked,
+        "... E_LOCKED share of the racing writes (%)": race.locked_share,
         "... reads": race.reads,
         **{f"... {surface}: writes / committed / E_LOCKED / reads": "{} / {} / {} / {}".format(
             row["writes"], row["committed"], row["locked"], row["reads"])
            for surface, row in sorted(race.surfaces.items())},
+        **{f"... {surface}: median write (ms)": race.median_ms(surface)
+           for surface in sorted(race.latency)},
+        "writes while a script held the forest open": race.held_writes,
+        "... refused at once with E_LOCKED naming it": race.held_refused,
+        "... slowest refusal (ms)": race.held_slowest_ms,
         "concurrent operations failed unexpectedly": race.failed,
         "concurrent commits lost": race.lost,
         "writes refused by a full file system": full.attempted,
