@@ -98,7 +98,9 @@ FOREST_PARAM = {"type": "string", "minLength": 1,
 _EXTRA_DOCS = {
     "forests": (
         "The forests this server serves: their ids, whether each is open and writable, "
-        "and the mode (single forest, or a registry where every tool takes forest).\n\n"
+        "whether another process holds it open for writing (locked: writes answer "
+        "E_LOCKED until it lets go), and the mode (single forest, or a registry where "
+        "every tool takes forest).\n\n"
         "Reach for it first when a tool asks for forest, or to learn whether writes "
         "are allowed here."),
     "view": (

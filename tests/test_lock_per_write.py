@@ -378,3 +378,16 @@ def test_a_graft_of_a_node_pruned_or_moved_meanwhile_says_so(root: Path) -> None
         assert moved["moved_to"] == "sales/ana-ribeiro"
         assert head(root) == before
     assert status(root) == ""
+
+
+def test_a_write_waits_a_moment_for_a_git_command_to_let_go(root: Path) -> None:
+    import threading
+
+    lock = root / ".git" / "index.lock"
+    lock.write_text("")                      # as `git status` holds it for a moment
+    threading.Timer(0.3, lock.unlink).start()
+    with Vine(root, lock="per-write") as vine:
+        started = time.monotonic()
+        out = assert_ok(vine.plant(note("sales/after-git")))
+        assert time.monotonic() - started >= 0.25
+    assert out["commit"] == head(root) and status(root) == ""

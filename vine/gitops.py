@@ -27,6 +27,9 @@ if TYPE_CHECKING:
 # Trees kept in memory per repository (immutable: a tree's sha names its content).
 TREE_CACHE = 512
 
+# How long a write waits for a git command (git status, a commit) to let go of its locks.
+GIT_LOCK_WAIT_S = 1.0
+
 # The format's identity for every commit the engine makes.
 IDENTITY = SimpleNamespace(name="vine", email="vine@monkeyllm.local")
 
@@ -305,19 +308,26 @@ class Repository:
             with open(log, "a", encoding="utf-8") as fh:
                 fh.write(line)
 
-    def refuse_locked(self) -> None:
-        """Refuse, before anything moves, while git's own lock files are held."""
+    def refuse_locked(self, wait: float = GIT_LOCK_WAIT_S) -> None:
+        """Refuse, before anything moves, while git's own lock files are held (a git
+        command holds them for moments: they are waited for up to ``wait`` seconds)."""
         git_dir = Path(self.repo.git_dir)
         try:
             branch = self.repo.head.reference.path
         except TypeError:
             branch = "HEAD"
-        for name in ("index.lock", "HEAD.lock", f"{branch}.lock", "logs/HEAD.lock",
-                     f"logs/{branch}.lock"):
-            if (git_dir / name).exists():
-                raise Locked(f"git is busy: .git/{name} exists",
+        names = ("index.lock", "HEAD.lock", f"{branch}.lock", "logs/HEAD.lock",
+                 f"logs/{branch}.lock")
+        deadline = time.monotonic() + wait
+        while True:
+            held = next((name for name in names if (git_dir / name).exists()), None)
+            if held is None:
+                return
+            if time.monotonic() >= deadline:
+                raise Locked(f"git is busy: .git/{held} exists",
                              hint="Another git command is running in this forest; if none "
-                                  f"is, remove .git/{name} and try again.")
+                                  f"is, remove .git/{held} and try again.")
+            time.sleep(0.01)
 
     def reset(self, paths: list[Path]) -> None:
         """Put the index entries of ``paths`` back to HEAD (after a failed commit)."""

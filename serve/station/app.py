@@ -3,7 +3,8 @@
 :func:`serve_call` (key, forest, scoped call, audit row).
 
 Every engine call runs in a worker thread, so the event loop never blocks; each
-forest is one writable Vine shared by those threads (its writes serialize inside).
+forest is one writable Vine shared by those threads (its writes serialize inside, and
+take the forest's writer lock for each write alone, so other processes write between).
 """
 
 from __future__ import annotations

@@ -53,7 +53,8 @@ UNKNOWN_WRITE = Hints(read_only=False, destructive=True, idempotent=False)
 FORESTS_DOC = (
     "The forests this key may use: each one's id, the capabilities the key holds "
     "there (caps), the index ids it starts from (roots) and whether another process "
-    "holds the forest's writer lock (locked); station is the server's version.\n\n"
+    "holds the forest open for writing, so writes answer E_LOCKED (locked); station is "
+    "the server's version.\n\n"
     "Reach for it first: every other tool takes one of these ids as forest.")
 FORESTS_SCHEMA: dict[str, Any] = {"type": "object", "properties": {}, "required": [],
                                   "additionalProperties": False}

@@ -22,9 +22,10 @@ _TEXT = {
            "(E_FORBIDDEN, E_QUERY_FORBIDDEN, E_READONLY)",
     "404": "Unknown or not-granted forest, unknown call, a node absent or outside the "
            "key's scope (E_NOT_FOUND), or one that moved (E_MOVED, with moved_to)",
-    "409": "The forest's writer lock or git is busy (E_LOCKED), or a node other nodes "
+    "409": "The forest's writer lock or git is busy (E_LOCKED), a node other nodes "
            "link to (prune) or whose links cannot all be rewritten (transplant) "
-           "(E_ANCHORED)",
+           "(E_ANCHORED), or a node changed since the revision a graft names "
+           "(E_CONFLICT)",
     "500": "A bug (E_INTERNAL)",
     "502": "The model provider failed (E_PROVIDER)",
     "504": "Timed out (E_TIMEOUT)",
