@@ -198,3 +198,31 @@ def test_a_cli_write_beside_a_holder_for_life_names_it_at_once(root: Path) -> No
         assert cli(root, "look", "sales/exchange-policy").returncode == 0
     finally:
         holder.communicate("\n", timeout=TIMEOUT)
+
+
+def test_a_browser_edit_of_a_node_changed_meanwhile_is_refused(root: Path) -> None:
+    async def body() -> None:
+        async with BrowseApp(root).run_test(size=SIZE) as pilot:
+            app = await ready(pilot)
+            await go(pilot, "sales/exchange-policy")
+            await pilot.press("e")
+            await settle(pilot)
+            app.screen.query_one("#edit-summary", Input).value = "The person's summary."
+            # Meanwhile someone else edits the node from the command line.
+            done = await asyncio.to_thread(cli, root, "graft", "sales/exchange-policy",
+                                           "--patch", json.dumps({"set_frontmatter": {
+                                               "summary": "The other writer's summary."}}))
+            assert done.returncode == 0, done.stderr
+            theirs = head(root)
+            await pilot.press("ctrl+s")
+            await settle(pilot)
+            shown = [n.message for n in app._notifications]
+            assert any("Someone else changed this node" in m for m in shown), shown
+            assert head(root) == theirs
+            # The node is shown again as it now is.
+            assert app.browse.digest["summary"] == "The other writer's summary."
+
+    asyncio.run(asyncio.wait_for(body(), TIMEOUT * 2))
+    text = (root / "sales/exchange-policy.md").read_text()
+    assert "The other writer's summary." in text and "The person's summary." not in text
+    assert status(root) == ""

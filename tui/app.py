@@ -78,7 +78,7 @@ class BrowseApp(App[None]):
         elif err.get("code") == "E_CONFLICT":
             text = ("Someone else changed this node since it was shown, so nothing was "
                     f"saved; it is shown as it is now. ({err.get('message', '')})")
-        if err.get("hint"):
+        if err.get("hint") and err.get("code") != "E_CONFLICT":
             text += f"\n{err['hint']}"
         self.notify(text, title=title, severity="error", timeout=8)
 

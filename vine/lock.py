@@ -156,17 +156,25 @@ def _command_line(pid: object) -> str | None:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
+def _program_of(card: dict[str, object]) -> str | None:
+    """What the holder runs: its card's ``by``, else its command line on this host."""
+    import socket
+
+    by = card.get("by")
+    if isinstance(by, str) and by:
+        return by
+    if card.get("host") in (None, socket.gethostname()):
+        return _command_line(card.get("pid"))
+    return None
+
+
 def who(card: dict[str, object]) -> str:
     """The holder in a few words: ``pid 4242 on box (vine serve)``."""
     if not card:
         return "another process"
-    import socket
-
     text = f"pid {card.get('pid', '?')} on {card.get('host', '?')}"
-    by = card.get("by")
-    if not isinstance(by, str) and card.get("host") in (None, socket.gethostname()):
-        by = _command_line(card.get("pid"))
-    return f"{text} ({by})" if isinstance(by, str) and by else text
+    by = _program_of(card)
+    return f"{text} ({by})" if by else text
 
 
 def _describe(card: dict[str, object]) -> str:
@@ -199,7 +207,8 @@ def locked_error(card: dict[str, object], waited: float | None = None) -> Locked
         waited: How long this writer waited before giving up, or None when it did not
             wait (the holder keeps the lock while it stays open).
     """
-    name = who(card)
+    by = _program_of(card)
+    name = by or "it"
     pid = card.get("pid")
     that = f"that process (pid {pid})" if pid is not None else "that process"
     if holds_open(card):

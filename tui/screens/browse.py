@@ -125,8 +125,7 @@ class BrowseScreen(Screen[None]):
             mode.update(f"[$warning]{escape(writer)} holds the forest open for writing: browsing "
                         "works, saves answer E_LOCKED until it lets go[/]")
         else:
-            mode.update("[dim]reads take no lock; a save takes the writer lock for that "
-                        "write alone[/dim]")
+            mode.update("[dim]saves lock the forest only while they write[/dim]")
 
     # -- navigation ----------------------------------------------------------------
 
