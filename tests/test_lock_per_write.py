@@ -353,10 +353,18 @@ def test_a_malformed_revision_is_refused_before_any_write(root: Path, value: Any
         err = assert_error(vine.graft("sales/exchange-policy", {
             "set_frontmatter": {"tags": ["x"]}, "if_revision": value}), "E_SCHEMA")
         assert "if_revision" in err["message"]
-        err = assert_error(vine.graft("sales/exchange-policy", {"if_revision": "abcdef1"}),
-                           "E_SCHEMA")
-        assert "nothing to change" in err["message"]
     assert head(root) == before
+
+
+def test_a_patch_of_if_revision_alone_checks_and_changes_nothing(root: Path) -> None:
+    before = head(root)
+    with Vine(root, lock="per-write") as vine:
+        rev = assert_ok(vine.look("sales/exchange-policy"))["revision"]
+        out = assert_ok(vine.graft("sales/exchange-policy", {"if_revision": rev}))
+        assert out["commit"] is None and out["revision"] == rev
+        assert_error(vine.graft("sales/exchange-policy", {"if_revision": "abcdef1"}),
+                     "E_CONFLICT")
+    assert head(root) == before and status(root) == ""
 
 
 def test_a_graft_of_a_node_pruned_or_moved_meanwhile_says_so(root: Path) -> None:

@@ -210,7 +210,8 @@ class Frontmatter(TypedDict, total=False):
 
 
 class Patch(TypedDict, total=False):
-    """What graft changes: any of these, in one commit."""
+    """What graft changes: any of these, in one commit; if_revision, the revision look
+    or pick gave, refuses it (E_CONFLICT) when the node changed since."""
 
     set_frontmatter: Frontmatter
     add_links: list[Link]
@@ -218,6 +219,7 @@ class Patch(TypedDict, total=False):
     append_section: Section
     replace_section: Section
     replace_body: Body
+    if_revision: Annotated[str, Pattern("^[0-9a-fA-F]{7,40}$", "7 to 40 hex digits")]
 
 
 Edit = Annotated[Patch, Described(), MinLen(1), Apart("replace_body", "append_section",

@@ -48,7 +48,8 @@ WINDOW = obj({"since": TEXT, "until": TEXT, "date_field": STR}, {"empty": BOOL})
 CUT = {"truncated": BOOL, "hint": STR}
 MATCH = obj({"section": TEXT, "line": INT, "snippet": STR})
 
-ENVELOPE = obj({"error": obj({"code": STR, "message": STR}, {"hint": STR},
+ENVELOPE = obj({"error": obj({"code": STR, "message": STR},
+                             {"hint": STR, "holder": OBJ, "revision": STR},
                              "What failed: a stable code, what happened, what to do.")},
                description="The error envelope every expected failure answers.")
 
@@ -72,7 +73,7 @@ DIGEST = obj({"id": STR}, {
     "query_manual": obj({"tables": OBJ, "example_queries": STRS}, {"problem": STR}),
     "sample_rows": OBJ, "notes": STR,
     "stats": obj({"body_tokens": maybe(INT), "degree": INT, "heat": NUM}),
-    "truncated": BOOL, "truncated_fields": STRS})
+    "truncated": BOOL, "truncated_fields": STRS, "revision": STR})
 LOOK = {"anyOf": [
     DIGEST,
     obj({"nodes": array(DIGEST), "missing": STRS, "dropped": STRS, "truncated": BOOL}),
@@ -86,7 +87,7 @@ PICK_ONE = obj({"id": STR, "title": TEXT, "truncated": BOOL}, {
     "body_tokens": INT, "section": STR, "body": STR, "outline": STRS, "hint": STR,
     "sections": array(obj({"section": STR, "body": STR, "body_tokens": INT}, {"header": STR})),
     "missing": STRS, "dropped": STRS, "total": INT, "returned": INT, "cut": BOOL,
-    "next": STR})
+    "next": STR, "revision": STR})
 PICK = {"anyOf": [
     PICK_ONE,
     obj({"nodes": array(PICK_ONE), "missing": STRS, "dropped": STRS, "truncated": BOOL},
@@ -122,7 +123,8 @@ PLANT = {"anyOf": [
 ]}
 
 GRAFT = obj({"id": STR, "commit": TEXT, "fortified": array(obj({"rel": STR, "target": STR})),
-             "trail": STRS}, {"summary_stale": BOOL})
+             "trail": STRS}, {"summary_stale": BOOL, "revision": STR, "hint": STR,
+                              "sections_replaced": STRS, "sections_removed": STRS})
 
 TEND = obj({"id": STR, "rows_affected": INT, "payload_hash": TEXT, "commit": TEXT,
             "elapsed_ms": NUM})

@@ -182,9 +182,6 @@ def _check_patch(patch: Any) -> None:
             raise SchemaError(f"if_revision: a revision (7 to 40 hex digits) is required, "
                               f"got {str(given)[:60]!r}",
                               hint="look and pick answer a node's revision.")
-        if len(patch) == 1:
-            raise SchemaError("graft: the patch holds only if_revision: nothing to change",
-                              hint="Keys: " + ", ".join(PATCH_KEYS) + ".")
     if "replace_body" in patch and ({"append_section", "replace_section"} & set(patch)):
         raise SchemaError("replace_body cannot be combined with a section operation")
     if "replace_body" in patch and not isinstance(patch["replace_body"], str):
