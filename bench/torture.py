@@ -848,14 +848,14 @@ from monkeyllm import Vine
 from monkeyllm.errors import VineError
 root, tag, until = sys.argv[1], sys.argv[2], float(sys.argv[3])
 kept = Vine(root, lock="per-write")
-j = 0
+j, planted = 0, None
 while time.time() < until:
     nid = f"torture/c{tag}-{j}"
     if j % 2:
+        link = [{"rel": "related-to", "target": planted}] if planted and j % 4 == 1 else []
         target, write = "torture/hub", lambda v: v.graft("torture/hub", {
             "set_frontmatter": {"summary": f"Node hub, last edited by {nid}."},
-            "add_links": [{"rel": "related-to", "target": f"torture/c{tag}-{j - 1}"}]
-            if j % 4 == 1 else []})
+            "add_links": link})
     else:
         target, write = nid, lambda v: v.plant({
             "id": nid, "type": "note", "parent": "torture", "title": nid,
@@ -873,6 +873,8 @@ while time.time() < until:
     print(json.dumps({"op": "write", "id": target, "out": out, "ms": ms}), flush=True)
     if "error" in out:
         time.sleep(0.05)
+    elif target == nid:
+        planted = nid
     j += 1
 kept.close()
 """
@@ -924,6 +926,7 @@ class ConcurrencyFigures:
     lost: int = 0
     surfaces: dict[str, dict[str, int]] = field(default_factory=dict)
     latency: dict[str, list[float]] = field(default_factory=dict)
+    locked_examples: list[str] = field(default_factory=list)
     held_writes: int = 0
     held_refused: int = 0            # E_LOCKED naming the holder, before any timeout
     held_slowest_ms: float = 0.0
@@ -976,6 +979,9 @@ def _judge_write(figures: ConcurrencyFigures, surface: str, out: Any,
     elif isinstance(out, dict) and out.get("error", {}).get("code") == "E_LOCKED":
         figures.locked += 1
         figures.count(surface, "locked")
+        if len(figures.locked_examples) < 5:
+            figures.locked_examples.append(
+                f"{surface} after {ms:.0f} ms: {out['error'].get('message', '')[:200]}")
     else:
         figures.failed += 1
         figures.count(surface, "failed")
@@ -1557,6 +1563,7 @@ def run(slow: bool = True, kills: int = 200, seconds: float = 60.0) -> dict[str,
         **{k: round(v, 1) for k, v in timings.items()},
         "answers": sql.codes,
         "disk-full answers": full.codes,
+        "E_LOCKED answers while racing": race.locked_examples,
         "failures": (crash.failures + repair.failures + race.failures + malformed.failures
                      + sql.failures + scopes.failures + rest.failures + full.failures),
     }
@@ -1577,12 +1584,15 @@ def render(figures: dict[str, Any]) -> str:
     must["... named by validate"] = figures.get("malformed-forest defects", "")
     must["... served (look, pick, move, locate)"] = figures.get("healthy nodes beside them", "")
     for key, value in figures.items():
-        if key in ("answers", "disk-full answers", "failures"):
+        if key in ("answers", "disk-full answers", "failures",
+                   "E_LOCKED answers while racing"):
             continue
         lines.append(f"{key:54} {value:>14}   {must.get(key, '')}")
     lines.append("answers: " + ", ".join(f"{k} {v}" for k, v in sorted(figures["answers"].items())))
     lines.append("disk-full answers: " + ", ".join(
         f"{k} {v}" for k, v in sorted(figures.get("disk-full answers", {}).items())))
+    lines += ["E_LOCKED while racing: " + text
+              for text in figures.get("E_LOCKED answers while racing", [])]
     lines += ["FAIL " + f for f in figures["failures"][:50]]
     if len(figures["failures"]) > 50:
         lines.append(f"FAIL ... and {len(figures['failures']) - 50} more")

@@ -399,3 +399,71 @@ def test_a_write_waits_a_moment_for_a_git_command_to_let_go(root: Path) -> None:
         out = assert_ok(vine.plant(note("sales/after-git")))
         assert time.monotonic() - started >= 0.25
     assert out["commit"] == head(root) and status(root) == ""
+
+
+# Another process that writes now and then, each write allowed to wait one second.
+NOW_AND_THEN = """
+    import json, sys, time
+    from monkeyllm import Vine
+    out = []
+    with Vine(sys.argv[1], lock="per-write", lock_timeout=1.0) as v:
+        for i in range(20):
+            r = v.plant({"id": f"sales/now-{i}", "type": "note", "parent": "sales/_index",
+                         "title": "Now", "summary": "Written now and then."})
+            out.append(r.get("error", {}).get("code", "ok"))
+            time.sleep(0.05)
+    print(json.dumps(out))
+"""
+
+
+def test_a_process_that_keeps_writing_lets_another_process_write_between(root: Path) -> None:
+    """Three threads of one Vine write back to back (as a busy server's do): without
+    giving way, the next of its own writes would take the lock each time it lets go,
+    and a writer in another process would wait out its timeout."""
+    import threading
+
+    stop = time.monotonic() + 60
+    with Vine(root, lock="per-write") as busy:
+        def hog(t: int) -> None:
+            j = 0
+            while time.monotonic() < stop:
+                busy.plant(note(f"sales/busy-{t}-{j}"))
+                j += 1
+
+        threads = [threading.Thread(target=hog, args=(t,)) for t in range(3)]
+        for thread in threads:
+            thread.start()
+        try:
+            done = subprocess.run([sys.executable, "-c", textwrap.dedent(NOW_AND_THEN),
+                                   str(root)], capture_output=True, text=True, timeout=120)
+        finally:
+            stop = 0
+            for thread in threads:
+                thread.join()
+    assert json.loads(done.stdout) == ["ok"] * 20, done.stdout + done.stderr
+    assert status(root) == ""
+
+
+def test_a_lock_just_let_go_waits_for_a_writer_that_queued(root: Path) -> None:
+    import threading
+
+    from monkeyllm.lock import ForestLock
+
+    lock = ForestLock(root, "per-write")
+    lock.acquire()
+    lock.release()                              # this process just wrote
+    marker = root / "_derived" / "lock-waiters" / f"{os.getppid()}-1"
+    marker.parent.mkdir(parents=True, exist_ok=True)
+    marker.touch()                              # a live process waits
+    threading.Timer(0.03, marker.unlink).start()
+    started = time.monotonic()
+    lock.acquire()
+    assert time.monotonic() - started >= 0.025
+    lock.release()
+    # A waiter that died is not waited for, and its file goes.
+    dead = root / "_derived" / "lock-waiters" / "999999999-1"
+    dead.touch()
+    started = time.monotonic()
+    lock.acquire()
+    assert time.monotonic() - started < 0.02 and not dead.exists()
+    lock.release()

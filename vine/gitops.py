@@ -107,6 +107,12 @@ class Repository:
             self._repo = repo
         return self._repo
 
+    def warm(self) -> None:
+        """Open the repository now (GitPython loads), so a write does not pay for it
+        later; a forest that is not its own repository says so when a write needs it."""
+        with contextlib.suppress(SchemaError):
+            _ = self.repo
+
     def head(self) -> str | None:
         """The current commit, or None before the first."""
         git_dir = Path(self.repo.git_dir)

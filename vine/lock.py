@@ -16,6 +16,7 @@ import json
 import os
 import random
 import sys
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -38,7 +39,11 @@ DEFAULT_TIMEOUT_S = 5.0
 NOTICE_AFTER_S = 0.5
 _ATTEMPTS = 4
 _POLL_MIN_S = 0.001
-_POLL_MAX_S = 0.02
+_POLL_MAX_S = 0.01
+# A process that wrote this recently gives way, up to this long, to another process's
+# waiting writer: its own next write would otherwise win every time (it needs no poll).
+_GIVE_WAY_S = 0.05
+WAITERS = "lock-waiters"          # under _derived/: one empty file per waiting writer
 
 # What the card says this process is; a surface that knows better (the command line:
 # "vine serve") sets it when it starts.
@@ -104,6 +109,16 @@ def read_card(path: Path) -> dict[str, object]:
     if isinstance(card, int) and not isinstance(card, bool):
         return {"pid": card}
     return card if isinstance(card, dict) else {}
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError):
+        pass
+    return True
 
 
 def _alive(card: dict[str, object]) -> bool:
@@ -249,6 +264,8 @@ class ForestLock:
         self.hold = hold
         self._fd: int | None = None
         self._exclusive_file = False
+        self._waiters = root / "_derived" / WAITERS
+        self._released = float("-inf")
 
     @property
     def held(self) -> bool:
@@ -260,7 +277,8 @@ class ForestLock:
 
         A holder that keeps the lock for as long as it stays open is not waited for.
         ``waiting`` is called once, with the holder's card, when the wait has lasted
-        :data:`NOTICE_AFTER_S`.
+        :data:`NOTICE_AFTER_S`. A writer that waits says so with a file in
+        ``_derived/lock-waiters/``, so that a process that just wrote lets it go first.
 
         Raises:
             VineError: ``E_LOCKED`` naming the holder and what to do.
@@ -270,45 +288,88 @@ class ForestLock:
         if fcntl is None:
             self._acquire_exclusive_file(timeout)
             return
+        self._give_way()
         started = time.monotonic()
         deadline = started + timeout
         delay = _POLL_MIN_S
         noticed = False
         moved = 0
-        while True:
-            fd = os.open(self.path, os.O_CREAT | os.O_RDWR, 0o644)
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except OSError as exc:
-                os.close(fd)
-                if exc.errno in (errno.ENOLCK, errno.ENOTSUP):
-                    self._acquire_exclusive_file(timeout)
+        marker: Path | None = None
+        try:
+            while True:
+                fd = os.open(self.path, os.O_CREAT | os.O_RDWR, 0o644)
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                except OSError as exc:
+                    os.close(fd)
+                    if exc.errno in (errno.ENOLCK, errno.ENOTSUP):
+                        self._acquire_exclusive_file(timeout)
+                        return
+                    card = read_card(self.path)
+                    now = time.monotonic()
+                    if holds_open(card) or now >= deadline:
+                        raise locked_error(card, None if holds_open(card) else now - started
+                                           ) from None
+                    if marker is None:
+                        marker = self._queue()
+                    if waiting is not None and not noticed and \
+                            now - started >= NOTICE_AFTER_S:
+                        noticed = True
+                        waiting(card)
+                    time.sleep(min(random.uniform(0.5, 1.0) * delay,
+                                   max(0.0, deadline - now)))
+                    delay = min(delay * 2, _POLL_MAX_S)
+                    continue
+                # A releaser unlinks while holding: make sure we locked the live file.
+                try:
+                    same = os.fstat(fd).st_ino == os.stat(self.path).st_ino
+                except FileNotFoundError:
+                    same = False
+                if same:
+                    self._fd = fd
+                    self._write_card()
                     return
-                card = read_card(self.path)
-                now = time.monotonic()
-                if holds_open(card) or now >= deadline:
-                    raise locked_error(card, None if holds_open(card) else now - started
-                                       ) from None
-                if waiting is not None and not noticed and now - started >= NOTICE_AFTER_S:
-                    noticed = True
-                    waiting(card)
-                time.sleep(min(random.uniform(0.5, 1.0) * delay, max(0.0, deadline - now)))
-                delay = min(delay * 2, _POLL_MAX_S)
-                continue
-            # A releaser unlinks while holding: make sure we locked the live file.
-            try:
-                same = os.fstat(fd).st_ino == os.stat(self.path).st_ino
-            except FileNotFoundError:
-                same = False
-            if same:
-                self._fd = fd
-                self._write_card()
-                return
-            os.close(fd)
-            moved += 1
-            if moved >= _ATTEMPTS and time.monotonic() >= deadline:
-                raise Locked("forest already has a writer (contended)",
-                             hint="Another writer is taking the lock right now; try again.")
+                os.close(fd)
+                moved += 1
+                if moved >= _ATTEMPTS and time.monotonic() >= deadline:
+                    raise Locked("forest already has a writer (contended)",
+                                 hint="Another writer is taking the lock right now; try "
+                                      "again.")
+        finally:
+            if marker is not None:
+                marker.unlink(missing_ok=True)
+
+    def _queue(self) -> Path | None:
+        """Say that a writer waits here (None where ``_derived/`` cannot say it)."""
+        marker = self._waiters / f"{os.getpid()}-{threading.get_ident()}"
+        try:
+            self._waiters.mkdir(exist_ok=True)
+            marker.touch()
+        except OSError:
+            return None
+        return marker
+
+    def _others_wait(self) -> bool:
+        """True while a live writer waits for this lock (a dead one's file goes)."""
+        try:
+            names = os.listdir(self._waiters)
+        except OSError:
+            return False
+        for name in names:
+            pid = name.partition("-")[0]
+            if pid.isdigit() and _pid_alive(int(pid)):
+                return True
+            (self._waiters / name).unlink(missing_ok=True)
+        return False
+
+    def _give_way(self) -> None:
+        """Right after this lock let go, let a writer that waits for it go first (it
+        polls; this process's next write would not), for at most a moment."""
+        if time.monotonic() - self._released > _GIVE_WAY_S:
+            return
+        until = time.monotonic() + _GIVE_WAY_S
+        while time.monotonic() < until and self._others_wait():
+            time.sleep(0.001)
 
     def try_acquire(self) -> bool:
         """Take the lock if it is free right now; False when someone holds it."""
@@ -359,3 +420,4 @@ class ForestLock:
             pass
         os.close(self._fd)
         self._fd = None
+        self._released = time.monotonic()

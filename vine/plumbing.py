@@ -60,6 +60,12 @@ class Plumbing:
         from .writes.context import WriteContext
 
         repo = self._repository()
+        if self._path.per_write:
+            # What a process's first write loads (GitPython, the catalog's indexer) loads
+            # before it takes the lock, not while other writers wait for it.
+            from . import indexing  # noqa: F401
+
+            repo.warm()
         with self._path.open(self._forest, repo):
             yield WriteContext(self._forest, repo, getattr(self._local, "trailers", ()),
                                self._visibility())
