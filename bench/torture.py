@@ -848,14 +848,16 @@ from monkeyllm import Vine
 from monkeyllm.errors import VineError
 root, tag, until = sys.argv[1], sys.argv[2], float(sys.argv[3])
 kept = Vine(root, lock="per-write")
-j, planted = 0, None
+j, planted, linked = 0, None, []
 while time.time() < until:
     nid = f"torture/c{tag}-{j}"
     if j % 2:
+        # Each writer keeps one link on the hub: the newest node it planted.
         link = [{"rel": "related-to", "target": planted}] if planted and j % 4 == 1 else []
-        target, write = "torture/hub", lambda v: v.graft("torture/hub", {
-            "set_frontmatter": {"summary": f"Node hub, last edited by {nid}."},
-            "add_links": link})
+        patch = {"set_frontmatter": {"summary": f"Node hub, last edited by {nid}."}}
+        if link:
+            patch.update(add_links=link, remove_links=linked)
+        target, write = "torture/hub", lambda v: v.graft("torture/hub", patch)
     else:
         target, write = nid, lambda v: v.plant({
             "id": nid, "type": "note", "parent": "torture", "title": nid,
@@ -875,6 +877,8 @@ while time.time() < until:
         time.sleep(0.05)
     elif target == nid:
         planted = nid
+    elif patch.get("add_links"):
+        linked = patch["add_links"]
     j += 1
 kept.close()
 """
