@@ -3,8 +3,9 @@
 Before the first file changes, a journal (``_derived/journal.json``) records
 the HEAD it started from, the old bytes of every file it will touch and every file it
 will move (a payload carried beside a transplanted node, or into the graveyard by a
-prune). If the process dies mid-write, the next writable open finds the journal: when
-HEAD has not moved, the files are put back and the moves undone; when it has, the
+prune). If the process dies mid-write, the next writer finds the journal once it holds
+the writer lock, in whichever process (or a writable open does, when the lock is free):
+when HEAD has not moved, the files are put back and the moves undone; when it has, the
 commit landed and only the journal goes. Either way the working tree ends clean.
 """
 
