@@ -100,7 +100,9 @@ def test_tools_carry_the_registry_schemas_and_explicit_annotations(forest: Path,
     assert "answer" not in tools
     for name in ENGINE_TOOLS:
         assert tools[name].input_schema == CALLS[name].input_schema(), name
-        assert tools[name].output_schema == shapes.or_envelope(CALLS[name].output_schema())
+        assert tools[name].output_schema == {
+            "$schema": "http://json-schema.org/draft-07/schema#",
+            **shapes.or_envelope(CALLS[name].output_schema())}
         assert tools[name].description and "Args:" not in tools[name].description
         assert CALLS[name].summary in tools[name].description
     for tool in tools.values():

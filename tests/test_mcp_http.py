@@ -66,7 +66,9 @@ def test_http_serves_the_same_tools_and_answers(forest: Path, tmp_path: Path,
     assert out["version"] == ("2026-07-28" if era == "modern" else "2025-11-25")
     for name in ENGINE_TOOLS:
         assert tools[name].input_schema == CALLS[name].input_schema()
-        assert tools[name].output_schema == shapes.or_envelope(CALLS[name].output_schema())
+        assert tools[name].output_schema == {
+            "$schema": "http://json-schema.org/draft-07/schema#",
+            **shapes.or_envelope(CALLS[name].output_schema())}
     for name in READS:
         if name == "query":
             expected[name].pop("elapsed_ms"), out[name].pop("elapsed_ms")

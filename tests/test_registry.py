@@ -148,3 +148,42 @@ def test_every_call_has_a_result_shape(name: str) -> None:
     shape = CALLS[name].output_schema()
     json.dumps(shape)
     assert shape.get("required") or all(a.get("required") for a in shape["anyOf"])
+
+
+NEWER_DRAFT_KEYWORDS = {"$defs", "$dynamicRef", "$dynamicAnchor", "prefixItems",
+                        "dependentRequired", "dependentSchemas", "unevaluatedItems",
+                        "unevaluatedProperties", "$anchor", "$vocabulary"}
+
+
+def _keywords(schema: object) -> set[str]:
+    if isinstance(schema, dict):
+        found = set(schema)
+        for key, value in schema.items():
+            if key != "properties":
+                found |= _keywords(value)
+            else:
+                for sub in value.values():
+                    found |= _keywords(sub)
+        return found
+    if isinstance(schema, list):
+        return set().union(*(_keywords(item) for item in schema)) if schema else set()
+    return set()
+
+
+def test_tool_output_schemas_name_draft_07_and_use_only_its_keywords() -> None:
+    """A client that checks an output schema against its meta-schema on every call (the
+    1.x SDK does) reads the dialect from ``$schema``: every tool names draft-07, which
+    is valid against draft-07's meta-schema and uses no keyword a later draft added."""
+    import jsonschema
+
+    from monkeyllm.serve.station.mcp import tools
+    from monkeyllm.serve.tools import tool_specs
+
+    served = [(spec.name, spec.output_schema) for spec in tool_specs()]
+    station = [(tool.name, tool.output_schema) for tool in tools()]
+    for name, schema in served + station:
+        assert schema is not None, name
+        assert schema["$schema"] == "http://json-schema.org/draft-07/schema#", name
+        assert jsonschema.validators.validator_for(schema) is jsonschema.Draft7Validator
+        jsonschema.Draft7Validator.check_schema(schema)
+        assert not _keywords(schema) & NEWER_DRAFT_KEYWORDS, name

@@ -28,13 +28,12 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 
 import monkeyllm
-from monkeyllm import shapes
 from monkeyllm.errors import Forbidden, SchemaError, VineError, is_error
 from monkeyllm.registry import Call
 
 from ..http import LOCAL_HOSTS, allowed
 from ..server import plain
-from ..tools import FOREST_PARAM, HINTS, READ, Hints, describe
+from ..tools import FOREST_PARAM, HINTS, READ, Hints, describe, output_schema
 from . import auth
 from .app import FORESTS_RESULT, Station, audit_call, serve_call
 from .calls import STATION_CALLS
@@ -80,7 +79,7 @@ def tools() -> list[types.Tool]:
     """Every tool, in a stable order: forests, then the Station calls."""
     listed = [types.Tool(name="forests", title="Forests", description=FORESTS_DOC,
                          input_schema=FORESTS_SCHEMA,
-                         output_schema=shapes.or_envelope(FORESTS_RESULT),
+                         output_schema=output_schema(FORESTS_RESULT),
                          annotations=types.ToolAnnotations(title="Forests",
                                                            **READ.as_dict()))]
     for name, call in STATION_CALLS.items():
@@ -88,7 +87,7 @@ def tools() -> list[types.Tool]:
         listed.append(types.Tool(
             name=name, title=title, description=describe(call.doc),
             input_schema=with_forest(call.input_schema()),
-            output_schema=shapes.or_envelope(call.output_schema()),
+            output_schema=output_schema(call.output_schema()),
             annotations=types.ToolAnnotations(title=title, **hints(name, call).as_dict())))
     return listed
 
