@@ -17,6 +17,7 @@ check, and the lines themselves decide.
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from dataclasses import dataclass
 
@@ -26,6 +27,12 @@ LINE_BITS = 20
 LINE_MASK = (1 << LINE_BITS) - 1
 # Above this many vocabulary tokens, one OR expression is split into chunks.
 OR_CHUNK = 400
+# A token on at least this many index lines (at the last rebuild) is common: the
+# vocabulary keeps its line count, and a term's common tokens are read apart from its
+# rare ones (see :func:`expressions`).
+COMMON_LINES = 4096
+COMMON_CHUNK = 1
+RARE_CHUNK = 64
 
 
 def create(conn: sqlite3.Connection) -> None:
@@ -35,7 +42,8 @@ def create(conn: sqlite3.Connection) -> None:
             text, tokenize='ascii', content='', detail='none', columnsize=0);
         CREATE TABLE IF NOT EXISTS body_vocab(id INTEGER PRIMARY KEY, term TEXT UNIQUE);
         CREATE TABLE IF NOT EXISTS body_vocab_blob(
-            one INTEGER PRIMARY KEY CHECK (one = 1), upto INTEGER, terms TEXT);
+            one INTEGER PRIMARY KEY CHECK (one = 1), upto INTEGER, terms TEXT,
+            common TEXT);
     """)
 
 
@@ -77,14 +85,19 @@ def finish_bulk(conn: sqlite3.Connection, next_gen: int) -> None:
     """After a rebuild: the vocabulary, read back from the index itself, and counters."""
     conn.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.body_terms "
                  "USING fts5vocab(main, body_fts, 'row')")
-    conn.execute("INSERT OR IGNORE INTO body_vocab(term) SELECT term FROM temp.body_terms "
-                 "ORDER BY term")
+    conn.execute("CREATE TEMP TABLE body_counts AS SELECT term, doc FROM temp.body_terms")
     conn.execute("DROP TABLE temp.body_terms")
-    # The whole vocabulary as one text, so a fresh reader loads it in one read.
+    conn.execute("INSERT OR IGNORE INTO body_vocab(term) SELECT term FROM temp.body_counts "
+                 "ORDER BY term")
+    # The whole vocabulary as one text, so a fresh reader loads it in one read, and the
+    # line counts of the common tokens.
     conn.execute("INSERT OR REPLACE INTO body_vocab_blob VALUES(1, "
                  "(SELECT coalesce(max(id), 0) FROM body_vocab), "
                  "(SELECT group_concat(term, char(10)) FROM (SELECT term FROM body_vocab "
-                 "ORDER BY id)))")
+                 "ORDER BY id)), "
+                 "(SELECT json_group_object(term, doc) FROM temp.body_counts WHERE doc >= ?))",
+                 (COMMON_LINES,))
+    conn.execute("DROP TABLE temp.body_counts")
     _set_meta(conn, "next_gen", next_gen)
     _set_meta(conn, "vocab_gen", meta_int(conn, "vocab_gen") + 1)
 
@@ -157,20 +170,27 @@ class Vocabulary:
         self._text = "\n"
         self._last = 0
         self._gen = -1
+        self._common: dict[str, int] = {}
 
     def refresh(self, conn: sqlite3.Connection) -> None:
         """Read tokens added since the last refresh (all of them after a rebuild)."""
         gen = meta_int(conn, "vocab_gen")
         if gen != self._gen:
-            row = conn.execute("SELECT upto, terms FROM body_vocab_blob").fetchone()
+            row = conn.execute("SELECT upto, terms, common FROM body_vocab_blob").fetchone()
             self._text = "\n" + (row[1] + "\n" if row and row[1] else "")
             self._last = row[0] if row else 0
+            self._common = json.loads(row[2]) if row and row[2] else {}
             self._gen = gen
         new = conn.execute("SELECT id, term FROM body_vocab WHERE id > ? ORDER BY id",
                            (self._last,)).fetchall()
         if new:
             self._text += "\n".join(t for _, t in new) + "\n"
             self._last = new[-1][0]
+
+    def lines(self, token: str) -> int:
+        """How many index lines held a common token at the last rebuild (0 for the rest,
+        and for a token that became common since)."""
+        return self._common.get(token, 0)
 
     def containing_all(self, tokens: list[str] | tuple[str, ...]) -> list[str]:
         """Those of ``tokens`` that are in the vocabulary, as whole tokens."""
@@ -252,12 +272,21 @@ def _quote(token: str) -> str:
     return '"' + token + '"'
 
 
-def expressions(tp: TermPlan) -> list[str]:
-    """FTS5 MATCH expressions whose union is the term's candidate lines."""
+def expressions(tp: TermPlan, vocab: Vocabulary | None = None) -> list[str]:
+    """FTS5 MATCH expressions whose union is the term's candidate lines. With ``vocab``,
+    a one-group term's common tokens are ORed apart from its rare ones (FTS5 steps every
+    branch of an OR for each row it yields, so fifty rare tokens beside a common one
+    would cost fifty times its rows)."""
     if any(not g for g in tp.groups):
         return []
     if len(tp.groups) == 1:
         toks = tp.groups[0]
+        common = [t for t in toks if vocab.lines(t)] if vocab is not None else []
+        if common and len(toks) > len(common):
+            rare = [t for t in toks if not vocab.lines(t)]  # type: ignore[union-attr]
+            return [" OR ".join(map(_quote, part)) for part in (
+                *(common[i:i + COMMON_CHUNK] for i in range(0, len(common), COMMON_CHUNK)),
+                *(rare[i:i + RARE_CHUNK] for i in range(0, len(rare), RARE_CHUNK)))]
         return [" OR ".join(map(_quote, toks[i:i + OR_CHUNK]))
                 for i in range(0, len(toks), OR_CHUNK)]
     # Multi-run terms: AND of the groups, each group an OR (chunking the largest).

@@ -21,7 +21,8 @@ from __future__ import annotations
 import hashlib
 import os
 import struct
-from bisect import bisect_left
+import threading
+from bisect import bisect_left, bisect_right
 from pathlib import Path
 
 _HEADER = struct.Struct(">4sLL")
@@ -78,9 +79,119 @@ def _entry(rel: bytes, sha: bytes, mode: int, st: os.stat_result) -> bytes:
     return head + rel + b"\0" * (size - len(head) - len(rel))
 
 
-# The last index this process read or wrote, per repository: its stat identity and
-# parsed entries, so a long-lived writer does not re-parse 10,000 entries per commit.
-_CACHE: dict[Path, tuple[tuple[int, int, int], list[bytes], list[int]]] = {}
+# Entries per chunk of the cached index: a write rebuilds the chunks it touches and
+# copies nothing else, so its cost in this process does not grow with the index (the
+# file is still written whole, as git writes it).
+CHUNK = 1024
+
+
+class _Chunk:
+    """A run of consecutive entries: their names, offsets (relative, with the end) and
+    bytes."""
+
+    __slots__ = ("names", "starts", "data")
+
+    def __init__(self, names: list[bytes], starts: list[int], data: bytes | memoryview) -> None:
+        self.names = names
+        self.starts = starts
+        self.data = data
+
+
+class _Index:
+    """A parsed index held in memory between writes: version and chunks of entries."""
+
+    __slots__ = ("identity", "version", "chunks", "firsts")
+
+    def __init__(self, identity: tuple[int, int, int], version: int,
+                 chunks: list[_Chunk]) -> None:
+        self.identity = identity
+        self.version = version
+        self.chunks = chunks
+        self.firsts = [c.names[0] for c in chunks]
+
+    @classmethod
+    def parse(cls, data: bytes, identity: tuple[int, int, int]) -> _Index | None:
+        parsed = _parse(data)
+        if parsed is None:
+            return None
+        names, starts = parsed
+        view = memoryview(data)
+        chunks = []
+        for lo in range(0, len(names), CHUNK):
+            hi = min(lo + CHUNK, len(names))
+            base = starts[lo]
+            chunks.append(_Chunk(names[lo:hi], [s - base for s in starts[lo:hi + 1]],
+                                 view[base:starts[hi]]))
+        return cls(identity, _HEADER.unpack_from(data)[1], chunks)
+
+    def apply(self, new: dict[bytes, bytes | None]) -> None:
+        """Put or remove entries (``None`` removes every stage of the path)."""
+        groups: dict[int, dict[bytes, bytes | None]] = {}
+        for path in new:
+            at = max(0, bisect_right(self.firsts, path) - 1)
+            groups.setdefault(at, {})[path] = new[path]
+        if not self.chunks:
+            self.chunks.append(_Chunk([], [0], b""))
+        replaced: list[_Chunk] = []
+        for at in range(len(self.chunks)):
+            if at in groups:
+                replaced += _split(_splice(self.chunks[at], groups[at]))
+            else:
+                replaced.append(self.chunks[at])
+        self.chunks = [c for c in replaced if c.names]
+        self.firsts = [c.names[0] for c in self.chunks]
+
+    def pieces(self) -> list[bytes | memoryview]:
+        """The file's bytes (its trailing checksum excluded), in order."""
+        count = sum(len(c.names) for c in self.chunks)
+        return [_HEADER.pack(b"DIRC", self.version, count), *(c.data for c in self.chunks)]
+
+
+def _splice(chunk: _Chunk, new: dict[bytes, bytes | None]) -> _Chunk:
+    """The chunk with ``new``'s entries put in (or removed), the rest copied."""
+    names, starts, view = chunk.names, chunk.starts, memoryview(chunk.data)
+    pieces: list[memoryview | bytes] = []
+    out_names: list[bytes] = []
+    out_starts: list[int] = []
+    offset = 0
+    at = 0                                  # next entry to copy
+    for path in sorted(new):
+        first = bisect_left(names, path, at)
+        last = first
+        while last < len(names) and names[last] == path:   # every stage of the path
+            last += 1
+        pieces.append(view[starts[at]:starts[first]])
+        out_names += names[at:first]
+        out_starts += _shifted(starts, at, first, offset)
+        offset += starts[first] - starts[at]
+        entry = new[path]
+        if entry is not None:
+            pieces.append(entry)
+            out_names.append(path)
+            out_starts.append(offset)
+            offset += len(entry)
+        at = last
+    pieces.append(view[starts[at]:starts[-1]])
+    out_names += names[at:]
+    out_starts += _shifted(starts, at, len(starts), offset)   # the end marker included
+    return _Chunk(out_names, out_starts, b"".join(pieces))
+
+
+def _split(chunk: _Chunk) -> list[_Chunk]:
+    """A chunk grown past twice :data:`CHUNK` entries, cut in two (else as it is)."""
+    if len(chunk.names) <= 2 * CHUNK:
+        return [chunk]
+    mid = len(chunk.names) // 2
+    cut = chunk.starts[mid]
+    view = memoryview(chunk.data)
+    return [_Chunk(chunk.names[:mid], chunk.starts[:mid + 1], view[:cut]),
+            _Chunk(chunk.names[mid:], [s - cut for s in chunk.starts[mid:]], view[cut:])]
+
+
+# The last index this process read or wrote, per repository (valid while the file's
+# stat identity is unchanged), so a long-lived writer neither re-reads nor re-parses
+# 100,000 entries per commit.
+_CACHE: dict[Path, _Index] = {}
 
 
 def _identity(st: os.stat_result) -> tuple[int, int, int]:
@@ -118,7 +229,7 @@ def _parse(data: bytes) -> tuple[list[bytes], list[int]] | None:
     return names, starts
 
 
-def _write_all(fd: int, data: bytes) -> None:
+def _write_all(fd: int, data: bytes | memoryview) -> None:
     view = memoryview(data)
     while view:
         view = view[os.write(fd, view):]
@@ -132,61 +243,44 @@ def _shifted(starts: list[int], lo: int, hi: int, offset: int) -> list[int]:
     return list(map(shift.__add__, starts[lo:hi]))
 
 
-def update(git_dir: Path, root: Path, changes: dict[str, bytes | None]) -> bool:
-    """Set each path in ``changes`` to its blob (a regular file, mode 100644) or remove it
-    (``None``). Returns False, touching nothing, when this index needs git itself."""
+def _load(git_dir: Path) -> _Index | None:
+    """The repository's index, from this process's copy while the file is unchanged."""
     index = git_dir / "index"
+    try:
+        st = os.stat(index)
+    except FileNotFoundError:
+        return None
+    cached = _CACHE.get(git_dir)
+    if cached is not None and cached.identity == _identity(st):
+        return cached
     try:
         with open(index, "rb") as fh:
             key = _identity(os.fstat(fh.fileno()))
             data = fh.read()
     except FileNotFoundError:
-        return False
-    cached = _CACHE.get(git_dir)
-    if cached is not None and cached[0] == key:
-        names, starts = cached[1], cached[2]
-    else:
-        parsed = _parse(data)
-        if parsed is None:
-            return False
-        names, starts = parsed
-    version = _HEADER.unpack_from(data)[1]
+        return None
+    return _Index.parse(data, key)
 
+
+def update(git_dir: Path, root: Path, changes: dict[str, bytes | None]) -> bool:
+    """Set each path in ``changes`` to its blob (a regular file, mode 100644) or remove it
+    (``None``). Returns False, touching nothing, when this index needs git itself."""
+    current = _load(git_dir)
+    if current is None:
+        return False
     new: dict[bytes, bytes | None] = {}
     for rel, sha in changes.items():
         path = rel.encode("utf-8")
         new[path] = None if sha is None else _entry(path, sha, 0o100644, os.stat(root / rel))
-
-    view = memoryview(data)
-    pieces: list[memoryview | bytes] = []
-    out_names: list[bytes] = []
-    out_starts: list[int] = []
-    offset = _HEADER.size
-    at = 0                                  # next entry to copy
-    for path in sorted(new):
-        first = bisect_left(names, path, at)
-        last = first
-        while last < len(names) and names[last] == path:   # every stage of the path
-            last += 1
-        pieces.append(view[starts[at]:starts[first]])
-        out_names += names[at:first]
-        out_starts += _shifted(starts, at, first, offset)
-        offset += starts[first] - starts[at]
-        entry = new[path]
-        if entry is not None:
-            pieces.append(entry)
-            out_names.append(path)
-            out_starts.append(offset)
-            offset += len(entry)
-        at = last
-    pieces.append(view[starts[at]:starts[-1]])
-    out_names += names[at:]
-    out_starts += _shifted(starts, at, len(starts), offset)   # the end marker included
-    pieces.insert(0, _HEADER.pack(b"DIRC", version, len(out_names)))
+    # The copy in memory changes now; it is kept again only once the file says the same.
+    _CACHE.pop(git_dir, None)
+    current.apply(new)
+    pieces = current.pieces()
     digest = hashlib.sha1()
-    for piece in pieces:
-        digest.update(piece)
-    pieces.append(digest.digest())
+
+    def checksum() -> None:
+        for piece in pieces:
+            digest.update(piece)
 
     lock = git_dir / "index.lock"
     try:
@@ -195,14 +289,23 @@ def update(git_dir: Path, root: Path, changes: dict[str, bytes | None]) -> bool:
         raise IndexBusy("git is busy: .git/index.lock exists") from None
     try:
         try:
-            _write_all(fd, b"".join(pieces))
+            # The checksum (SHA-1 releases the GIL) is worked out while the bytes it
+            # covers are written.
+            hasher = threading.Thread(target=checksum, name="index-checksum")
+            hasher.start()
+            try:
+                for piece in pieces:
+                    _write_all(fd, piece)
+            finally:
+                hasher.join()
+            _write_all(fd, digest.digest())
             written = _identity(os.fstat(fd))   # after the last byte: the cache key
         finally:
             os.close(fd)
-        os.replace(lock, index)
+        os.replace(lock, git_dir / "index")
     except BaseException:
         lock.unlink(missing_ok=True)
-        _CACHE.pop(git_dir, None)
         raise
-    _CACHE[git_dir] = (written, out_names, out_starts)
+    current.identity = written
+    _CACHE[git_dir] = current
     return True

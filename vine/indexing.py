@@ -167,8 +167,8 @@ _BULK_FTS = _from_json("INSERT INTO nodes_fts", FTS_COLUMNS)
 _BULK_EDGE = _from_json("INSERT OR IGNORE INTO edges", ("src", "rel", "dst", "confidence", "ord"))
 _BULK_MOVE = _from_json("INSERT OR REPLACE INTO moves", ("old_id", "new_id"))
 _BULK_LISTING = _from_json("INSERT OR IGNORE INTO listings", ("branch", "listed"))
-_BULK_FILE = _from_json("INSERT OR REPLACE INTO files", ("path", "mtime_ns", "size", "error"))
 _BULK_LINE = _from_json("INSERT INTO body_fts", ("rowid", "text"))
+_BULK_FILE = _from_json("INSERT OR REPLACE INTO files", ("path", "mtime_ns", "size", "error"))
 
 
 class Writer:
@@ -307,6 +307,10 @@ class BulkBuilder:
         conn.execute("BEGIN IMMEDIATE")
         conn.execute("INSERT INTO body_fts(body_fts, rank) VALUES('hashsize', ?)", (16 << 20,))
         try:
+            from .catalog import INDEX_NAMES, index_statements
+
+            for name in INDEX_NAMES:
+                conn.execute(f"DROP INDEX IF EXISTS {name}")
             for table in ("files", "nodes", "edges", "moves", "listings", "nodes_fts"):
                 conn.execute(f"DELETE FROM {table}")
             bodyindex.clear(conn)
@@ -319,6 +323,8 @@ class BulkBuilder:
                 self._thread.join()
             if self._error is not None:
                 raise self._error
+            for statement in index_statements():
+                conn.execute(statement)
             bodyindex.finish_bulk(conn, next_gen)
             conn.commit()
         except BaseException:

@@ -87,7 +87,7 @@ def doc_counts(forest: Forest, terms: list[str], forms: Forms | None = None,
         if tp is None:
             counts[term] = float("inf")
             continue
-        rowids = term_rows(conn, term, tp, seen)
+        rowids = term_rows(conn, term, tp, seen, vocab)
         gens = {rowid >> bodyindex.LINE_BITS for rowid in rowids}
         if tp.exact or len(gens) > CONFIRM_MAX:
             counts[term] = len(gens)
