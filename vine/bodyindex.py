@@ -73,6 +73,19 @@ def body_rows(body: str, gen: int, rows: list[tuple[int, str]]) -> int:
     return count
 
 
+def bulk_rows(body: str, gen: int, rows: list[str]) -> int:
+    """:func:`body_rows` for a rebuild: each row as the JSON text ``[rowid,"line"]``
+    (index lines hold only letters, digits and spaces: JSON as they are)."""
+    base = gen << LINE_BITS
+    lines = index_text(body).split("\n")
+    if len(lines) > LINE_MASK + 1:
+        del lines[LINE_MASK + 1:]
+    new = [f'[{base | i},"{line}"]' for i, line in enumerate(lines)
+           if line and not line.isspace()]
+    rows += new
+    return len(new)
+
+
 def clear(conn: sqlite3.Connection) -> None:
     """Empty the index (a rebuild)."""
     conn.execute("INSERT INTO body_fts(body_fts) VALUES('delete-all')")

@@ -44,7 +44,7 @@ CREATE INDEX IF NOT EXISTS nodes_parent ON nodes(parent);
 CREATE INDEX IF NOT EXISTS nodes_type ON nodes(type, id);
 CREATE INDEX IF NOT EXISTS nodes_created ON nodes(created);
 CREATE INDEX IF NOT EXISTS nodes_updated ON nodes(updated);
-CREATE INDEX IF NOT EXISTS nodes_gen ON nodes(body_gen);
+CREATE INDEX IF NOT EXISTS nodes_gen ON nodes(body_gen, id);
 CREATE INDEX IF NOT EXISTS nodes_census ON nodes(id, kind, type, source, created, updated,
     origin);
 CREATE INDEX IF NOT EXISTS nodes_source ON nodes(source, id);

@@ -344,7 +344,7 @@ class BulkBuilder:
             if isinstance(node, str):
                 files.append((path, stat[0], stat[1], node))
                 continue
-            count = bodyindex.body_rows(node.body, gen, lines)
+            count = bodyindex.bulk_rows(node.body, gen, lines)
             rec = record(node, gen, count, body_hash(node))
             gen += 1
             nodes.append((rowid, *[rec.values[c] for c in NODE_COLUMNS]))
@@ -368,8 +368,7 @@ class BulkBuilder:
                                    (_BULK_MOVE, moves), (_BULK_FILE, files),
                                    (_BULK_LISTING, listings)) if rows]
         if lines:
-            # Index lines hold only letters, digits and spaces: JSON-safe as they are.
-            batch.append((_BULK_LINE, "[" + ",".join([f'[{r},"{t}"]' for r, t in lines]) + "]"))
+            batch.append((_BULK_LINE, "[" + ",".join(lines) + "]"))
         self._queue.put(batch)
 
 

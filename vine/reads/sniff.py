@@ -192,6 +192,18 @@ def term_rows(conn: Any, term: str, tp: bodyindex.TermPlan,
     return rowids
 
 
+def term_gens(term: str, rowids: list[int], seen: dict[Any, Any] | None = None) -> set[int]:
+    """The body versions among a term's index rowids (kept in ``seen`` beside them)."""
+    key = ("gens", term)
+    if seen is not None and key in seen:
+        return seen[key]
+    shift = bodyindex.LINE_BITS
+    gens = {r >> shift for r in rowids}
+    if seen is not None:
+        seen[key] = gens
+    return gens
+
+
 def _indexed(forest: Forest, terms: list[str], scope: Scope, k: int,
              forms: Forms | None = None, seen: dict[str, list[int]] | None = None
              ) -> tuple[dict[str, Hits], int] | None:
@@ -211,11 +223,10 @@ def _indexed(forest: Forest, terms: list[str], scope: Scope, k: int,
             return None
         plans.append(tp)
     conn = forest.catalog.conn
-    shift = bodyindex.LINE_BITS
     # Rowids per term; for a term with punctuation they are candidates, not hits.
     per_term = [term_rows(conn, term, tp, seen, vocab)
                 for term, tp in zip(terms, plans, strict=True)]
-    gens_of = [{r >> shift for r in rowids} for rowids in per_term]
+    gens_of = [term_gens(term, rowids, seen) for term, rowids in zip(terms, per_term, strict=True)]
     inexact = {t for t, tp in enumerate(plans) if not tp.exact}
     confirmed: dict[int, tuple[str, dict[int, list[int]]]] = {}   # gen -> id, rows
 

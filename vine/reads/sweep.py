@@ -24,6 +24,7 @@ from .sniff import (
     _indexed,
     _of_gen,
     _render,
+    term_gens,
     term_lines,
     term_rows,
 )
@@ -88,7 +89,7 @@ def doc_counts(forest: Forest, terms: list[str], forms: Forms | None = None,
             counts[term] = float("inf")
             continue
         rowids = term_rows(conn, term, tp, seen, vocab)
-        gens = {rowid >> bodyindex.LINE_BITS for rowid in rowids}
+        gens = term_gens(term, rowids, seen)
         if tp.exact or len(gens) > CONFIRM_MAX:
             counts[term] = len(gens)
             continue
