@@ -91,6 +91,8 @@ def scratch_copy(source: Path, nodes: int) -> Path:
     shutil.rmtree(dest, ignore_errors=True)
     shutil.copytree(source, dest, symlinks=True,
                     ignore=shutil.ignore_patterns("_derived", ".vine.lock"))
+    # No background `git gc` started by the git commands below may run beside a figure.
+    git(dest, "config", "gc.auto", "0")
     return dest
 
 
@@ -243,6 +245,7 @@ def notice_pull(root: Path, files: int, seed: int) -> dict[str, Any]:
     upstream = root.parent / (root.name + "-upstream")
     shutil.rmtree(upstream, ignore_errors=True)
     git(root.parent, "clone", "-q", "--no-hardlinks", str(root), str(upstream))
+    git(upstream, "config", "gc.auto", "0")
     tracked = [p for p in git(upstream, "ls-files", "*.md").split("\n")
                if p and not p.startswith("_meta/") and not p.endswith("_index.md")]
     chosen = random.Random(seed).sample(tracked, files)
@@ -325,9 +328,22 @@ def writes(root: Path, rounds: int, seed: int) -> dict[str, Any]:
     return out
 
 
+def generated(nodes: int, seed: int) -> Path:
+    """The git-backed synthetic forest, generated once (what the generator prints goes
+    to standard error, so that ``--json`` prints JSON alone)."""
+    sys.stdout.flush()
+    saved = os.dup(1)
+    try:
+        os.dup2(2, 1)
+        return ensure_forest(nodes, seed, git=True)
+    finally:
+        os.dup2(saved, 1)
+        os.close(saved)
+
+
 def measure(nodes: int, rounds: int, seed: int) -> dict[str, Any]:
     """Every figure for one forest size."""
-    source = ensure_forest(nodes, seed, git=True)
+    source = generated(nodes, seed)
     root = scratch_copy(source, nodes)
     load = os.getloadavg()
     figures: dict[str, Any] = {"nodes": nodes, "forest": str(root)}

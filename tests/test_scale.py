@@ -1,0 +1,205 @@
+"""What the 100k-node work changed, held to what it replaced: the rebuild writes the
+catalog the incremental path writes, a term's common tokens read apart find the same
+lines, sniff's shortcuts rank as the full tiers do, and the git index kept in chunks
+stays what git would write."""
+
+from __future__ import annotations
+
+import random
+import shutil
+import sqlite3
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from monkeyllm import Vine, bodyindex, catalog, gitindex
+from monkeyllm.reads import sniff as sniff_module
+
+from .conftest import (
+    assert_ok,
+    copy_sample,
+    git,
+    make_forest,
+    node_meta,
+    status,
+    write_node,
+)
+
+SAMPLE = Path(__file__).resolve().parent.parent / "sample-brain"
+FIELD_OFFICE = Path(__file__).resolve().parent.parent / "bench" / "forests" / "field-office"
+
+
+def catalog_contents(conn: sqlite3.Connection) -> dict[str, list[tuple]]:
+    """Everything a catalog says about its nodes, keyed so that two builds compare:
+    body index rows by node id and line (body versions are numbered differently)."""
+    conn.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.lines "
+                 "USING fts5vocab(main, body_fts, 'instance')")
+    shift, mask = bodyindex.LINE_BITS, bodyindex.LINE_MASK
+    out = {
+        "lines": conn.execute(
+            f"SELECT n.id, i.doc & {mask}, i.term FROM temp.lines i "
+            f"JOIN nodes n ON n.body_gen = i.doc >> {shift} ORDER BY 1, 2, 3").fetchall(),
+        "nodes": conn.execute(
+            "SELECT id, kind, type, title, summary, tags, aliases, created, updated, "
+            "confidence, source, entity_kind, payload, payload_type, payload_hash, parent, "
+            "trail, coverage, body_tokens, outline, body_hash, origin, body_lines "
+            "FROM nodes ORDER BY id").fetchall(),
+        "fts": conn.execute(
+            "SELECT f.id, f.title, f.aliases, f.tags, f.summary, f.headers, f.title_stems, "
+            "f.label_stems, f.summary_stems, f.header_stems FROM nodes_fts f "
+            "ORDER BY f.id").fetchall(),
+        "edges": conn.execute("SELECT * FROM edges ORDER BY 1, 2, 3").fetchall(),
+        "moves": conn.execute("SELECT * FROM moves ORDER BY 1").fetchall(),
+        "listings": conn.execute("SELECT * FROM listings ORDER BY 1, 2").fetchall(),
+        "files": conn.execute("SELECT path, size, error FROM files ORDER BY 1").fetchall(),
+        "indexes": sorted(conn.execute(
+            "SELECT name, sql FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL")),
+    }
+    conn.execute("DROP TABLE temp.lines")
+    return out
+
+
+@pytest.mark.parametrize("source", [SAMPLE, FIELD_OFFICE], ids=["sample-brain", "field-office"])
+def test_a_rebuild_writes_the_catalog_the_incremental_path_writes(tmp_path: Path,
+                                                                  source: Path) -> None:
+    root = tmp_path / "f"
+    shutil.copytree(source, root, ignore=shutil.ignore_patterns("_derived", ".git"))
+    with Vine(root, writable=False) as vine:
+        cat = vine._forest.catalog
+        bulk = catalog_contents(cat.conn)
+        assert bulk["lines"] and bulk["nodes"] and bulk["edges"]
+        # The same files indexed one by one, as edits noticed one at a time are.
+        paths = [r[0] for r in cat.conn.execute("SELECT path FROM files ORDER BY path")]
+        with cat.transaction() as tx:
+            for path in paths:
+                tx.drop(path, path[:-3])
+        assert cat.count() == 0
+        with cat.transaction() as tx:
+            for path in reversed(paths):
+                st = (root / path).stat()
+                tx.upsert_path(path, (st.st_mtime_ns, st.st_size))
+        assert catalog_contents(cat.conn) == bulk
+
+
+def test_the_rebuild_drops_and_makes_again_every_secondary_index(tmp_path: Path) -> None:
+    root = make_forest(tmp_path / "f")
+    with Vine(root, writable=False) as vine:
+        conn = vine._forest.catalog.conn
+        names = {r[0] for r in conn.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL")}
+        assert names == set(catalog.INDEX_NAMES)
+        vine._forest.catalog.build()
+        again = {r[0] for r in conn.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL")}
+        assert again == names
+        # A type filter reads its ids from the index alone.
+        plan = " ".join(r[3] for r in conn.execute(
+            "EXPLAIN QUERY PLAN SELECT id FROM nodes WHERE id != '_index' AND type = 'note'"))
+        assert "COVERING INDEX nodes_type" in plan
+
+
+BODIES = ["exchange rate of the day", "the exchanges and the changes", "exchange",
+          "changed hands", "a change of plans", "nf 4412 exchange", "x-change", "changing"]
+
+
+def test_the_vocabulary_keeps_the_line_counts_of_common_tokens(tmp_path: Path,
+                                                                monkeypatch) -> None:
+    monkeypatch.setattr(bodyindex, "COMMON_LINES", 3)
+    nodes = {f"n/{i}": ("note", {}, "# T\n\n" + "\n".join(BODIES[:i + 1])) for i in range(8)}
+    nodes["n/rare"] = ("note", {}, "# T\n\nan exchanger, once")
+    root = make_forest(tmp_path / "f", nodes)
+    with Vine(root, writable=False) as vine:
+        vocab = vine._forest.vocabulary()
+        conn = vine._forest.catalog.conn
+        for token in ("exchange", "change", "the", "changed", "nf", "exchanger"):
+            lines = conn.execute("SELECT count(*) FROM body_fts WHERE body_fts MATCH ?",
+                                 (f'"{token}"',)).fetchone()[0]
+            assert vocab.lines(token) == (lines if lines >= 3 else 0), token
+        plan = bodyindex.plan("change", vocab)
+        assert plan is not None and len(plan.groups[0]) > 2
+        parts = bodyindex.expressions(plan, vocab)
+        # Each common token alone, the rare ones together.
+        assert '"change"' in parts and '"exchange"' in parts and '"exchanger"' in parts
+        assert len(parts) == len(vocab.containing("change")) and vocab.lines("exchanger") == 0
+        assert bodyindex.expressions(plan) == [" OR ".join(f'"{t}"' for t in plan.groups[0])]
+
+
+WORDS = ["exchange", "Exchange", "change", "changes", "the", "them", "other", "NF-4412",
+         "4412", "ação", "acao", "x", "de", "des", "a.b", "-", "  "]
+
+
+@pytest.fixture(scope="module")
+def common_vine(tmp_path_factory: pytest.TempPathFactory):  # noqa: ANN201
+    root = make_forest(tmp_path_factory.mktemp("cv") / "f")
+    with Vine(root, writable=False) as vine:
+        yield root, vine
+
+
+@settings(max_examples=50, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(bodies=st.lists(st.lists(st.lists(st.sampled_from(WORDS), min_size=1, max_size=7)
+                                .map(" ".join), max_size=6).map("\n".join),
+                       min_size=3, max_size=9),
+       terms=st.lists(st.sampled_from(["change", "exchange", "the", "he", "4412", "nf-4412",
+                                       "ação", "de", "ex", "ch"]), min_size=1, max_size=4),
+       k=st.integers(min_value=1, max_value=4), heated=st.integers(min_value=0, max_value=3),
+       seed=st.integers(min_value=0, max_value=10**6))
+def test_sniff_shortcuts_rank_as_the_full_tiers_do(common_vine, monkeypatch, bodies, terms,
+                                                   k, heated, seed) -> None:
+    """Common tokens read apart (every token counts as common here), the top tier settled
+    before the others are counted, and a partial sort: the first k are those of the
+    ranking of every node a direct scan of the bodies finds."""
+    root, vine = common_vine
+    monkeypatch.setattr(bodyindex, "COMMON_LINES", 1)
+    shutil.rmtree(root / "cv", ignore_errors=True)
+    for i, body in enumerate(bodies):
+        write_node(root, f"cv/n{i}", node_meta(f"cv/n{i}"), "# T\n\n" + body)
+    forest = vine._forest
+    forest.catalog.build()
+    rng = random.Random(seed)
+    forest.heat.deposit(rng.sample([f"cv/n{i}" for i in range(len(bodies))], heated), 0.5)
+    folded = sniff_module._terms(terms)
+    found = sniff_module._indexed(forest, folded, sniff_module.Scope(), k)
+    if found is None:
+        return
+    direct, _ = sniff_module._direct(forest, folded, "", ())
+    expected = sniff_module._rank(forest, direct, len(folded))[:k]
+    got = sniff_module._rank(forest, found[0], len(folded), k)
+    assert [(r[0], r[1], r[3].count, r[3].lines) for r in got] == \
+        [(r[0], r[1], r[3].count, r[3].lines) for r in expected]
+    assert all(found[0][node_id].lines == direct[node_id].lines for node_id in found[0])
+
+
+def test_the_git_index_kept_in_chunks_stays_what_git_writes(tmp_path: Path,
+                                                            monkeypatch) -> None:
+    """Chunks of two entries: writes land before the first entry, after the last, across
+    chunk boundaries, grow chunks past twice their size and empty them."""
+    monkeypatch.setattr(gitindex, "CHUNK", 2)
+    gitindex._CACHE.clear()
+    root = copy_sample(tmp_path / "brain", git=True)
+    with Vine(root) as vine:
+        for node_id, parent in (("0first", "_index"), ("zzz-last", "_index"),
+                                ("clients/aa", "clients/_index"),
+                                ("clients/ab", "clients/_index"),
+                                ("clients/ac", "clients/_index"),
+                                ("clients/ad", "clients/_index"),
+                                ("clients/ae", "clients/_index")):
+            assert_ok(vine.plant({"id": node_id, "type": "note", "parent": parent,
+                                  "title": node_id, "summary": "A note for the chunks.",
+                                  "body": "# N\n\n## Body\n\nText."}))
+            assert status(root) == "", node_id
+        assert len(gitindex._CACHE[Path(vine._repository().repo.git_dir)].chunks) > 4
+        for node_id in ("clients/ab", "clients/ac", "0first"):
+            assert_ok(vine.prune(node_id))
+            assert status(root) == "", node_id
+        assert_ok(vine.graft("zzz-last", {"set_frontmatter": {"summary": "Changed."}}))
+    assert status(root) == ""
+    assert git(root, "diff-index", "--cached", "--name-status", "HEAD") == ""
+    assert git(root, "write-tree").strip() == git(root, "rev-parse", "HEAD^{tree}").strip()
+    listed = git(root, "ls-files").split()
+    assert listed == sorted(listed)
+    assert {"zzz-last.md", "clients/aa.md", "clients/ae.md"} <= set(listed)
+    assert not {"0first.md", "clients/ab.md", "clients/ac.md"} & set(listed)
+    gitindex._CACHE.clear()
