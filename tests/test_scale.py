@@ -8,6 +8,7 @@ from __future__ import annotations
 import random
 import shutil
 import sqlite3
+import sys
 from pathlib import Path
 
 import pytest
@@ -15,12 +16,15 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from monkeyllm import Vine, bodyindex, catalog, gitindex
+from monkeyllm.reads import locate as locate_module
 from monkeyllm.reads import sniff as sniff_module
+from monkeyllm.reads import topk
 
 from .conftest import (
     assert_ok,
     copy_sample,
     git,
+    git_init,
     make_forest,
     node_meta,
     status,
@@ -203,3 +207,124 @@ def test_the_git_index_kept_in_chunks_stays_what_git_writes(tmp_path: Path,
     assert {"zzz-last.md", "clients/aa.md", "clients/ae.md"} <= set(listed)
     assert not {"0first.md", "clients/ab.md", "clients/ac.md"} & set(listed)
     gitindex._CACHE.clear()
+
+
+@pytest.mark.parametrize("workers", ["2", "1"])
+def test_a_build_parsed_by_worker_processes_writes_what_one_process_writes(
+        tmp_path: Path, monkeypatch, workers: str) -> None:
+    root = tmp_path / "f"
+    shutil.copytree(FIELD_OFFICE, root, ignore=shutil.ignore_patterns("_derived", ".git"))
+    monkeypatch.setenv("VINE_BUILD_WORKERS", "0")
+    with Vine(root, writable=False) as vine:
+        alone = catalog_contents(vine._forest.catalog.conn)
+    shutil.rmtree(root / "_derived")
+    monkeypatch.setenv("VINE_BUILD_WORKERS", workers)
+    with Vine(root, writable=False) as vine:
+        assert catalog_contents(vine._forest.catalog.conn) == alone
+        assert vine._forest.catalog.problems() == []
+
+
+def test_a_build_whose_workers_fail_parses_their_files_itself(tmp_path: Path,
+                                                               monkeypatch) -> None:
+    root = tmp_path / "f"
+    shutil.copytree(FIELD_OFFICE, root, ignore=shutil.ignore_patterns("_derived", ".git"))
+    with Vine(root, writable=False) as vine:
+        expected = catalog_contents(vine._forest.catalog.conn)
+    shutil.rmtree(root / "_derived")
+    monkeypatch.setenv("VINE_BUILD_WORKERS", "2")
+    # Interpreters that exit at once, and one that is not there at all.
+    for executable in (shutil.which("false"), str(tmp_path / "no-python")):
+        monkeypatch.setattr(sys, "executable", executable)
+        shutil.rmtree(root / "_derived", ignore_errors=True)
+        with Vine(root, writable=False) as vine:
+            assert catalog_contents(vine._forest.catalog.conn) == expected
+
+
+COMMON = ["notes", "working", "plan", "review"]
+MEDIUM = ["harbor", "ledger", "canyon", "signal", "orchard", "beacon", "meadow", "copper",
+          "falcon", "garnet", "summit", "willow"]
+RARE = ["zephyr", "quill", "marlow", "tundra", "vesper", "nimbus", "opal", "cobalt"]
+
+
+def tiered_forest(root: Path, n: int = 420) -> Path:
+    """Titles of words in three tiers: on about two rows in five, on one in twelve, on a
+    few (a word on more than half the rows would weigh next to nothing)."""
+    rng = random.Random(11)
+    nodes = {}
+    for i in range(n):
+        words = rng.sample(COMMON, rng.randint(1, 2)) + rng.sample(MEDIUM, rng.randint(0, 2))
+        if rng.random() < 0.15:
+            words.append(rng.choice(RARE))
+        rng.shuffle(words)
+        title = " ".join(words).capitalize()
+        nodes[f"t{i % 7}/n{i}"] = ("note", {"title": title, "summary": f"Item {i}."},
+                                   "# T\n\nBody.")
+    return make_forest(root, nodes)
+
+
+def test_locate_bounded_by_its_common_words_ranks_as_the_full_query(
+        tmp_path: Path, monkeypatch) -> None:
+    """The bounded top gives what scoring every row gives, before and after edits (which
+    loosen the bounds). Two copies of one forest take the same calls (so the same heat),
+    one of them scoring every row."""
+    monkeypatch.setattr(topk, "COMMON_DOCS", 60)
+    bounded = topk.ranked
+    used: list[bool] = []
+
+    def spy(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
+        got = bounded(*args, **kwargs)
+        used.append(got is not None)
+        return got
+
+    source = tiered_forest(tmp_path / "source")
+    git_init(source)
+    vines = []
+    for name in ("bounded", "full"):
+        shutil.copytree(source, tmp_path / name)
+        vines.append(Vine(tmp_path / name))
+    fast, full = vines
+    try:
+        rng = random.Random(5)
+        queries = [" ".join(rng.sample(COMMON, rng.randint(1, 2)) + rng.sample(MEDIUM, 1)
+                            + rng.sample(RARE, rng.randint(0, 1))) for _ in range(40)]
+        # Every common word beside a weaker one: rows of common words alone can win.
+        queries += [" ".join([*COMMON, word]) for word in MEDIUM[:6]]
+
+        def compare() -> None:
+            for query in queries:
+                for k in (1, 5):
+                    monkeypatch.setattr(topk, "ranked", spy)
+                    got = assert_ok(fast.locate(query, k=k))
+                    monkeypatch.setattr(topk, "ranked", lambda *a, **kw: None)
+                    assert assert_ok(full.locate(query, k=k)) == got, query
+
+        def bounds_hold() -> None:
+            # No row holding common phrases alone scores the bound, and a bound that
+            # the rarer phrases' rows do not pass sends locate to the full query.
+            conn = fast._forest.catalog.conn
+            for query in queries:
+                expr = locate_module.expression(locate_module.query_words(query))
+                common, rarer, bound = topk.split(expr.split(" OR "),
+                                                  fast._forest.locate_stats())
+                if common:
+                    best = conn.execute("SELECT min(rank) FROM nodes_fts WHERE nodes_fts "
+                                        "MATCH ?", (" OR ".join(common),)).fetchone()[0]
+                    assert best is None or -best < bound, query
+                    assert bounded(conn, common, rarer, 1e9, 25) is None
+
+        compare()
+        bounds_hold()
+        assert sum(used) >= 20, used
+        ids = [f"t{i % 7}/n{i}" for i in rng.sample(range(420), 30)]
+        for i, node_id in enumerate(ids):
+            for vine in vines:
+                assert_ok(vine.graft(node_id, {"set_frontmatter": {
+                    "title": f"Harbor ledger {i}", "summary": "Notes on the harbor ledger."}}))
+        assert fast._forest.locate_stats()[2] >= 30
+        used.clear()
+        compare()
+        bounds_hold()
+        assert sum(used) >= 20, used
+    finally:
+        for vine in vines:
+            vine.close()

@@ -32,6 +32,8 @@ OR_CHUNK = 400
 # rare ones (see :func:`expressions`).
 COMMON_LINES = 4096
 COMMON_CHUNK = 1
+# FTS5's own default: how many segments of a level an edit merges.
+AUTOMERGE = 4
 RARE_CHUNK = 64
 
 

@@ -20,6 +20,7 @@ from .errors import FrontmatterError, Moved, NotFound
 from .heat import READ_DEPOSIT, STRONG_DEPOSIT, HeatStore
 from .ids import normalize, path_of
 from .nodes import Node, ParseError, body_of_bytes, parse_bytes
+from .reads.topk import Stats
 
 if TYPE_CHECKING:
     from .canopy.embedders import EmbedderConfig
@@ -58,6 +59,7 @@ class Forest:
         self._payload_paths: dict[tuple[str, str | None], Path] = {}
         self._vocab = Vocabulary()
         self._vocab_lock = threading.Lock()
+        self._locate_stats = Stats()
         self.catalog.on_change.append(self._changed)
         self._found: dict[str, None] = {}
         self._memo: dict[str, Any] = {}
@@ -110,6 +112,11 @@ class Forest:
         if key not in self._memo:
             self._memo[key] = build()
         return self._memo[key]
+
+    def locate_stats(self) -> tuple[dict[str, int], int, int] | None:
+        """How many catalog rows held each common word at the last rebuild, the row
+        count, and the rows indexed since (None before a rebuild)."""
+        return self._locate_stats.read(self.catalog.conn)
 
     def vocabulary(self) -> Vocabulary:
         """The body index's vocabulary, brought up to date."""

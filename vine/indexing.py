@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import queue
 import re
 import threading
@@ -17,6 +18,7 @@ from . import bodyindex
 from .budget import tokens
 from .ids import id_of, is_index, parent_of, trail_of
 from .nodes import Node, ParseError, meta_str, parse_bytes
+from .reads import topk
 from .stems import node_languages, stem_text
 from .watch import Stat
 
@@ -183,6 +185,8 @@ class Writer:
         # rename by hand) keeps its body's index rows instead of indexing them again.
         self._dropped: dict[str, tuple[int, int]] = {}
         self._adopted: set[str] = set()
+        # Rows of the metadata index written or removed (what locate's bounds allow for).
+        self.edits = 0
 
     def __enter__(self) -> Writer:
         self.conn.execute("BEGIN IMMEDIATE")
@@ -193,6 +197,8 @@ class Writer:
             self.conn.rollback()
             return
         self.body.finish()
+        if self.edits:
+            topk.count_edits(self.conn, self.edits)
         self.conn.commit()
 
     def upsert_path(self, path: str, stat: Stat) -> None:
@@ -213,6 +219,7 @@ class Writer:
         if row is not None:
             conn.execute("DELETE FROM nodes_fts WHERE rowid=?", (row[0],))
             conn.execute("DELETE FROM nodes WHERE id=?", (node_id,))
+            self.edits += 1
             if node_id in self._adopted:
                 self._adopted.discard(node_id)
             else:
@@ -245,6 +252,7 @@ class Writer:
         if old is not None:
             conn.execute("DELETE FROM nodes_fts WHERE rowid=?", (rowid,))
         conn.execute(_INSERT_FTS, (rowid, *rec.fts))
+        self.edits += 1
         conn.execute("DELETE FROM edges WHERE src=?", (node.id,))
         conn.execute("DELETE FROM moves WHERE new_id=?", (node.id,))
         conn.execute("DELETE FROM listings WHERE branch=?", (node.id,))
@@ -270,11 +278,75 @@ class Writer:
         return None
 
 
+def parse_batch(root: str, first_gen: int, items: list[tuple[int, str, int, int]]
+                ) -> list[tuple[str, str]]:
+    """The rebuild's rows of some files, as ``(table, JSON array of rows)`` pairs.
+
+    ``items`` are ``(rowid, path, mtime_ns, size)``; a node's body version is
+    ``first_gen + rowid - 1``, so batches parsed apart (in other processes) number
+    their rows as one pass over the sorted files would. Only text comes back: the
+    process that inserts it does no Python work per row.
+    """
+    base = Path(root)
+    nodes, fts, edges, moves, files, listings = [], [], [], [], [], []
+    lines: list[str] = []
+    for rowid, path, mtime, size in items:
+        node = read_node(base, path)
+        if isinstance(node, str):
+            files.append((path, mtime, size, node))
+            continue
+        gen = first_gen + rowid - 1
+        count = bodyindex.bulk_rows(node.body, gen, lines)
+        rec = record(node, gen, count, body_hash(node))
+        nodes.append((rowid, *[rec.values[c] for c in NODE_COLUMNS]))
+        fts.append((rowid, *rec.fts))
+        edges.extend(rec.edges)
+        moves.extend(rec.moves)
+        listings.extend(rec.listings)
+        files.append((path, mtime, size, None))
+    batch = [(table, json.dumps(rows, ensure_ascii=False))
+             for table, rows in (("nodes", nodes), ("fts", fts), ("edges", edges),
+                                 ("moves", moves), ("files", files), ("listings", listings))
+             if rows]
+    if lines:
+        batch.append(("lines", "[" + ",".join(lines) + "]"))
+    return batch
+
+
+_BULK = {"nodes": _BULK_NODE, "fts": _BULK_FTS, "edges": _BULK_EDGE, "moves": _BULK_MOVE,
+         "files": _BULK_FILE, "listings": _BULK_LISTING, "lines": _BULK_LINE}
+
+
+def build_workers(files: int) -> int:
+    """How many processes parse a rebuild of ``files`` files (0: this process alone).
+
+    ``VINE_BUILD_WORKERS`` sets it (0 turns them off); by default a forest of at
+    least :data:`PARALLEL_FILES` files is parsed by one process per core, while
+    this one inserts.
+    """
+    raw = os.environ.get("VINE_BUILD_WORKERS", "").strip()
+    if raw.isdigit():
+        return int(raw)
+    if files < PARALLEL_FILES:
+        return 0
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:
+        cores = os.cpu_count() or 1
+    return cores if cores > 1 else 0
+
+
+# Below this many files a rebuild takes a second or two, less than starting processes.
+PARALLEL_FILES = 5000
+
+
 class BulkBuilder:
-    """A full rebuild: parsing here, SQLite on a thread of its own.
+    """A full rebuild: parsing on worker processes (or here), SQLite on its own.
 
     SQLite releases the GIL while it works, so inserting one batch overlaps with
-    parsing the next; the connection is only touched by the thread until it ends.
+    parsing the next: with workers, they parse while this process inserts; without,
+    this process parses while a thread inserts. Either way the connection is used
+    by one thread at a time.
     """
 
     BATCH = 400
@@ -282,9 +354,13 @@ class BulkBuilder:
     def __init__(self, catalog: Catalog) -> None:
         self.catalog = catalog
         self.conn = catalog.conn
-        self._queue: queue.Queue[list[tuple[str, list[Any]]] | None] = queue.Queue(maxsize=4)
+        self._queue: queue.Queue[list[tuple[str, str]] | None] = queue.Queue(maxsize=4)
         self._error: BaseException | None = None
         self._thread = threading.Thread(target=self._drain, name="catalog-build", daemon=True)
+
+    def _insert(self, batch: list[tuple[str, str]]) -> None:
+        for table, payload in batch:
+            self.conn.execute(_BULK[table], (payload,))
 
     def _drain(self) -> None:
         while True:
@@ -294,8 +370,7 @@ class BulkBuilder:
             if self._error is not None:
                 continue
             try:
-                for sql, payload in batch:
-                    self.conn.execute(sql, (payload,))
+                self._insert(batch)
             except BaseException as exc:  # noqa: BLE001 - re-raised by run()
                 self._error = exc
 
@@ -306,6 +381,10 @@ class BulkBuilder:
         conn.execute("PRAGMA cache_size=-32768")
         conn.execute("BEGIN IMMEDIATE")
         conn.execute("INSERT INTO body_fts(body_fts, rank) VALUES('hashsize', ?)", (16 << 20,))
+        # No merging of the body index's segments while it is written from nothing (a
+        # third of a rebuild's time at 100k nodes); crisis merges still bound their
+        # number, and edits merge as usual again.
+        conn.execute("INSERT INTO body_fts(body_fts, rank) VALUES('automerge', 0)")
         try:
             from .catalog import INDEX_NAMES, index_statements
 
@@ -314,18 +393,21 @@ class BulkBuilder:
             for table in ("files", "nodes", "edges", "moves", "listings", "nodes_fts"):
                 conn.execute(f"DELETE FROM {table}")
             bodyindex.clear(conn)
-            next_gen = max(1, bodyindex.meta_int(conn, "next_gen"))
-            self._thread.start()
-            try:
-                next_gen = self._feed(found, next_gen)
-            finally:
-                self._queue.put(None)
-                self._thread.join()
-            if self._error is not None:
-                raise self._error
+            first_gen = max(1, bodyindex.meta_int(conn, "next_gen"))
+            items = [(rowid, path, *found[path])
+                     for rowid, path in enumerate(sorted(found), start=1)]
+            chunks = [items[i:i + self.BATCH] for i in range(0, len(items), self.BATCH)]
+            workers = build_workers(len(items))
+            if workers:
+                self._parallel(chunks, first_gen, workers)
+            else:
+                self._serial(chunks, first_gen)
             for statement in index_statements():
                 conn.execute(statement)
-            bodyindex.finish_bulk(conn, next_gen)
+            conn.execute("INSERT INTO body_fts(body_fts, rank) VALUES('automerge', ?)",
+                         (bodyindex.AUTOMERGE,))
+            topk.common_terms(conn)
+            bodyindex.finish_bulk(conn, first_gen + len(items))
             conn.commit()
         except BaseException:
             conn.rollback()
@@ -335,41 +417,65 @@ class BulkBuilder:
             conn.execute("PRAGMA cache_size=-2000")
         conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
 
-    def _feed(self, found: dict[str, Stat], gen: int) -> int:
-        root = self.catalog.root
-        nodes, fts, edges, moves, files, lines, listings = [], [], [], [], [], [], []
-        for rowid, path in enumerate(sorted(found), start=1):
-            stat = found[path]
-            node = read_node(root, path)
-            if isinstance(node, str):
-                files.append((path, stat[0], stat[1], node))
-                continue
-            count = bodyindex.bulk_rows(node.body, gen, lines)
-            rec = record(node, gen, count, body_hash(node))
-            gen += 1
-            nodes.append((rowid, *[rec.values[c] for c in NODE_COLUMNS]))
-            fts.append((rowid, *rec.fts))
-            edges.extend(rec.edges)
-            moves.extend(rec.moves)
-            listings.extend(rec.listings)
-            files.append((path, stat[0], stat[1], None))
-            if len(nodes) >= self.BATCH:
-                self._send(nodes, fts, edges, moves, files, lines, listings)
-                nodes, fts, edges, moves, files, lines, listings = [], [], [], [], [], [], []
-        self._send(nodes, fts, edges, moves, files, lines, listings)
-        return gen
-
-    def _send(self, nodes: list[Any], fts: list[Any], edges: list[Any], moves: list[Any],
-              files: list[Any], lines: list[Any], listings: list[Any]) -> None:
+    def _serial(self, chunks: list[list[tuple[int, str, int, int]]], first_gen: int) -> None:
+        root = str(self.catalog.root)
+        self._thread.start()
+        try:
+            for chunk in chunks:
+                if self._error is not None:
+                    break
+                self._queue.put(parse_batch(root, first_gen, chunk))
+        finally:
+            self._queue.put(None)
+            self._thread.join()
         if self._error is not None:
             raise self._error
-        batch = [(sql, json.dumps(rows, ensure_ascii=False))
-                 for sql, rows in ((_BULK_NODE, nodes), (_BULK_FTS, fts), (_BULK_EDGE, edges),
-                                   (_BULK_MOVE, moves), (_BULK_FILE, files),
-                                   (_BULK_LISTING, listings)) if rows]
-        if lines:
-            batch.append((_BULK_LINE, "[" + ",".join(lines) + "]"))
-        self._queue.put(batch)
+
+    def _parallel(self, chunks: list[list[tuple[int, str, int, int]]], first_gen: int,
+                  workers: int) -> None:
+        """Batches parsed by ``workers`` processes, inserted here in file order (FTS5
+        appends ascending rowids without flushing). Batch ``i`` goes to worker
+        ``i % workers``; a worker blocks on its full pipe until its next batch is read,
+        so memory stays bounded. Batches a worker could not give (it failed, or never
+        started) are parsed here."""
+        import pickle
+        import subprocess
+        import sys
+
+        root = str(self.catalog.root)
+        procs: list[subprocess.Popen[bytes]] = []
+        try:
+            for w in range(workers):
+                proc = subprocess.Popen(
+                    [sys.executable, "-m", "monkeyllm.buildworker"], stdin=subprocess.PIPE,
+                    stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+                procs.append(proc)
+                assert proc.stdin is not None
+                # The whole task at once: the worker reads it all before it answers.
+                pickle.dump((root, first_gen, chunks[w::workers]), proc.stdin,
+                            protocol=pickle.HIGHEST_PROTOCOL)
+                proc.stdin.close()
+        except OSError:
+            pass
+        failed = not procs
+        try:
+            for i, chunk in enumerate(chunks):
+                batch = None
+                if not failed and i % workers < len(procs):
+                    try:
+                        status, batch = pickle.load(procs[i % workers].stdout)  # type: ignore[arg-type]
+                    except (EOFError, OSError, pickle.UnpicklingError):
+                        status = "error"
+                    if status != "ok":
+                        failed, batch = True, None
+                self._insert(batch if batch is not None else parse_batch(root, first_gen, chunk))
+        finally:
+            for proc in procs:
+                if proc.poll() is None:
+                    proc.kill()
+                proc.wait()
+                if proc.stdout is not None:
+                    proc.stdout.close()
 
 
 def _edges(node_id: str, links: Any) -> Iterator[tuple[str, str, str, float, int]]:

@@ -14,7 +14,7 @@ from ..heat import LIST_DEPOSIT
 from ..stems import query_stems, search_languages
 from ..text import fold
 from ..windows import Window
-from . import features
+from . import features, topk
 from .succession import Successor, successors
 from .terms import CODE_WEIGHT, Words, is_code, query_words
 
@@ -55,7 +55,15 @@ def locate(forest: Forest, query: str, k: int, scope: str, type_filter: str | No
     expr = expression(words, stems=on.stems, headers=on.headers, codes=on.codes)
     filters, args = _filters(kind, type_filter, win)
     pool = max(5 * k, 25)
-    top = _ranked(forest, expr, pool, "", []) if expr else []
+    common, rarer, bound = [], [], 0.0
+    if expr and on.headers:
+        # A plain OR of phrases: its common words first, so that the bounded top of
+        # topk.ranked scores each row exactly as the full query does.
+        common, rarer, bound = topk.split(expr.split(OR), forest.locate_stats())
+        expr = OR.join(common + rarer)
+    top = topk.ranked(forest.catalog.conn, common, rarer, bound, pool) if common else None
+    if top is None:
+        top = _ranked(forest, expr, pool, "", []) if expr else []
     best = top[0][1] if top else 0.0
     ranked = top if not filters else _ranked(forest, expr, pool, filters, args)
     strengths = [(rowid, round(rank / best, 4) if best < 0 else 1.0) for rowid, rank in ranked]
@@ -107,6 +115,7 @@ def locate(forest: Forest, query: str, k: int, scope: str, type_filter: str | No
     return out
 
 
+OR = " OR "
 SURFACE = ("title", "aliases", "tags", "summary")
 STEMS = ("title_stems", "label_stems", "summary_stems")
 
@@ -145,7 +154,7 @@ def expression(words: Words, *, stems: bool = True, headers: bool = True,
     if headers:
         # Words and stem tokens never meet (a stem token starts with a digit): no column
         # filter is needed, and FTS5 answers faster without one.
-        return " OR ".join(surface + forms)
+        return OR.join(surface + forms)
     expr = f"{_columns(SURFACE)} : ({' OR '.join(surface)})"
     if forms:
         expr += f" OR {_columns(STEMS)} : ({' OR '.join(forms)})"
