@@ -15,7 +15,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from monkeyllm import Vine, bodyindex, catalog, gitindex
+from monkeyllm import Vine, bodyindex, catalog, gitindex, indexing
 from monkeyllm.reads import locate as locate_module
 from monkeyllm.reads import sniff as sniff_module
 from monkeyllm.reads import topk
@@ -222,6 +222,24 @@ def test_a_build_parsed_by_worker_processes_writes_what_one_process_writes(
     with Vine(root, writable=False) as vine:
         assert catalog_contents(vine._forest.catalog.conn) == alone
         assert vine._forest.catalog.problems() == []
+
+
+def test_a_rebuild_leaves_the_body_index_in_one_segment(tmp_path: Path, monkeypatch) -> None:
+    """Written without merging (segments flushed every 4 kB here), then merged once: no
+    level of segments is left for the first edit to merge all at once."""
+    monkeypatch.setattr(indexing.BulkBuilder, "HASHSIZE", 4096)
+    root = tmp_path / "f"
+    shutil.copytree(FIELD_OFFICE, root, ignore=shutil.ignore_patterns("_derived", ".git"))
+    with Vine(root, writable=False) as vine:
+        conn = vine._forest.catalog.conn
+        # FTS5 numbers its data rows segment << 37 | height << 31 | page.
+        segments = {r[0] for r in conn.execute(
+            "SELECT id >> 37 FROM body_fts_data WHERE id >= 1 << 37")}
+        assert len(segments) == 1
+        assert conn.execute("SELECT count(*) FROM body_fts WHERE body_fts MATCH "
+                            "'\"the\"'").fetchone()[0] > 100
+        config = dict(conn.execute("SELECT k, v FROM body_fts_config"))
+        assert config.get("automerge", bodyindex.AUTOMERGE) == bodyindex.AUTOMERGE
 
 
 def test_a_build_whose_workers_fail_parses_their_files_itself(tmp_path: Path,
