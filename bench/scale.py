@@ -11,7 +11,8 @@ For each size it generates ``bench/out/forest-N-s7-git`` once (``bench.generate 
 copies it to a scratch folder (the writes below commit there) and measures, in order:
 
 - the cold catalog build, in a process of its own: wall time, CPU time (user + system)
-  and peak memory (max RSS) of that process;
+  and peak memory (max RSS) of that process, and of the worker processes that parse
+  files for it (the largest of them);
 - opening the built catalog in a fresh process (import, ``Vine(writable=False)``,
   close), and the whole process beside ``python -c pass``;
 - per-call medians and p95 on one warm ``Vine``: ``locate`` (title words, which share
@@ -70,8 +71,11 @@ from monkeyllm import Vine
 vine = Vine(sys.argv[1], writable=False)
 vine.close()
 usage = resource.getrusage(resource.RUSAGE_SELF)
+workers = resource.getrusage(resource.RUSAGE_CHILDREN)
 print(json.dumps({"wall": time.perf_counter() - t0, "cpu": usage.ru_utime + usage.ru_stime,
-                  "rss_mb": usage.ru_maxrss / 1024}))
+                  "rss_mb": usage.ru_maxrss / 1024,
+                  "workers_cpu": workers.ru_utime + workers.ru_stime,
+                  "workers_rss_mb": workers.ru_maxrss / 1024}))
 """
 OPEN = """\
 import json, sys, time
@@ -109,7 +113,9 @@ def cold_build(root: Path) -> dict[str, Any]:
     out = python(BUILD, str(root))
     return {"cold catalog build (s)": round(out["wall"], 2),
             "cold build CPU (s)": round(out["cpu"], 2),
-            "cold build peak memory (MB)": round(out["rss_mb"], 1)}
+            "... CPU of its parsing workers (s)": round(out["workers_cpu"], 2),
+            "cold build peak memory (MB)": round(out["rss_mb"], 1),
+            "... peak memory of the largest worker (MB)": round(out["workers_rss_mb"], 1)}
 
 
 def open_built(root: Path, runs: int) -> dict[str, Any]:

@@ -209,6 +209,19 @@ def test_the_git_index_kept_in_chunks_stays_what_git_writes(tmp_path: Path,
     gitindex._CACHE.clear()
 
 
+def parsed_here(monkeypatch) -> list[int]:  # noqa: ANN001
+    """The sizes of the batches this process parses itself during a build."""
+    sizes: list[int] = []
+    parse = indexing.parse_batch
+
+    def counting(root: str, first_gen: int, items: list) -> list:
+        sizes.append(len(items))
+        return parse(root, first_gen, items)
+
+    monkeypatch.setattr(indexing, "parse_batch", counting)
+    return sizes
+
+
 @pytest.mark.parametrize("workers", ["2", "1"])
 def test_a_build_parsed_by_worker_processes_writes_what_one_process_writes(
         tmp_path: Path, monkeypatch, workers: str) -> None:
@@ -219,9 +232,11 @@ def test_a_build_parsed_by_worker_processes_writes_what_one_process_writes(
         alone = catalog_contents(vine._forest.catalog.conn)
     shutil.rmtree(root / "_derived")
     monkeypatch.setenv("VINE_BUILD_WORKERS", workers)
+    here = parsed_here(monkeypatch)
     with Vine(root, writable=False) as vine:
         assert catalog_contents(vine._forest.catalog.conn) == alone
         assert vine._forest.catalog.problems() == []
+    assert here == []   # every batch came from a worker
 
 
 def test_a_rebuild_leaves_the_body_index_in_one_segment(tmp_path: Path, monkeypatch) -> None:
@@ -254,8 +269,10 @@ def test_a_build_whose_workers_fail_parses_their_files_itself(tmp_path: Path,
     for executable in (shutil.which("false"), str(tmp_path / "no-python")):
         monkeypatch.setattr(sys, "executable", executable)
         shutil.rmtree(root / "_derived", ignore_errors=True)
+        here = parsed_here(monkeypatch)
         with Vine(root, writable=False) as vine:
             assert catalog_contents(vine._forest.catalog.conn) == expected
+        assert sum(here) == len(expected["files"])
 
 
 COMMON = ["notes", "working", "plan", "review"]
