@@ -72,11 +72,16 @@ vine = Vine(sys.argv[1], writable=False)
 vine.close()
 usage = resource.getrusage(resource.RUSAGE_SELF)
 workers = resource.getrusage(resource.RUSAGE_CHILDREN)
+from monkeyllm.indexing import BulkBuilder
 print(json.dumps({"wall": time.perf_counter() - t0, "cpu": usage.ru_utime + usage.ru_stime,
                   "rss_mb": usage.ru_maxrss / 1024,
                   "workers_cpu": workers.ru_utime + workers.ru_stime,
-                  "workers_rss_mb": workers.ru_maxrss / 1024}))
+                  "workers_rss_mb": workers.ru_maxrss / 1024, "phases": BulkBuilder.last}))
 """
+# The build's phases, as BulkBuilder.last names them.
+PHASES = {"files": "parsing and inserting the files", "... inserting": "inserting",
+          "indexes": "secondary indexes", "merge": "merging the body index",
+          "vocabulary": "vocabularies", "commit": "commit", "checkpoint": "checkpoint"}
 OPEN = """\
 import json, sys, time
 t0 = time.perf_counter()
@@ -114,6 +119,7 @@ def cold_build(root: Path) -> dict[str, Any]:
     return {"cold catalog build (s)": round(out["wall"], 2),
             "cold build CPU (s)": round(out["cpu"], 2),
             "... CPU of its parsing workers (s)": round(out["workers_cpu"], 2),
+            **{f"... {PHASES[k]} (s)": v for k, v in out["phases"].items() if k in PHASES},
             "cold build peak memory (MB)": round(out["rss_mb"], 1),
             "... peak memory of the largest worker (MB)": round(out["workers_rss_mb"], 1)}
 

@@ -9,6 +9,7 @@ import os
 import queue
 import re
 import threading
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -350,6 +351,8 @@ class BulkBuilder:
     """
 
     BATCH = 400
+    # The phases of the last rebuild in this process, in seconds (what bench.scale prints).
+    last: dict[str, float] = {}
     # Bytes of body index terms held in memory before FTS5 writes them out as a segment.
     HASHSIZE = 16 << 20
 
@@ -359,10 +362,13 @@ class BulkBuilder:
         self._queue: queue.Queue[list[tuple[str, str]] | None] = queue.Queue(maxsize=4)
         self._error: BaseException | None = None
         self._thread = threading.Thread(target=self._drain, name="catalog-build", daemon=True)
+        self.inserting = 0.0
 
     def _insert(self, batch: list[tuple[str, str]]) -> None:
+        start = time.perf_counter()
         for table, payload in batch:
             self.conn.execute(_BULK[table], (payload,))
+        self.inserting += time.perf_counter() - start
 
     def _drain(self) -> None:
         while True:
@@ -389,6 +395,7 @@ class BulkBuilder:
         # 100k nodes); a rebuild never leaves a level of segments for an edit to merge
         # at once, and edits merge as usual again.
         conn.execute("INSERT INTO body_fts(body_fts, rank) VALUES('automerge', 0)")
+        phase = self._phase()
         try:
             from .catalog import INDEX_NAMES, index_statements
 
@@ -402,18 +409,25 @@ class BulkBuilder:
                      for rowid, path in enumerate(sorted(found), start=1)]
             chunks = [items[i:i + self.BATCH] for i in range(0, len(items), self.BATCH)]
             workers = build_workers(len(items))
+            BulkBuilder.last["workers"] = workers
             if workers:
                 self._parallel(chunks, first_gen, workers)
             else:
                 self._serial(chunks, first_gen)
+            phase("files")
+            BulkBuilder.last["... inserting"] = round(self.inserting, 3)
             for statement in index_statements():
                 conn.execute(statement)
+            phase("indexes")
             conn.execute("INSERT INTO body_fts(body_fts) VALUES('optimize')")
             conn.execute("INSERT INTO body_fts(body_fts, rank) VALUES('automerge', ?)",
                          (bodyindex.AUTOMERGE,))
+            phase("merge")
             topk.common_terms(conn)
             bodyindex.finish_bulk(conn, first_gen + len(items))
+            phase("vocabulary")
             conn.commit()
+            phase("commit")
         except BaseException:
             conn.rollback()
             raise
@@ -421,6 +435,18 @@ class BulkBuilder:
             conn.execute("PRAGMA synchronous=NORMAL")
             conn.execute("PRAGMA cache_size=-2000")
         conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        phase("checkpoint")
+
+    def _phase(self) -> Any:
+        """A clock for the phases of this build, kept in :attr:`last` (seconds)."""
+        BulkBuilder.last = {}
+        start = [time.perf_counter()]
+
+        def done(name: str) -> None:
+            now = time.perf_counter()
+            BulkBuilder.last[name] = round(now - start[0], 3)
+            start[0] = now
+        return done
 
     def _serial(self, chunks: list[list[tuple[int, str, int, int]]], first_gen: int) -> None:
         root = str(self.catalog.root)
