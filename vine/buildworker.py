@@ -9,6 +9,7 @@ connections, and its main module is never imported again.
 
 from __future__ import annotations
 
+import os
 import pickle
 import sys
 
@@ -17,6 +18,12 @@ def main() -> int:
     """Serve one task; returns the exit status."""
     from .indexing import parse_batch
 
+    # Below the process that inserts what this one parses: on a busy machine, the
+    # inserting is what a rebuild waits for.
+    try:
+        os.nice(5)
+    except OSError:
+        pass
     reader, writer = sys.stdin.buffer, sys.stdout.buffer
     root, first_gen, batches = pickle.load(reader)
     for items in batches:

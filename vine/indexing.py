@@ -466,10 +466,10 @@ class BulkBuilder:
                   workers: int) -> None:
         """Batches parsed by ``workers`` processes, inserted here in file order (FTS5
         appends ascending rowids without flushing). Batch ``i`` goes to worker
-        ``i % workers``; a worker blocks on its full pipe until its next batch is read,
-        so memory stays bounded. Batches a worker could not give (it failed, or never
-        started) are parsed here."""
-        import pickle
+        ``i % workers``; a thread per worker drains its pipe into a short queue, so a
+        worker parses on while this thread inserts, and stops once two of its batches
+        wait. Batches a worker could not give (it failed, or never started) are parsed
+        here."""
         import subprocess
         import sys
 
@@ -481,33 +481,73 @@ class BulkBuilder:
                     [sys.executable, "-m", "monkeyllm.buildworker"], stdin=subprocess.PIPE,
                     stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
                 procs.append(proc)
-                assert proc.stdin is not None
-                # The whole task at once: the worker reads it all before it answers.
-                pickle.dump((root, first_gen, chunks[w::workers]), proc.stdin,
-                            protocol=pickle.HIGHEST_PROTOCOL)
-                proc.stdin.close()
+                _send_task(proc, (root, first_gen, chunks[w::workers]))
         except OSError:
             pass
+        stop = threading.Event()
+        answers = [_drain_worker(proc, stop) for proc in procs]
         failed = not procs
         try:
             for i, chunk in enumerate(chunks):
                 batch = None
                 if not failed and i % workers < len(procs):
-                    try:
-                        status, batch = pickle.load(procs[i % workers].stdout)  # type: ignore[arg-type]
-                    except (EOFError, OSError, pickle.UnpicklingError):
-                        status = "error"
+                    status, batch = answers[i % workers].get()
                     if status != "ok":
                         failed, batch = True, None
                 self._insert(batch if batch is not None else parse_batch(root, first_gen, chunk))
         finally:
+            stop.set()
             for proc in procs:
                 if proc.poll() is None:
                     proc.kill()
                 proc.wait()
-                if proc.stdout is not None:
-                    proc.stdout.close()
 
+
+def _send_task(proc: Any, task: tuple[str, int, list[Any]]) -> None:
+    """Give a build worker its whole task at once (it reads it all before it answers);
+    a worker that is gone already is found out when its answers are read."""
+    import pickle
+
+    try:
+        pickle.dump(task, proc.stdin, protocol=pickle.HIGHEST_PROTOCOL)
+    except OSError:
+        pass
+    finally:
+        try:
+            proc.stdin.close()
+        except OSError:
+            pass
+
+
+def _drain_worker(proc: Any, stop: threading.Event) -> queue.Queue[tuple[str, Any]]:
+    """A queue that a thread fills with the answers of one build worker, read as they
+    come (``("error", why)`` last when the worker stops early)."""
+    import pickle
+
+    answers: queue.Queue[tuple[str, Any]] = queue.Queue(maxsize=2)
+
+    def put(answer: tuple[str, Any]) -> bool:
+        while not stop.is_set():
+            try:
+                answers.put(answer, timeout=0.1)
+                return True
+            except queue.Full:
+                continue
+        return False
+
+    def drain() -> None:
+        with proc.stdout:
+            while True:
+                try:
+                    answer = pickle.load(proc.stdout)
+                except (EOFError, OSError, pickle.UnpicklingError) as exc:
+                    put(("error", f"the worker stopped: {exc!r}"))
+                    return
+                if not put(answer):
+                    return
+
+    threading.Thread(target=drain, name="catalog-build-worker", daemon=True).start()
+    return answers
 
 def _edges(node_id: str, links: Any) -> Iterator[tuple[str, str, str, float, int]]:
     if not isinstance(links, list):
