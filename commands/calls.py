@@ -62,7 +62,7 @@ _JSON = inspect.Parameter(
         "--json", help="Print the engine's JSON object (the default when piped).")])
 
 
-def _help(param: Param, shape: str) -> str:
+def param_help(param: Param, shape: str) -> str:
     """The parameter's doc, its limits (from its signature) and how to spell it."""
     extra = {"json": " JSON inline, @file.json, or - for standard input.",
              "list": " Repeat the option or separate values with commas.",
@@ -92,7 +92,7 @@ def _cli_param(param: Param, positional: bool) -> inspect.Parameter:
                        "list": list[str], "many": list[str]}.get(shape, str)
     # Options left out reach the engine as absent, so its own defaults apply; help
     # shows them.
-    text = _help(param, shape)
+    text = param_help(param, shape)
     if param.default is not None and shape not in ("flag", "json"):
         text += f"  [default: {param.default}]"
     options: dict[str, Any] = {"help": text, "show_default": False,

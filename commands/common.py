@@ -159,7 +159,7 @@ def fail(envelope: dict[str, Any], as_json: bool) -> NoReturn:
     """Print an error envelope (JSON on stdout in JSON mode, one line on stderr always)
     and exit 1."""
     if as_json:
-        _write_json(envelope)
+        write_json(envelope)
     error = envelope.get("error", {})
     line = f"vine: {error.get('code', 'E_INTERNAL')}: {error.get('message', '')}"
     if error.get("hint"):
@@ -247,7 +247,7 @@ def emit(call: str, response: dict[str, Any], as_json: bool) -> None:
     if isinstance(response, dict) and "error" in response and len(response) == 1:
         fail(response, as_json)
     if as_json:
-        _write_json(response)
+        write_json(response)
         return
     from . import render
 
@@ -255,7 +255,8 @@ def emit(call: str, response: dict[str, Any], as_json: bool) -> None:
         render.show(console(), call, response)
 
 
-def _write_json(obj: Any) -> None:
+def write_json(obj: Any) -> None:
+    """``obj`` as JSON on standard output: indented on a terminal, one line when piped."""
     indent = 2 if sys.stdout.isatty() else None
     sys.stdout.write(json.dumps(obj, ensure_ascii=False, indent=indent, default=str) + "\n")
     sys.stdout.flush()

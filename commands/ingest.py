@@ -57,7 +57,7 @@ def ingest(
     did_nothing = counts["failed"] and not (
         counts["created"] or counts["updated"] or counts["unchanged"])
     if as_json:
-        common._write_json(report)
+        common.write_json(report)
     else:
         _show(report)
         _canopy_note(vine.root, counts)

@@ -30,7 +30,6 @@ def init(
     """
     from monkeyllm import Vine
     from monkeyllm.errors import SchemaError, VineError
-    from monkeyllm.gitops import Repository
 
     as_json = common.json_mode(json)
     if path is not None and forest is not None and path != forest:
@@ -47,10 +46,8 @@ def init(
                                 f"{exc.strerror or exc}").envelope(), as_json)
     try:
         count = vine.scan("_index", fields=["id"], recursive=True).get("total")
+        head = vine.head()
     finally:
         vine.close()
-    repo = Repository(folder)
-    head = repo.head()
-    repo.close()
     common.emit("init", {"forest": str(folder), "title": name, "commit": head,
                          "nodes": count}, as_json)

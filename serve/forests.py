@@ -123,11 +123,11 @@ class Forests:
         with self._guard:
             opened = set(self._open)
         return {"forests": [{"id": fid, "active": fid in opened,
-                             "writable": self.writable, "locked": self._locked(fid)}
+                             "writable": self.writable, "locked": self.locked(fid)}
                             for fid in self.ids()],
                 "mode": self.mode}
 
-    def _locked(self, forest: str) -> bool:
+    def locked(self, forest: str) -> bool:
         """True when another process holds the forest's writer lock for as long as it
         stays open (the reference's ``locked``): writes here answer E_LOCKED until it
         lets go. A write in progress elsewhere does not count: writes here wait for it."""

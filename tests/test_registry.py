@@ -85,7 +85,7 @@ def test_the_bounded_parameters_are_the_ones_the_issue_names() -> None:
                          ids=[f"{n}.{p}" for n, p, _, _ in RANGES])
 def test_a_bound_reaches_the_check_the_schema_and_the_help(
         name: str, param: str, lo: int, hi: int) -> None:
-    from monkeyllm.commands.calls import _help
+    from monkeyllm.commands.calls import param_help
     from monkeyllm.commands.params import shape_of
     from monkeyllm.registry import check_args
 
@@ -100,7 +100,7 @@ def test_a_bound_reaches_the_check_the_schema_and_the_help(
         assert f"from {lo} to {hi}" in str(refused.value)
     assert check_args(spec, {**base, param: hi})[param] == hi
     assert check_args(spec, {**base, param: float(lo)})[param] == lo   # JSON's 3.0 is 3
-    assert f"from {lo} to {hi}" in _help(p, shape_of(p))
+    assert f"from {lo} to {hi}" in param_help(p, shape_of(p))
 
 
 @pytest.mark.parametrize("name", sorted(CALLS))

@@ -104,7 +104,7 @@ def prune(self: Any, id: Id, force: bool = False, dry_run: bool = False) -> dict
     """
     from .writes.prune import prune as run
 
-    with self._writing() as ctx:
+    with self.writing() as ctx:
         return run(ctx, id, force, dry_run)
 
 
@@ -127,5 +127,5 @@ def transplant(self: Any, id: Id, new_id: NewId, dry_run: bool = False) -> dict[
     """
     from .writes.transplant import transplant as run
 
-    with self._writing() as ctx:
+    with self.writing() as ctx:
         return run(ctx, id, new_id, dry_run)

@@ -50,10 +50,16 @@ class Plumbing:
         return self._repo
 
     @contextmanager
-    def _writing(self) -> Iterator[WriteContext]:
+    def writing(self) -> Iterator[WriteContext]:
         """The one way into a write: this thread's turn, the writer lock (per write,
         when not held while open), a dead writer's journal settled, the catalog up to
-        date; then the context the write runs against. Every write goes through it."""
+        date; then the context the write runs against. Every write goes through it: the
+        calls, and the engine's writes that are not calls (ingest, validate's repairs).
+
+        Raises:
+            VineError: ``E_READONLY`` on a read-only Vine; ``E_LOCKED`` when another
+                writer keeps the lock past the timeout.
+        """
         if not self.writable:
             raise ReadOnly("this forest is open read-only",
                            hint=hints.open_writable())
@@ -72,6 +78,25 @@ class Plumbing:
 
     def _visibility(self) -> Visibility:
         return getattr(self._local, "visibility", EVERYTHING)
+
+    def _steps(self) -> list[dict[str, Any]] | None:
+        return getattr(self._local, "steps", None)
+
+    @contextmanager
+    def recording(self, steps: list[dict[str, Any]]) -> Iterator[None]:
+        """Harvests made by this thread inside the block append one ``{step, ms,
+        tokens, id?}`` to ``steps`` per inner read (locate, sniff, each pick), as they
+        are measured: what a server's trace of an answer shows.
+
+        Args:
+            steps: The list the steps are appended to.
+        """
+        previous = self._steps()
+        self._local.steps = steps
+        try:
+            yield
+        finally:
+            self._local.steps = previous
 
     @contextmanager
     def visibility(self, allow: list[str] | tuple[str, ...] = ("",),

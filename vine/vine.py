@@ -416,7 +416,7 @@ class Vine(CanopyMethods, Plumbing):
         """
         from .writes.plant import plant, plant_batch
 
-        with self._writing() as ctx:
+        with self.writing() as ctx:
             if isinstance(node, list):
                 return plant_batch(ctx, node, if_absent, dry_run)
             return plant(ctx, node, if_absent, dry_run)
@@ -444,7 +444,7 @@ class Vine(CanopyMethods, Plumbing):
         """
         from .writes.graft import graft
 
-        with self._writing() as ctx:
+        with self.writing() as ctx:
             return graft(ctx, id, patch)
 
     @registry.call("write")
@@ -462,7 +462,7 @@ class Vine(CanopyMethods, Plumbing):
         """
         from .writes.tend import tend
 
-        with self._writing() as ctx:
+        with self.writing() as ctx:
             return tend(ctx, id, sql)
 
     prune = registry.call("write")(lifecycle.prune)
@@ -524,4 +524,4 @@ class Vine(CanopyMethods, Plumbing):
         from .windows import window
 
         return harvest(self._forest, query, terms, k, window(since, until, date_field),
-                       include_superseded, hybrid=hybrid)
+                       include_superseded, steps=self._steps(), hybrid=hybrid)

@@ -1,4 +1,4 @@
-"""Which layout renders which call."""
+"""Which layout renders which call, and the layouts of errors and of anything else."""
 
 from __future__ import annotations
 
@@ -6,17 +6,20 @@ from collections.abc import Callable
 from typing import Any
 
 from rich.console import Console
+from rich.panel import Panel
+from rich.text import Text
 
-from .lifecycle import _calendar, _coverage, _history
-from .pieces import Response, _footer
-from .reads import _locate, _look, _move, _pick, _query, _scan, _sniff
-from .writes import WRITE_VERBS, _error, _generic, _harvest, _init, _write
+from .harvest import harvest
+from .lifecycle import calendar, coverage, history
+from .pieces import Response, footer, pairs_grid, plain
+from .reads import locate, look, move, pick, query, scan, sniff
+from .writes import WRITE_VERBS, init, write
 
 Renderer = Callable[[Console, Response], set[str]]
 RENDERERS: dict[str, Renderer] = {
-    "locate": _locate, "look": _look, "move": _move, "pick": _pick, "scan": _scan,
-    "sniff": _sniff, "query": _query, "harvest": _harvest, "init": _init,
-    "history": _history, "calendar": _calendar, "coverage": _coverage,
+    "locate": locate, "look": look, "move": move, "pick": pick, "scan": scan,
+    "sniff": sniff, "query": query, "harvest": harvest, "init": init,
+    "history": history, "calendar": calendar, "coverage": coverage,
 }
 
 
@@ -42,9 +45,29 @@ def show(console: Console, call: str, response: dict[str, Any]) -> None:
     if set(response) == {"error"}:
         shown = _error(console, response)
     elif call in WRITE_VERBS:
-        shown = _write(console, call, response)
+        shown = write(console, call, response)
     elif call in RENDERERS:
         shown = RENDERERS[call](console, response)
     else:
         shown = _generic(console, call, response)
-    _footer(console, response, shown, call)
+    footer(console, response, shown, call)
+
+
+def _error(console: Console, response: Response) -> set[str]:
+    error = response.get("error") or {}
+    if not isinstance(error, dict):
+        error = {"message": error}
+    body = pairs_grid((k, v) for k, v in error.items() if k != "hint")
+    console.print(Panel(body, title=Text(str(error.get("code", "error")), style="bold red"),
+                        title_align="left", border_style="red", expand=False))
+    if error.get("hint"):
+        console.print(Text.assemble(("hint: ", "bold cyan"), plain(error["hint"])))
+    return {"error"}
+
+
+def _generic(console: Console, call: str, response: Response) -> set[str]:
+    from rich.json import JSON
+
+    console.print(Text(call, style="bold"))
+    console.print(JSON.from_data(response, ensure_ascii=False, default=str))
+    return set(response)

@@ -6,34 +6,36 @@ from __future__ import annotations
 from rich.console import Console
 from rich.text import Text
 
-from .pieces import DIM, Response, _cell, _lines, _pairs, _plain, _short_sha, _table
+from .pieces import DIM, Response, cell, columns_table, pairs_grid, plain, short_sha, stack
 
 BAR_WIDTH = 40
 
 
-def _history(console: Console, response: Response) -> set[str]:
+def history(console: Console, response: Response) -> set[str]:
+    """A node's commits as a table, newest first."""
     entries = response.get("entries") or []
-    table = _table("when", "action", "by", "message", "commit",
-                   title=f"history of {_plain(response.get('id'))}: {len(entries)} commit(s)",
+    table = columns_table("when", "action", "by", "message", "commit",
+                   title=f"history of {plain(response.get('id'))}: {len(entries)} commit(s)",
                    wide="message")
     for entry in entries:
         at = str(entry.get("at") or "")
         when = at.replace("T", " ")[:19] if at else None
-        table.add_row(_cell(when), Text(str(entry.get("action")), style="bold"),
-                      _cell(entry.get("by")), _cell(entry.get("message")),
-                      _short_sha(entry.get("commit")))
+        table.add_row(cell(when), Text(str(entry.get("action")), style="bold"),
+                      cell(entry.get("by")), cell(entry.get("message")),
+                      short_sha(entry.get("commit")))
     console.print(table)
     if not entries:
         console.print(Text("no commit has touched this node yet", style="yellow"))
     return {"id", "entries"}
 
 
-def _calendar(console: Console, response: Response) -> set[str]:
+def calendar(console: Console, response: Response) -> set[str]:
+    """Nodes per period as a bar chart, with the dated range and the undated count."""
     buckets = response.get("buckets") or []
     span = response.get("range") or {}
     most = max((b.get("nodes") or 0 for b in buckets), default=0)
     field = response.get("date_field", "created")
-    table = _table("period", "nodes", "", "since / until",
+    table = columns_table("period", "nodes", "", "since / until",
                    title=f"calendar by {response.get('granularity')} of {field}: "
                          f"{len(buckets)} period(s)")
     for bucket in buckets:
@@ -51,29 +53,30 @@ def _calendar(console: Console, response: Response) -> set[str]:
     if response.get("window"):
         w = response["window"]
         facts.append(("window", f"{w.get('since') or '…'} to {w.get('until') or '…'}"))
-    console.print(_pairs(facts))
+    console.print(pairs_grid(facts))
     return {"buckets", "range", "date_field", "granularity", "undated", "window"}
 
 
-def _coverage(console: Console, response: Response) -> set[str]:
+def coverage(console: Console, response: Response) -> set[str]:
+    """The regions as a table (nodes, branches, dated span, origin), then the totals."""
     roots = response.get("roots") or []
     field = response.get("date_field", "created")
-    table = _table("region", "nodes", "branches", f"{field} from", "to", "origin",
+    table = columns_table("region", "nodes", "branches", f"{field} from", "to", "origin",
                    title=f"coverage: {len(roots)} region(s)", wide="origin")
     for root in roots:
         origin = root.get("origin")
         without = root.get("without_origin") or 0
         table.add_row(
-            _lines(Text(str(root.get("id")), style="bold"),
+            stack(Text(str(root.get("id")), style="bold"),
                    Text(str(root.get("title")), style=DIM) if root.get("title") else None),
-            str(root.get("nodes")), str(root.get("branches")), _cell(root.get("first")),
-            _cell(root.get("last")),
-            _lines(_cell(origin), Text(f"{without} without one", style=DIM)
+            str(root.get("nodes")), str(root.get("branches")), cell(root.get("first")),
+            cell(root.get("last")),
+            stack(cell(origin), Text(f"{without} without one", style=DIM)
                    if without and origin else None))
     console.print(table)
     types = response.get("types") or {}
     sources = response.get("sources") or {}
-    console.print(_pairs([
+    console.print(pairs_grid([
         ("total", f"{response.get('total')} node(s)"),
         ("types", ", ".join(f"{k} {v}" for k, v in types.items()) or "—"),
         ("sources", ", ".join(f"{k} {v}" for k, v in sources.items()) or "—"),

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable
 from typing import Any
 
-from rich.console import Console
+from rich.console import Console, RenderableType
 from rich.table import Table
 from rich.text import Text
 
@@ -60,14 +61,14 @@ def _number(value: float) -> str:
     return text[:-1] if text.endswith("0") else text
 
 
-def _plain(value: Any) -> str:
+def plain(value: Any) -> str:
     """A value as one line of text: strings as they are, the rest as compact JSON."""
     if isinstance(value, str):
         return value
     return json.dumps(value, ensure_ascii=False, default=str)
 
 
-def _cell(value: Any) -> Text:
+def cell(value: Any) -> Text:
     """A table cell; None is a dim dash, lists are joined, numbers as written."""
     if value is None:
         return Text(NONE, style=DIM)
@@ -75,20 +76,22 @@ def _cell(value: Any) -> Text:
         return Text("yes" if value else "no")
     if isinstance(value, list) and all(isinstance(v, str | int | float) for v in value):
         return Text(", ".join(str(v) for v in value))
-    return Text(_plain(value))
+    return Text(plain(value))
 
 
-def _short_sha(sha: Any) -> Text:
+def short_sha(sha: Any) -> Text:
+    """A commit's short sha, or a dim note that nothing was committed."""
     if not sha:
         return Text("no commit (nothing changed on disk)", style=DIM)
     return Text(str(sha)[:SHA_SHOWN], style="bold")
 
 
-def _trail(trail: Any) -> str:
-    return " › ".join(trail) if isinstance(trail, list) else _plain(trail)
+def trail_text(trail: Any) -> str:
+    """A trail as ``a › b › c``."""
+    return " › ".join(trail) if isinstance(trail, list) else plain(trail)
 
 
-def _extras(item: dict[str, Any], known: Iterable[str]) -> Text | None:
+def extras(item: dict[str, Any], known: Iterable[str]) -> Text | None:
     """The keys of ``item`` no column shows, as dim ``key: value`` pairs."""
     skip = set(known)
     parts = [_extra(k, v) for k, v in item.items() if k not in skip]
@@ -101,11 +104,11 @@ def _extra(key: str, value: Any) -> str:
     if key == "match_count" and isinstance(value, int):
         return f"{value} matching line(s)"
     if key == "trail":
-        return _trail(value)
-    return f"{key}: {_plain(value)}"
+        return trail_text(value)
+    return f"{key}: {plain(value)}"
 
 
-def _lines(*parts: Text | str | None) -> Text:
+def stack(*parts: Text | str | None) -> Text:
     """Join the present parts into one cell, one per line."""
     out = Text()
     for part in parts:
@@ -117,7 +120,7 @@ def _lines(*parts: Text | str | None) -> Text:
     return out
 
 
-def _table(*headers: str, title: str | None = None, wide: str | None = None) -> Table:
+def columns_table(*headers: str, title: str | None = None, wide: str | None = None) -> Table:
     """A table with these headers; the others are capped so the ``wide`` column (prose)
     keeps room to read. A floor would push columns off a narrow terminal, a cap cannot."""
     table = Table(title=title, title_justify="left", show_lines=False, expand=False,
@@ -128,20 +131,20 @@ def _table(*headers: str, title: str | None = None, wide: str | None = None) -> 
     return table
 
 
-def _pairs(pairs: Iterable[tuple[str, Any]]) -> Table:
+def pairs_grid(pairs: Iterable[tuple[str, Any]]) -> Table:
     """A two-column grid of labels and values (values already renderable or plain)."""
     grid = Table.grid(padding=(0, 2))
     grid.add_column(style="bold", no_wrap=True)
     grid.add_column(overflow="fold")
     for label, value in pairs:
-        grid.add_row(label, value if isinstance(value, Text | Table) else _cell(value))
+        grid.add_row(label, value if isinstance(value, Text | Table) else cell(value))
     return grid
 
 
 # -- the footer every call shares ----------------------------------------------------
 
 
-def _footer(console: Console, response: Response, shown: Iterable[str],
+def footer(console: Console, response: Response, shown: Iterable[str],
             call: str | None = None) -> None:
     """Unknown keys as ``key: value``, then the truncation warning (saying what it
     means for ``call``), hints and cursor."""
@@ -149,7 +152,7 @@ def _footer(console: Console, response: Response, shown: Iterable[str],
     for key, value in response.items():
         if key in done or (key in QUIET_WHEN_EMPTY and not value):
             continue
-        console.print(Text.assemble((f"{key}: ", "bold"), _plain(value)))
+        console.print(Text.assemble((f"{key}: ", "bold"), plain(value)))
     truncated = response.get("truncated")
     if truncated:
         from monkeyllm.budget import truncation_note
@@ -158,16 +161,16 @@ def _footer(console: Console, response: Response, shown: Iterable[str],
         warning = "⚠ truncated: " + (meaning or "this response was cut to fit its budget; "
                                      "more exists than is shown here.")
         if truncated is not True:
-            warning += f" ({_plain(truncated)})"
+            warning += f" ({plain(truncated)})"
         console.print(Text(warning, style="bold yellow"))
     hints = response.get("hints")
     for hint in [response.get("hint"), *(hints if isinstance(hints, list) else [hints])]:
         if hint:
-            console.print(Text.assemble(("hint: ", "bold cyan"), _plain(hint)))
+            console.print(Text.assemble(("hint: ", "bold cyan"), plain(hint)))
     if "next" in response and response["next"] is not None:
         from monkeyllm import hints
 
-        cursor = _plain(response["next"])
+        cursor = plain(response["next"])
         again = hints.option(call, "after", cursor) if call else \
             f"after={json.dumps(cursor, ensure_ascii=False)}"
         console.print(Text.assemble(("next: ", "bold"), (cursor, "bold"),
@@ -191,3 +194,28 @@ def ranking_line(console: Console, response: Response) -> set[str]:
         text += f"; {info['note']}"
     console.print(Text(text, style=DIM))
     return {"hybrid"}
+
+
+def markdown(text: str) -> RenderableType:
+    """A body as rendered markdown."""
+    from rich.markdown import Markdown  # markdown-it loads only when a body is shown
+
+    return Markdown(text)
+
+
+def terms_pattern(terms: Any) -> re.Pattern[str] | None:
+    """A case-blind pattern of the searched terms, longest first (None without terms)."""
+    if isinstance(terms, str):
+        terms = [terms]
+    if not isinstance(terms, list):
+        return None
+    words = sorted({str(t) for t in terms if str(t).strip()}, key=len, reverse=True)
+    return re.compile("|".join(map(re.escape, words)), re.IGNORECASE) if words else None
+
+
+def highlight(snippet: str, pattern: re.Pattern[str] | None) -> Text:
+    """A snippet with the searched terms shown in reverse."""
+    text = Text(snippet)
+    if pattern is not None:
+        text.highlight_regex(pattern, style="bold reverse")
+    return text

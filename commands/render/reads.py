@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from rich.console import Console, Group, RenderableType
@@ -15,24 +14,28 @@ from .pieces import (
     DIM,
     NOTICE_KEYS,
     Response,
-    _cell,
-    _extras,
-    _footer,
-    _lines,
-    _pairs,
-    _plain,
-    _table,
-    _trail,
+    cell,
+    columns_table,
+    extras,
+    footer,
     heat_bar,
+    highlight,
+    markdown,
+    pairs_grid,
+    plain,
     ranking_line,
+    stack,
+    terms_pattern,
+    trail_text,
 )
 
 # -- reads ---------------------------------------------------------------------------
 
 
-def _locate(console: Console, response: Response) -> set[str]:
+def locate(console: Console, response: Response) -> set[str]:
+    """Entry points as a ranked table with trails and heat."""
     results = response.get("results") or []
-    table = _table("#", "id", "type", "title", "summary", "score", "heat",
+    table = columns_table("#", "id", "type", "title", "summary", "score", "heat",
                    title=f"locate: {len(results)} result(s)", wide="summary")
     for rank, item in enumerate(results, 1):
         kind = item.get("kind")
@@ -40,25 +43,26 @@ def _locate(console: Console, response: Response) -> set[str]:
         type_cell = f"{ntype} ({kind})" if kind and kind != ntype else (ntype or kind)
         table.add_row(
             str(rank),
-            _lines(Text(str(item.get("id")), style="bold"),
-                   Text(_trail(item["trail"]), style=DIM) if item.get("trail") else None),
-            _cell(type_cell), _cell(item.get("title")),
-            _lines(_cell(item.get("summary")),
-                   _extras(item, ("id", "kind", "type", "title", "summary", "trail", "score",
+            stack(Text(str(item.get("id")), style="bold"),
+                   Text(trail_text(item["trail"]), style=DIM) if item.get("trail") else None),
+            cell(type_cell), cell(item.get("title")),
+            stack(cell(item.get("summary")),
+                   extras(item, ("id", "kind", "type", "title", "summary", "trail", "score",
                                   "heat"))),
-            _cell(item.get("score")),
-            heat_bar(item["heat"]) if "heat" in item else _cell(None))
+            cell(item.get("score")),
+            heat_bar(item["heat"]) if "heat" in item else cell(None))
     console.print(table)
     if not results:
         console.print(Text("no entry points matched", style="yellow"))
     return {"results"} | ranking_line(console, response)
 
 
-def _look(console: Console, response: Response) -> set[str]:
+def look(console: Console, response: Response) -> set[str]:
+    """One digest panel per node."""
     if "nodes" in response and "id" not in response:
         for node in response.get("nodes") or []:
             console.print(_digest(node))
-            _footer(console, node, set(node), "look")
+            footer(console, node, set(node), "look")
         if not response.get("nodes"):
             console.print(Text("no digest returned", style="yellow"))
         for key, label in (("missing", "not found"), ("dropped", "dropped by the budget")):
@@ -87,7 +91,7 @@ def _digest(node: dict[str, Any]) -> Panel:
     facts = [(key, node[key]) for key in ("trail", "tags", "aliases", "confidence", "created",
                                           "updated", "source", "origin", "coverage")
              if key in node]
-    facts = [(k, Text(_trail(v)) if k == "trail" else v) for k, v in facts]
+    facts = [(k, Text(trail_text(v)) if k == "trail" else v) for k, v in facts]
     if "body_tokens" in stats:
         facts.append(("body", Text(f"{stats['body_tokens']} tokens")))
     if "degree" in stats:
@@ -101,7 +105,7 @@ def _digest(node: dict[str, Any]) -> Panel:
         facts.append(("cut to fit", Text(", ".join(map(str, node["truncated_fields"])),
                                          style="yellow")))
     if facts:
-        parts.append(_pairs(facts))
+        parts.append(pairs_grid(facts))
     parts += _digest_shape(node)
     parts += _digest_edges(node)
     parts += _digest_dataset(node)
@@ -129,15 +133,15 @@ def _digest_shape(node: dict[str, Any]) -> list[RenderableType]:
     if "children" in node:
         children = node["children"] or []
         title = f"children ({len(children)})" + _cut_note(node, "children").plain
-        table = _table("child", "summary", title=title)
+        table = columns_table("child", "summary", title=title)
         for child in children:
             table.add_row(Text(str(child.get("id")), style="bold"),
-                          _lines(_cell(child.get("summary")),
-                                 _extras(child, ("id", "summary"))))
+                          stack(cell(child.get("summary")),
+                                 extras(child, ("id", "summary"))))
         parts.append(table)
     if node.get("cross_trails"):
         parts.append(Text("cross trails:", style="bold"))
-        parts += [Text(f"  {_plain(t)}") for t in node["cross_trails"]]
+        parts += [Text(f"  {plain(t)}") for t in node["cross_trails"]]
     return parts
 
 
@@ -164,7 +168,7 @@ def _digest_edges(node: dict[str, Any]) -> list[RenderableType]:
                                      (str(edge.get("rel")), "cyan"), " it)")
             if edge.get("target_summary"):
                 line.append(f"  {edge['target_summary']}", style=DIM)
-            extra = _extras(edge, ("rel", end, "target_summary"))
+            extra = extras(edge, ("rel", end, "target_summary"))
             if extra:
                 line.append("  ").append(extra)
             parts.append(line)
@@ -176,53 +180,55 @@ def _digest_dataset(node: dict[str, Any]) -> list[RenderableType]:
     manual = node.get("query_manual")
     if isinstance(manual, dict):
         tables = manual.get("tables") or {}
-        grid = _pairs((f"table {name}", ", ".join(map(str, cols)) if isinstance(cols, list)
-                       else _plain(cols)) for name, cols in tables.items())
+        grid = pairs_grid((f"table {name}", ", ".join(map(str, cols)) if isinstance(cols, list)
+                       else plain(cols)) for name, cols in tables.items())
         parts += [Text("query manual", style="bold"), grid]
         for example in manual.get("example_queries") or []:
             parts.append(Text(f"  {example}", style="green"))
         for key, value in manual.items():
             if key not in ("tables", "example_queries"):
-                parts.append(Text.assemble((f"  {key}: ", "bold yellow"), _plain(value)))
+                parts.append(Text.assemble((f"  {key}: ", "bold yellow"), plain(value)))
     elif manual is not None:
-        parts.append(Text.assemble(("query manual: ", "bold"), _plain(manual)))
+        parts.append(Text.assemble(("query manual: ", "bold"), plain(manual)))
     sample = node.get("sample_rows")
     if isinstance(sample, dict) and "columns" in sample:
         parts.append(_rows_table(sample.get("columns") or [], sample.get("rows") or [],
                                  title="sample rows"))
     elif sample is not None:
-        parts.append(Text.assemble(("sample rows: ", "bold"), _plain(sample)))
+        parts.append(Text.assemble(("sample rows: ", "bold"), plain(sample)))
     if node.get("notes"):
-        parts += [Text("notes", style="bold"), _markdown(str(node["notes"]))]
+        parts += [Text("notes", style="bold"), markdown(str(node["notes"]))]
     return parts
 
 
-def _move(console: Console, response: Response) -> set[str]:
+def move(console: Console, response: Response) -> set[str]:
+    """The neighbours along an edge as a table."""
     neighbours = response.get("neighbors") or response.get("neighbours") or []
-    table = _table("id", "rel", "type", "summary", "heat",
+    table = columns_table("id", "rel", "type", "summary", "heat",
                    title=f"move: {len(neighbours)} neighbour(s)", wide="summary")
     for item in neighbours:
         direction = item.get("direction")
         arrow = {"out": "→ ", "in": "← "}.get(str(direction), "")
         table.add_row(
-            _lines(Text(str(item.get("id")), style="bold"), _cell(item.get("title"))
+            stack(Text(str(item.get("id")), style="bold"), cell(item.get("title"))
                    if item.get("title") else None),
-            Text(arrow + str(item.get("rel")), style="cyan"), _cell(item.get("type")),
-            _lines(_cell(item.get("summary")),
-                   _extras(item, ("id", "rel", "direction", "type", "title", "summary",
+            Text(arrow + str(item.get("rel")), style="cyan"), cell(item.get("type")),
+            stack(cell(item.get("summary")),
+                   extras(item, ("id", "rel", "direction", "type", "title", "summary",
                                   "heat"))),
-            heat_bar(item["heat"]) if "heat" in item else _cell(None))
+            heat_bar(item["heat"]) if "heat" in item else cell(None))
     console.print(table)
     if not neighbours:
         console.print(Text("no neighbours along that edge", style="yellow"))
     return {"neighbors", "neighbours"}
 
 
-def _pick(console: Console, response: Response) -> set[str]:
+def pick(console: Console, response: Response) -> set[str]:
+    """Each picked body as markdown, with what was missing or dropped."""
     if "nodes" in response and "id" not in response:
         for node in response.get("nodes") or []:
             _pick_one(console, node)
-            _footer(console, node, PICK_SHOWN, "pick")
+            footer(console, node, PICK_SHOWN, "pick")
         for key, label in (("missing", "not found"), ("dropped", "dropped by the budget")):
             if response.get(key):
                 console.print(Text.assemble((f"{label}: ", "bold yellow"),
@@ -252,7 +258,7 @@ def _pick_one(console: Console, node: Response) -> None:
         for n, head in enumerate(node.get("outline") or [], 1):
             console.print(Text(f"  {n:>2}. {head}"))
     if node.get("body"):
-        console.print(_markdown(str(node["body"])))
+        console.print(markdown(str(node["body"])))
     elif "body" in node and "sections" not in node:
         console.print(Text("(empty)", style=DIM))
     for part in node.get("sections") or []:
@@ -261,8 +267,8 @@ def _pick_one(console: Console, node: Response) -> None:
         if part.get("body_tokens") is not None:
             title.append(f"  ({part['body_tokens']} tokens)", style=DIM)
         console.print(Rule(title, align="left", style=DIM))
-        console.print(_markdown(str(part.get("body") or "")))
-        extra = _extras(part, ("section", "header", "body", "body_tokens"))
+        console.print(markdown(str(part.get("body") or "")))
+        extra = extras(part, ("section", "header", "body", "body_tokens"))
         if extra:
             console.print(extra)
     if node.get("missing"):
@@ -275,19 +281,14 @@ def _pick_one(console: Console, node: Response) -> None:
         console.print(Text(page, style=DIM))
 
 
-def _markdown(text: str) -> RenderableType:
-    from rich.markdown import Markdown  # markdown-it loads only when a body is shown
-
-    return Markdown(text)
-
-
-def _scan(console: Console, response: Response) -> set[str]:
+def scan(console: Console, response: Response) -> set[str]:
+    """The matching nodes as a table of the fields asked for."""
     nodes = response.get("nodes") or []
     columns: list[str] = []
     for node in nodes:
         columns += [k for k in node if k not in columns]
     title = f"scan: {response.get('returned', len(nodes))} of {response.get('total', '?')}"
-    table = _table(*columns, title=title)
+    table = columns_table(*columns, title=title)
     for node in nodes:
         table.add_row(*(_scan_cell(key, node) for key in columns))
     console.print(table)
@@ -303,21 +304,22 @@ def _scan_cell(key: str, node: dict[str, Any]) -> Text:
         return heat_bar(node[key])
     if key == "id":
         return Text(str(node[key]), style="bold")
-    return _cell(node[key])
+    return cell(node[key])
 
 
-def _sniff(console: Console, response: Response) -> set[str]:
+def sniff(console: Console, response: Response) -> set[str]:
+    """Matching body lines per node, the terms highlighted."""
     results = response.get("results") or []
-    pattern = _terms_pattern(response.get("terms"))
-    table = _table("#", "node", "section", "line", "snippet",
+    pattern = terms_pattern(response.get("terms"))
+    table = columns_table("#", "node", "section", "line", "snippet",
                    title=f"sniff: {len(results)} node(s)", wide="snippet")
     for rank, item in enumerate(results, 1):
         matches = item.get("matches") or []
-        node = _lines(Text(str(item.get("id")), style="bold"), _cell(item.get("title")),
-                      Text(_plain(item.get("type")) + f" · score {item.get('score')}",
+        node = stack(Text(str(item.get("id")), style="bold"), cell(item.get("title")),
+                      Text(plain(item.get("type")) + f" · score {item.get('score')}",
                            style=DIM),
                       heat_bar(item["heat"]) if "heat" in item else None,
-                      _extras(item, ("id", "title", "type", "score", "heat", "matches",
+                      extras(item, ("id", "title", "type", "score", "heat", "matches",
                                      "truncated_matches")))
         if not matches:
             table.add_row(str(rank), node, "", "", Text("no lines shown", style=DIM),
@@ -325,9 +327,9 @@ def _sniff(console: Console, response: Response) -> set[str]:
         for i, match in enumerate(matches):
             last = i == len(matches) - 1
             table.add_row(str(rank) if i == 0 else "", node if i == 0 else "",
-                          _cell(match.get("section")), _cell(match.get("line")),
-                          _lines(_highlight(str(match.get("snippet", "")), pattern),
-                                 _extras(match, ("section", "line", "snippet"))),
+                          cell(match.get("section")), cell(match.get("line")),
+                          stack(highlight(str(match.get("snippet", "")), pattern),
+                                 extras(match, ("section", "line", "snippet"))),
                           end_section=last and not item.get("truncated_matches"))
         if item.get("truncated_matches"):
             more = item.get("match_count")
@@ -342,23 +344,8 @@ def _sniff(console: Console, response: Response) -> set[str]:
     return {"results", "scanned_nodes"}
 
 
-def _terms_pattern(terms: Any) -> re.Pattern[str] | None:
-    if isinstance(terms, str):
-        terms = [terms]
-    if not isinstance(terms, list):
-        return None
-    words = sorted({str(t) for t in terms if str(t).strip()}, key=len, reverse=True)
-    return re.compile("|".join(map(re.escape, words)), re.IGNORECASE) if words else None
-
-
-def _highlight(snippet: str, pattern: re.Pattern[str] | None) -> Text:
-    text = Text(snippet)
-    if pattern is not None:
-        text.highlight_regex(pattern, style="bold reverse")
-    return text
-
-
-def _query(console: Console, response: Response) -> set[str]:
+def query(console: Console, response: Response) -> set[str]:
+    """The rows as a table, with the row count and time."""
     columns = response.get("columns") or []
     rows = response.get("rows") or []
     console.print(_rows_table(columns, rows))
@@ -378,5 +365,5 @@ def _rows_table(columns: list[Any], rows: list[Any], title: str | None = None) -
         table.add_column(str(name), overflow="fold")
     for row in rows:
         cells = row if isinstance(row, list) else [row]
-        table.add_row(*(Text("NULL", style=DIM) if v is None else _cell(v) for v in cells))
+        table.add_row(*(Text("NULL", style=DIM) if v is None else cell(v) for v in cells))
     return table

@@ -136,7 +136,7 @@ class Station:
         if policy.forest not in self.forests.ids():
             return []
         return [{"id": policy.forest, "caps": sorted(policy.caps), "roots": policy.roots,
-                 "locked": self.forests._locked(policy.forest)}]
+                 "locked": self.forests.locked(policy.forest)}]
 
 
 class Served(NamedTuple):

@@ -20,10 +20,10 @@ from .convert import (
     note_content,
     xlsx_sheets,
 )
-from .files import _read_text
+from .files import read_text
 from .model import BAD_ROWS_SHOWN, NOTE_EXT, SQLITE_EXT, TABLE_EXT, Content, FileProblem, Item
-from .passport import _unique, column_names, sql_name
-from .tables import _flat_records, _json_cell, _json_type, _sniff_delimiter, infer_columns
+from .passport import column_names, sql_name, unique_name
+from .tables import flat_records, infer_columns, json_cell, json_type, sniff_delimiter
 
 
 class Contents:
@@ -45,7 +45,7 @@ class Contents:
         """What the file at ``item`` holds, as a node's content."""
         stem = item.real.stem
         if ext in NOTE_EXT:
-            return note_content(_read_text(item.real), stem)
+            return note_content(read_text(item.real), stem)
         if ext in TABLE_EXT:
             return self._table(item, TABLE_EXT[ext])
         if ext == ".json":
@@ -59,9 +59,9 @@ class Contents:
         return self._media(item, ext)
 
     def _table(self, item: Item, delimiter: str) -> Content:
-        text = _read_text(item.real, limit=self.file_cap)
+        text = read_text(item.real, limit=self.file_cap)
         if delimiter == ",":
-            delimiter = _sniff_delimiter(text[:8192])
+            delimiter = sniff_delimiter(text[:8192])
         rows = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter)
         header = next(rows, None)
         if not header or not any(h.strip() for h in header):
@@ -89,17 +89,17 @@ class Contents:
         return content
 
     def _json(self, item: Item) -> Content:
-        text = _read_text(item.real, limit=self.file_cap)
+        text = read_text(item.real, limit=self.file_cap)
         try:
             data = json.loads(text)
         except json.JSONDecodeError as exc:
             raise FileProblem(f"not valid JSON (line {exc.lineno} column {exc.colno}: "
                               f"{exc.msg})") from None
-        if _flat_records(data):
+        if flat_records(data):
             columns_raw = list(dict.fromkeys(str(k) for rec in data for k in rec))
             columns = column_names(columns_raw)
-            rows = [[_json_cell(rec.get(k)) for k in columns_raw] for rec in data]
-            types = [_json_type([r[i] for r in rows]) for i in range(len(columns))]
+            rows = [[json_cell(rec.get(k)) for k in columns_raw] for rec in data]
+            types = [json_type([r[i] for r in rows]) for i in range(len(columns))]
             table = sql_name(item.real.stem, "t")
             tmp = self._birth({table: {"columns": dict(zip(columns, types, strict=True)),
                                        "primary_key": []}}, {table: rows})
@@ -136,11 +136,11 @@ class Contents:
             columns = column_names(header)
             body = [list(r[:len(columns)]) + [None] * (len(columns) - len(r))
                     for r in table_rows[1:] if any(c not in (None, "") for c in r)]
-            table = _unique(sql_name(sheet, "sheet"), schema)
-            types = [_json_type([_json_cell(r[i]) for r in body]) for i in range(len(columns))]
+            table = unique_name(sql_name(sheet, "sheet"), schema)
+            types = [json_type([json_cell(r[i]) for r in body]) for i in range(len(columns))]
             schema[table] = {"columns": dict(zip(columns, types, strict=True)),
                              "primary_key": []}
-            rows[table] = [[_json_cell(c) for c in r] for r in body]
+            rows[table] = [[json_cell(c) for c in r] for r in body]
             names[table] = (header, columns)
         if not schema:
             raise FileProblem("no sheet with a header row")

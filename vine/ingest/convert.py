@@ -13,9 +13,17 @@ from ..writes import dataset
 
 if TYPE_CHECKING:
     pass
-from .files import _size, image_size
+from .files import human_size, image_size
 from .model import AUDIO_EXT, Content, FileProblem
-from .passport import _first_h1, _fit, _str, _summary_problem, _with_title, slug_segment, summarize
+from .passport import (
+    clean_str,
+    first_h1,
+    fit_summary,
+    slug_segment,
+    summarize,
+    summary_problem,
+    with_title,
+)
 
 # -- converters (pure: a file in, a Content out) -------------------------------------
 
@@ -32,17 +40,17 @@ def note_content(text: str, stem: str) -> Content:
             meta, body = own.meta, own.body
         except ParseError as exc:
             warnings.append(f"its frontmatter was not read ({exc}); kept as text")
-    title = _str(meta.get("title")) or _first_h1(body) or stem.replace("_", " ").strip() \
+    title = clean_str(meta.get("title")) or first_h1(body) or stem.replace("_", " ").strip() \
         or "Untitled"
-    summary = _str(meta.get("summary"))
-    if summary is None or _summary_problem(summary):
+    summary = clean_str(meta.get("summary"))
+    if summary is None or summary_problem(summary):
         summary = summarize(body, title)
     extra: dict[str, Any] = {}
     tags = meta.get("tags")
     if isinstance(tags, list) and all(isinstance(t, str) and t.strip() for t in tags):
         extra["tags"] = tags
     aliases = meta.get("aliases")
-    content = Content("note", " ".join(title.split()), summary, _with_title(title, body),
+    content = Content("note", " ".join(title.split()), summary, with_title(title, body),
                       extra, warnings=warnings)
     if isinstance(aliases, list):
         content.meta["aliases"] = [a for a in aliases if isinstance(a, str) and a.strip()]
@@ -62,7 +70,7 @@ def json_content(data: Any, stem: str, name: str) -> Content:
     title = stem.replace("_", " ").strip() or name
     pretty = json.dumps(data, ensure_ascii=False, indent=2)
     body = f"# {title}\n\nFrom `{name}`: {what}.\n\n```json\n{pretty}\n```\n"
-    return Content("document", title, _fit(f"{title}: {what}.", title), body)
+    return Content("document", title, fit_summary(f"{title}: {what}.", title), body)
 
 
 def dataset_content(source: Path, payload: Path,
@@ -97,7 +105,7 @@ def dataset_content(source: Path, payload: Path,
                   for _, raw, col in renamed[:50]]
     body = "\n".join(lines) + "\n\n" + dataset.manual(payload, with_samples=True)
     meta = {"payload_type": "sqlite", "payload_hash": dataset.sha256_of(payload)}
-    return Content("dataset", title, _fit(f"{title}: {what}.", title), body, meta,
+    return Content("dataset", title, fit_summary(f"{title}: {what}.", title), body, meta,
                    payload=payload)
 
 
@@ -107,7 +115,7 @@ def media_content(copy: Path, name: str, ext: str) -> Content:
     kind = "audio" if audio else "image"
     fmt = ext.lstrip(".").upper().replace("JPG", "JPEG")
     size = copy.stat().st_size
-    facts = [fmt, _size(size)]
+    facts = [fmt, human_size(size)]
     dims = image_size(copy) if not audio else None
     if dims:
         facts.append(f"{dims[0]}×{dims[1]} pixels")
@@ -116,7 +124,7 @@ def media_content(copy: Path, name: str, ext: str) -> Content:
     desc = f"{'An audio recording' if audio else 'An image'} ({', '.join(facts)})"
     body = (f"# {title}\n\n{desc}, kept as `{name}`. No description yet: "
             f"{'a transcript' if audio else 'what it shows'} belongs here.\n")
-    summary = _fit(f"{title}: {desc[0].lower() + desc[1:]}, not yet described.", title)
+    summary = fit_summary(f"{title}: {desc[0].lower() + desc[1:]}, not yet described.", title)
     meta = {"payload_type": kind, "payload_hash": digest}
     content = Content("media", title, summary, body, meta, payload=copy)
     content.payload_name = f"_assets/{digest[:8]}-{slug_segment(Path(name).stem)}{ext}"
@@ -159,8 +167,8 @@ def docx_content(path: Path, stem: str) -> Content:
                 lines += ["| " + " | ".join(r) + " |" for r in rows[1:]]
                 blocks.append("\n".join(lines))
     text = "\n\n".join(blocks)
-    title = _first_h1(text) or stem.replace("_", " ").strip() or path.name
-    return Content("document", title, summarize(text, title), _with_title(title, text))
+    title = first_h1(text) or stem.replace("_", " ").strip() or path.name
+    return Content("document", title, summarize(text, title), with_title(title, text))
 
 
 def xlsx_sheets(path: Path) -> list[tuple[str, list[list[Any]]]]:

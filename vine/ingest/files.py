@@ -18,7 +18,9 @@ from .model import AUDIO_EXT, IMAGE_EXT, NOTE_EXT, OFFICE_EXT, SQLITE_EXT, TABLE
 # -- file helpers ----------------------------------------------------------------------
 
 
-def _kind(ext: str) -> str | None:
+def file_kind(ext: str) -> str | None:
+    """What an ingested file becomes (``text``, ``data`` or ``media``) by its extension;
+    None when ingest does not take it."""
     if ext in NOTE_EXT:
         return "text"
     if ext in TABLE_EXT or ext == ".json" or ext in SQLITE_EXT or ext in OFFICE_EXT:
@@ -28,13 +30,16 @@ def _kind(ext: str) -> str | None:
     return None
 
 
-def _extra_installed(ext: str) -> bool:
+def extra_installed(ext: str) -> bool:
+    """Whether the optional library that reads ``.docx`` or ``.xlsx`` files is installed."""
     import importlib.util
 
     return importlib.util.find_spec("docx" if ext == ".docx" else "openpyxl") is not None
 
 
-def _read_text(path: Path, limit: int | None = None) -> str:
+def read_text(path: Path, limit: int | None = None) -> str:
+    """A file's UTF-8 text with its line ends made LF; FileProblem for binary, non-UTF-8
+    or (past ``limit`` bytes) too large a file."""
     data = path.read_bytes() if limit is None else _read_capped(path, limit)
     if b"\x00" in data:
         raise FileProblem("binary content (NUL bytes), not text")
@@ -54,22 +59,26 @@ def _read_capped(path: Path, limit: int) -> bytes:
     return data
 
 
-def _same_stat(meta: dict[str, Any], st: os.stat_result) -> bool:
+def same_stat(meta: dict[str, Any], st: os.stat_result) -> bool:
+    """Whether a node's recorded source size and mtime still match the source file's."""
     return meta.get("source_size") == st.st_size and \
         meta.get("source_mtime") == round(st.st_mtime, 3)
 
 
-def _inside(path: Path, root: Path) -> bool:
+def inside(path: Path, root: Path) -> bool:
+    """Whether ``path`` is ``root`` or below it."""
     return path == root or root in path.parents
 
 
-def _uri_rel(origin: str, prefix: str) -> str:
+def uri_rel(origin: str, prefix: str) -> str:
+    """The path below ``prefix`` of a source's file URI, unquoted."""
     from urllib.parse import unquote
 
     return unquote(origin[len(prefix):])
 
 
-def _read_doc(ctx: WriteContext, node_id: str) -> tuple[dict[str, Any], str]:
+def read_doc(ctx: WriteContext, node_id: str) -> tuple[dict[str, Any], str]:
+    """A parent branch's frontmatter and body (NotFound when there is none)."""
     try:
         node = ctx.forest.read(node_id)
     except VineError:
@@ -77,7 +86,8 @@ def _read_doc(ctx: WriteContext, node_id: str) -> tuple[dict[str, Any], str]:
     return dict(node.meta), node.body
 
 
-def _reason(exc: BaseException) -> str:
+def reason_of(exc: BaseException) -> str:
+    """The one-line reason a report gives for a file that failed."""
     if isinstance(exc, VineError):
         return f"{exc.code}: {exc.message}" + (f" ({exc.hint})" if exc.hint else "")
     if isinstance(exc, OSError):
@@ -85,7 +95,8 @@ def _reason(exc: BaseException) -> str:
     return str(exc)
 
 
-def _size(n: int) -> str:
+def human_size(n: int) -> str:
+    """A byte count as people read it (``812 bytes``, ``1.4 MB``)."""
     for unit in ("bytes", "KB", "MB", "GB"):
         if n < 1024 or unit == "GB":
             return f"{n} {unit}" if unit == "bytes" else f"{n:.1f} {unit}"

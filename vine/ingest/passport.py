@@ -52,20 +52,21 @@ def summarize(body: str, title: str) -> str:
     if not out and text:
         cut = text[:SUMMARY_CHARS].rsplit(" ", 1)[0] if len(text) > SUMMARY_CHARS else text
         out = cut.rstrip(",;:") + ("…" if len(text) > SUMMARY_CHARS else "")
-    return _fit(out, title)
+    return fit_summary(out, title)
 
 
-def _fit(summary: str, title: str) -> str:
+def fit_summary(summary: str, title: str) -> str:
     """A summary that passes the rules, else the fallback."""
     summary = " ".join(summary.split())
-    if summary and _summary_problem(summary):
+    if summary and summary_problem(summary):
         summary = f"{title}: {summary}"
-    if not summary or _summary_problem(summary):
+    if not summary or summary_problem(summary):
         summary = f"{' '.join(title.split())[:80]}: adopted, pending curation."
     return summary
 
 
-def _summary_problem(summary: str) -> bool:
+def summary_problem(summary: str) -> bool:
+    """Whether a summary breaks the summary rules or the summary budget."""
     try:
         rules.check_summary(summary)
     except VineError:
@@ -73,7 +74,8 @@ def _summary_problem(summary: str) -> bool:
     return budget.tokens(summary) > budget.SUMMARY_MAX
 
 
-def _first_h1(body: str) -> str | None:
+def first_h1(body: str) -> str | None:
+    """The text of a body's first level-one heading, if any."""
     for line in body.split("\n"):
         match = re.match(r"^#[ \t]+(.+?)[ \t#]*$", line)
         if match:
@@ -81,7 +83,8 @@ def _first_h1(body: str) -> str | None:
     return None
 
 
-def _with_title(title: str, body: str) -> str:
+def with_title(title: str, body: str) -> str:
+    """A body that opens with a heading: ``# title`` above one that has none."""
     text = body.replace("\r\n", "\n").replace("\r", "\n").strip("\n")
     if not text.strip():
         return f"# {title}\n"
@@ -90,11 +93,12 @@ def _with_title(title: str, body: str) -> str:
     return f"# {title}\n\n{text}\n"
 
 
-def _str(value: Any) -> str | None:
+def clean_str(value: Any) -> str | None:
+    """A stripped non-empty string, else None."""
     return value.strip() if isinstance(value, str) and value.strip() else None
 
 
-def _keep_notes(new_body: str, old_body: str) -> str:
+def keep_notes(new_body: str, old_body: str) -> str:
     """A refreshed dataset body keeps the operator's ``## Notes``."""
     span = render.section_span(old_body, "Notes")
     if span is None:
@@ -103,7 +107,7 @@ def _keep_notes(new_body: str, old_body: str) -> str:
     return new_body.rstrip("\n") + "\n\n" + notes + "\n"
 
 
-def _digest(title: str, summary: str) -> str:
+def title_digest(title: str, summary: str) -> str:
     """What ingest wrote as title and summary: equal later means nobody curated them."""
     return hashlib.sha256(f"{title}\0{summary}".encode()).hexdigest()[:16]
 
@@ -146,11 +150,12 @@ def column_names(header: list[str]) -> list[str]:
     out: list[str] = []
     for index, raw in enumerate(header, 1):
         name = sql_name(str(raw), "c") if str(raw).strip() else f"col_{index}"
-        out.append(_unique(name, out))
+        out.append(unique_name(name, out))
     return out
 
 
-def _unique(name: str, taken: Any) -> str:
+def unique_name(name: str, taken: Any) -> str:
+    """``name``, or ``name_2``, ``name_3``... the first that ``taken`` does not hold."""
     if name not in taken:
         return name
     n = 2
@@ -178,6 +183,7 @@ def make_aliases(stem: str, rel: str, title: str, leaf: str) -> list[str]:
     return [a[:rules.ALIAS_CHARS] for a in out if a.strip()]
 
 
-def _union(first: list[Any], second: list[Any]) -> list[str]:
+def alias_union(first: list[Any], second: list[Any]) -> list[str]:
+    """Both alias lists merged in order, without repeats or blanks, within the alias limit."""
     merged = [a for a in dict.fromkeys([*first, *second]) if isinstance(a, str) and a.strip()]
     return merged[:rules.MAX_ALIASES]

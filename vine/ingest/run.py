@@ -24,14 +24,14 @@ if TYPE_CHECKING:
     from ..writes.context import WriteContext
 from .contents import Contents
 from .files import (
-    _extra_installed,
-    _inside,
-    _kind,
-    _read_doc,
-    _reason,
-    _same_stat,
-    _uri_rel,
     add_entries,
+    extra_installed,
+    file_kind,
+    inside,
+    read_doc,
+    reason_of,
+    same_stat,
+    uri_rel,
 )
 from .links import known_files, resolve
 from .model import (
@@ -47,13 +47,13 @@ from .model import (
     Progress,
 )
 from .passport import (
-    _digest,
-    _keep_notes,
-    _union,
-    _with_title,
+    alias_union,
     body_digest,
+    keep_notes,
     make_aliases,
     slug_segment,
+    title_digest,
+    with_title,
 )
 
 
@@ -93,7 +93,7 @@ def ingest(vine: Vine, sources: list[Path], into: str = "_index", *,
             written then).
     """
     started = time.perf_counter()
-    with vine._writing() as ctx:
+    with vine.writing() as ctx:
         run = _Run(ctx, _into_id(ctx, into), max_bytes, progress, prefer_source)
         try:
             report = run.go([Path(s) for s in sources])
@@ -162,7 +162,7 @@ class _Run:
             for origin, node_id in sorted(self.origins.items()):
                 if origin.startswith(prefix) and origin not in self.seen:
                     self.report["stale"].append(
-                        {"path": str(root / _uri_rel(origin, prefix)), "id": node_id})
+                        {"path": str(root / uri_rel(origin, prefix)), "id": node_id})
         # Wikilinks to the nodes their files became (every file of the run is planned).
         self.report["unresolved_links"] = resolve(
             self.plans, known_files(self.origins, self.plans), self.taken.__contains__)
@@ -208,7 +208,7 @@ class _Run:
                     continue
                 if sub.is_symlink():
                     self.seen.add(sub.as_uri())
-                    if not _inside(sub.resolve(), real):
+                    if not inside(sub.resolve(), real):
                         self._fail(sub_shown, "symlink leads outside the source")
                     else:
                         self._unsupported(sub_shown, "symlinked folder, not followed")
@@ -244,7 +244,7 @@ class _Run:
         except (OSError, RuntimeError):
             self._fail(shown, "broken symlink" if file.is_symlink() else "cannot be read")
             return None
-        if not _inside(real, root):
+        if not inside(real, root):
             self._fail(shown, "symlink leads outside the source")
             return None
         if not stat.S_ISREG(mode):
@@ -257,10 +257,10 @@ class _Run:
 
     def _plan_file(self, item: Item) -> None:
         ext = item.real.suffix.lower()
-        if _kind(ext) is None:
+        if file_kind(ext) is None:
             self._unsupported(item.shown, f"no converter for '{ext or item.real.name}'")
             return
-        if ext in OFFICE_EXT and not _extra_installed(ext):
+        if ext in OFFICE_EXT and not extra_installed(ext):
             self._unsupported(item.shown, f"{ext} needs the ingest extra: {EXTRA_HINT}")
             return
         origin = Path(os.path.abspath(item.path)).as_uri()
@@ -268,11 +268,11 @@ class _Run:
         existing = self.origins.get(origin)
         try:
             st = os.stat(item.real)
-            cap = self.text_cap if _kind(ext) == "text" else self.file_cap
+            cap = self.text_cap if file_kind(ext) == "text" else self.file_cap
             if st.st_size > cap:
                 raise FileProblem(f"too large ({st.st_size} bytes; the limit is {cap})")
             old = self.ctx.forest.read(existing) if existing else None
-            if old is not None and _same_stat(old.meta, st):
+            if old is not None and same_stat(old.meta, st):
                 self._unchanged(item, existing)
                 return
             digest = dataset.sha256_of(item.real)
@@ -281,7 +281,7 @@ class _Run:
                 return
             content = self.contents.of(item, ext)
         except (FileProblem, VineError, OSError, ValueError, csv.Error, sqlite3.Error) as exc:
-            self._fail(item.shown, _reason(exc))
+            self._fail(item.shown, reason_of(exc))
             return
         except Exception as exc:  # noqa: BLE001 - one bad file never stops the run
             self._fail(item.shown, f"unexpected {type(exc).__name__}: {exc}")
@@ -297,7 +297,7 @@ class _Run:
             else:
                 self._plan_update(item, old, content, passport)
         except VineError as exc:
-            self._fail(item.shown, _reason(exc))
+            self._fail(item.shown, reason_of(exc))
 
     # -- ids, creations and updates --------------------------------------------------
 
@@ -306,13 +306,13 @@ class _Run:
         meta = {"id": node_id, "type": content.type, "parent": ids.parent_of(node_id),
                 "title": content.title, "summary": content.summary,
                 **passport, **content.meta}
-        aliases = _union(content.meta.get("aliases") or [], make_aliases(
+        aliases = alias_union(content.meta.get("aliases") or [], make_aliases(
             item.path.stem, item.rel, content.title, node_id.rsplit("/", 1)[-1]))
         if aliases:
             meta["aliases"] = aliases
         if content.payload is not None:
             meta["payload"] = content.payload_name or ""
-        meta["source_digest"] = _digest(content.title, content.summary)
+        meta["source_digest"] = title_digest(content.title, content.summary)
         spec = validate_node(self.ctx, {**meta, "body": content.body})
         self.taken.add(node_id)
         self.plans.append(Plan(item, node_id, spec["meta"], spec["body"], content.payload,
@@ -350,11 +350,11 @@ class _Run:
                           "prefer_source to take the source's body)"})
             return
         meta = dict(old.meta)
-        generated = old.meta.get("source_digest") == _digest(
+        generated = old.meta.get("source_digest") == title_digest(
             str(old.meta.get("title")), str(old.meta.get("summary")))
         if generated:
             meta["title"], meta["summary"] = content.title, content.summary
-            meta["source_digest"] = _digest(content.title, content.summary)
+            meta["source_digest"] = title_digest(content.title, content.summary)
         for key in ("source_hash", "source_size", "source_mtime", "source_path"):
             meta[key] = passport[key]
         for key in ("payload_type", "payload_hash"):
@@ -362,7 +362,7 @@ class _Run:
                 meta[key] = content.meta[key]
         if "origin" in passport:
             meta.setdefault("origin", passport["origin"])
-        aliases = _union(meta.get("aliases") or [], make_aliases(
+        aliases = alias_union(meta.get("aliases") or [], make_aliases(
             item.path.stem, item.rel, str(meta["title"]), node_id.rsplit("/", 1)[-1]))
         if aliases:
             meta["aliases"] = aliases
@@ -372,9 +372,9 @@ class _Run:
         if content.payload is not None:
             meta["payload"] = content.payload_name
         meta["updated"] = render.today()
-        body = _keep_notes(content.body, old.body) if content.type == "dataset" \
+        body = keep_notes(content.body, old.body) if content.type == "dataset" \
             else content.body
-        body = _with_title(str(meta["title"]), body)
+        body = with_title(str(meta["title"]), body)
         rules.check_summary(meta["summary"])
         try:
             parse_text(node_id, render.render(meta, body))
@@ -438,7 +438,7 @@ class _Run:
                 entries.setdefault(parent, {}).setdefault(section, []).append(
                     (plan.id, render.entry_line(plan.id, plan.meta["summary"])))
         for parent, sections in entries.items():
-            meta, body = docs.get(parent) or _read_doc(ctx, parent)
+            meta, body = docs.get(parent) or read_doc(ctx, parent)
             for section, lines in sections.items():
                 body = add_entries(body, section, lines)
             docs[parent] = (dict(meta, coverage=render.coverage(body),
@@ -498,7 +498,7 @@ class _Run:
         line = render.entry_line(plan.id, plan.meta["summary"])
         pattern = render.entry_pattern(plan.id)
         for branch in self.ctx.forest.catalog.listing_branches(plan.id):
-            meta, body = docs.get(branch) or _read_doc(self.ctx, branch)
+            meta, body = docs.get(branch) or read_doc(self.ctx, branch)
             new, count = pattern.subn(lambda _: line, body, count=1)
             if count and new != body:
                 docs[branch] = (dict(meta, updated=render.today()), new)

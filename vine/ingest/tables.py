@@ -35,21 +35,25 @@ def infer_columns(rows: list[list[str]], width: int) -> tuple[list[str], list[li
     return types, values
 
 
-def _sniff_delimiter(sample: str) -> str:
+def sniff_delimiter(sample: str) -> str:
+    """The delimiter of a CSV sample (a comma when it cannot tell)."""
     try:
         return csv.Sniffer().sniff(sample, delimiters=",;\t|").delimiter
     except csv.Error:
         return ","
 
 
-def _flat_records(data: Any) -> bool:
+def flat_records(data: Any) -> bool:
+    """Whether JSON data is a non-empty list of flat objects (a table)."""
     return isinstance(data, list) and bool(data) and all(
         isinstance(rec, dict) and rec and all(
             v is None or isinstance(v, str | int | float | bool) for v in rec.values())
         for rec in data)
 
 
-def _json_cell(value: Any) -> Any:
+def json_cell(value: Any) -> Any:
+    """A JSON value as SQLite stores it: booleans as 0/1, huge integers and nested values
+    as text."""
     if isinstance(value, bool):
         return int(value)
     if isinstance(value, int) and not -(1 << 63) <= value < (1 << 63):
@@ -59,7 +63,8 @@ def _json_cell(value: Any) -> Any:
     return str(value)
 
 
-def _json_type(values: list[Any]) -> str:
+def json_type(values: list[Any]) -> str:
+    """The SQLite column type for a column of JSON values."""
     present = [v for v in values if v is not None]
     if present and all(isinstance(v, int) for v in present):
         return "INTEGER"

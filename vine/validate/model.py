@@ -16,12 +16,12 @@ WARNING = "warning"
 NOTE = "note"
 SCHEMA_ID = "_meta/schema"
 PAYLOAD_SUFFIXES = (".db", ".sqlite", ".sqlite3")
-_SKIP_DIRS = frozenset({".git", "_derived"})
-_WIKILINK = re.compile(r"\[\[([^\]\[|#\n]+)(?:[|#][^\]\n]*)?\]\]")
-_ENTRY = re.compile(r"^- \[\[([^\]|#]+)(?:[|#][^\]]*)?\]\](.*)$")
-_COVERAGE_SUFFIX = re.compile(r" \d+ bananas?, \d+ sub-branch(?:es)?\.$")
-_YAML_LINE = re.compile(r"at line (\d+)")
-_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+SKIP_DIRS = frozenset({".git", "_derived"})
+WIKILINK = re.compile(r"\[\[([^\]\[|#\n]+)(?:[|#][^\]\n]*)?\]\]")
+ENTRY = re.compile(r"^- \[\[([^\]|#]+)(?:[|#][^\]]*)?\]\](.*)$")
+COVERAGE_SUFFIX = re.compile(r" \d+ bananas?, \d+ sub-branch(?:es)?\.$")
+YAML_LINE = re.compile(r"at line (\d+)")
+FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 ENTRY_SECTIONS = (render.SUB_BRANCHES, render.DIRECT_BANANAS)
 
 
@@ -56,7 +56,7 @@ class Finding:
 
 
 @dataclass
-class _File:
+class NodeFile:
     """One node file as read: its text and parsed node, or why it does not parse."""
 
     path: str
@@ -102,7 +102,7 @@ def _body_start(text: str) -> int | None:
 
 
 @dataclass
-class _Issue:
+class EntryIssue:
     """An index entry problem of one branch, as both validate and fix need it."""
 
     kind: str           # extra | duplicate | misplaced | stale | missing
@@ -114,12 +114,12 @@ class _Issue:
 
 
 @dataclass
-class _Run:
+class ValidationRun:
     """One validation pass over a forest."""
 
     root: Path
     payloads: bool = True
-    files: dict[str, _File] = field(default_factory=dict)
+    files: dict[str, NodeFile] = field(default_factory=dict)
     others: list[str] = field(default_factory=list)
     dialect: Dialect = field(default_factory=Dialect)
     moves: dict[str, str] = field(default_factory=dict)
@@ -128,13 +128,13 @@ class _Run:
     hashes: dict[str, str] = field(default_factory=dict)
     findings: list[Finding] = field(default_factory=list)
 
-    def add(self, f: _File, severity: str, code: str, message: str, fix: str, *,
+    def add(self, f: NodeFile, severity: str, code: str, message: str, fix: str, *,
             line: int | None = None, fixable: bool = False) -> None:
         """Record a finding on file ``f``."""
         self.findings.append(Finding(severity, code, f.id, f.path, line, message, fix,
                                      fixable))
 
 
-def _private(node_id: str) -> bool:
+def is_private(node_id: str) -> bool:
     """Ids inside a folder whose name starts with ``_`` (``_meta/...``)."""
     return any(part.startswith("_") for part in node_id.split("/")[:-1])

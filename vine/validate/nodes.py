@@ -14,13 +14,24 @@ from ..errors import VineError
 from ..indexing import clean_target
 from ..nodes import REQUIRED, Node, blockquote_summary
 from ..writes import rules
-from .model import _FENCE, _SKIP_DIRS, _WIKILINK, ERROR, NOTE, WARNING, Finding, _File, _Run
-from .tree import _spans
+from .model import (
+    ERROR,
+    FENCE,
+    NOTE,
+    SKIP_DIRS,
+    WARNING,
+    WIKILINK,
+    Finding,
+    NodeFile,
+    ValidationRun,
+)
+from .tree import entry_spans
 
 # -- one node ----------------------------------------------------------------------
 
 
-def _check_node(run: _Run, f: _File) -> None:
+def check_node(run: ValidationRun, f: NodeFile) -> None:
+    """Every check of one parsed node file outside ``_meta/``."""
     _check_required(run, f)
     _check_values(run, f)
     _check_links(run, f)
@@ -29,7 +40,7 @@ def _check_node(run: _Run, f: _File) -> None:
     _check_payload(run, f)
 
 
-def _check_required(run: _Run, f: _File) -> None:
+def _check_required(run: ValidationRun, f: NodeFile) -> None:
     """Required keys present and of the right shape; ``id`` and ``type`` right."""
     assert f.node is not None
     meta = f.node.meta
@@ -80,13 +91,13 @@ def _is_date(value: Any) -> bool:
         return False
 
 
-def _invalid(run: _Run, f: _File, key: str, message: str) -> None:
+def _invalid(run: ValidationRun, f: NodeFile, key: str, message: str) -> None:
     run.add(f, ERROR, "frontmatter.invalid", message,
             f"Correct '{key}' in the frontmatter (see the forest format, frontmatter keys).",
             line=f.key_line(key))
 
 
-def _check_values(run: _Run, f: _File) -> None:
+def _check_values(run: ValidationRun, f: NodeFile) -> None:
     """Optional keys through the same rules plant and graft apply."""
     assert f.node is not None
     meta = f.node.meta
@@ -109,7 +120,7 @@ def _check_values(run: _Run, f: _File) -> None:
         _invalid(run, f, key if key in meta else "type", f"{exc.code}: {exc.message}")
 
 
-def _check_links(run: _Run, f: _File) -> None:
+def _check_links(run: ValidationRun, f: NodeFile) -> None:
     """Shape, declared rels, the cap, and targets that exist."""
     assert f.node is not None
     links = f.node.meta.get("links")
@@ -147,17 +158,17 @@ def _check_links(run: _Run, f: _File) -> None:
                     line=line)
 
 
-def _absent(run: _Run, target: str, what: str) -> str:
+def _absent(run: ValidationRun, target: str, what: str) -> str:
     moved = run.moves.get(target)
     return f"{what} {target!r} does not exist" + (f" (it moved to {moved!r})" if moved else "")
 
 
-def _retarget(run: _Run, target: str, otherwise: str) -> str:
+def _retarget(run: ValidationRun, target: str, otherwise: str) -> str:
     moved = run.moves.get(target)
     return f"Replace {target!r} with {moved!r}." if moved else otherwise
 
 
-def _check_summary(run: _Run, f: _File) -> None:
+def _check_summary(run: ValidationRun, f: NodeFile) -> None:
     """The scent rules, as warnings: non-empty, at most 60 tokens, no boilerplate."""
     assert f.node is not None
     raw = f.node.meta.get("summary")
@@ -184,13 +195,13 @@ def _check_summary(run: _Run, f: _File) -> None:
                 "Lead with the subject: say what the node holds.", line=f.key_line("summary"))
 
 
-def _check_wikilinks(run: _Run, f: _File) -> None:
+def _check_wikilinks(run: ValidationRun, f: NodeFile) -> None:
     """``[[id]]``, ``[[id|text]]`` and ``[[id#anchor]]`` must name a node."""
     assert f.node is not None
     body = f.node.body
     if "[[" not in body:
         return
-    broken = [m for m in _WIKILINK.finditer(body)
+    broken = [m for m in WIKILINK.finditer(body)
               if (clean_target(m.group(1)) or m.group(1)) not in run.files]
     if not broken:
         return
@@ -217,7 +228,7 @@ def _fenced_lines(lines: list[str]) -> set[int]:
     inside: set[int] = set()
     fence: str | None = None
     for i, line in enumerate(lines):
-        marker = _FENCE.match(line)
+        marker = FENCE.match(line)
         if fence is not None:
             inside.add(i)
             if marker and marker.group(1)[0] == fence[0] and len(marker.group(1)) >= len(fence):
@@ -228,18 +239,18 @@ def _fenced_lines(lines: list[str]) -> set[int]:
     return inside
 
 
-def _entry_lines(f: _File) -> set[int]:
+def _entry_lines(f: NodeFile) -> set[int]:
     """A branch's entry lines (the index checks report those)."""
     assert f.node is not None
     if not ids.is_index(f.id):
         return set()
     out: set[int] = set()
-    for _, start, end in _spans(f.node):
+    for _, start, end in entry_spans(f.node):
         out.update(i for i in range(start + 1, end) if f.node.lines[i].startswith("- [["))
     return out
 
 
-def _check_payload(run: _Run, f: _File) -> None:
+def _check_payload(run: ValidationRun, f: NodeFile) -> None:
     """A local payload inside the forest, present, with the hash it declares."""
     assert f.node is not None
     meta = f.node.meta
@@ -253,7 +264,7 @@ def _check_payload(run: _Run, f: _File) -> None:
         return
     if isinstance(payload, str) and "://" in payload:
         return
-    rel = _payload_rel(run.root, f.id, payload)
+    rel = payload_rel(run.root, f.id, payload)
     if rel is None:
         run.add(f, ERROR, "payload.invalid", f"payload {payload!r} is not a file inside "
                 "the forest (or it is inside _derived/ or .git/)",
@@ -265,20 +276,20 @@ def _check_payload(run: _Run, f: _File) -> None:
         _check_payload_file(run, f, rel, dataset)
 
 
-def _payload_rel(root: Path, node_id: str, payload: Any) -> str | None:
+def payload_rel(root: Path, node_id: str, payload: Any) -> str | None:
     """The payload's POSIX path relative to the root, or None when it is not allowed."""
     if not isinstance(payload, str) or not payload.strip() or payload.startswith("/") \
             or "\\" in payload:
         return None
     rel = posixpath.normpath(posixpath.join(posixpath.dirname(node_id), payload.strip()))
     first = rel.split("/", 1)[0]
-    if rel.startswith("..") or rel == "." or first in _SKIP_DIRS:
+    if rel.startswith("..") or rel == "." or first in SKIP_DIRS:
         return None
     real = os.path.realpath(root / rel)
     return rel if real.startswith(str(root) + os.sep) else None
 
 
-def _check_payload_file(run: _Run, f: _File, rel: str, dataset: bool) -> None:
+def _check_payload_file(run: ValidationRun, f: NodeFile, rel: str, dataset: bool) -> None:
     assert f.node is not None
     full = run.root / rel
     if not full.is_file():
@@ -290,7 +301,7 @@ def _check_payload_file(run: _Run, f: _File, rel: str, dataset: bool) -> None:
     declared = f.node.meta.get("payload_hash")
     if declared is None and not dataset:
         return
-    actual = _sha256(run, rel)
+    actual = payload_sha256(run, rel)
     settled = declared is not None and str(declared).strip().lower() == actual
     if dataset and not settled:
         # About to say "record this hash": only for a payload that is sound.
@@ -314,7 +325,7 @@ def _check_payload_file(run: _Run, f: _File, rel: str, dataset: bool) -> None:
                 line=f.key_line("payload_hash"), fixable=True)
 
 
-def _damage(f: _File, full: Path) -> str | None:
+def _damage(f: NodeFile, full: Path) -> str | None:
     from ..datasets import damage, manual_tables
 
     assert f.node is not None
@@ -322,7 +333,8 @@ def _damage(f: _File, full: Path) -> str | None:
     return damage(full, manual_tables(manual[1]) if manual else [])
 
 
-def _sha256(run: _Run, rel: str) -> str:
+def payload_sha256(run: ValidationRun, rel: str) -> str:
+    """The sha256 of a payload file, hashed once per run."""
     if rel not in run.hashes:
         from ..writes.dataset import sha256_of
 
@@ -330,7 +342,8 @@ def _sha256(run: _Run, rel: str) -> str:
     return run.hashes[rel]
 
 
-def _check_orphans(run: _Run) -> None:
+def check_orphans(run: ValidationRun) -> None:
+    """Warn of each payload or asset file that no node names."""
     for rel in sorted(run.others):
         if rel in run.referenced:
             continue

@@ -15,10 +15,10 @@ from collections.abc import Callable
 from typing import Any
 
 from ..writes import render
-from .model import Finding, _File, _Issue, _Run
-from .nodes import _payload_rel, _sha256
-from .run import _check, _load
-from .tree import _index_issues, coverage_finding, issue_finding
+from .model import EntryIssue, Finding, NodeFile, ValidationRun
+from .nodes import payload_rel, payload_sha256
+from .run import check_all, load_run
+from .tree import coverage_finding, index_issues, issue_finding
 
 # How a file differs from HEAD (None when it does not): Repository.uncommitted.
 Uncommitted = Callable[[str], str | None]
@@ -51,9 +51,9 @@ def fix(root: str | os.PathLike[str], *, payloads: bool = True,
 
     # Checked and repaired in one turn of the writer lock: nothing changes in between.
     with Vine(root, lock="per-write", on_lock_wait=on_lock_wait) as vine, \
-            vine._writing() as ctx:
-        run = _check(_load(vine.root, payloads))
-        plan, skipped = _plan(run, vine._repository().uncommitted)
+            vine.writing() as ctx:
+        run = check_all(load_run(vine.root, payloads))
+        plan, skipped = _plan(run, ctx.repo.uncommitted)
         if not plan:
             return {"commit": None, "repairs": [], "files": [], "skipped": skipped}
         repairs = [r for _, done in plan.values() for r in done]
@@ -73,7 +73,7 @@ def _record(x: Finding, reason: str | None = None) -> dict[str, Any]:
     return out
 
 
-def _plan(run: _Run, uncommitted: Uncommitted
+def _plan(run: ValidationRun, uncommitted: Uncommitted
           ) -> tuple[dict[str, tuple[str, list[dict[str, Any]]]], list[dict[str, Any]]]:
     """Each file to rewrite (its new text and the repairs it carries), and the repairs
     skipped because they depend on uncommitted changes."""
@@ -102,9 +102,9 @@ def _plan(run: _Run, uncommitted: Uncommitted
                 meta["coverage"] = render.coverage(body)
                 done.append(_record(cover[0]))
         if codes & {"payload.hash-drift", "payload.hash-missing"}:
-            rel = _payload_rel(run.root, node_id, meta.get("payload"))
+            rel = payload_rel(run.root, node_id, meta.get("payload"))
             assert rel is not None
-            meta["payload_hash"] = _sha256(run, rel)
+            meta["payload_hash"] = payload_sha256(run, rel)
             done += [_record(x) for x in found if x.code.startswith("payload.")]
         if not done:
             continue
@@ -113,12 +113,12 @@ def _plan(run: _Run, uncommitted: Uncommitted
     return plan, skipped
 
 
-def _entries(run: _Run, f: _File, uncommitted: Uncommitted, done: list[dict[str, Any]],
+def _entries(run: ValidationRun, f: NodeFile, uncommitted: Uncommitted, done: list[dict[str, Any]],
              skipped: list[dict[str, Any]]) -> str:
     """Branch ``f``'s body with the entry repairs whose child is committed as it is."""
     assert f.node is not None
-    issues: list[_Issue] = []
-    for issue in _index_issues(run, f):
+    issues: list[EntryIssue] = []
+    for issue in index_issues(run, f):
         finding = issue_finding(f, issue)
         if not finding.fixable:
             continue
@@ -132,7 +132,7 @@ def _entries(run: _Run, f: _File, uncommitted: Uncommitted, done: list[dict[str,
     return _repair_entries(f.node.body, issues)
 
 
-def _repair_entries(body: str, issues: list[_Issue]) -> str:
+def _repair_entries(body: str, issues: list[EntryIssue]) -> str:
     """The body with extra, duplicate and misplaced lines gone, stale ones rewritten and
     missing ones added at the end of their section."""
     lines: list[str | None] = list(body.split("\n"))

@@ -11,19 +11,19 @@ from ..dialect import parse_dialect
 from ..errors import NotFound
 from ..nodes import ParseError, parse_text
 from .model import (
-    _SKIP_DIRS,
-    _YAML_LINE,
     ERROR,
     PAYLOAD_SUFFIXES,
     SCHEMA_ID,
+    SKIP_DIRS,
+    YAML_LINE,
     Finding,
-    _File,
-    _private,
-    _Run,
+    NodeFile,
+    ValidationRun,
+    is_private,
 )
-from .nodes import _check_node, _check_orphans
-from .tree import _check_index, _check_tree
-from .waymarks import _check_waymarks
+from .nodes import check_node, check_orphans
+from .tree import check_index, check_tree
+from .waymarks import check_waymarks
 
 
 def validate(root: str | os.PathLike[str], *, payloads: bool = True) -> list[Finding]:
@@ -39,16 +39,18 @@ def validate(root: str | os.PathLike[str], *, payloads: bool = True) -> list[Fin
     Raises:
         NotFound: ``root`` holds no ``_index.md``.
     """
-    return _check(_load(Path(root), payloads)).findings
+    return check_all(load_run(Path(root), payloads)).findings
 
 
-def _load(root: Path, payloads: bool) -> _Run:
+def load_run(root: Path, payloads: bool) -> ValidationRun:
+    """A run over the forest at ``root`` with every node file read (NotFound without
+    ``_index.md``)."""
     root = root.expanduser().resolve()
     if not (root / "_index.md").is_file():
         raise NotFound(f"no forest at {root} (no _index.md)",
                        hint="Point at a forest's root folder, or create one with "
                             f"{hints.create_forest()}.")
-    run = _Run(root, payloads)
+    run = ValidationRun(root, payloads)
     nodes, run.others = _walk(root)
     for path in sorted(nodes):
         f = _read(root, path)
@@ -60,7 +62,7 @@ def _load(root: Path, payloads: bool) -> _Run:
         if f.node is not None:
             for old in _str_list(f.node.meta.get("moved_from")):
                 run.moves[old] = f.id
-        if f.id != ids.ROOT_INDEX and not _private(f.id):
+        if f.id != ids.ROOT_INDEX and not is_private(f.id):
             run.children.setdefault(ids.parent_of(f.id) or "", []).append(f.id)
     return run
 
@@ -81,7 +83,7 @@ def _walk(root: Path) -> tuple[list[str], list[str]]:
             child = f"{rel}/{entry.name}" if rel else entry.name
             try:
                 if entry.is_dir(follow_symlinks=False):
-                    if entry.name not in _SKIP_DIRS and not entry.name.startswith("."):
+                    if entry.name not in SKIP_DIRS and not entry.name.startswith("."):
                         stack.append((child, assets or entry.name == "_assets"))
                 elif not entry.is_file(follow_symlinks=False):
                     continue
@@ -94,8 +96,8 @@ def _walk(root: Path) -> tuple[list[str], list[str]]:
     return nodes, others
 
 
-def _read(root: Path, path: str) -> _File:
-    f = _File(path, ids.id_of(path))
+def _read(root: Path, path: str) -> NodeFile:
+    f = NodeFile(path, ids.id_of(path))
     try:
         with open(os.path.join(root, path), "rb") as fh:
             data = fh.read()
@@ -121,28 +123,29 @@ def _str_list(value: Any) -> list[str]:
     return [v for v in value if isinstance(v, str)] if isinstance(value, list) else []
 
 
-def _check(run: _Run) -> _Run:
+def check_all(run: ValidationRun) -> ValidationRun:
+    """Run every check over a loaded run and return it with its findings."""
     for f in run.files.values():
         if f.node is None:
             run.add(f, ERROR, "file.unparseable", f"{f.path} is not a node: {f.error}",
                     "Give the file a '---' YAML frontmatter block closed by '---', or move "
                     "it out of the forest.", line=_error_line(f))
         elif not f.id.startswith("_meta/"):
-            _check_node(run, f)
-    _check_tree(run)
-    _check_waymarks(run)
+            check_node(run, f)
+    check_tree(run)
+    check_waymarks(run)
     for f in run.files.values():
-        if f.node is not None and ids.is_index(f.id) and not _private(f.id):
-            _check_index(run, f)
+        if f.node is not None and ids.is_index(f.id) and not is_private(f.id):
+            check_index(run, f)
     if run.payloads:
-        _check_orphans(run)
+        check_orphans(run)
     run.findings.sort(key=lambda x: (x.path, x.line or 0, x.code))
     return run
 
 
-def _error_line(f: _File) -> int:
+def _error_line(f: NodeFile) -> int:
     """The file line a parse error names (counted from the first '---'), else 1."""
-    found = _YAML_LINE.search(f.error or "")
+    found = YAML_LINE.search(f.error or "")
     if found is None:
         return 1
     text = f.text.lstrip("\ufeff")

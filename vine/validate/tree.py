@@ -6,25 +6,25 @@ from .. import ids
 from ..nodes import Node
 from ..writes import render
 from .model import (
-    _COVERAGE_SUFFIX,
-    _ENTRY,
+    COVERAGE_SUFFIX,
+    ENTRY,
     ENTRY_SECTIONS,
     ERROR,
     WARNING,
+    EntryIssue,
     Finding,
-    _File,
-    _Issue,
-    _private,
-    _Run,
+    NodeFile,
+    ValidationRun,
+    is_private,
 )
 
 # -- the tree and the indexes ------------------------------------------------------
 
 
-def _check_tree(run: _Run) -> None:
+def check_tree(run: ValidationRun) -> None:
     """Every node's folder has an index, and every index is a branch."""
     for f in run.files.values():
-        if f.node is None or not ids.is_index(f.id) or _private(f.id):
+        if f.node is None or not ids.is_index(f.id) or is_private(f.id):
             continue
         ntype = f.node.meta.get("type")
         if ntype != "branch":
@@ -44,7 +44,7 @@ def _check_tree(run: _Run) -> None:
                     "a branch).", line=None)
 
 
-def _spans(node: Node) -> list[tuple[str, int, int]]:
+def entry_spans(node: Node) -> list[tuple[str, int, int]]:
     """(section, start, end) body line spans of the two entry sections present."""
     out = []
     for name in ENTRY_SECTIONS:
@@ -58,53 +58,53 @@ def _home(child: str) -> str:
     return render.SUB_BRANCHES if ids.is_index(child) else render.DIRECT_BANANAS
 
 
-def _entry(run: _Run, child: str, old_rest: str | None = None) -> str | None:
+def _entry(run: ValidationRun, child: str, old_rest: str | None = None) -> str | None:
     """The entry line ``child`` should have (a branch keeps a coverage suffix it had)."""
     node = run.files[child].node
     if node is None:
         return None
     line = render.entry_line(child, node.summary)
     cover = node.meta.get("coverage")
-    if old_rest and _COVERAGE_SUFFIX.search(old_rest) and isinstance(cover, str):
+    if old_rest and COVERAGE_SUFFIX.search(old_rest) and isinstance(cover, str):
         line += f" {cover.strip().rstrip('.')}."
     return line
 
 
-def _index_issues(run: _Run, f: _File) -> list[_Issue]:
+def index_issues(run: ValidationRun, f: NodeFile) -> list[EntryIssue]:
     """The entry problems of branch ``f``: extra, duplicate, misplaced, stale, missing."""
     assert f.node is not None
     kids = set(run.children.get(f.id, []))
-    issues: list[_Issue] = []
+    issues: list[EntryIssue] = []
     seen: set[str] = set()
-    for section, start, end in _spans(f.node):
+    for section, start, end in entry_spans(f.node):
         for i in range(start + 1, end):
-            m = _ENTRY.match(f.node.lines[i])
+            m = ENTRY.match(f.node.lines[i])
             if not m:
                 continue
             child, rest = m.group(1).strip(), m.group(2)
             if child not in kids:
-                issues.append(_Issue("extra", child, section, i, None, child in run.files))
+                issues.append(EntryIssue("extra", child, section, i, None, child in run.files))
             elif child in seen:
-                issues.append(_Issue("duplicate", child, section, i, None))
+                issues.append(EntryIssue("duplicate", child, section, i, None))
             elif section != _home(child):
-                issues.append(_Issue("misplaced", child, _home(child), i, _entry(run, child)))
+                issues.append(EntryIssue("misplaced", child, _home(child), i, _entry(run, child)))
             elif _stale(run, child, rest):
-                issues.append(_Issue("stale", child, section, i, _entry(run, child, rest)))
+                issues.append(EntryIssue("stale", child, section, i, _entry(run, child, rest)))
             seen.add(child)
     for child in sorted(kids - seen):
         if run.files[child].node is None:
             continue    # reported as unparseable; its entry needs its summary
-        issues.append(_Issue("missing", child, _home(child), None, _entry(run, child)))
+        issues.append(EntryIssue("missing", child, _home(child), None, _entry(run, child)))
     return issues
 
 
-def _stale(run: _Run, child: str, rest: str) -> bool:
+def _stale(run: ValidationRun, child: str, rest: str) -> bool:
     node = run.files[child].node
     if node is None:
         return False
     want = render.entry_line(child, node.summary).split("]]", 1)[1].rstrip()
     have = rest.rstrip()
-    return have != want and _COVERAGE_SUFFIX.sub("", have) != want
+    return have != want and COVERAGE_SUFFIX.sub("", have) != want
 
 
 _ISSUE_TEXT = {
@@ -121,7 +121,7 @@ _ISSUE_TEXT = {
 }
 
 
-def issue_finding(f: _File, issue: _Issue) -> Finding:
+def issue_finding(f: NodeFile, issue: EntryIssue) -> Finding:
     """The finding an index entry problem is reported as."""
     code, message, hint = _ISSUE_TEXT[issue.kind]
     why = "is not in this folder" if issue.exists else "does not exist"
@@ -133,7 +133,7 @@ def issue_finding(f: _File, issue: _Issue) -> Finding:
                    issue.new is not None or issue.kind in ("extra", "duplicate"))
 
 
-def coverage_finding(f: _File, body: str) -> Finding | None:
+def coverage_finding(f: NodeFile, body: str) -> Finding | None:
     """The finding for a ``coverage`` that is not what ``body``'s entry lines count."""
     assert f.node is not None
     have = f.node.meta.get("coverage")
@@ -146,15 +146,16 @@ def coverage_finding(f: _File, body: str) -> Finding | None:
                    f"Set 'coverage: \"{want}\"' (vine validate --fix does).", True)
 
 
-def _check_index(run: _Run, f: _File) -> None:
+def check_index(run: ValidationRun, f: NodeFile) -> None:
+    """The entry and coverage findings of one branch."""
     assert f.node is not None
-    run.findings += [issue_finding(f, issue) for issue in _index_issues(run, f)]
+    run.findings += [issue_finding(f, issue) for issue in index_issues(run, f)]
     found = coverage_finding(f, f.node.body)
     if found is not None:
         run.findings.append(found)
 
 
-def _section_line(f: _File, section: str) -> int | None:
+def _section_line(f: NodeFile, section: str) -> int | None:
     assert f.node is not None
     span = render.section_span(f.node.body, section)
     return f.body_line(span[0]) if span is not None else None

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 from ..indexing import clean_target
-from .model import ERROR, _File, _Run
+from .model import ERROR, NodeFile, ValidationRun
 
 
-def _check_waymarks(run: _Run) -> None:
+def check_waymarks(run: ValidationRun) -> None:
     """A waymark names an id that is free (no live node, not the node itself), one
     node claims it, and following waymarks never comes back where it started."""
-    claims: dict[str, list[_File]] = {}
+    claims: dict[str, list[NodeFile]] = {}
     for f in run.files.values():
         if f.node is None or "moved_from" not in f.node.meta:
             continue
@@ -44,7 +44,7 @@ def _check_waymarks(run: _Run) -> None:
     _check_loops(run, {old: holders[0].id for old, holders in claims.items()})
 
 
-def _check_loops(run: _Run, moves: dict[str, str]) -> None:
+def _check_loops(run: ValidationRun, moves: dict[str, str]) -> None:
     """Report each cycle of waymarks once, on the node where it is entered."""
     reported: set[str] = set()
     for start in sorted(moves):

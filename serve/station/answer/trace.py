@@ -6,14 +6,11 @@ total_ms}``. It reports shape only: a step naming a node the key cannot see is l
 
 from __future__ import annotations
 
-import dataclasses
 import time
 from collections.abc import Callable
 from typing import Any
 
-from monkeyllm import CALLS
 from monkeyllm.errors import VineError, is_error
-from monkeyllm.registry import check_args
 
 from .. import scope
 from .bindings import Binding
@@ -37,25 +34,13 @@ def engine_for(station: Any, forest: str, steps: list[dict[str, Any]] | None = N
 def _recorded_harvest(station: Any, forest: str, given: dict[str, Any],
                       steps: list[dict[str, Any]]) -> dict[str, Any]:
     """harvest through the Vine's own call boundary (catalog sync, envelopes, the
-    trace file), with the step recorder handed to it explicitly."""
-    from monkeyllm.reads.harvest import harvest
-    from monkeyllm.windows import window
-
-    spec = CALLS["harvest"]
+    trace file), its inner reads recorded in ``steps``."""
     try:
         _, vine = station.forests.get(forest)
-        clean = check_args(spec, given)
     except VineError as exc:
         return exc.envelope()
-
-    def method(v: Any, query: str, terms: str | list[str] | None = None, k: int = 3,
-               since: str | None = None, until: str | None = None,
-               date_field: str = "created", include_superseded: bool = False,
-               hybrid: Any = "auto") -> dict[str, Any]:
-        return harvest(v._forest, query, terms, k, window(since, until, date_field),
-                       include_superseded, steps=steps, hybrid=hybrid)
-
-    return vine._run(dataclasses.replace(spec, method=method), clean)
+    with vine.recording(steps):
+        return vine.call("harvest", given)
 
 
 def harvest(station: Any, who: Any, forest: str, args: dict[str, Any]
