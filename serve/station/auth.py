@@ -13,12 +13,13 @@ which it is.
 
 from __future__ import annotations
 
-from typing import Any
-
-from starlette.requests import Request
+from typing import TYPE_CHECKING, Any
 
 import monkeyllm
 from monkeyllm.errors import Forbidden
+
+if TYPE_CHECKING:
+    from starlette.requests import Request
 
 WELL_KNOWN = "/.well-known/oauth-protected-resource"
 HINT = "Send Authorization: Bearer <key> (or X-API-Key: <key>); the operator mints keys."

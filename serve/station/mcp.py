@@ -7,7 +7,7 @@ Origin (DNS-rebinding protection, ``421 E_HOST_NOT_ALLOWED``), then its key
 (``Authorization: Bearer`` or ``X-API-Key``; a missing, unknown or revoked key answers
 ``401 E_FORBIDDEN`` like REST, with ``WWW-Authenticate`` naming the protected resource
 metadata). The verified principal travels in the ASGI scope to the
-tool handler, which runs the call through :func:`~.app.serve_call` exactly as REST
+tool handler, which runs the call through :func:`~.core.serve_call` exactly as REST
 does: same scoping, same envelopes, one audit row per call.
 """
 
@@ -35,8 +35,8 @@ from ..http import LOCAL_HOSTS, allowed
 from ..server import plain
 from ..tools import FOREST_PARAM, HINTS, READ, Hints, describe, output_schema
 from . import auth
-from .app import FORESTS_RESULT, Station, audit_call, serve_call
 from .calls import STATION_CALLS
+from .core import FORESTS_RESULT, Station, audit_call, serve_call
 from .keys import Principal
 from .status import UNAUTHORIZED
 

@@ -12,6 +12,7 @@ from monkeyllm import shapes
 from ..tools import describe
 from . import auth
 from .calls import STATION_CALLS
+from .core import FORESTS_RESULT, HEALTH_RESULT
 
 ENVELOPE = {"$ref": "#/components/schemas/Envelope"}
 _TEXT = {
@@ -110,8 +111,6 @@ def document(version: str) -> dict[str, Any]:
                 **({"example": EXAMPLES[name]} if name in EXAMPLES else {})}}},
             "responses": responses,
         }}
-    from .app import FORESTS_RESULT, HEALTH_RESULT
-
     paths["/v1/forests"] = {"get": {
         "operationId": "forests", "summary": "The forests this key may use.",
         "responses": {"200": _ok("The forests, each with the key's caps and roots",
