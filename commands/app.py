@@ -2,7 +2,6 @@
 the forest commands."""
 
 import sys
-from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -10,10 +9,11 @@ import typer
 import monkeyllm  # noqa: F401  (importing the engine fills the registry of calls)
 from monkeyllm.registry import CALLS
 
-from . import calls, common
+from . import calls, common, options
 from .browse import browse
 from .call import call
 from .canopy import canopy_app
+from .flags import HELP, VERSION, value_follows
 from .ingest import ingest
 from .init import init
 from .reindex import reindex
@@ -63,14 +63,10 @@ def _version(value: bool) -> None:
 
 
 def main_options(
-    forest: Annotated[Path | None, typer.Option(
-        "--forest", "-f", help="The forest's folder (default: $VINE_FOREST, else the nearest "
-        "forest at or above the current folder).", show_default=False)] = None,
-    json: Annotated[bool, typer.Option(
-        "--json", help="Print the engine's JSON object (the default when piped).")] = False,
+    forest: options.Forest = None,
+    json: options.Json = False,
     version: Annotated[bool, typer.Option(
-        "--version", callback=_version, is_eager=True,
-        help="Print the version and exit.")] = False,
+        *VERSION.names, callback=_version, is_eager=True, help=VERSION.help)] = False,
 ) -> None:
     """Options that apply to every subcommand (each subcommand takes them too)."""
     common.Settings.forest = forest
@@ -81,11 +77,11 @@ def _subcommand(argv: list[str]) -> str | None:
     """The subcommand named on the command line, when it is a registered call."""
     args = iter(argv)
     for arg in args:
-        if arg in ("-f", "--forest"):
+        if value_follows(arg):
             next(args, None)
         elif not arg.startswith("-"):
             return arg if arg in CALLS else None
-        elif arg in ("-h", "--help", "--version") or arg.endswith("-completion"):
+        elif HELP.given(arg) or VERSION.given(arg) or arg.endswith("-completion"):
             return None
     return None
 

@@ -6,15 +6,14 @@ from typing import Annotated
 
 import typer
 
-from . import common
+from . import common, options
 
 
 def browse(
     forest: Annotated[Path | None, typer.Argument(
         metavar="FOREST", help="The forest's folder (default: --forest, $VINE_FOREST, "
         "else the nearest forest at or above the current folder).", show_default=False)] = None,
-    forest_option: Annotated[Path | None, typer.Option(
-        "--forest", "-f", help="The forest's folder.", show_default=False)] = None,
+    forest_option: options.Forest = None,
     copy: Annotated[Path | None, typer.Option(
         "--copy", help="First copy the forest to this new folder, as a forest with a git "
         "repository of its own, and browse the copy (to try edits on a forest that cannot "

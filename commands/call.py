@@ -1,13 +1,12 @@
 """``vine call TOOL [ARGS_JSON|-]``: any call with the JSON arguments MCP and REST take."""
 
-from pathlib import Path
 from typing import Annotated
 
 import typer
 
 from monkeyllm.registry import CALLS
 
-from . import common
+from . import common, options
 
 
 def call(
@@ -16,10 +15,8 @@ def call(
     args: Annotated[str, typer.Argument(
         help="The argument object as JSON: inline, @file.json, or - for standard input.",
         show_default=False)] = "{}",
-    forest: Annotated[Path | None, typer.Option(
-        "--forest", "-f", help="The forest's folder.", show_default=False)] = None,
-    json: Annotated[bool, typer.Option("--json", help="Print JSON even on a terminal.")
-                    ] = False,
+    forest: options.Forest = None,
+    json: options.Json = False,
 ) -> None:
     """Run any call with a JSON argument object, exactly as MCP and REST take it.
 

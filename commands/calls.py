@@ -15,14 +15,13 @@ import enum
 import inspect
 import typing
 from functools import cache
-from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import typer
 
 from monkeyllm.registry import CALLS, Call, Param
 
-from . import common
+from . import common, options
 from .params import choices_of, collect, kinds_of, option_names, positionals, shape_of
 
 # One example per call, shown in its --help (a test checks every call has one).
@@ -48,9 +47,7 @@ EXAMPLES: dict[str, str] = {
 
 _FOREST = inspect.Parameter(
     "forest_", inspect.Parameter.KEYWORD_ONLY, default=None,
-    annotation=Annotated[Path | None, typer.Option(
-        "--forest", "-f", help="The forest's folder (default: $VINE_FOREST, else the "
-        "nearest forest at or above the current folder).", show_default=False)])
+    annotation=options.Forest)
 _YES = inspect.Parameter(
     "yes_", inspect.Parameter.KEYWORD_ONLY, default=False,
     annotation=Annotated[bool, typer.Option(
@@ -58,8 +55,7 @@ _YES = inspect.Parameter(
         "output never asks).")])
 _JSON = inspect.Parameter(
     "json_", inspect.Parameter.KEYWORD_ONLY, default=False,
-    annotation=Annotated[bool, typer.Option(
-        "--json", help="Print the engine's JSON object (the default when piped).")])
+    annotation=options.Json)
 
 
 def param_help(param: Param, shape: str) -> str:

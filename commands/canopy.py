@@ -3,12 +3,11 @@ harvest). JSON when piped (or with --json); a progress bar and a summary on a te
 """
 
 import sys
-from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
-from . import common
+from . import common, options
 
 canopy_app = typer.Typer(
     help="The Canopy: the forest's vector index under _derived/canopy/ (never in git). "
@@ -17,9 +16,8 @@ canopy_app = typer.Typer(
          "Example: vine canopy build -f ./brain",
     no_args_is_help=True)
 
-Forest = Annotated[Path | None, typer.Option(
-    "--forest", "-f", help="The forest's folder.", show_default=False)]
-Json = Annotated[bool, typer.Option("--json", help="Print JSON even on a terminal.")]
+Forest = options.Forest
+Json = options.Json
 
 
 @canopy_app.command("build")

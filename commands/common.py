@@ -107,10 +107,12 @@ def name_process(argv: list[str]) -> None:
     plant``, ``vine station serve``), so a writer it keeps waiting can say who it is."""
     from monkeyllm.lock import set_program
 
+    from .flags import value_follows
+
     words = ["vine"]
     args = iter(argv)
     for arg in args:
-        if arg in ("-f", "--forest"):
+        if value_follows(arg):
             next(args, None)
         elif not arg.startswith("-"):
             words.append(arg)

@@ -10,7 +10,7 @@ from typing import Annotated, Any
 
 import typer
 
-from . import common
+from . import common, options
 
 PROGRESS_FROM = 50   # files: fewer finish before a bar would be worth drawing
 
@@ -21,10 +21,8 @@ def ingest(
         show_default=False)],
     into: Annotated[str, typer.Option(
         "--into", help="The destination branch; missing ones are planted.")] = "_index",
-    forest: Annotated[Path | None, typer.Option(
-        "--forest", "-f", help="The forest's folder.", show_default=False)] = None,
-    json: Annotated[bool, typer.Option("--json", help="Print JSON even on a terminal.")
-                    ] = False,
+    forest: options.Forest = None,
+    json: options.Json = False,
     prefer_source: Annotated[bool, typer.Option(
         "--prefer-source", help="When a node's body was edited since its ingest and its "
         "file changed too, take the file's body (the edit is otherwise kept and the file "

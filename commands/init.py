@@ -5,7 +5,8 @@ from typing import Annotated
 
 import typer
 
-from . import common
+from . import common, options
+from .flags import FOREST
 
 
 def init(
@@ -19,9 +20,8 @@ def init(
         "--summary", "-s", help="One or two sentences on what the forest holds.",
         show_default=False)] = None,
     forest: Annotated[Path | None, typer.Option(
-        "--forest", "-f", help="The same as PATH.", show_default=False)] = None,
-    json: Annotated[bool, typer.Option("--json", help="Print JSON even on a terminal.")
-                    ] = False,
+        *FOREST.names, help="The same as PATH.", show_default=False)] = None,
+    json: options.Json = False,
 ) -> None:
     """Create a forest: master index, default dialect, .gitignore, and its own git
     repository with a first commit. Refuses a folder that already holds a forest.

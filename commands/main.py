@@ -25,6 +25,7 @@ import monkeyllm  # noqa: F401  (importing the engine fills the registry of call
 from monkeyllm.registry import CALLS, Call, Param
 
 from . import common
+from .flags import FOREST, JSON
 from .params import choices_of, collect, option_names, positionals, shape_of
 
 _COMPLETE = "_VINE_COMPLETE"
@@ -62,13 +63,13 @@ def parse(argv: list[str]) -> Plan | None:
     as_json = False
     while args and plan is None:            # options before the call's name
         arg = args.pop(0)
-        if arg in ("-f", "--forest"):
+        if arg in FOREST.names:
             if not args or _option_like(args[0]):
                 return None
             forest = Path(args.pop(0))
-        elif arg.startswith("--forest="):
+        elif FOREST.given(arg):
             forest = Path(arg.partition("=")[2])
-        elif arg == "--json":
+        elif JSON.given(arg):
             as_json = True
         elif arg in CALLS:
             plan = Plan(CALLS[arg], global_forest=forest, json=as_json)
@@ -85,10 +86,10 @@ def parse(argv: list[str]) -> Plan | None:
     while args:
         arg = args.pop(0)
         name, eq, attached = arg.partition("=") if arg.startswith("--") else (arg, "", "")
-        if arg == "--json":
+        if JSON.given(arg):
             plan.json = True
             continue
-        if name in ("-f", "--forest"):
+        if FOREST.given(arg):
             value = attached if eq else (args.pop(0) if args and not
                                          _option_like(args[0]) else None)
             if not value:

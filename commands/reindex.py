@@ -1,19 +1,13 @@
 """``vine reindex``: rebuild the catalog from the files."""
 
 import sys
-from pathlib import Path
-from typing import Annotated
 
-import typer
-
-from . import common
+from . import common, options
 
 
 def reindex(
-    forest: Annotated[Path | None, typer.Option(
-        "--forest", "-f", help="The forest's folder.", show_default=False)] = None,
-    json: Annotated[bool, typer.Option("--json", help="Print JSON even on a terminal.")
-                    ] = False,
+    forest: options.Forest = None,
+    json: options.Json = False,
 ) -> None:
     """Rebuild the catalog (_derived/catalog.db) from the files; heat is kept.
 

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from . import common
+from . import common, options
 
 if TYPE_CHECKING:
     from monkeyllm.serve.forests import Forests
@@ -21,9 +21,7 @@ class Transport(StrEnum):
 
 
 def serve(
-    forest: Annotated[Path | None, typer.Option(
-        "--forest", "-f", help="The forest to serve (default: $VINE_FOREST, else the "
-        "nearest forest at or above the current folder).", show_default=False)] = None,
+    forest: options.Forest = None,
     root: Annotated[Path | None, typer.Option(
         "--root", help="Serve every forest in this folder; each tool then takes forest.",
         show_default=False)] = None,

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from . import common
+from . import common, options
 
 if TYPE_CHECKING:
     from monkeyllm.validate import Finding
@@ -29,8 +29,7 @@ class Format(enum.StrEnum):
 
 
 def validate(
-    forest: Annotated[Path | None, typer.Option(
-        "--forest", "-f", help="The forest's folder.", show_default=False)] = None,
+    forest: options.Forest = None,
     strict: Annotated[bool, typer.Option(
         "--strict", help="Fail (exit 1) on warnings as well as errors (notes, which "
         "--fix records, never fail).")] = False,

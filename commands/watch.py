@@ -10,14 +10,13 @@ from typing import Annotated
 
 import typer
 
-from . import common
+from . import common, options
 
 POLL_S = 1.0
 
 
 def watch(
-    forest: Annotated[Path | None, typer.Option(
-        "--forest", "-f", help="The forest's folder.", show_default=False)] = None,
+    forest: options.Forest = None,
     idle: Annotated[float, typer.Option(
         "--idle", help="Stop after this many seconds without a question (0: never).",
         min=0)] = 0,
