@@ -12,6 +12,8 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
+from monkeyllm.errors import is_error
+
 if TYPE_CHECKING:
     from monkeyllm import Vine
     from monkeyllm.registry import Call
@@ -204,7 +206,7 @@ def run_call(spec: Call, forest: Path | None, as_json: bool, args: dict[str, Any
                 preview = vine.call(spec.name, {**args, "dry_run": True})
             finally:
                 vine.close()
-            if isinstance(preview, dict) and set(preview) == {"error"}:
+            if is_error(preview):
                 emit(spec.name, preview, as_json)
             if not confirm(console(), spec.name, preview):
                 sys.stderr.write(f"vine: nothing was changed ({spec.name} not confirmed)\n")
@@ -246,7 +248,7 @@ def start_keeper(root: Path) -> None:
 def emit(call: str, response: dict[str, Any], as_json: bool) -> None:
     """Print a response: JSON (exactly the engine's object) or rich for people; an
     error envelope exits 1."""
-    if isinstance(response, dict) and "error" in response and len(response) == 1:
+    if is_error(response):
         fail(response, as_json)
     if as_json:
         write_json(response)

@@ -187,3 +187,24 @@ def test_tool_output_schemas_name_draft_07_and_use_only_its_keywords() -> None:
         assert jsonschema.validators.validator_for(schema) is jsonschema.Draft7Validator
         jsonschema.Draft7Validator.check_schema(schema)
         assert not _keywords(schema) & NEWER_DRAFT_KEYWORDS, name
+
+
+def test_the_kind_words_a_signature_accepts_are_the_kind_table() -> None:
+    """locate's scope and scan's kind filter take exactly the words of one table, each
+    naming the catalog kind it keeps ("notes" and "note": every leaf)."""
+    import typing
+
+    from monkeyllm import kinds
+    from monkeyllm.argtypes import ScanFilter, Scope
+
+    assert set(typing.get_args(Scope)) == set(kinds.SCOPES)
+    kind_words = typing.get_args(typing.get_type_hints(ScanFilter)["kind"])
+    assert set(kind_words) == set(kinds.FILTER_KINDS)
+    assert kinds.SCOPES["notes"] == kinds.FILTER_KINDS["note"] == kinds.BANANA
+    with Vine(REPO / "sample-brain", writable=False) as vine:
+        notes = vine.locate("exchange policy", k=20, scope="notes")["results"]
+        leaves = vine.scan("_index", filter={"kind": "note"}, fields=["id", "type", "kind"],
+                           recursive=True, limit=50)["nodes"]
+    assert notes and {r["kind"] for r in notes} == {kinds.BANANA}
+    assert {n["kind"] for n in leaves} == {kinds.BANANA}
+    assert len({n["type"] for n in leaves}) > 1     # every leaf, not only type: note

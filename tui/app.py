@@ -11,11 +11,12 @@ from textual.app import App, SystemCommand
 from textual.screen import Screen
 from textual.widgets import Input, TextArea
 
+from monkeyllm.errors import error_of
 from monkeyllm.ids import trail_of
 from monkeyllm.lock import who
 
 from .screens.browse import BrowseScreen
-from .session import Session, error_of
+from .session import Session
 from .widgets.trail_bar import crumb
 
 

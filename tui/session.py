@@ -25,12 +25,6 @@ from monkeyllm.writes import authored
 Response = dict[str, Any]
 
 
-def error_of(response: Response) -> dict[str, Any] | None:
-    """The error body of an envelope, or None for a result."""
-    err = response.get("error") if isinstance(response, dict) else None
-    return err if isinstance(err, dict) else None
-
-
 class Session:
     """An open forest, as the browser uses it.
 

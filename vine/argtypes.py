@@ -51,6 +51,7 @@ Uri = Annotated[str, Pattern(r"^[^\x00-\x20\x7f]+$", "one URI, without spaces"),
 # -- closed sets -------------------------------------------------------------------------
 
 Scope = Literal["all", "branches", "notes", "bananas"]
+"""locate's scope: the keys of :data:`monkeyllm.kinds.SCOPES` (notes: every leaf)."""
 Direction = Literal["out", "in", "both"]
 DateField = Literal["created", "updated"]
 LocateInclude = Literal["outline"]
@@ -124,7 +125,7 @@ class ScanFilter(TypedDict, total=False):
     created_before: str
     min_confidence: float
     origin_prefix: str
-    kind: Literal["note", "banana", "branch"]
+    kind: Literal["note", "banana", "branch"]   # kinds.FILTER_KINDS: note is every leaf
     type: Scalar
     source: Scalar
     entity_kind: Scalar

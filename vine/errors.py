@@ -155,5 +155,12 @@ def refused_write(exc: BaseException) -> ReadOnly | None:
 
 
 def is_error(response: Any) -> bool:
-    """True when ``response`` is an error envelope."""
+    """True when ``response`` is an error envelope: an object whose one key is
+    ``error``. Every surface asks this one test."""
     return isinstance(response, dict) and set(response) == {"error"}
+
+
+def error_of(response: Any) -> dict[str, Any] | None:
+    """The ``{code, message, hint}`` of an error envelope, or None for a result."""
+    body = response["error"] if is_error(response) else None
+    return body if isinstance(body, dict) else None

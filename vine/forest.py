@@ -331,7 +331,3 @@ def coverage_text(raw: str) -> str:
         return f"{parsed['notes']} bananas, {parsed['branches']} sub-branches."
     return raw
 
-
-def wire_kind(kind: str) -> str:
-    """The catalog kind on the wire: ``branch`` or ``banana`` (as the seed spells it)."""
-    return "branch" if kind == "branch" else "banana"

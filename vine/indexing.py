@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from . import bodyindex
 from .budget import tokens
 from .ids import id_of, is_index, parent_of, trail_of
+from .kinds import kind_of
 from .nodes import Node, ParseError, meta_str, parse_bytes
 from .reads import topk
 from .stems import node_languages, stem_text
@@ -79,7 +80,7 @@ def record(node: Node, gen: int, lines: int, body_hash: str) -> Record:
     outline = node.outline
     values = {
         "id": node_id,
-        "kind": "branch" if ntype == "branch" else "banana",
+        "kind": kind_of(ntype),
         "type": ntype,
         "title": node.title,
         "summary": node.summary,

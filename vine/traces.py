@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from . import budget
+from .errors import is_error
 from .registry import Call
 
 # Sessions whose trace files are kept: one-shot processes (a `vine` call in a shell
@@ -63,7 +64,7 @@ class TraceLog:
                     else None,
                     "tokens_in": budget.cost(args), "tokens_out": budget.cost(result),
                     "elapsed_ms": round((time.perf_counter() - started) * 1000, 3)}
-            if "error" in result:
+            if is_error(result):
                 line["error"] = result["error"].get("code")
             with self._lock:
                 if self._file is not None:

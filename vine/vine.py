@@ -253,7 +253,8 @@ class Vine(CanopyMethods, Plumbing):
             query: The question or keywords, in English or Portuguese; no syntax to
                 learn.
             k: How many results to return.
-            scope: all, branches, or notes (leaves; "bananas" is accepted too).
+            scope: all, branches, or notes: every leaf, whatever its type ("bananas"
+                is accepted too).
             type_filter: Only nodes of this type (note, dataset, entity, ...).
             include: Extra fields per result; ["outline"] adds section headers.
             since: Window start, inclusive.
@@ -346,7 +347,8 @@ class Vine(CanopyMethods, Plumbing):
         Args:
             parent_id: The branch (e.g. "sales" or "sales/_index"; "_index" is the root).
             filter: ANDed keys: tags_any, updated_after, updated_before, created_after,
-                created_before, min_confidence, origin_prefix, kind, or a column's value.
+                created_before, min_confidence, origin_prefix, kind (note: every leaf,
+                whatever its type; branch), or a column's value.
             fields: Columns to return (default id, type, summary, body_tokens).
             recursive: The whole subtree instead of direct children.
             limit: At most this many nodes.

@@ -1,10 +1,12 @@
 """Render call responses for people at a terminal, with rich.
 
-Pure data to rich: no engine import, so the CLI loads this module only when standard
-output is a terminal. Every renderer shows what it knows how to lay out and hands the
-rest to a footer, so no key of a response is ever hidden. Three things are always said
-plainly, whatever the call: a ``truncated`` response (cut by its budget, not the whole
-set), its ``hint`` or ``hints``, and its ``next`` page cursor."""
+Pure data to rich: a response in, output out, the engine never called (only its error
+test and wording are read); the CLI loads this package only when standard output is a
+terminal, since rich costs imports a piped run does not need. Every renderer shows what
+it knows how to lay out and hands the rest to a footer, so no key of a response is ever
+hidden. Three things are always said plainly, whatever the call: a ``truncated``
+response (cut by its budget, not the whole set), its ``hint`` or ``hints``, and its
+``next`` page cursor."""
 
 from __future__ import annotations
 

@@ -9,6 +9,8 @@ from rich.console import Console
 from rich.panel import Panel
 from rich.text import Text
 
+from monkeyllm.errors import is_error
+
 from .harvest import harvest
 from .lifecycle import calendar, coverage, history
 from .pieces import Response, footer, pairs_grid, plain
@@ -42,7 +44,7 @@ def show(console: Console, call: str, response: dict[str, Any]) -> None:
     if not isinstance(response, dict):
         _generic(console, call, {"response": response})
         return
-    if set(response) == {"error"}:
+    if is_error(response):
         shown = _error(console, response)
     elif call in WRITE_VERBS:
         shown = write(console, call, response)

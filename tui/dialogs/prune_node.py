@@ -12,9 +12,10 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Button, Checkbox, Label, Static
 
+from monkeyllm.errors import error_of
+
 from ..deliver import deliver
 from ..heat import escape
-from ..session import error_of
 
 
 def preview_markup(node_id: str, preview: dict[str, Any]) -> str:

@@ -9,9 +9,10 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.widgets import Input, Label, Static
 
+from monkeyllm.errors import error_of
+
 from ..deliver import deliver
 from ..heat import escape
-from ..session import error_of
 from .form import FormDialog
 
 SHOWN = 8

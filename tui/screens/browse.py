@@ -13,12 +13,12 @@ from textual.containers import Horizontal
 from textual.screen import Screen
 from textual.widgets import Footer, Header, Static
 
+from monkeyllm.errors import error_of
 from monkeyllm.ids import parent_of, trail_of
 
 from ..deliver import deliver
 from ..history import History
 from ..messages import Glance, Navigate, ReadSection
-from ..session import error_of
 from ..widgets.digest import DigestPanel
 from ..widgets.forest_tree import ForestTree
 from ..widgets.heat_legend import HeatLegend

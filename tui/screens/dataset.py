@@ -13,9 +13,10 @@ from textual.containers import Vertical, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Input, Static
 
+from monkeyllm.errors import error_of
+
 from ..deliver import deliver
 from ..heat import escape
-from ..session import error_of
 
 
 def manual_markup(digest: dict[str, Any]) -> str:

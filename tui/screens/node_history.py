@@ -11,9 +11,10 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import DataTable, Label, Static
 
+from monkeyllm.errors import error_of
+
 from ..deliver import deliver
 from ..heat import escape
-from ..session import error_of
 
 
 class HistoryScreen(ModalScreen[None]):

@@ -13,8 +13,9 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Label, Static
 
+from monkeyllm.errors import error_of
+
 from ..deliver import deliver
-from ..session import error_of
 
 BAR = 30
 

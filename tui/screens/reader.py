@@ -18,9 +18,10 @@ from textual.screen import Screen
 from textual.widgets import Footer, Header, Markdown, OptionList, Static
 from textual.widgets.option_list import Option
 
+from monkeyllm.errors import error_of
+
 from ..deliver import deliver
 from ..heat import escape
-from ..session import error_of
 
 WIKILINK = re.compile(r"\[\[([^\]|#\n]+)(?:#[^\]|\n]*)?(?:\|([^\]\n]+))?\]\]")
 SCHEME = "vine:"

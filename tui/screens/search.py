@@ -13,9 +13,10 @@ from textual.screen import Screen
 from textual.widgets import Footer, Header, Input, OptionList, RadioButton, RadioSet, Static
 from textual.widgets.option_list import Option
 
+from monkeyllm.errors import error_of
+
 from ..deliver import deliver
 from ..heat import escape, heat_colour, heat_dot
-from ..session import error_of
 
 MODES = {"locate": "Concepts · locate (titles, tags, summaries)",
          "sniff": "Exact text · sniff (bodies: codes, names, numbers)"}

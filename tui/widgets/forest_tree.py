@@ -8,12 +8,12 @@ from textual import work
 from textual.widgets import Tree
 from textual.widgets.tree import TreeNode
 
+from monkeyllm.errors import error_of
 from monkeyllm.ids import trail_of
 
 from ..deliver import deliver
 from ..heat import escape, heat_colour
 from ..messages import Glance, Navigate
-from ..session import error_of
 
 FIELDS = ["id", "title", "kind", "type", "coverage", "heat"]
 # How long the cursor rests on a node before its digest is shown: arrowing through a

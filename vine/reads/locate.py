@@ -9,8 +9,9 @@ from typing import TYPE_CHECKING, Any
 
 from .. import budget, hints
 from ..errors import SchemaError
-from ..forest import Forest, coverage_text, row_list, wire_kind
+from ..forest import Forest, coverage_text, row_list
 from ..heat import LIST_DEPOSIT
+from ..kinds import BRANCH, SCOPES, kind_of
 from ..stems import query_stems, search_languages
 from ..text import fold
 from ..windows import Window
@@ -21,7 +22,6 @@ from .terms import CODE_WEIGHT, Words, is_code, query_words
 if TYPE_CHECKING:
     from ..canopy.hybrid import Hybrid
 
-SCOPES = {"all": None, "branches": "branch", "notes": "banana", "bananas": "banana"}
 INCLUDES = ("outline",)
 # The pool never needs more: the budget holds far fewer results.
 MAX_K = 1000
@@ -246,11 +246,11 @@ def _rows(forest: Forest, rowids: list[int]) -> dict[int, sqlite3.Row]:
 def _item(forest: Forest, r: sqlite3.Row, score: float, heat: float,
           include: list[str] | None, heirs: list[Successor] | None) -> dict[str, Any]:
     item: dict[str, Any] = {
-        "id": r["id"], "kind": wire_kind(r["kind"]), "type": r["type"], "title": r["title"],
+        "id": r["id"], "kind": kind_of(r["kind"]), "type": r["type"], "title": r["title"],
         "summary": r["summary"], "trail": row_list(r, "trail"), "score": score, "heat": heat,
         "body_tokens": r["body_tokens"],
     }
-    if r["kind"] == "branch" and r["coverage"]:
+    if r["kind"] == BRANCH and r["coverage"]:
         item["coverage"] = coverage_text(r["coverage"])
     if include and "outline" in include:
         item["outline"] = row_list(r, "outline")

@@ -8,10 +8,11 @@ from typing import Any
 
 from .. import budget, hints
 from ..errors import SchemaError
-from ..forest import Forest, coverage_text, wire_kind
+from ..forest import Forest, coverage_text
 from ..heat import LIST_DEPOSIT
 from ..hints import Hole
 from ..ids import ROOT_INDEX, branch_id, folder_prefix, normalize
+from ..kinds import BRANCH, FILTER_KINDS, kind_of
 from ..suggest import did_you_mean
 from ..windows import Window
 
@@ -24,7 +25,6 @@ _EQUALITY = ("type", "source", "entity_kind", "payload_type", "origin", "parent"
              "summary", "created", "updated", "confidence", "coverage", "id")
 _COMPARE = {"updated_after": ("updated", ">="), "updated_before": ("updated", "<="),
             "created_after": ("created", ">="), "created_before": ("created", "<=")}
-_KINDS = {"note": "banana", "banana": "banana", "branch": "branch"}
 
 
 def scan(forest: Forest, parent_id: str, filter: dict[str, Any] | None,
@@ -72,7 +72,7 @@ def _branch(forest: Forest, raw: str) -> str:
     node_id = normalize(raw, param="parent_id")
     index = branch_id(node_id)
     row = forest.catalog.row(index)
-    if row is None or row["kind"] != "branch":
+    if row is None or row["kind"] != BRANCH:
         if forest.catalog.row(node_id) is not None:
             raise SchemaError(f"scan: {node_id} is not a branch",
                               hint=f"scan lists a branch; use {hints.call('look', 'id')} or "
@@ -129,10 +129,10 @@ def _filter(spec: dict[str, Any]) -> tuple[str, list[Any]]:
             sql += " AND origin IS NOT NULL AND substr(origin, 1, ?) = ?"
             args += [len(value), value]
         elif key == "kind":
-            if not isinstance(value, str) or value not in _KINDS:
+            if not isinstance(value, str) or value not in FILTER_KINDS:
                 raise SchemaError("scan: kind is 'note' (or 'banana') or 'branch'")
             sql += " AND kind = ?"
-            args.append(_KINDS[value])
+            args.append(FILTER_KINDS[value])
         elif key in _EQUALITY:
             sql += f" AND {key} = ?"
             args.append(_scalar(key, value))
@@ -195,7 +195,7 @@ def _project(row: Any, fields: list[str], heat: float) -> dict[str, Any]:
         if f == "heat":
             item[f] = heat
         elif f == "kind":
-            item[f] = wire_kind(row["kind"])
+            item[f] = kind_of(row["kind"])
         elif f == "coverage":
             item[f] = coverage_text(row["coverage"]) if row["coverage"] else None
         elif f in _JSON_FIELDS:
