@@ -6,7 +6,7 @@ from typing import Annotated
 
 import typer
 
-import monkeyllm  # noqa: F401  (importing the engine fills the registry of calls)
+import monkeyllm  # importing the engine fills the registry of calls
 from monkeyllm.registry import CALLS
 
 from . import calls, common, options
@@ -56,9 +56,7 @@ def make_app(only: str | None = None) -> typer.Typer:
 
 def _version(value: bool) -> None:
     if value:
-        from importlib.metadata import version
-
-        sys.stdout.write(f"vine (monkeyllm) {version('monkeyllm')}\n")
+        sys.stdout.write(f"vine (monkeyllm) {monkeyllm.__version__}\n")
         raise typer.Exit()
 
 
