@@ -12,6 +12,7 @@ from textual.widgets.option_list import Option
 
 from ..deliver import deliver
 from ..heat import escape
+from ..host import session_of
 from .form import FormDialog, field
 
 COMMON_RELS = ["related-to", "mentions", "mentioned-in", "part-of", "supersedes",
@@ -45,7 +46,7 @@ class AddLinkDialog(FormDialog):
 
     @work(thread=True, exclusive=True, group="link-search")
     def _locate(self, text: str) -> None:
-        found = self.app.session.read("locate", query=text, k=10)  # type: ignore[attr-defined]
+        found = session_of(self).read("locate", query=text, k=10)
         deliver(self, self._fill, found.get("results", []))
 
     def _fill(self, results: list[dict[str, Any]]) -> None:

@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from textual.app import ComposeResult
-from textual.widgets import Label, Static
+from textual.widgets import Input, Label, Static
 
 from ..heat import escape
 from .form import FormDialog, field
@@ -45,7 +45,7 @@ class CopyForestDialog(FormDialog):
         yield field(str(default_copy(self.root)), id="copy-dest")
 
     def collect(self) -> dict[str, Any] | None:
-        dest = self.query_one("#copy-dest").value.strip()  # type: ignore[attr-defined]
+        dest = self.query_one("#copy-dest", Input).value.strip()
         if not dest:
             self.complain("Name a folder for the copy.")
             return None

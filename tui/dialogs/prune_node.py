@@ -16,6 +16,7 @@ from monkeyllm.errors import error_of
 
 from ..deliver import deliver
 from ..heat import escape
+from ..host import session_of
 
 
 def preview_markup(node_id: str, preview: dict[str, Any]) -> str:
@@ -70,7 +71,7 @@ class PruneDialog(ModalScreen[dict[str, Any] | None]):
 
     @work(thread=True, exclusive=True, group="prune-preview")
     def _rehearse(self) -> None:
-        session = self.app.session  # type: ignore[attr-defined]
+        session = session_of(self)
         plain = session.write("prune", id=self.node_id, dry_run=True)
         forced = None
         err = error_of(plain)

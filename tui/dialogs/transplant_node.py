@@ -13,6 +13,7 @@ from monkeyllm.errors import error_of
 
 from ..deliver import deliver
 from ..heat import escape
+from ..host import session_of
 from .form import FormDialog
 
 SHOWN = 8
@@ -82,7 +83,7 @@ class TransplantDialog(FormDialog):
 
     @work(thread=True, exclusive=True, group="move-plan")
     def _rehearse(self, new_id: str) -> None:
-        plan = self.app.session.write("transplant", id=self.node_id,  # type: ignore[attr-defined]
+        plan = session_of(self).write("transplant", id=self.node_id,
                                       new_id=new_id, dry_run=True)
         deliver(self, self._show, new_id, plan)
 

@@ -18,6 +18,7 @@ from monkeyllm.ids import parent_of, trail_of
 
 from ..deliver import deliver
 from ..history import History
+from ..host import browser, session_of
 from ..messages import Glance, Navigate, ReadSection
 from ..widgets.digest import DigestPanel
 from ..widgets.forest_tree import ForestTree
@@ -87,7 +88,7 @@ class BrowseScreen(Screen[None]):
     def say_read_only(self) -> None:
         """Say up front, not at a save, when this forest cannot be written, and how to
         try edits anyway."""
-        reason = self.app.session.cannot_write  # type: ignore[attr-defined]
+        reason = session_of(self).cannot_write
         if reason:
             self.notify(f"Browsing only: {reason}. Press w to work on a writable copy.",
                         title="This forest is read-only", severity="warning", timeout=12)
@@ -95,7 +96,7 @@ class BrowseScreen(Screen[None]):
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """The copy key is offered only where saving cannot work."""
         if action == "copy":
-            return bool(self.app.session.cannot_write)  # type: ignore[attr-defined]
+            return bool(session_of(self).cannot_write)
         return True
 
     def restart(self) -> None:
@@ -115,7 +116,7 @@ class BrowseScreen(Screen[None]):
 
     def show_writer(self) -> None:
         """Say whether another process holds the writer lock (a stat, no lock taken)."""
-        session = self.app.session  # type: ignore[attr-defined]
+        session = session_of(self)
         writer = session.writer()
         mode = self.query_one("#mode", Static)
         if session.cannot_write:
@@ -143,7 +144,7 @@ class BrowseScreen(Screen[None]):
 
     @work(thread=True, exclusive=True, group="look")
     def _look(self, node_id: str, record: bool, glance: bool = False) -> None:
-        session = self.app.session  # type: ignore[attr-defined]
+        session = session_of(self)
         digest = session.read("look", id=node_id)
         heat = {} if error_of(digest) else neighbour_heat(session, node_id, digest)
         deliver(self, self._show, node_id, digest, heat, record, glance)
@@ -152,7 +153,7 @@ class BrowseScreen(Screen[None]):
               record: bool, glance: bool = False) -> None:
         err = error_of(digest)
         if err:
-            self.app.report(digest, f"Cannot open {node_id}")  # type: ignore[attr-defined]
+            browser(self).report(digest, f"Cannot open {node_id}")
             return
         if record:
             self.history.visit(node_id, glance)
@@ -261,13 +262,13 @@ class BrowseScreen(Screen[None]):
     def writable(self) -> bool:
         """True when saves can work; else offer the writable copy instead of a dialog
         whose save would fail."""
-        if not self.app.session.cannot_write:  # type: ignore[attr-defined]
+        if not session_of(self).cannot_write:
             return True
         self.action_copy()
         return False
 
     def action_copy(self) -> None:
-        session = self.app.session  # type: ignore[attr-defined]
+        session = session_of(self)
         if not session.cannot_write:
             self.notify("This forest can be written already: edits save here.")
             return
@@ -283,14 +284,14 @@ class BrowseScreen(Screen[None]):
 
     @work(thread=True, group="save")
     def _copy_to(self, dest: str) -> None:
-        result = self.app.session.copy(dest)  # type: ignore[attr-defined]
+        result = session_of(self).copy(dest)
         self.app.call_from_thread(self._copied, result)
 
     def _copied(self, result: dict[str, Any]) -> None:
         if error_of(result):
-            self.app.report(result, "No copy was made")  # type: ignore[attr-defined]
+            browser(self).report(result, "No copy was made")
             return
-        self.app.reopen(result["forest"])  # type: ignore[attr-defined]
+        browser(self).reopen(result["forest"])
         text = (f"Now on a writable copy at {result['forest']}: each save is a commit "
                 "there, and the original is untouched.")
         self.query_one("#status-text", Static).update(text)
@@ -357,13 +358,13 @@ class BrowseScreen(Screen[None]):
     @work(thread=True, group="save")
     def save(self, call: str, node_id: str, **args: Any) -> None:
         """Run one write (the lock is taken for it alone), then show its commit."""
-        result = self.app.session.write(call, **args)  # type: ignore[attr-defined]
+        result = session_of(self).write(call, **args)
         self.app.call_from_thread(self._saved, call, node_id, result)
 
     def _saved(self, call: str, node_id: str, result: dict[str, Any]) -> None:
         err = error_of(result)
         if err:
-            self.app.report(result, f"{call} was not saved")  # type: ignore[attr-defined]
+            browser(self).report(result, f"{call} was not saved")
             if err.get("code") == "E_CONFLICT":
                 self.go(node_id)   # show what the other writer left
             return

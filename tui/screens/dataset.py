@@ -17,6 +17,7 @@ from monkeyllm.errors import error_of
 
 from ..deliver import deliver
 from ..heat import escape
+from ..host import session_of
 
 
 def manual_markup(digest: dict[str, Any]) -> str:
@@ -91,7 +92,7 @@ class DatasetScreen(Screen[None]):
 
     @work(thread=True, exclusive=True, group="query")
     def _query(self, sql: str) -> None:
-        result = self.app.session.read("query", id=self.node_id,  # type: ignore[attr-defined]
+        result = session_of(self).read("query", id=self.node_id,
                                        sql=sql)
         deliver(self, self._show, result)
 

@@ -15,6 +15,7 @@ from monkeyllm.errors import error_of
 
 from ..deliver import deliver
 from ..heat import escape
+from ..host import session_of
 
 
 class HistoryScreen(ModalScreen[None]):
@@ -40,7 +41,7 @@ class HistoryScreen(ModalScreen[None]):
 
     @work(thread=True, exclusive=True, group="history")
     def _load(self) -> None:
-        out = self.app.session.read("history", id=self.node_id,  # type: ignore[attr-defined]
+        out = session_of(self).read("history", id=self.node_id,
                                     limit=50)
         deliver(self, self._fill, out)
 

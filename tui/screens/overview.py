@@ -16,6 +16,7 @@ from textual.widgets import Label, Static
 from monkeyllm.errors import error_of
 
 from ..deliver import deliver
+from ..host import session_of
 
 BAR = 30
 
@@ -66,7 +67,7 @@ class OverviewScreen(ModalScreen[None]):
 
     @work(thread=True, exclusive=True, group="overview")
     def _load(self) -> None:
-        session = self.app.session  # type: ignore[attr-defined]
+        session = session_of(self)
         deliver(self, self._fill, session.read("coverage"),
                 session.read("calendar", granularity="month", limit=36))
 

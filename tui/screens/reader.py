@@ -22,6 +22,7 @@ from monkeyllm.errors import error_of
 
 from ..deliver import deliver
 from ..heat import escape
+from ..host import browser, session_of
 
 WIKILINK = re.compile(r"\[\[([^\]|#\n]+)(?:#[^\]|\n]*)?(?:\|([^\]\n]+))?\]\]")
 SCHEME = "vine:"
@@ -75,7 +76,7 @@ class ReaderScreen(Screen[str | None]):
 
     @work(thread=True, exclusive=True, group="pick")
     def _load(self, section: str | None) -> None:
-        session = self.app.session  # type: ignore[attr-defined]
+        session = session_of(self)
         picked = session.read("pick", id=self.node_id)
         outline = picked.get("outline")
         if outline is None and not error_of(picked):
@@ -89,7 +90,7 @@ class ReaderScreen(Screen[str | None]):
     async def _loaded(self, picked: dict[str, Any], outline: list[str],
                       part: dict[str, Any] | None, section: str | None) -> None:
         if error_of(picked):
-            self.app.report(picked, f"Cannot read {self.node_id}")  # type: ignore[attr-defined]
+            browser(self).report(picked, f"Cannot read {self.node_id}")
             return
         self.outline = outline
         self.whole = not picked.get("truncated")
@@ -131,7 +132,7 @@ class ReaderScreen(Screen[str | None]):
 
     async def _show_part(self, part: dict[str, Any]) -> None:
         if error_of(part):
-            self.app.report(part, "Cannot read that section")  # type: ignore[attr-defined]
+            browser(self).report(part, "Cannot read that section")
             return
         self.section = part.get("section")
         await self._show_markdown(part.get("body") or "")
@@ -155,7 +156,7 @@ class ReaderScreen(Screen[str | None]):
 
     @work(thread=True, exclusive=True, group="pick")
     def _read_section(self, header: str) -> None:
-        part = self.app.session.read("pick", id=self.node_id,  # type: ignore[attr-defined]
+        part = session_of(self).read("pick", id=self.node_id,
                                      section=header)
         deliver(self, self._show_part, part)
 

@@ -17,6 +17,7 @@ from monkeyllm.errors import error_of
 
 from ..deliver import deliver
 from ..heat import escape, heat_colour, heat_dot
+from ..host import session_of
 
 MODES = {"locate": "Concepts · locate (titles, tags, summaries)",
          "sniff": "Exact text · sniff (bodies: codes, names, numbers)"}
@@ -111,7 +112,7 @@ class SearchScreen(Screen[str | None]):
 
     @work(thread=True, exclusive=True, group="search")
     def _search(self, mode: str, text: str) -> None:
-        session = self.app.session  # type: ignore[attr-defined]
+        session = session_of(self)
         if mode == "locate":
             response = session.read("locate", query=text, k=20)
         else:

@@ -13,6 +13,7 @@ from monkeyllm.ids import trail_of
 
 from ..deliver import deliver
 from ..heat import escape, heat_colour
+from ..host import session_of
 from ..messages import Glance, Navigate
 
 FIELDS = ["id", "title", "kind", "type", "coverage", "heat"]
@@ -103,7 +104,7 @@ class ForestTree(Tree[str]):
 
     @work(thread=True, group="tree")
     def _fetch(self, branch: str) -> None:
-        children, error = fetch_children(self.app.session, branch)  # type: ignore[attr-defined]
+        children, error = fetch_children(session_of(self), branch)
         deliver(self, self._fill, branch, children, error)
 
     def _fill(self, branch: str, children: list[dict[str, Any]], error: str | None) -> None:
