@@ -106,9 +106,9 @@ class Node:
             return None
         exact = [h for h in self.headers if h.text.casefold() == wanted]
         starts = [h for h in self.headers if h.text.casefold().startswith(wanted)]
-        chosen = (exact or starts or [None])[0]
-        if chosen is None:
+        if not (exact or starts):
             return None
+        chosen = (exact or starts)[0]
         return chosen, section_text(self.lines, self.headers, chosen)
 
     def section_of_line(self, index: int) -> str | None:

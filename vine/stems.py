@@ -20,6 +20,7 @@ import re
 import threading
 from collections.abc import Callable
 from functools import lru_cache
+from typing import Any
 
 from .language import LANGUAGES, writes_portuguese
 from .text import fold
@@ -47,7 +48,7 @@ _STEMMED_MAX = 200_000
 _SHORT = 120
 
 
-def _stemmer(lang: str):  # type: ignore[no-untyped-def]
+def _stemmer(lang: str) -> Any:
     """This thread's stemmer for ``lang`` (Snowball stemmers keep state between calls)."""
     stemmers = getattr(_local, "stemmers", None)
     if stemmers is None:

@@ -79,7 +79,8 @@ class _NeedsGeneralPath(Exception):
     """A letter or digit beyond Latin-1: the text takes the general path."""
 
 
-def _gap_or_give_up(error: UnicodeEncodeError) -> tuple[str, int]:
+def _gap_or_give_up(error: UnicodeError) -> tuple[str, int]:
+    assert isinstance(error, UnicodeEncodeError)  # registered for encoding only
     bad = error.object[error.start:error.end]
     if any(ch.isalnum() for ch in bad):
         raise _NeedsGeneralPath

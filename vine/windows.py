@@ -83,6 +83,7 @@ def window(since: str | None, until: str | None, date_field: str | None) -> Wind
     if lo and last and lo > last:
         return Window(since, until, field, lo.isoformat(), lo.isoformat(), empty=True)
     hi = last + timedelta(days=1) if last and last < date.max else None
+    hi_text: str | None
     if last is not None and hi is None:
         hi_text = "9999-12-31~"   # past the last representable day, still a string bound
     else:

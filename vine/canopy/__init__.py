@@ -57,9 +57,9 @@ def build(forest: Forest, config: EmbedderConfig | None = None, *,
                                "OpenAI-compatible endpoint (--url, --model).")
     index = forest.canopy
     replaced = None
-    made = index.manifest()
-    if made is not None and index.matches(config):
-        replaced = f"{made['embedder'].get('name')}:{made['embedder'].get('model')}"
+    manifest = index.manifest()
+    if manifest is not None and index.matches(config):
+        replaced = f"{manifest['embedder'].get('name')}:{manifest['embedder'].get('model')}"
     if rebuild or replaced:
         index.drop()
     forest.catalog.sync()

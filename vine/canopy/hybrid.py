@@ -19,7 +19,7 @@ import sqlite3
 import threading
 import time
 from collections import OrderedDict
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Literal
 
 from ..errors import SchemaError, VineError
@@ -95,8 +95,9 @@ def env_config() -> EmbedderConfig | None:
         timeout = float(raw) if raw else None
     except ValueError:
         raise SchemaError(f"{ENV_TIMEOUT} must be a number of seconds, got {raw!r}") from None
-    config = EmbedderConfig(HTTP, model, url, os.environ.get(ENV_KEY, "").strip() or None,
-                            **({"timeout_s": timeout} if timeout is not None else {}))
+    config = EmbedderConfig(HTTP, model, url, os.environ.get(ENV_KEY, "").strip() or None)
+    if timeout is not None:
+        config = replace(config, timeout_s=timeout)
     return config.checked()
 
 

@@ -135,6 +135,7 @@ def docx_content(path: Path, stem: str) -> Content:
     """A ``.docx`` as a document: paragraphs, headings as markdown headers, tables as
     pipe tables (headers and footers dropped). Needs python-docx."""
     import docx
+    from docx.text.paragraph import Paragraph
 
     try:
         doc = docx.Document(str(path))
@@ -145,7 +146,7 @@ def docx_content(path: Path, stem: str) -> Content:
     for child in body.iterchildren():
         tag = child.tag.rsplit("}", 1)[-1]
         if tag == "p":
-            para = docx.text.paragraph.Paragraph(child, doc)
+            para = Paragraph(child, doc)
             text = " ".join(para.text.split())
             if not text:
                 continue

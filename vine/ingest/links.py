@@ -9,6 +9,7 @@ import os
 import posixpath
 import re
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlparse
@@ -86,7 +87,7 @@ def resolve(plans: list[Plan], files: Files, is_node: Callable[[str], bool]
             node_id = files.ids[found]
             return f"{bang}[[{node_id}{anchor}{label or '|' + name}]]"
 
-        plan.body = _outside_code(plan.body, lambda text, fn=target: _WIKILINK.sub(fn, text))
+        plan.body = _outside_code(plan.body, partial(_WIKILINK.sub, target))
     return unresolved
 
 

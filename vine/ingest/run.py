@@ -272,11 +272,11 @@ class _Run:
             if st.st_size > cap:
                 raise FileProblem(f"too large ({st.st_size} bytes; the limit is {cap})")
             old = self.ctx.forest.read(existing) if existing else None
-            if old is not None and same_stat(old.meta, st):
+            if existing and old is not None and same_stat(old.meta, st):
                 self._unchanged(item, existing)
                 return
             digest = dataset.sha256_of(item.real)
-            if old is not None and old.meta.get("source_hash") == digest:
+            if existing and old is not None and old.meta.get("source_hash") == digest:
                 self._unchanged(item, existing)
                 return
             content = self.contents.of(item, ext)

@@ -25,11 +25,15 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from ..forest import Forest
 from ..stems import LANGUAGES, stemmable, stems
 from ..text import TOKEN, fold
 from .sniff import Forms, finder
+
+if TYPE_CHECKING:
+    import sqlite3
 
 LINK_PRIOR = 0.25              # the share a typed link alone is credited with
 NEWER, OLDER = 1.0, 0.5        # the shares of a newer and an older version of the source
@@ -75,7 +79,7 @@ def _carries(folded: str, text_stems: set[str] | None, term: str, forms: Forms) 
     return any(s in text_stems for lang in LANGUAGES for s in stems(term, lang))
 
 
-def _meta_text(row: Mapping[str, str]) -> str:
+def _meta_text(row: sqlite3.Row) -> str:
     parts = [row["title"] or "", row["summary"] or ""]
     for key in ("aliases", "tags"):
         try:
@@ -86,7 +90,7 @@ def _meta_text(row: Mapping[str, str]) -> str:
     return " ".join(parts)
 
 
-def _is_person(row: Mapping[str, str] | None) -> bool:
+def _is_person(row: sqlite3.Row | None) -> bool:
     return row is not None and row["type"] == "entity" and row["entity_kind"] == "person"
 
 

@@ -192,18 +192,18 @@ def _with_neighbours(forest: Forest, kept: list[_Candidate], k: int, terms: list
     extra = []
     for near in linked(forest, sources, terms, weight, forms, seated,
                        asks_person=asks_person)[:k]:
-        cand = found.get(near.id)
-        if cand is None:
-            row = forest.catalog.row(near.id)
-            if row is None:
+        known = found.get(near.id)
+        if known is None:
+            near_row = forest.catalog.row(near.id)
+            if near_row is None:
                 continue
-            cand = _Candidate(near.id, row)
-        elif near.score <= cand.score:
+            known = _Candidate(near.id, near_row)
+        elif near.score <= known.score:
             continue
-        cand.score = near.score
-        cand.found_by = [*cand.found_by, "edge"]
-        cand.via = {"from": near.source, "rel": near.rel}
-        extra.append(cand)
+        known.score = near.score
+        known.found_by = [*known.found_by, "edge"]
+        known.via = {"from": near.source, "rel": near.rel}
+        extra.append(known)
     if not extra:
         return kept
     # sorted() is stable: on a tie the hit already seated keeps its place.

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -31,7 +32,7 @@ GIVE_WAY = 0.5
 
 
 def locate(forest: Forest, query: str, k: int, scope: str, type_filter: str | None,
-           include: list[str] | None, win: Window, hybrid: Hybrid = "auto",
+           include: Sequence[str] | None, win: Window, hybrid: Hybrid = "auto",
            call: str = "locate") -> dict[str, Any]:
     """Search titles, aliases, tags and summaries; rank by strength and heat.
 
@@ -244,7 +245,7 @@ def _rows(forest: Forest, rowids: list[int]) -> dict[int, sqlite3.Row]:
 
 
 def _item(forest: Forest, r: sqlite3.Row, score: float, heat: float,
-          include: list[str] | None, heirs: list[Successor] | None) -> dict[str, Any]:
+          include: Sequence[str] | None, heirs: list[Successor] | None) -> dict[str, Any]:
     item: dict[str, Any] = {
         "id": r["id"], "kind": kind_of(r["kind"]), "type": r["type"], "title": r["title"],
         "summary": r["summary"], "trail": row_list(r, "trail"), "score": score, "heat": heat,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Sequence
 from typing import Any
 
 from .. import budget, datasets
@@ -23,7 +24,7 @@ FIELDS = ("id", "type", "title", "summary", "tags", "confidence", "created", "up
           "coverage", "outline", *DATASET_FIELDS, "stats", "revision")
 
 
-def look(forest: Forest, id: str | list[str], fields: list[str] | None) -> dict[str, Any]:
+def look(forest: Forest, id: str | list[str], fields: Sequence[str] | None) -> dict[str, Any]:
     """One digest, or a batch of up to 10."""
     bad = [f for f in fields or () if f not in FIELDS]
     if bad:
@@ -36,7 +37,7 @@ def look(forest: Forest, id: str | list[str], fields: list[str] | None) -> dict[
     return digest
 
 
-def _batch(forest: Forest, ids: list[str], fields: list[str] | None) -> dict[str, Any]:
+def _batch(forest: Forest, ids: list[str], fields: Sequence[str] | None) -> dict[str, Any]:
     if not ids or len(ids) > budget.LOOK_BATCH_MAX:
         raise SchemaError(f"look: a batch takes 1 to {budget.LOOK_BATCH_MAX} ids, got {len(ids)}")
     nodes: list[dict[str, Any]] = []
@@ -59,7 +60,7 @@ def _fit_batch(out: dict[str, Any], limit: int) -> None:
         out["truncated"] = True
 
 
-def _digest(forest: Forest, raw: str, fields: list[str] | None) -> dict[str, Any]:
+def _digest(forest: Forest, raw: str, fields: Sequence[str] | None) -> dict[str, Any]:
     row = forest.resolve(raw)
     node_id = row["id"]
     wanted = set(fields) if fields else None

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .. import budget, hints
@@ -27,8 +28,8 @@ _COMPARE = {"updated_after": ("updated", ">="), "updated_before": ("updated", "<
             "created_after": ("created", ">="), "created_before": ("created", "<=")}
 
 
-def scan(forest: Forest, parent_id: str, filter: dict[str, Any] | None,
-         fields: list[str] | None, recursive: bool, limit: int, after: str | None,
+def scan(forest: Forest, parent_id: str, filter: Mapping[str, Any] | None,
+         fields: Sequence[str] | None, recursive: bool, limit: int, after: str | None,
          win: Window) -> dict[str, Any]:
     """Children (or the whole subtree) of a branch, filtered, hottest first."""
     fields = list(dict.fromkeys(fields)) if fields else list(DEFAULT_FIELDS)
@@ -102,7 +103,7 @@ def _scalar(key: str, value: Any) -> Any:
     raise SchemaError(f"scan: filter {key} takes a string or a number, got {value!r:.60}")
 
 
-def _filter(spec: dict[str, Any]) -> tuple[str, list[Any]]:
+def _filter(spec: Mapping[str, Any]) -> tuple[str, list[Any]]:
     sql, args = "", []
     for key, value in spec.items():
         if key == "tags_any":

@@ -4,6 +4,7 @@ a summary change is carried to every index that lists the node."""
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from .. import hints, ids
@@ -22,7 +23,7 @@ _REVISION = re.compile(r"^[0-9a-f]{7,40}$", re.IGNORECASE)
 MUTABLE = ("title", "summary", "tags", "confidence", "aliases", "origin")
 
 
-def graft(ctx: WriteContext, node_id: str, patch: dict[str, Any]) -> dict[str, Any]:
+def graft(ctx: WriteContext, node_id: str, patch: Mapping[str, Any]) -> dict[str, Any]:
     """Apply a patch; commit only when a file changed."""
     _check_patch(patch)
     row = ctx.forest.resolve(node_id)
@@ -201,6 +202,12 @@ def _section_arg(value: Any, name: str) -> tuple[str, str]:
     return value["header"].strip().lstrip("#").strip(), value["body"]
 
 
+# The frontmatter keys set_frontmatter checks before writing (confidence is normalised).
+_FIELD_CHECKS: dict[str, Callable[[Any], object]] = {
+    "title": rules.check_title, "summary": rules.check_summary, "tags": rules.check_tags,
+    "aliases": rules.check_aliases, "origin": rules.check_origin}
+
+
 def _set_frontmatter(meta: dict[str, Any], values: Any) -> set[str]:
     if values is None:
         return set()
@@ -217,9 +224,7 @@ def _set_frontmatter(meta: dict[str, Any], values: Any) -> set[str]:
                 del meta["origin"]
                 changed.add(key)
             continue
-        check = {"title": rules.check_title, "summary": rules.check_summary,
-                 "tags": rules.check_tags, "aliases": rules.check_aliases,
-                 "origin": rules.check_origin}.get(key)
+        check = _FIELD_CHECKS.get(key)
         if key == "confidence":
             value = rules.check_confidence(value)
         elif check is not None:

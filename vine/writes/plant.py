@@ -4,6 +4,7 @@ in one commit."""
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from typing import Any
 
 from .. import hints, ids
@@ -19,7 +20,7 @@ _COMPUTED = ("created", "updated")
 _SPEC_ONLY = ("parent", "body", "schema", "rows")
 
 
-def plant(ctx: WriteContext, node: dict[str, Any], if_absent: bool,
+def plant(ctx: WriteContext, node: Mapping[str, Any], if_absent: bool,
           dry_run: bool) -> dict[str, Any]:
     """Validate, then write the node and its parent entry in one commit."""
     if dry_run:
@@ -86,7 +87,7 @@ def refuse_waymark(ctx: WriteContext, node_id: str) -> None:
                                f"{holder}, which transplant can move back.")
 
 
-def validate_node(ctx: WriteContext, node: dict[str, Any]) -> dict[str, Any]:
+def validate_node(ctx: WriteContext, node: Mapping[str, Any]) -> dict[str, Any]:
     """The reference's order: rows/schema, dataset schema, origin and waymarks, the
     frontmatter, types and rels, enums, the summary."""
     if "rows" in node and "schema" not in node:
@@ -151,7 +152,7 @@ def validate_node(ctx: WriteContext, node: dict[str, Any]) -> dict[str, Any]:
         if meta["payload_type"] != "sqlite":
             raise SchemaError("payload_type: a declared dataset is 'sqlite'")
     rules.check_enums(meta)
-    rules.check_summary(summary)
+    summary = rules.check_summary(summary)
     body = node.get("body", "")
     if not isinstance(body, str):
         raise SchemaError("body: a markdown string is required")
@@ -172,7 +173,7 @@ def _known_type(ntype: Any, types: tuple[str, ...]) -> None:
                           hint="Declared types: " + ", ".join(types) + ".")
 
 
-def _rehearse(ctx: WriteContext, node: dict[str, Any]) -> None:
+def _rehearse(ctx: WriteContext, node: Mapping[str, Any]) -> None:
     """A dry run reports every problem it can find at once: the first one's envelope,
     with all of them in ``errors``."""
     dialect = ctx.forest.dialect
@@ -254,13 +255,13 @@ def plant_batch(ctx: WriteContext, nodes: list[Any], if_absent: bool,
             continue
         if spec is None:
             if not if_absent:
-                exc = SchemaError(f"{node['id']}: id already exists",
-                                  hint=f"Pass {hints.option('plant', 'if_absent', True)} to "
-                                       "skip the ones that exist.")
+                taken = SchemaError(f"{node['id']}: id already exists",
+                                    hint=f"Pass {hints.option('plant', 'if_absent', True)} "
+                                         "to skip the ones that exist.")
                 if not dry_run:
-                    raise exc
-                errors.append({"id": node["id"], "index": index, "code": exc.code,
-                               "message": exc.message})
+                    raise taken
+                errors.append({"id": node["id"], "index": index, "code": taken.code,
+                               "message": taken.message})
             else:
                 existing.append(str(node["id"]))
             continue

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from typing import Any
 
 from .. import budget
@@ -119,7 +120,7 @@ def check_links(links: Any, dialect: Dialect) -> list[dict[str, Any]]:
     return out
 
 
-def check_enums(meta: dict[str, Any]) -> None:
+def check_enums(meta: Mapping[str, Any]) -> None:
     """entity_kind (required on entities), payload_type and source."""
     if meta.get("type") == "entity" and meta.get("entity_kind") not in ENTITY_KINDS:
         raise FrontmatterError("entity_kind: one of " + ", ".join(ENTITY_KINDS) +
