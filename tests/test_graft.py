@@ -48,12 +48,6 @@ CROSS = "- Alpha explains the letters \u2192 [[kb/alpha]]"
 # -- helpers -------------------------------------------------------------------------
 
 
-
-
-
-
-
-
 def subject(root: Path) -> str:
     return git(root, "log", "-1", "--format=%s").strip()
 
@@ -646,7 +640,6 @@ def test_a_header_never_breaks_the_commit_subject(vine: Vine, patch: dict[str, A
         return
     message = git(vine.root, "log", "-1", "--format=%B").strip()
     assert "\n" not in message, message
-
 
 
 def test_subject_parts_in_reference_order(vine: Vine) -> None:

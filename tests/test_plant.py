@@ -27,14 +27,6 @@ CLIENTS = {"id": "clients/_index", "type": "branch", "parent": "_index", "title"
 # -- helpers -------------------------------------------------------------------------
 
 
-
-
-
-
-
-
-
-
 def split(path: Path) -> tuple[dict[str, Any], str]:
     """(frontmatter, body) of a node file, checking the file shape on the way."""
     text = path.read_text(encoding="utf-8")

@@ -24,14 +24,7 @@ OLD = "2025-01-01"
 DS = "clients/prospecting-2026"
 
 
-
 # -- helpers -------------------------------------------------------------------------
-
-
-
-
-
-
 
 
 def meta_of(path: Path) -> dict[str, Any]:

@@ -40,14 +40,6 @@ DATA_SCHEMA = {"t": {"columns": {"id": "INTEGER", "v": "INTEGER"}, "primary_key"
 # -- helpers -------------------------------------------------------------------------
 
 
-
-
-
-
-
-
-
-
 def stray_temps(root: Path) -> list[str]:
     """Temporary files a write may leave in the tree: ``.vine-*.tmp``, SQLite journals."""
     out = []

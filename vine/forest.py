@@ -330,4 +330,3 @@ def coverage_text(raw: str) -> str:
     if isinstance(parsed, dict):
         return f"{parsed['notes']} bananas, {parsed['branches']} sub-branches."
     return raw
-

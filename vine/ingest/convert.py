@@ -6,13 +6,10 @@ import json
 import re
 import sqlite3
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..nodes import ParseError, parse_text
 from ..writes import dataset
-
-if TYPE_CHECKING:
-    pass
 from .files import human_size, image_size
 from .model import AUDIO_EXT, Content, FileProblem
 from .passport import (

@@ -15,8 +15,6 @@ if TYPE_CHECKING:
     from ..writes.context import WriteContext
 from .model import AUDIO_EXT, IMAGE_EXT, NOTE_EXT, OFFICE_EXT, SQLITE_EXT, TABLE_EXT, FileProblem
 
-# -- file helpers ----------------------------------------------------------------------
-
 
 def file_kind(ext: str) -> str | None:
     """What an ingested file becomes (``text``, ``data`` or ``media``) by its extension;

@@ -5,11 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    pass
-
+from typing import Any
 
 # Limits: a note or document body is read whole; tables and payloads are streamed.
 MAX_TEXT_BYTES = 4 << 20

@@ -5,17 +5,12 @@ from __future__ import annotations
 import hashlib
 import re
 import unicodedata
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from .. import budget
 from ..errors import VineError
 from ..writes import render, rules
-
-if TYPE_CHECKING:
-    pass
 from .model import SUMMARY_CHARS
-
-# -- text helpers ----------------------------------------------------------------------
 
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9À-Ý\"'(\[])")
 _LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")

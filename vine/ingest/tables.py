@@ -4,14 +4,7 @@ from __future__ import annotations
 
 import csv
 import re
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    pass
-
-
-
-# -- table helpers ---------------------------------------------------------------------
+from typing import Any
 
 _INT = re.compile(r"^[+-]?(0|[1-9]\d*)$")
 _REAL = re.compile(r"^[+-]?((0|[1-9]\d*)(\.\d*)?|\.\d+)([eE][+-]?\d+)?$")

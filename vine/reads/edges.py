@@ -52,7 +52,6 @@ _META = ("SELECT id, title, summary, aliases, tags, type, entity_kind FROM nodes
          "WHERE id IN (SELECT value FROM json_each(?))")
 
 
-
 @dataclass
 class Linked:
     """A neighbour brought in by an edge: its id, score, and the edge it came by."""

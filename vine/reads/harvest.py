@@ -51,8 +51,6 @@ def max_k() -> int:
     return value
 
 
-
-
 def harvest(forest: Forest, query: str, terms: str | list[str] | None, k: int, win: Window,
             include_superseded: bool, steps: list[dict[str, Any]] | None = None,
             hybrid: Any = "auto") -> dict[str, Any]:
@@ -331,8 +329,6 @@ def _check_terms(terms: list[Any]) -> None:
             raise SchemaError(f"harvest: a term is {len(term)} characters, over "
                               f"{budget.HARVEST_TERM_CHARS_MAX}",
                               hint="Terms are short literal strings: a code, a name, a word.")
-
-
 
 
 def _item(forest: Forest, cand: _Candidate, scarcity: list[str],

@@ -27,7 +27,6 @@ def query(forest: Forest, id: str, sql: str) -> dict[str, Any]:
     return out
 
 
-
 def sql_error(conn: sqlite3.Connection, exc: sqlite3.Error, started: float) -> Exception:
     """Map a SQLite error to the envelope's code, with real names in the hint."""
     message = str(exc)

@@ -316,4 +316,3 @@ def recover(root: Path, repo: Repository) -> bool:
         repo.reset(list(files))
     journal.unlink(missing_ok=True)
     return True
-
