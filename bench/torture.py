@@ -905,7 +905,8 @@ with Vine(root, writable=False) as vine:
                           else {}}), flush=True)
 """
 
-# A script that holds the forest open for writing (the seed's Vine(path)) for a while.
+# A script that holds the forest open for writing (a plain Vine(path), which holds the
+# writer lock while open) for a while.
 HOLDER = """
 import sys, time
 from monkeyllm import Vine

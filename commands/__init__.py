@@ -1,2 +1,2 @@
 """The ``vine`` command line: one subcommand per engine call, JSON for scripts, rich
-output for people. Entry point: :func:`monkeyllm.commands.app.main`."""
+output for people. Entry point: :func:`monkeyllm.commands.main.main`."""

@@ -1,5 +1,5 @@
 """``vine serve``: the forest over the Model Context Protocol, on stdio or streamable
-HTTP. The MCP SDK is imported only here, when a server starts."""
+HTTP. The MCP SDK (``monkeyllm.serve.server``) is imported only when a server starts."""
 
 import os
 import sys

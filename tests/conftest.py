@@ -69,7 +69,7 @@ def files_of(root: Path) -> dict[str, bytes]:
     return out
 
 
-# The seed's dataset example, literally (plant it under a planted clients/_index).
+# The call contract's dataset example, literally (plant it under a planted clients/_index).
 PROSPECTING: dict[str, Any] = {
     "id": "clients/prospecting-2026",
     "type": "dataset",

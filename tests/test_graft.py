@@ -663,7 +663,7 @@ def test_append_comes_before_replace_in_the_subject(vine: Vine) -> None:
     assert subject(vine.root) == "graft(kb/alpha): append 'Notes'; replace 'History'"
 
 
-# -- the seed's example on the sample brain ------------------------------------------
+# -- the contract's example on the sample brain --------------------------------------
 
 
 def test_seed_example_on_the_sample_brain(brain_copy: Path) -> None:

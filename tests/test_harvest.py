@@ -548,7 +548,7 @@ def scarce(tmp_path: Path) -> Path:
 
 
 def refined(vine: Vine, node_id: str, terms: list[str]) -> list[tuple[Any, ...]]:
-    """The seed's refinement from the primitives: one scoped sniff per term, rarest
+    """The refinement the call contract describes: one scoped sniff per term, rarest
     term (fewest bodies) first, deduplicated by (section, line), at most 5."""
     bodies = {t: len(assert_ok(vine.sniff([t], k=20))["results"]) for t in terms}
     out: list[tuple[Any, ...]] = []

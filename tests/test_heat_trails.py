@@ -258,7 +258,7 @@ def graph(tmp_path: Path) -> Path:
 
 
 def hottest_first(cold: list[str], heat: dict[str, float]) -> list[str]:
-    """The seed's order: heat descending, ties in the cold (catalog) order."""
+    """The order: heat descending, ties in the cold (catalog) order."""
     return sorted(cold, key=lambda i: -heat[i])
 
 

@@ -1,13 +1,29 @@
-"""What a process that makes one call pays for: importing the engine loads none of the
-heavy libraries, and one read call loads neither the write machinery nor GitPython.
-Each check runs in a fresh interpreter and reads its ``sys.modules``."""
+"""What a process that makes one call pays for, and who may import what.
+
+Importing the engine loads none of the heavy libraries, and one read call loads neither
+the write machinery nor GitPython: each of those checks runs in a fresh interpreter and
+reads its ``sys.modules``. Which modules may import the surfaces' libraries is read from
+the source itself (every ``import``, at the top of a module or inside a function):
+
+- ``mcp`` (the MCP SDK): ``monkeyllm.serve.server``, ``monkeyllm.serve.http`` and the
+  Station's ``monkeyllm.serve.station.mcp``;
+- ``starlette`` and ``uvicorn``: ``monkeyllm.serve.http`` and the Station's ``app``
+  (and ``mcp``, for Starlette); the Station's ``auth`` and ``core`` name Starlette's
+  ``Request`` in type hints only;
+- ``typer``: the CLI, ``monkeyllm.commands``; ``textual``: the TUI, ``monkeyllm.tui``;
+  ``rich``: those two;
+- the engine (``monkeyllm`` outside ``commands``, ``serve`` and ``tui``) imports none of
+  them, and none of the surfaces.
+"""
 
 from __future__ import annotations
 
+import ast
 import json
 import subprocess
 import sys
 import textwrap
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -155,3 +171,81 @@ def test_a_lexical_read_loads_nothing_of_the_canopy(forest: Path, tmp_path: Path
         assert got["out"]["error"] is None
         assert got["out"]["hybrid"]["ran"] is False
         assert [m for m in CANOPY if m in got["modules"]] == []
+
+
+REPO = Path(__file__).resolve().parent.parent
+SURFACES = ("monkeyllm.commands", "monkeyllm.serve", "monkeyllm.tui")
+# Who may import each library: module names, or a package and everything under it.
+MAY_IMPORT = {
+    "mcp": {"monkeyllm.serve.server", "monkeyllm.serve.http", "monkeyllm.serve.station.mcp"},
+    "starlette": {"monkeyllm.serve.http", "monkeyllm.serve.station.app",
+                  "monkeyllm.serve.station.mcp"},
+    "uvicorn": {"monkeyllm.serve.http", "monkeyllm.serve.station.app"},
+    "typer": {"monkeyllm.commands"},
+    "textual": {"monkeyllm.tui"},
+    "rich": {"monkeyllm.commands", "monkeyllm.tui"},
+}
+# Imports under ``if TYPE_CHECKING:`` (type hints only), allowed beyond MAY_IMPORT.
+FOR_HINTS = {"starlette": {"monkeyllm.serve.station.auth", "monkeyllm.serve.station.core"}}
+
+
+def project_modules() -> dict[str, Path]:
+    """Every module of the installed package, by import name, from pyproject's
+    package-dir mapping (the folders are not the import names)."""
+    config = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))
+    out: dict[str, Path] = {}
+    for package, folder in config["tool"]["setuptools"]["package-dir"].items():
+        for path in sorted((REPO / folder).glob("*.py")):
+            name = package if path.stem == "__init__" else f"{package}.{path.stem}"
+            out[name] = path
+    return out
+
+
+def imports_of(name: str, path: Path) -> list[tuple[str, bool]]:
+    """What a module imports, as absolute names, each with whether the import is for
+    type hints only (under ``if TYPE_CHECKING:``)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    hints_only = {id(n) for node in ast.walk(tree) if isinstance(node, ast.If)
+                  and ast.unparse(node.test).endswith("TYPE_CHECKING")
+                  for stmt in node.body for n in ast.walk(stmt)}
+    package = name.split(".") if path.stem == "__init__" else name.split(".")[:-1]
+    found: list[tuple[str, bool]] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found += [(a.name, id(node) in hints_only) for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = package[:len(package) - node.level + 1] if node.level else []
+            target = ".".join([*base, *([node.module] if node.module else [])])
+            found.append((target, id(node) in hints_only))
+    return found
+
+
+def allowed(module: str, who: set[str]) -> bool:
+    return any(module == w or module.startswith(w + ".") for w in who)
+
+
+def test_the_map_of_modules_is_the_whole_package() -> None:
+    names = project_modules()
+    assert {"monkeyllm", "monkeyllm.vine", "monkeyllm.commands.main",
+            "monkeyllm.serve.station.mcp", "monkeyllm.tui.app"} <= set(names)
+    assert len(names) == len({p.resolve() for p in names.values()}) > 100
+
+
+@pytest.mark.parametrize("library", sorted(MAY_IMPORT))
+def test_only_the_modules_named_import_a_surface_library(library: str) -> None:
+    wrong = sorted(
+        f"{name} imports {target}" + (" (type hints)" if hinted else "")
+        for name, path in project_modules().items()
+        for target, hinted in imports_of(name, path)
+        if target.split(".")[0] == library and not allowed(name, MAY_IMPORT[library])
+        and not (hinted and allowed(name, FOR_HINTS.get(library, set()))))
+    assert wrong == []
+
+
+def test_the_engine_imports_none_of_the_surfaces() -> None:
+    wrong = sorted(f"{name} imports {target}"
+                   for name, path in project_modules().items()
+                   if not allowed(name, set(SURFACES))
+                   for target, _ in imports_of(name, path)
+                   if allowed(target, set(SURFACES)) or target.split(".")[0] in MAY_IMPORT)
+    assert wrong == []

@@ -1,4 +1,4 @@
-"""sample-brain/ is a real, valid forest with its own history, and the seed's examples
+"""sample-brain/ is a real, valid forest with its own history, and the call contract's examples
 work on it literally."""
 
 from __future__ import annotations

@@ -42,7 +42,7 @@ def rows_of(db: Path) -> list[tuple[Any, ...]]:
 
 @pytest.fixture(scope="module")
 def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The seed's dataset planted under clients/_index, plus a note; aged files."""
+    """The contract's dataset planted under clients/_index, plus a note; aged files."""
     root = tmp_path_factory.mktemp("tend") / "f"
     with Vine.init(root, "Title") as v:
         assert_ok(v.plant({"id": "clients", "type": "branch", "parent": "_index",
@@ -108,7 +108,7 @@ def shared(template: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator
         yield Forest(v)
 
 
-# -- the seed's examples -------------------------------------------------------------
+# -- the contract's examples ---------------------------------------------------------
 
 
 def test_seed_examples(forest: Forest) -> None:

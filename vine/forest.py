@@ -325,7 +325,7 @@ def row_list(row: sqlite3.Row, key: str) -> list[Any]:
 
 
 def coverage_text(raw: str) -> str:
-    """A coverage string in the seed's human form: ``"23 bananas, 4 sub-branches."``."""
+    """A coverage string in its human form: ``"23 bananas, 4 sub-branches."``."""
     parsed = parse_coverage(raw)
     if isinstance(parsed, dict):
         return f"{parsed['notes']} bananas, {parsed['branches']} sub-branches."

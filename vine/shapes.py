@@ -1,5 +1,5 @@
 """The shapes of the calls' results, as JSON Schema: the keys the contract promises
-(the seed's return keys), their types, and the keys that appear only sometimes.
+(each call's documented return keys), their types, and the keys that appear only sometimes.
 
 Used as each MCP tool's ``outputSchema`` and as the Station's OpenAPI response
 schemas. A shape names what is always there as required and leaves room for more

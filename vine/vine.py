@@ -227,7 +227,7 @@ class Vine(CanopyMethods, Plumbing):
         copy_forest(Path(path), Path(dest))
         return cls(dest, **options)
 
-    # -- the seven reads -----------------------------------------------------------
+    # -- the seven reads (lifecycle reads above, composites below) ------------------
 
     @registry.call("read", budget.LOCATE)
     def locate(self, query: str, k: LocateK = 5, scope: Scope = "all",

@@ -41,7 +41,7 @@ _CHALLENGE = {"WWW-Authenticate": {
     "schema": {"type": "string"}}}
 
 
-# One request per call, as the seed shows them (ids of the sample forest): what a
+# One request per call, on ids of the sample forest: what a
 # reader copies, and the first thing a schema-driven client sends.
 EXAMPLES: dict[str, dict[str, Any]] = {
     "locate": {"query": "exchange policy deadlines", "k": 3},

@@ -1,1 +1,4 @@
-"""The seven read calls, one module each."""
+"""The read calls, one module each (the seven reads: locate, look, move, pick, scan,
+sniff, query; the lifecycle reads: history, calendar, coverage), the ``harvest``
+composite, and the pieces they share (``sweep`` and ``terms`` for term statistics,
+``edges`` and ``succession`` for links, ``features`` for ranking switches)."""

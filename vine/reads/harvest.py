@@ -54,7 +54,7 @@ def max_k() -> int:
 def harvest(forest: Forest, query: str, terms: str | list[str] | None, k: int, win: Window,
             include_superseded: bool, steps: list[dict[str, Any]] | None = None,
             hybrid: Any = "auto") -> dict[str, Any]:
-    """The fused sweep; see the module docstring and the seed.
+    """The fused sweep the module docstring describes.
 
     ``steps``, when given, receives one ``{step, ms, tokens, id?}`` per inner read as it
     is measured (locate, sniff, then a ``pick`` per result's content); the Station's

@@ -57,7 +57,7 @@ def _view(node: Node, body: str) -> Node:
 
 
 def _map(node: Node, body: str, revision: str) -> dict[str, Any]:
-    """The seed's answer to a body over budget: its outline, never a slice."""
+    """A body over budget answers with its outline, never a slice."""
     outline = _view(node, body).outline
     out: dict[str, Any] = {
         "id": node.id, "title": node.title, "outline": outline,
