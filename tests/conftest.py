@@ -24,6 +24,20 @@ _IGNORE = shutil.ignore_patterns("_derived", ".vine.lock", ".git")
 
 
 HISTORY = REPO / "tests" / "sample_data" / "sample-brain.bundle"
+# The folders whose import names differ (vine/ is monkeyllm, commands/ is
+# monkeyllm.commands, ...): imported under the folder's name, a module would be a second
+# copy beside the installed one.
+FOLDER_NAMES = ("vine", "commands", "serve", "tui")
+
+
+@pytest.fixture(autouse=True)
+def _one_copy_of_the_engine() -> Iterator[None]:
+    """Every test leaves no module imported under a folder's name."""
+    yield
+    import sys
+
+    strays = sorted(m for m in sys.modules if m.split(".")[0] in FOLDER_NAMES)
+    assert strays == [], f"imported by folder name, not as monkeyllm: {strays}"
 
 
 def copy_sample(dest: Path, *, git: bool = False) -> Path:
