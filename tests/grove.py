@@ -6,11 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from monkeyllm import Vine
 
-from .conftest import assert_ok
+from .forestkit import assert_ok
 
 DATA_SCHEMA = {"t": {"columns": {"id": "INTEGER", "v": "INTEGER"}, "primary_key": ["id"]}}
 EM = "\u2014"
@@ -82,12 +80,6 @@ def grow(root: Path) -> Path:
                          encoding="utf-8")
         assert_ok(v.graft("_index", {"set_frontmatter": {"tags": ["grove"]}}))
     return root
-
-
-def meta_of(path: Path) -> dict[str, Any]:
-    """A node file's frontmatter."""
-    text = path.read_text(encoding="utf-8")
-    return yaml.safe_load(text[4:].partition("\n---\n")[0])
 
 
 def body_of(path: Path) -> str:

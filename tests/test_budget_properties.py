@@ -39,7 +39,7 @@ from monkeyllm.language import languages
 from monkeyllm.reads.terms import STOPWORDS
 from monkeyllm.stems import node_languages, search_languages, stems
 
-from .conftest import body_offset, make_forest
+from .forestkit import body_offset, make_forest
 
 LOCATE, LOOK, LOOK_BATCH, MOVE, PICK, SCAN, SNIFF, QUERY = 800, 500, 2000, 600, 4000, 800, 800, \
     2000

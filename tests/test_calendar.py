@@ -9,7 +9,7 @@ import pytest
 
 from monkeyllm import Vine, budget
 
-from .conftest import assert_error, assert_ok, make_forest
+from .forestkit import assert_error, assert_ok, make_forest
 
 # Every title holds "ledger", so one locate query reaches every node.
 DATES = {

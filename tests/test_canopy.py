@@ -18,8 +18,8 @@ import pytest
 from monkeyllm import Vine
 from monkeyllm.canopy import hybrid
 
-from .conftest import copy_sample, git_init
 from .embedkit import EmbedServer
+from .forestkit import copy_sample, git_init
 
 PARAPHRASE = "handover timeframes"
 

@@ -18,8 +18,8 @@ import pytest
 from monkeyllm import Vine
 from monkeyllm.canopy import hybrid
 
-from .conftest import copy_sample
 from .embedkit import EmbedServer
+from .forestkit import copy_sample
 from .mcpkit import payload, stdio_session
 from .test_canopy import PARAPHRASE
 from .test_station import _key, _serve

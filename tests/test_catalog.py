@@ -13,7 +13,7 @@ import pytest
 
 from monkeyllm import Vine
 
-from .conftest import assert_error, assert_ok, make_forest, node_meta, write_node
+from .forestkit import assert_error, assert_ok, make_forest, node_meta, write_node
 
 
 @pytest.fixture(params=[True, False], ids=["inotify", "stat-walk"])
@@ -259,7 +259,7 @@ def test_an_older_walk_never_drops_a_node_another_process_just_indexed(
     """A reader walks the files, a writer then adds a node and indexes it, and only then
     does the reader apply its walk: the node is in the table but not in that walk. The
     reader must look again rather than drop it (a race seen with 16 processes)."""
-    from .conftest import copy_sample
+    from .forestkit import copy_sample
 
     root = copy_sample(tmp_path / "brain", git=True)
     with Vine(root, writable=False) as reader, Vine(root) as writer:

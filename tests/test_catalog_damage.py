@@ -8,7 +8,7 @@ from pathlib import Path
 
 from monkeyllm import Vine
 
-from .conftest import assert_ok, copy_sample
+from .forestkit import assert_ok, copy_sample
 
 
 def test_garbage_in_the_files_table_is_rebuilt(tmp_path: Path) -> None:

@@ -19,7 +19,7 @@ from monkeyllm.commands.spelling import CLI
 from monkeyllm.hints import spelled
 from monkeyllm.registry import CALLS
 
-from .conftest import REPO, copy_sample, files_of, git, head, status
+from .forestkit import REPO, copy_sample, files_of, git, head, status
 
 runner = CliRunner()
 

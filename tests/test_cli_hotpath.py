@@ -23,7 +23,7 @@ from monkeyllm.commands.main import parse
 from monkeyllm.commands.params import choices_of, collect, option_names, positionals, shape_of
 from monkeyllm.registry import CALLS
 
-from .conftest import copy_sample
+from .forestkit import copy_sample
 
 
 def typer_kwargs(name: str, argv: list[str]) -> dict[str, Any]:

@@ -17,7 +17,7 @@ from monkeyllm.commands.render import heat_bar, show
 from monkeyllm.commands.spelling import CLI
 from monkeyllm.hints import spelled
 
-from .conftest import PROSPECTING, assert_ok
+from .forestkit import PROSPECTING, assert_ok
 
 TRUNCATED = "⚠ truncated: "
 SGR = re.compile(r"\x1b\[([0-9;]*)m")

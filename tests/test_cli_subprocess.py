@@ -21,7 +21,7 @@ import pytest
 
 from monkeyllm import Vine
 
-from .conftest import copy_sample, git, head
+from .forestkit import copy_sample, git, head
 
 MODULE = [sys.executable, "-m", "monkeyllm.commands"]
 _BESIDE = Path(sys.executable).parent / "vine"

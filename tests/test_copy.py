@@ -11,7 +11,7 @@ import pytest
 
 from monkeyllm import Vine
 
-from .conftest import SAMPLE, assert_ok, copy_sample, git, status
+from .forestkit import SAMPLE, assert_ok, copy_sample, git, status
 
 
 def test_the_shipped_sample_says_why_it_cannot_be_written() -> None:

@@ -10,7 +10,7 @@ import pytest
 from monkeyllm import Vine, budget
 from monkeyllm.reads.coverage import common_origin
 
-from .conftest import assert_error, assert_ok, make_forest
+from .forestkit import assert_error, assert_ok, make_forest
 
 
 @pytest.fixture(scope="module")

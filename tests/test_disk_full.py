@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import copy_sample, files_of, git, head, status
+from .forestkit import copy_sample, files_of, git, head, status
 
 resource = pytest.importorskip("resource")
 

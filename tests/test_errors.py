@@ -24,7 +24,7 @@ from hypothesis import strategies as st
 from monkeyllm import CALLS, Vine
 from monkeyllm.budget import dumps
 
-from .conftest import assert_error, assert_ok, make_forest
+from .forestkit import assert_error, assert_ok, make_forest
 
 SENTINEL = "SENTINEL-e7c41f-never-leaves"
 READS = sorted(name for name, spec in CALLS.items() if spec.kind == "read")

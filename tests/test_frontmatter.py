@@ -16,7 +16,7 @@ from yaml.resolver import Resolver
 from monkeyllm import nodes, yamlfast
 from monkeyllm.nodes import ParseError, parse_text
 
-from .conftest import SAMPLE
+from .forestkit import SAMPLE
 
 scalars = st.one_of(
     st.text(max_size=120), st.integers(-10**6, 10**6), st.booleans(), st.none(),

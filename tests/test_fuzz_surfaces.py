@@ -20,7 +20,7 @@ from monkeyllm.registry import CALLS, Call
 from monkeyllm.serve.dispatch import Dispatcher
 from monkeyllm.serve.forests import Forests
 
-from .conftest import copy_sample
+from .forestkit import copy_sample
 
 # Values that reach deep into the calls: real ids, sections, SQL and terms of sample-brain.
 REAL = ["sales/exchange-policy", "sales/orders-2026", "sales/_index", "sales", "_index",

@@ -11,7 +11,7 @@ import pytest
 
 from monkeyllm import Vine, gitindex
 
-from .conftest import assert_error, assert_ok, copy_sample, git, head, status
+from .forestkit import assert_error, assert_ok, copy_sample, git, head, status
 
 
 def note(node_id: str, parent: str = "clients/_index") -> dict:

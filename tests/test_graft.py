@@ -14,7 +14,7 @@ import yaml
 
 from monkeyllm import Vine
 
-from .conftest import assert_error, assert_ok, git, head, status
+from .forestkit import assert_error, assert_ok, git, head, meta_of, node_path, status
 
 
 def blob(root: Path, node_id: str) -> str:
@@ -65,10 +65,6 @@ def split(path: Path) -> tuple[dict[str, Any], str]:
     front, sep, body = text[4:].partition("\n---\n\n")
     assert text.startswith("---\n") and sep, text
     return yaml.safe_load(front), body
-
-
-def meta_of(vine: Vine, node_id: str) -> dict[str, Any]:
-    return split(vine.root / (node_id + ".md"))[0]
 
 
 def body_of(vine: Vine, node_id: str) -> str:
@@ -129,7 +125,7 @@ def shared(template: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator
 def test_fixture_shape(vine: Vine) -> None:
     _, master = split(vine.root / "_index.md")
     assert master.split("\n")[-2] == f"- [[kb/alpha]] {EM} {ALPHA_SUMMARY}"
-    assert meta_of(vine, "kb/alpha")["updated"] == OLD
+    assert meta_of(node_path(vine.root, "kb/alpha"))["updated"] == OLD
     assert status(vine.root) == ""
 
 
@@ -153,10 +149,10 @@ def test_set_each_mutable_field(vine: Vine, key: str, value: Any) -> None:
     assert out == {"id": "kb/alpha", "commit": head(root), "fortified": [],
                    "trail": ["_index", "kb/_index"], "revision": blob(root, "kb/alpha")}
     assert out["commit"] != before
-    meta = meta_of(vine, "kb/alpha")
+    meta = meta_of(node_path(vine.root, "kb/alpha"))
     assert meta[key] == value
     assert meta["updated"] == TODAY
-    assert meta["created"] == meta_of(vine, "kb/beta")["created"]
+    assert meta["created"] == meta_of(node_path(vine.root, "kb/beta"))["created"]
     assert subject(root) == f"graft(kb/alpha): set {key}"
     log = git(root, "log", "-1", "--format=%an <%ae>|%cn <%ce>").strip()
     assert log == "vine <vine@monkeyllm.local>|vine <vine@monkeyllm.local>"
@@ -183,18 +179,18 @@ def test_several_fields_sorted_in_the_subject(vine: Vine) -> None:
 
 def test_confidence_one_is_omitted(vine: Vine) -> None:
     assert_ok(vine.graft("kb/alpha", {"set_frontmatter": {"confidence": 0.3}}))
-    assert meta_of(vine, "kb/alpha")["confidence"] == 0.3
+    assert meta_of(node_path(vine.root, "kb/alpha"))["confidence"] == 0.3
     assert_ok(vine.graft("kb/alpha", {"set_frontmatter": {"confidence": 1.0}}))
-    assert "confidence" not in meta_of(vine, "kb/alpha")
+    assert "confidence" not in meta_of(node_path(vine.root, "kb/alpha"))
     assert assert_ok(vine.look("kb/alpha"))["confidence"] == 1.0
 
 
 def test_origin_null_clears(vine: Vine) -> None:
     assert_ok(vine.graft("kb/alpha", {"set_frontmatter": {"origin": "s3://bucket/a.pdf"}}))
-    assert meta_of(vine, "kb/alpha")["origin"] == "s3://bucket/a.pdf"
+    assert meta_of(node_path(vine.root, "kb/alpha"))["origin"] == "s3://bucket/a.pdf"
     out = assert_ok(vine.graft("kb/alpha", {"set_frontmatter": {"origin": None}}))
     assert out["commit"] == head(vine.root)
-    assert "origin" not in meta_of(vine, "kb/alpha")
+    assert "origin" not in meta_of(node_path(vine.root, "kb/alpha"))
     assert subject(vine.root) == "graft(kb/alpha): set origin"
     # Clearing what is not there changes nothing.
     before, files = head(vine.root), tracked(vine.root)
@@ -260,7 +256,7 @@ def test_alias_limits(shared: Vine, aliases: Any) -> None:
 def test_sixteen_aliases_of_80_chars_are_accepted(vine: Vine) -> None:
     aliases = [f"{i:02d}" + "a" * 78 for i in range(16)]
     assert_ok(vine.graft("kb/alpha", {"set_frontmatter": {"aliases": aliases}}))
-    assert meta_of(vine, "kb/alpha")["aliases"] == aliases
+    assert meta_of(node_path(vine.root, "kb/alpha"))["aliases"] == aliases
 
 
 @pytest.mark.parametrize("origin", ["has space", "x" * 2049, "a\x7fb", "a\tb", ""])
@@ -347,7 +343,7 @@ def test_add_link_appears_in_look_and_move(vine: Vine) -> None:
     assert "summary_stale" not in out
     assert subject(root) == "graft(kb/alpha): +1 links"
     assert changed_files(root) == {"kb/alpha.md"}
-    links = meta_of(vine, "kb/alpha")["links"]
+    links = meta_of(node_path(vine.root, "kb/alpha"))["links"]
     assert links == [{"rel": "part-of", "target": "kb/_index"},
                      {"rel": "supersedes", "target": "kb/beta", "note": "replaces beta"}]
     edges = assert_ok(vine.look("kb/alpha"))["edges_out"]
@@ -367,14 +363,14 @@ def test_discovered_shortcut_defaults(vine: Vine) -> None:
     assert_ok(vine.graft("kb/alpha", {"add_links": [
         {"rel": "discovered-shortcut", "target": "kb/gamma"},
         {"rel": "related-to", "target": "kb/beta"}]}))
-    links = meta_of(vine, "kb/alpha")["links"]
+    links = meta_of(node_path(vine.root, "kb/alpha"))["links"]
     assert {"rel": "discovered-shortcut", "target": "kb/gamma", "confidence": 0.5,
             "discovered_by": "agent"} in links
     assert {"rel": "related-to", "target": "kb/beta"} in links
     assert subject(vine.root) == "graft(kb/alpha): +2 links"
     assert_ok(vine.graft("kb/beta", {"add_links": [
         {"rel": "discovered-shortcut", "target": "kb/gamma", "confidence": 0.9}]}))
-    assert meta_of(vine, "kb/beta")["links"] == [
+    assert meta_of(node_path(vine.root, "kb/beta"))["links"] == [
         {"rel": "discovered-shortcut", "target": "kb/gamma", "confidence": 0.9,
          "discovered_by": "agent"}]
 
@@ -397,7 +393,8 @@ def test_fortification(vine: Vine, target: str) -> None:
     # Both ends are hotter by the fortification, more than a look alone deposits.
     assert _heat(vine, "kb/alpha") - heat_a >= 0.09
     assert _heat(vine, "kb/_index") - heat_b >= 0.09
-    assert meta_of(vine, "kb/alpha")["links"] == [{"rel": "part-of", "target": "kb/_index"}]
+    meta = meta_of(node_path(vine.root, "kb/alpha"))
+    assert meta["links"] == [{"rel": "part-of", "target": "kb/_index"}]
 
 
 def test_mixed_patch_commits_and_reports_fortified(vine: Vine) -> None:
@@ -407,7 +404,7 @@ def test_mixed_patch_commits_and_reports_fortified(vine: Vine) -> None:
     assert out["commit"] == head(vine.root)
     assert out["fortified"] == [{"rel": "part-of", "target": "kb/_index"}]
     assert subject(vine.root) == "graft(kb/alpha): +1 links"
-    assert meta_of(vine, "kb/alpha")["links"] == [
+    assert meta_of(node_path(vine.root, "kb/alpha"))["links"] == [
         {"rel": "part-of", "target": "kb/_index"}, {"rel": "related-to", "target": "kb/gamma"}]
 
 
@@ -424,7 +421,8 @@ def test_the_same_link_twice_in_one_patch_is_added_once(vine: Vine) -> None:
     assert_ok(vine.graft("kb/beta", {"add_links": [
         {"rel": "related-to", "target": "kb/gamma"},
         {"rel": "related-to", "target": "kb/gamma"}]}))
-    assert meta_of(vine, "kb/beta")["links"] == [{"rel": "related-to", "target": "kb/gamma"}]
+    meta = meta_of(node_path(vine.root, "kb/beta"))
+    assert meta["links"] == [{"rel": "related-to", "target": "kb/gamma"}]
 
 
 def test_remove_links(vine: Vine) -> None:
@@ -434,13 +432,14 @@ def test_remove_links(vine: Vine) -> None:
         {"rel": "related-to", "target": "kb/beta"}]}))
     assert out["commit"] == head(vine.root)
     assert subject(vine.root) == "graft(kb/alpha): -1 links"
-    assert meta_of(vine, "kb/alpha")["links"] == [{"rel": "part-of", "target": "kb/_index"}]
+    meta = meta_of(node_path(vine.root, "kb/alpha"))
+    assert meta["links"] == [{"rel": "part-of", "target": "kb/_index"}]
     edges = assert_ok(vine.look("kb/alpha"))["edges_out"]
     assert [e["target"] for e in edges] == ["kb/_index"]
     # Removing the last link drops the key.
     assert_ok(vine.graft("kb/alpha", {"remove_links": [
         {"rel": "part-of", "target": "kb/_index"}]}))
-    assert "links" not in meta_of(vine, "kb/alpha")
+    assert "links" not in meta_of(node_path(vine.root, "kb/alpha"))
     assert assert_ok(vine.look("kb/alpha"))["edges_out"] == []
     # A link that is not there: nothing to do.
     before, files = head(vine.root), tracked(vine.root)
@@ -455,7 +454,7 @@ def test_add_and_remove_in_one_patch(vine: Vine) -> None:
                       {"rel": "related-to", "target": "kb/gamma"}],
         "remove_links": [{"rel": "part-of", "target": "kb/_index"}]}))
     assert subject(vine.root) == "graft(kb/alpha): +2 links; -1 links"
-    assert [link["target"] for link in meta_of(vine, "kb/alpha")["links"]] == [
+    assert [link["target"] for link in meta_of(node_path(vine.root, "kb/alpha"))["links"]] == [
         "kb/beta", "kb/gamma"]
 
 
@@ -468,7 +467,7 @@ def test_more_than_50_links(vine: Vine) -> None:
                  "E_SCHEMA")
     unchanged(vine, before, files)
     assert_ok(vine.graft("kb/beta", {"add_links": many}))                    # exactly 50
-    assert len(meta_of(vine, "kb/beta")["links"]) == 50
+    assert len(meta_of(node_path(vine.root, "kb/beta"))["links"]) == 50
     before, files = head(vine.root), tracked(vine.root)
     assert_error(vine.graft("kb/beta", {"add_links": [{"rel": "related-to",
                                                        "target": "kb/t99"}]}), "E_SCHEMA")
@@ -505,7 +504,7 @@ def test_append_section(vine: Vine) -> None:
     assert body_of(vine, "kb/alpha") == ALPHA_BODY + "\n## Notes\n\nLearned during a hunt.\n"
     assert subject(vine.root) == "graft(kb/alpha): append 'Notes'"
     assert changed_files(vine.root) == {"kb/alpha.md"}
-    assert meta_of(vine, "kb/alpha")["updated"] == TODAY
+    assert meta_of(node_path(vine.root, "kb/alpha"))["updated"] == TODAY
     assert assert_ok(vine.pick("kb/alpha", section="Notes"))["body"].endswith(
         "Learned during a hunt.")
     assert "Notes" in assert_ok(vine.look("kb/alpha"))["outline"]
@@ -651,7 +650,7 @@ def test_subject_parts_in_reference_order(vine: Vine) -> None:
         "append_section": {"header": "Notes", "body": "Seen."}}))
     assert subject(vine.root) == \
         "graft(kb/alpha): set tags,title; +2 links; -1 links; append 'Notes'"
-    assert meta_of(vine, "kb/alpha")["updated"] == TODAY
+    assert meta_of(node_path(vine.root, "kb/alpha"))["updated"] == TODAY
     assert status(vine.root) == ""
 
 

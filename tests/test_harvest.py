@@ -27,7 +27,7 @@ from monkeyllm.reads.sniff import Hits
 from monkeyllm.reads.terms import derive_terms, locate_query
 from monkeyllm.text import fold
 
-from .conftest import (
+from .forestkit import (
     assert_error,
     assert_ok,
     body_offset,

@@ -19,7 +19,7 @@ import pytest
 from monkeyllm import Vine
 from monkeyllm.heat import LIST_DEPOSIT, READ_DEPOSIT, STRONG_DEPOSIT
 
-from .conftest import assert_ok, copy_sample, make_forest
+from .forestkit import assert_ok, copy_sample, make_forest
 
 SECONDS = 1 / 86400          # one second, in days
 TINY = 0.002 * SECONDS       # a half-life of 2 ms

@@ -12,7 +12,7 @@ import pytest
 from monkeyllm import Vine, budget
 from monkeyllm.reads.history import action_of
 
-from .conftest import assert_error, assert_ok, copy_sample, git
+from .forestkit import assert_error, assert_ok, copy_sample, git
 from .grove import grow, node
 
 ISO = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}[+-]\d{2}:\d{2}$")

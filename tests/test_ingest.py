@@ -28,7 +28,7 @@ from monkeyllm.ingest import (
 )
 from monkeyllm.writes import render
 
-from .conftest import assert_ok, git, head, status
+from .forestkit import assert_ok, git, head, status
 
 PNG = (b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x10\x00\x00\x00\x08"
        b"\x08\x02\x00\x00\x00")

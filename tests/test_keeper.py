@@ -17,7 +17,7 @@ import pytest
 
 from monkeyllm import Vine, keeper
 
-from .conftest import copy_sample
+from .forestkit import copy_sample
 from .mcpkit import VINE
 
 pytestmark = pytest.mark.skipif(not keeper.AVAILABLE, reason="keepers need Linux")

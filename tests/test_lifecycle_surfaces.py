@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from .conftest import copy_sample, files_of, git, head, status
+from .forestkit import copy_sample, files_of, git, head, status
 from .mcpkit import VINE, stdio_session
 from .test_cli_render import render
 

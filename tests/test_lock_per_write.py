@@ -18,7 +18,7 @@ import pytest
 from monkeyllm import Vine, VineError
 from monkeyllm.lock import LOCK_NAME, timeout_from_env
 
-from .conftest import assert_error, assert_ok, copy_sample, git, head, status
+from .forestkit import assert_error, assert_ok, copy_sample, git, head, status
 
 NOTE = {"type": "note", "parent": "sales/_index", "title": "Shared",
         "summary": "Planted while another process writes the same forest."}

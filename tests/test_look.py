@@ -9,7 +9,7 @@ import pytest
 
 from monkeyllm import Vine, budget
 
-from .conftest import assert_error, assert_ok, make_forest, node_meta, write_node
+from .forestkit import assert_error, assert_ok, make_forest, node_meta, write_node
 
 DIGEST_HEAD = ["id", "type", "title", "summary", "tags", "confidence", "created", "updated",
                "source"]

@@ -21,7 +21,7 @@ import pytest
 from monkeyllm import CALLS, Vine, shapes
 from monkeyllm.serve.tools import ENGINE_TOOLS
 
-from .conftest import copy_sample, git, head
+from .forestkit import copy_sample, git, head
 from .mcpkit import ERAS, TIMEOUT, VINE, payload, stable, stdio_session
 
 WRITES = ("plant", "graft", "tend", "prune", "transplant", "ingest")

@@ -14,7 +14,7 @@ import pytest
 from monkeyllm import CALLS, Vine, shapes
 from monkeyllm.serve.tools import ENGINE_TOOLS
 
-from .conftest import copy_sample, head
+from .forestkit import copy_sample, head
 from .mcpkit import ERAS, TIMEOUT, http_server, http_session, payload, stable, stdio_session
 from .test_mcp import NOTE, READS, cool
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from monkeyllm import Vine, budget
 
-from .conftest import assert_error, assert_ok, make_forest
+from .forestkit import assert_error, assert_ok, make_forest
 
 
 def _forest(tmp_path: Path) -> Path:

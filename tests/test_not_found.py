@@ -10,7 +10,7 @@ import pytest
 
 from monkeyllm import Vine
 
-from .conftest import assert_error, copy_sample
+from .forestkit import assert_error, copy_sample
 
 TYPO_CALLS: list[tuple[str, dict[str, Any]]] = [
     ("look", {"id": "sales/exchange-polcy"}),

@@ -14,7 +14,7 @@ import pytest
 from monkeyllm import Vine, VineError
 from monkeyllm.lock import LOCK_NAME
 
-from .conftest import assert_ok, make_forest
+from .forestkit import assert_ok, make_forest
 
 
 def test_context_manager_takes_and_releases_the_lock(tmp_path: Path) -> None:

@@ -15,7 +15,7 @@ import yaml
 
 from monkeyllm import Vine
 
-from .conftest import PROSPECTING, assert_error, assert_ok, files_of, git, head, status
+from .forestkit import PROSPECTING, assert_error, assert_ok, files_of, git, head, status
 
 TODAY = datetime.date.today().isoformat()
 EM = "\u2014"

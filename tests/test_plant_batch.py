@@ -9,7 +9,7 @@ import pytest
 
 from monkeyllm import Vine
 
-from .conftest import assert_error, assert_ok
+from .forestkit import assert_error, assert_ok
 
 
 def _git(root: Path, *args: str) -> str:

@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 from monkeyllm import Vine
 from monkeyllm.budget import QUERY, cost, dumps, tokens
 
-from .conftest import assert_error, assert_ok, make_forest
+from .forestkit import assert_error, assert_ok, make_forest
 
 REGIONS = ("North", "South", "East", "West")
 N_ORDERS = 500

@@ -10,7 +10,7 @@ import pytest
 
 from monkeyllm import CALLS, Vine
 
-from .conftest import REPO
+from .forestkit import REPO
 
 READS = ["locate", "look", "move", "pick", "scan", "sniff", "history", "calendar",
          "coverage", "query"]

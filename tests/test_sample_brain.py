@@ -11,7 +11,7 @@ import yaml
 
 from monkeyllm import Vine
 
-from .conftest import HISTORY, SAMPLE, assert_ok
+from .forestkit import HISTORY, SAMPLE, assert_ok
 
 
 def _frontmatter(path: Path) -> dict:

@@ -8,7 +8,7 @@ import pytest
 
 from monkeyllm import Vine, budget
 
-from .conftest import assert_error, assert_ok, make_forest
+from .forestkit import assert_error, assert_ok, make_forest
 
 
 @pytest.fixture

@@ -23,7 +23,7 @@ from textual.widgets import Input
 from monkeyllm.lock import LOCK_NAME
 from monkeyllm.tui.app import BrowseApp
 
-from .conftest import copy_sample, git, head, status
+from .forestkit import copy_sample, git, head, status
 from .mcpkit import TIMEOUT, VINE, http_server, http_session, payload, stdio_session
 from .test_tui import SIZE, go, ready, settle
 

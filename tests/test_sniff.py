@@ -12,7 +12,7 @@ from monkeyllm import Vine, budget
 from monkeyllm.reads import sniff as sniff_module
 from monkeyllm.reads.sniff import snippet
 
-from .conftest import (
+from .forestkit import (
     assert_error,
     assert_ok,
     body_offset,

@@ -25,7 +25,7 @@ from monkeyllm.serve.station import audit, keys
 from monkeyllm.serve.station.app import Station, build
 from monkeyllm.serve.station.store import Store
 
-from .conftest import copy_sample, git
+from .forestkit import copy_sample, git
 from .mcpkit import free_port, stable
 from .test_mcp import READS
 

@@ -23,7 +23,7 @@ from monkeyllm.serve.station.answer import bindings
 from monkeyllm.serve.station.answer.cache import AnswerStore
 from monkeyllm.serve.station.store import Store
 
-from .conftest import copy_sample, head, status
+from .forestkit import copy_sample, head, status
 from .mcpkit import free_port
 from .modelkit import ModelServer, Reply, tool
 from .test_station import WORD, _key, _plant_secret, _serve

@@ -30,7 +30,7 @@ from monkeyllm.serve.station.calls import STATION_CALLS
 from monkeyllm.serve.station.status import UNAUTHORIZED, status_of
 from monkeyllm.serve.station.store import Store
 
-from .conftest import copy_sample
+from .forestkit import copy_sample
 from .test_fuzz_surfaces import JUNK, TEXT, _of
 from .test_station import _key, _plant_secret, _serve
 

@@ -15,7 +15,7 @@ import pytest
 from monkeyllm.serve.station import audit
 from monkeyllm.serve.station.store import Store
 
-from .conftest import files_of, git, head
+from .forestkit import files_of, git, head
 from .test_station import WORD, post, serving_station
 
 

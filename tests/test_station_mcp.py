@@ -28,7 +28,7 @@ from monkeyllm.serve.station.calls import STATION_CALLS
 from monkeyllm.serve.station.mcp import hosts_for
 from monkeyllm.serve.station.store import Store
 
-from .conftest import git
+from .forestkit import git
 from .mcpkit import (
     ERAS,
     TIMEOUT,

@@ -28,7 +28,7 @@ import pytest
 from monkeyllm.serve.station.answer import bindings
 from monkeyllm.serve.station.store import Store
 
-from .conftest import REPO, copy_sample
+from .forestkit import REPO, copy_sample
 from .modelkit import ModelServer
 from .test_station import _key, _serve
 

@@ -13,11 +13,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 
 from monkeyllm import Vine
 
-from .conftest import PROSPECTING, assert_error, assert_ok, git, head, status
+from .forestkit import PROSPECTING, assert_error, assert_ok, git, head, meta_of, status
 
 TODAY = datetime.date.today().isoformat()
 OLD = "2025-01-01"
@@ -25,11 +24,6 @@ DS = "clients/prospecting-2026"
 
 
 # -- helpers -------------------------------------------------------------------------
-
-
-def meta_of(path: Path) -> dict[str, Any]:
-    text = path.read_text(encoding="utf-8")
-    return yaml.safe_load(text[4:].partition("\n---\n\n")[0])
 
 
 def rows_of(db: Path) -> list[tuple[Any, ...]]:

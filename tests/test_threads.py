@@ -7,7 +7,7 @@ from pathlib import Path
 
 from monkeyllm import Vine
 
-from .conftest import copy_sample, status
+from .forestkit import copy_sample, status
 
 
 def test_reads_from_many_threads(tmp_path: Path) -> None:

@@ -13,8 +13,8 @@ import pytest
 from monkeyllm import Vine
 from monkeyllm.validate import validate
 
-from .conftest import assert_error, assert_ok, files_of, git, head, status
-from .grove import body_of, grow, meta_of, node
+from .forestkit import assert_error, assert_ok, files_of, git, head, meta_of, status
+from .grove import body_of, grow, node
 
 
 @pytest.fixture(scope="module")

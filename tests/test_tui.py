@@ -27,7 +27,7 @@ from monkeyllm.tui.screens.reader import ReaderScreen, linkify
 from monkeyllm.tui.screens.search import SearchScreen
 from monkeyllm.tui.widgets.forest_tree import ForestTree
 
-from .conftest import copy_sample, git
+from .forestkit import copy_sample, git
 
 SIZE = (120, 40)
 

@@ -17,7 +17,7 @@ from monkeyllm.tui.screens.node_history import HistoryScreen
 from monkeyllm.tui.screens.overview import OverviewScreen
 from monkeyllm.tui.widgets.forest_tree import ForestTree
 
-from .conftest import copy_sample, git
+from .forestkit import copy_sample, git
 from .test_tui import SIZE, drive, go, ready, settle
 
 

@@ -20,7 +20,7 @@ from monkeyllm.validate import Finding
 from monkeyllm.validate import fix as repair
 from monkeyllm.validate import validate as check
 
-from .conftest import copy_sample, files_of, git, head, status
+from .forestkit import copy_sample, files_of, git, head, status
 
 app = typer.Typer()
 app.command("validate")(validate)
@@ -598,7 +598,7 @@ def test_the_pre_commit_hook_runs_vine_validate_on_the_forest(tmp_path: Path) ->
 
     import yaml
 
-    from .conftest import REPO
+    from .forestkit import REPO
 
     (hook,) = yaml.safe_load((REPO / ".pre-commit-hooks.yaml").read_text(encoding="utf-8"))
     assert hook["id"] == "vine-validate" and hook["language"] == "python"

@@ -8,7 +8,7 @@ from pathlib import Path
 from monkeyllm import Vine
 from monkeyllm.validate import validate
 
-from .conftest import assert_ok, make_forest
+from .forestkit import assert_ok, make_forest
 from .grove import grow
 
 

@@ -18,7 +18,7 @@ from monkeyllm import Vine, budget
 from monkeyllm.reads import features
 from monkeyllm.stems import stem_text, stems
 
-from .conftest import assert_ok, git_init, make_forest
+from .forestkit import assert_ok, git_init, make_forest
 from .mcpkit import TIMEOUT, VINE, payload, stdio_session
 
 FOREST: dict[str, tuple[str, dict[str, Any], str]] = {

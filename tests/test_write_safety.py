@@ -24,13 +24,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 
 import monkeyllm.writes.transaction as transaction
 from monkeyllm import Vine
 from monkeyllm.errors import VineError
 
-from .conftest import REPO, assert_error, assert_ok, files_of, git, head, status
+from .forestkit import REPO, assert_error, assert_ok, files_of, git, head, meta_of, status
 
 EM = "\u2014"
 ALPHA_SUMMARY = "Alpha, the first letter of the kb."
@@ -54,11 +53,6 @@ def stray_temps(root: Path) -> list[str]:
 
 def journal(root: Path) -> Path:
     return root / "_derived" / "journal.json"
-
-
-def meta_of(path: Path) -> dict[str, Any]:
-    text = path.read_text(encoding="utf-8")
-    return yaml.safe_load(text[4:].partition("\n---\n\n")[0])
 
 
 def build(root: Path) -> Path:
