@@ -86,7 +86,7 @@ def test_sigkill_of_a_writer_at_random_moments(tmp_path: Path) -> None:
     assert figures.failures == []
     assert figures.kills == 10 and figures.lost == 0
     assert figures.committed > 10 and figures.attempted > figures.committed
-    kinds = {c.split("/")[1][0] for c in torture._node_ids(forest)
+    kinds = {c.split("/")[1][0] for c in torture.node_ids_of(forest)
              if c.startswith("torture/")}
     assert {"n", "b", "d"} <= kinds          # notes, branches and datasets were planted
 
@@ -96,7 +96,7 @@ def test_the_kill_checks_notice_a_dirty_forest(tmp_path: Path) -> None:
     forest = _fresh(tmp_path)
     with torture.Vine(forest) as vine:
         vine.look("_index")
-        (forest / "sales" / "stray.md").write_text(torture._note(
+        (forest / "sales" / "stray.md").write_text(torture.note(
             "sales/stray", "A stray.", "# Stray"))
         found = torture.forest_faults(vine, forest)
     assert any("not clean" in m for m in found)
