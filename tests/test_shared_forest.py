@@ -25,7 +25,7 @@ from monkeyllm.tui.app import BrowseApp
 
 from .forestkit import copy_sample, git, head, status
 from .mcpkit import TIMEOUT, VINE, http_server, http_session, payload, stdio_session
-from .test_tui import SIZE, go, ready, settle
+from .tui.kit import SIZE, go, ready, settle
 
 CLI_ENV = {**os.environ, "VINE_WATCH": "0"}
 

@@ -18,7 +18,7 @@ from monkeyllm.tui.screens.overview import OverviewScreen
 from monkeyllm.tui.widgets.forest_tree import ForestTree
 
 from .forestkit import copy_sample, git
-from .test_tui import SIZE, drive, go, ready, settle
+from .tui.kit import SIZE, drive, go, ready, settle
 
 
 def text_of(screen: object, selector: str) -> str:

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
-import functools
 import json
 import os
 import subprocess
@@ -13,10 +11,8 @@ import time
 from pathlib import Path
 
 import pytest
-from textual import events
 from textual.pilot import Pilot
 from textual.widgets import DataTable, Input, OptionList, Static
-from textual.worker import WorkerCancelled
 
 from monkeyllm import Vine
 from monkeyllm.tui.app import BrowseApp
@@ -27,54 +23,8 @@ from monkeyllm.tui.screens.reader import ReaderScreen, linkify
 from monkeyllm.tui.screens.search import SearchScreen
 from monkeyllm.tui.widgets.forest_tree import ForestTree
 
-from .forestkit import copy_sample, git
-
-SIZE = (120, 40)
-
-
-def drive(test):
-    """Run an async Pilot test in its own event loop (no async pytest plugin needed)."""
-
-    @functools.wraps(test)
-    def run(*args, **kwargs):
-        asyncio.run(test(*args, **kwargs))
-
-    return run
-
-
-@pytest.fixture
-def forest(tmp_path: Path) -> Path:
-    """A plain copy for browsing (no git: nothing is written)."""
-    return copy_sample(tmp_path / "brain")
-
-
-async def settle(pilot: Pilot[None]) -> None:
-    """Let every worker finish and the screen catch up."""
-    for _ in range(3):
-        try:
-            await pilot.app.workers.wait_for_complete()
-        except WorkerCancelled:  # an exclusive worker replaced by a newer one
-            pass
-        await pilot.pause()
-
-
-async def ready(pilot: Pilot[None]) -> BrowseApp:
-    app = pilot.app
-    assert isinstance(app, BrowseApp)
-    for _ in range(500):
-        if app.is_ready:
-            break
-        await pilot.pause(0.01)
-    await settle(pilot)
-    return app
-
-
-async def go(pilot: Pilot[None], node_id: str) -> None:
-    app = pilot.app
-    assert isinstance(app, BrowseApp)
-    app.browse.go(node_id)
-    await settle(pilot)
-    assert app.browse.current == node_id
+from ..forestkit import copy_sample, git
+from .kit import SIZE, drive, go, ready, settle
 
 
 def digest_text(app: BrowseApp) -> str:
@@ -241,8 +191,8 @@ async def test_search_concepts_and_exact_text(forest: Path) -> None:
 
 @drive
 async def test_concept_search_is_hybrid_with_a_canopy_and_says_so(forest: Path) -> None:
-    from .embedkit import EmbedServer
-    from .test_canopy import PARAPHRASE
+    from ..embedkit import EmbedServer
+    from ..test_canopy import PARAPHRASE
 
     with EmbedServer() as srv:
         with Vine(forest, writable=False) as vine:
@@ -476,144 +426,3 @@ async def test_an_incoming_contains_reads_from_the_childs_side(forest: Path) -> 
         contains = [p for p in prompts if "contains" in p and "sales/exchange-policy" in p]
         assert contains and "this node [i]contains[/i] it" in contains[0], contains
         assert not any("← [i]contains" in p for p in prompts)
-
-
-# -- the first hour: search box, dialog focus, digest following the cursor ----------
-
-
-@drive
-async def test_the_search_box_is_wide_and_enter_moves_to_the_results(forest: Path) -> None:
-    async with BrowseApp(forest).run_test(size=SIZE) as pilot:
-        app = await ready(pilot)
-        await pilot.press("slash")
-        await settle(pilot)
-        box = app.screen.query_one("#search-input", Input)
-        assert app.focused is box
-        assert box.content_region.width >= SIZE[0] * 0.8, box.content_region
-        await pilot.press(*"exchange policy")
-        assert box.value == "exchange policy"
-        assert "exchange policy" in str(box.render_line(0).text)      # what is typed shows
-        await pilot.press("enter")
-        await settle(pilot)
-        results = app.screen.query_one("#search-results", OptionList)
-        assert app.focused is results and results.highlighted == 0
-        second = results.options[1].id.partition(":")[2]
-        await pilot.press("down", "enter")
-        await settle(pilot)
-        assert app.browse.current == second
-
-
-@drive
-async def test_dialogs_take_focus_and_keep_what_is_there(tmp_path: Path) -> None:
-    root = copy_sample(tmp_path / "brain", git=True)
-    async with BrowseApp(root).run_test(size=SIZE) as pilot:
-        app = await ready(pilot)
-        await go(pilot, "sales/_index")
-        # Typed straight after p, as a terminal delivers them: all at once, before the
-        # dialog is up (the first keystrokes went nowhere).
-        for key, char in [("p", "p"), *((c, c) for c in "Quick"), ("space", " "),
-                          *((c, c) for c in "note")]:
-            app.post_message(events.Key(key, char))
-        await pilot.pause(0.5)
-        await settle(pilot)
-        assert app.screen.query_one("#plant-title", Input).value == "Quick note"
-        await pilot.press("escape")
-        await settle(pilot)
-        await go(pilot, "sales/price-list")
-        summary = app.browse.digest["summary"]
-        await pilot.press("e")
-        await settle(pilot)
-        field = app.screen.query_one("#edit-summary", Input)
-        assert app.focused is field and field.selection.is_empty
-        assert field.cursor_position == len(summary)
-        await pilot.press(*" Checked")
-        assert field.value == summary + " Checked"            # nothing erased
-        await pilot.press("escape")
-        await settle(pilot)
-        for key, wanted in (("a", "#section-header"), ("l", "#link-search")):
-            await pilot.press(key)
-            await settle(pilot)
-            assert app.focused is app.screen.query_one(wanted), key
-            await pilot.press("escape")
-            await settle(pilot)
-
-
-@drive
-async def test_the_digest_follows_the_tree_cursor(forest: Path) -> None:
-    async with BrowseApp(forest).run_test(size=SIZE) as pilot:
-        app = await ready(pilot)
-        tree = app.browse.query_one(ForestTree)
-        tree.focus()
-        start = app.browse.current
-        for _ in range(3):          # quick moves: one digest for where the cursor rests
-            await pilot.press("down")
-        await pilot.pause(0.6)
-        await settle(pilot)
-        under = tree.cursor_node.data
-        assert under != start and app.browse.current == under
-        assert (app.browse.digest or {}).get("id") == under
-        await pilot.press("left_square_bracket")     # back goes to where browsing was
-        await settle(pilot)
-        assert app.browse.current == start
-
-
-@drive
-async def test_the_key_list_shows_that_it_scrolls(forest: Path) -> None:
-    async with BrowseApp(forest).run_test(size=(120, 30)) as pilot:
-        await ready(pilot)
-        await pilot.press("question_mark")
-        await settle(pilot)
-        screen = pilot.app.screen
-        assert isinstance(screen, HelpScreen)
-        more = screen.query_one("#help-more", Static)
-        assert "More below" in str(more.render())
-        assert "scroll" in str(screen.query_one("#help").border_subtitle)
-        await pilot.press("end")
-        await pilot.pause(0.5)
-        await settle(pilot)
-        assert "End of the list" in str(more.render())
-    async with BrowseApp(forest).run_test(size=(120, 80)) as pilot:   # all of it fits
-        await ready(pilot)
-        await pilot.press("question_mark")
-        await settle(pilot)
-        assert "Every key is shown" in str(pilot.app.screen.query_one("#help-more",
-                                                                      Static).render())
-
-
-@drive
-async def test_a_forest_that_is_not_its_own_repository_says_so_and_offers_a_copy(
-        forest: Path, tmp_path: Path) -> None:
-    """Read-only up front (and why), not an E_SCHEMA at the save; an edit key offers a
-    writable copy, and the edit then lands there as a commit."""
-    original = {p: p.read_bytes() for p in forest.rglob("*.md")}
-    async with BrowseApp(forest).run_test(size=SIZE) as pilot:
-        app = await ready(pilot)
-        mode = str(app.browse.query_one("#mode", Static).render())
-        assert "read-only" in mode and "not its own git repository" in mode
-        assert any("read-only" in (n.title or "") for n in app._notifications)
-        await go(pilot, "sales/price-list")
-        await pilot.press("e")                 # an edit: the copy is offered instead
-        await settle(pilot)
-        dialog = app.screen
-        assert dialog.query_one("#copy-dest", Input).value.endswith("/brain")
-        assert "not a git repository" in str(dialog.query_one("#copy-why", Static).render())
-        dialog.query_one("#copy-dest", Input).value = str(tmp_path / "mine")
-        await pilot.press("ctrl+s")
-        await settle(pilot)
-        await pilot.pause(0.2)
-        await settle(pilot)
-        assert app.session.root == (tmp_path / "mine").resolve()
-        assert app.session.cannot_write is None
-        assert "read-only: not its own" not in str(app.browse.query_one("#mode",
-                                                                        Static).render())
-        await go(pilot, "sales/price-list")
-        await pilot.press("e")
-        await settle(pilot)
-        await pilot.press(*" Checked")
-        await pilot.press("ctrl+s")
-        await settle(pilot)
-    copy = tmp_path / "mine"
-    assert "Checked" in (copy / "sales/price-list.md").read_text()
-    assert git(copy, "log", "--format=%s").split("\n")[:2] == [
-        "graft(sales/price-list): set summary", "copy: forest 'Acme Trading brain' from brain"]
-    assert {p: p.read_bytes() for p in forest.rglob("*.md")} == original

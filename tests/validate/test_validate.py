@@ -10,62 +10,39 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-import typer
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
-from typer.testing import CliRunner
 
-from monkeyllm.commands.validate import escape_data, escape_property, validate
-from monkeyllm.validate import Finding
+from monkeyllm.commands.validate import validate
 from monkeyllm.validate import fix as repair
 from monkeyllm.validate import validate as check
 
-from .forestkit import copy_sample, files_of, git, head, status
+from ..forestkit import copy_sample, git, head, status
+from .kit import (
+    ICMS,
+    PRICE_LINE,
+    E,
+    N,
+    W,
+    app,
+    broken_git_copy,
+    change_rows,
+    edit,
+    run,
+    seen,
+    write,
+)
 
-app = typer.Typer()
 app.command("validate")(validate)
-runner = CliRunner()
 
 
-def edit(root: Path, rel: str, old: str, new: str) -> None:
-    """Replace ``old`` (which must be there) by ``new`` in one file."""
-    path = root / rel
-    text = path.read_text(encoding="utf-8")
-    assert old in text, (rel, old)
-    path.write_text(text.replace(old, new, 1), encoding="utf-8")
-
-
-def write(root: Path, rel: str, data: str | bytes) -> None:
-    path = root / rel
-    path.parent.mkdir(parents=True, exist_ok=True)
-    if isinstance(data, bytes):
-        path.write_bytes(data)
-    else:
-        path.write_text(data, encoding="utf-8")
-
-
-def change_rows(db: Path) -> None:
-    """A sound change to a dataset's payload, made outside the engine."""
-    conn = sqlite3.connect(db)
-    try:
-        with conn:
-            conn.execute("UPDATE orders SET region = 'North' WHERE rowid = 1")
-    finally:
-        conn.close()
-
-
-def seen(findings: list[Finding]) -> set[tuple[str, str, str | None, str, int | None]]:
-    return {(f.code, f.severity, f.id, f.path, f.line) for f in findings}
-
-
-PRICE_LINE = ("- [[sales/price-list]] — How the 2026 price list is built, who may change it "
-              "and where the current tables live, for stores, online and wholesale.\n")
 ORDERS = "sales/orders-2026.md"
-ICMS = "finance/icms.md"
+
+
 LEAF = "---\nid: {id}\ntype: note\ntitle: T\nsummary: S.\ncreated: '2026-01-01'\n" \
        "updated: '2026-01-01'\n---\n\n# T\n"
-E, W, N = "error", "warning", "note"
+
+
 Mutation = Callable[[Path], None]
+
 
 # (name, mutation, expected findings as (code, severity, id, path, line)): each breaks a
 # clean copy of sample-brain in one way; the findings must be exactly these.
@@ -176,11 +153,6 @@ CASES: list[tuple[str, Mutation, set[tuple[str, str, str | None, str, int | None
 ]
 
 
-@pytest.fixture(scope="module")
-def clean_copy(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return copy_sample(tmp_path_factory.mktemp("clean") / "brain")
-
-
 def test_sample_brain_is_clean(clean_copy: Path) -> None:
     assert check(clean_copy) == []
 
@@ -228,18 +200,6 @@ def test_an_index_entry_may_carry_the_branch_coverage(tmp_path: Path) -> None:
     line = "- [[sales/_index]] — Commercial policy, price lists and the 2026 order ledger."
     edit(root, "_index.md", line, line[:-1] + ". 3 bananas, 1 sub-branch.")
     assert check(root) == []
-
-
-def broken_git_copy(tmp_path: Path) -> Path:
-    """A git copy with fixable problems in two files and one that is not fixable."""
-    root = copy_sample(tmp_path / "brain", git=True)
-    edit(root, "sales/_index.md", PRICE_LINE, "")                                  # missing
-    edit(root, "sales/_index.md", "— Every closed order", "— Some closed order")   # stale
-    edit(root, "_index.md", "- [[finance/_index]]", "- [[finance/gone]] — x\n- [[finance/_index]]")
-    change_rows(root / "sales/orders-2026.db")
-    edit(root, "finance/dso.md", "[[sales/", "[[nope/")                           # not fixable
-    git(root, "commit", "-qam", "broken by hand")
-    return root
 
 
 def test_fix_repairs_in_one_commit_and_leaves_the_rest(tmp_path: Path) -> None:
@@ -389,237 +349,3 @@ def test_fix_moves_a_misplaced_entry_and_drops_duplicates(tmp_path: Path) -> Non
     direct = fixed.split("## Direct bananas")[1]
     assert "[[sales/price-list]]" in direct
     assert strip.sub("", original).count("- [[") == strip.sub("", fixed).count("- [[")
-
-
-# -- the command -------------------------------------------------------------------
-
-
-def run(*args: str) -> tuple[int, str]:
-    result = runner.invoke(app, list(args))
-    return result.exit_code, result.stdout
-
-
-def test_cli_clean_exits_0(clean_copy: Path) -> None:
-    code, out = run("-f", str(clean_copy))
-    assert code == 0
-    assert out == "0 error(s), 0 warning(s)\n"
-
-
-def test_cli_errors_exit_1_grouped_by_file(tmp_path: Path) -> None:
-    root = copy_sample(tmp_path / "brain")
-    edit(root, ICMS, "type: concept", "type: gadget")
-    edit(root, ICMS, "# ICMS\n", "# ICMS\n\nSee [[finance/nope]].\n")
-    code, out = run("-f", str(root))
-    assert code == 1
-    lines = out.splitlines()
-    assert lines[0] == "finance/icms.md (finance/icms)"
-    assert lines[1].split()[:3] == ["3:", "error", "schema.unknown-type"]
-    assert lines[2].strip().startswith("fix: ")
-    assert lines[3].split()[:3] == ["20:", "warning", "body.broken-wikilink"]
-    assert lines[-1] == "1 error(s), 1 warning(s)"
-
-
-def test_cli_warnings_fail_only_with_strict(tmp_path: Path) -> None:
-    root = copy_sample(tmp_path / "brain")
-    edit(root, "sales/_index.md", "coverage: 5 bananas", "coverage: 7 bananas")
-    assert run("-f", str(root))[0] == 0
-    assert run("-f", str(root), "--strict")[0] == 1
-
-
-UPSTREAM_INDEX = """---
-id: _index
-type: branch
-title: Acme brain
-summary: The Acme forest, new, with no sub-branches yet.
-coverage: 1 bananas, 0 sub-branches
-created: '2026-01-05'
-updated: '2026-01-05'
----
-
-# Acme brain
-
-> The Acme forest, new, with no sub-branches yet.
-
-## Sub-branches
-
-## Direct bananas
-
-- [[ledger]] — Every closed order, one row each.
-
-## Cross trails
-
-## Landmarks
-"""
-UPSTREAM_DATASET = """---
-id: ledger
-type: dataset
-title: Ledger
-summary: Every closed order, one row each.
-created: '2026-01-05'
-updated: '2026-01-05'
-source: agent
-payload: ledger.db
-payload_type: sqlite
----
-
-# Ledger
-
-## Query manual
-
-Tables:
-- `orders(id INTEGER)`
-
-Example queries:
-- `SELECT * FROM orders LIMIT 5`
-- `SELECT COUNT(*) FROM orders`
-"""
-
-
-def test_strict_passes_a_clean_upstream_forest_whose_dataset_has_no_hash(
-        tmp_path: Path) -> None:
-    """A forest as the existing engine writes it: a dataset without payload_hash is a
-    note that --fix would record, never a warning that fails --strict."""
-    import sqlite3
-
-    from monkeyllm.writes.init import init_forest
-
-    root = tmp_path / "upstream"
-    init_forest(root, "Acme brain", None)
-    write(root, "_index.md", UPSTREAM_INDEX)
-    write(root, "ledger.md", UPSTREAM_DATASET)
-    conn = sqlite3.connect(root / "ledger.db")
-    conn.execute("CREATE TABLE orders(id INTEGER)")
-    conn.commit()
-    conn.close()
-    assert seen(check(root)) == {("payload.hash-missing", N, "ledger", "ledger.md", 9)}
-    code, out = run("-f", str(root), "--strict")
-    assert code == 0, out
-    assert out.splitlines()[-1] == "0 error(s), 0 warning(s), 1 note(s) for --fix"
-    assert "note" in out.splitlines()[1]
-    code, out = run("-f", str(root), "--strict", "--format", "github")
-    assert code == 0 and out.startswith("::notice file=ledger.md,line=9,"
-                                        "title=payload.hash-missing::")
-    code, out = run("-f", str(root), "--strict", "--format", "json")
-    assert code == 0 and json.loads(out)["notes"] == 1
-    git(root, "add", "-A")
-    git(root, "-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-qm", "x")
-    code, out = run("-f", str(root), "--fix", "--strict")
-    assert code == 0 and out == "0 error(s), 0 warning(s)\n"
-
-
-def test_cli_usage_errors_exit_2(tmp_path: Path, clean_copy: Path) -> None:
-    assert run("-f", str(tmp_path))[0] == 2
-    assert run("-f", str(clean_copy), "--format", "xml")[0] == 2
-
-
-def test_cli_json(tmp_path: Path) -> None:
-    root = copy_sample(tmp_path / "brain")
-    edit(root, ICMS, "type: concept", "type: gadget")
-    code, out = run("-f", str(root), "--format", "json")
-    assert code == 1
-    data = json.loads(out)
-    assert data["errors"] == 1 and data["warnings"] == 0
-    assert data["findings"] == [{
-        "severity": "error", "code": "schema.unknown-type", "id": "finance/icms",
-        "path": ICMS, "line": 3, "message": "type 'gadget' is not declared",
-        "fix": data["findings"][0]["fix"], "fixable": False}]
-    assert "fixed" not in data
-
-
-def test_cli_github_annotations(tmp_path: Path) -> None:
-    root = copy_sample(tmp_path / "brain")
-    edit(root, ICMS, "type: concept", "type: gadget")
-    write(root, "sales/old.db", b"x")
-    code, out = run("-f", str(root), "--format", "github", "--strict")
-    assert code == 1
-    lines = out.splitlines()
-    assert lines[0].startswith("::error file=finance/icms.md,line=3,title=schema.unknown-type::"
-                               "finance/icms: type 'gadget' is not declared (fix: ")
-    assert lines[1].startswith("::warning file=sales/old.db,title=payload.orphan::")
-    assert lines[2] == "1 error(s), 1 warning(s)"
-
-
-def test_github_escaping() -> None:
-    assert escape_data("50% done\r\nnext") == "50%25 done%0D%0Anext"
-    assert escape_property("a:b,c%") == "a%3Ab%2Cc%25"
-
-
-def test_cli_fix(tmp_path: Path) -> None:
-    root = broken_git_copy(tmp_path)
-    before = head(root)
-    code, out = run("-f", str(root), "--fix", "--format", "json")
-    data = json.loads(out)
-    assert code == 0      # one warning is left: a broken wikilink
-    assert [f["code"] for f in data["findings"]] == ["body.broken-wikilink"]
-    assert {r["code"] for r in data["fixed"]} >= {"index.missing-entry", "payload.hash-drift"}
-    assert data["commit"] == head(root) != before
-    code, out = run("-f", str(root), "--fix")
-    assert code == 0 and head(root) == data["commit"]
-    assert out.splitlines()[-1] == "0 error(s), 1 warning(s)"
-
-
-def test_validate_never_writes(tmp_path: Path) -> None:
-    root = broken_git_copy(tmp_path)
-    before, files, state = head(root), files_of(root), status(root)
-    check(root)
-    for fmt in ("text", "json", "github"):
-        run("-f", str(root), "--format", fmt, "--strict")
-    assert (head(root), files_of(root), status(root)) == (before, files, state)
-    assert not (root / "_derived").exists()
-
-
-@settings(max_examples=25, deadline=None,
-          suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(data=st.one_of(st.binary(max_size=300),
-                      st.text(max_size=300).map(lambda t: "---\n" + t),
-                      st.text(max_size=200).map(lambda t: f"---\n{t}\n---\n\n{t}\n")))
-def test_garbage_never_raises(tmp_path_factory: pytest.TempPathFactory,
-                              data: str | bytes) -> None:
-    root = tmp_path_factory.getbasetemp() / "garbage"
-    if not root.exists():
-        copy_sample(root)
-    write(root, "sales/garbage.md", data)
-    findings = check(root)
-    assert all(isinstance(f, Finding) and f.severity in (E, W, N) for f in findings)
-    assert {f.path for f in findings} <= {"sales/garbage.md", "sales/_index.md"}
-
-
-# -- the pre-commit hook -----------------------------------------------------------------
-
-
-def test_the_pre_commit_hook_runs_vine_validate_on_the_forest(tmp_path: Path) -> None:
-    """``.pre-commit-hooks.yaml`` names one hook that pre-commit can install from this
-    repository (a Python package) and run once per commit from the forest's root, as
-    pre-commit does: exit 0 on a clean forest; a wikilink that leads nowhere is a
-    warning, which fails the commit once args add ``--strict``."""
-    import shlex
-    import subprocess
-    import sys
-
-    import yaml
-
-    from .forestkit import REPO
-
-    (hook,) = yaml.safe_load((REPO / ".pre-commit-hooks.yaml").read_text(encoding="utf-8"))
-    assert hook["id"] == "vine-validate" and hook["language"] == "python"
-    assert hook["pass_filenames"] is False and re.search(hook["files"], "sales/x.md")
-    assert not re.search(hook["files"], "sales/orders-2026.db")
-    entry = shlex.split(hook["entry"])
-    assert entry[:2] == ["vine", "validate"]
-    vine = Path(sys.executable).with_name("vine")
-    command = [str(vine), *entry[1:]]
-    forest = copy_sample(tmp_path / "brain", git=True)
-    clean = subprocess.run([*command, "--no-payloads"], cwd=forest, capture_output=True,
-                           text=True, timeout=120)
-    assert clean.returncode == 0, clean.stdout + clean.stderr
-    note = forest / "sales" / "exchange-policy.md"
-    note.write_text(note.read_text(encoding="utf-8").replace(
-        "# Exchange policy", "# Exchange policy\n\nSee [[sales/nowhere-at-all]].", 1),
-        encoding="utf-8")
-    lenient = subprocess.run(command, cwd=forest, capture_output=True, text=True,
-                             timeout=120)
-    assert lenient.returncode == 0 and "broken-wikilink" in lenient.stdout
-    broken = subprocess.run([*command, "--strict"], cwd=forest, capture_output=True,
-                            text=True, timeout=120)
-    assert broken.returncode == 1, broken.stdout + broken.stderr
-    assert "sales/exchange-policy.md" in broken.stdout

@@ -1,0 +1,59 @@
+"""Fixtures the graft tests share: a small forest with git and a writable Vine on it."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from monkeyllm import Vine
+
+from ..forestkit import assert_ok, git
+from .kit import ALPHA_BODY, ALPHA_SUMMARY, CROSS, EM, OLD, TODAY
+
+
+@pytest.fixture(scope="module")
+def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """kb/_index with alpha, beta and gamma, listed also in the master's Landmarks and
+    Cross trails; every file aged to an old ``updated`` so refreshes show."""
+    root = tmp_path_factory.mktemp("graft") / "f"
+    with Vine.init(root, "Title") as v:
+        assert_ok(v.plant({"id": "kb", "type": "branch", "parent": "_index",
+                           "title": "Knowledge", "summary": "Letters and their uses."}))
+        assert_ok(v.plant({"id": "kb/alpha", "type": "note", "parent": "kb",
+                           "title": "Alpha", "summary": ALPHA_SUMMARY, "body": ALPHA_BODY,
+                           "links": [{"rel": "part-of", "target": "kb/_index"}]}))
+        for leaf in ("beta", "gamma"):
+            assert_ok(v.plant({"id": f"kb/{leaf}", "type": "note", "parent": "kb",
+                               "title": leaf.title(), "summary": f"{leaf.title()} letter."}))
+    index = root / "_index.md"
+    text = index.read_text(encoding="utf-8")
+    text = text.replace("## Cross trails\n", f"## Cross trails\n\n{CROSS}\n")
+    text = text.rstrip("\n") + f"\n\n- [[kb/alpha]] {EM} {ALPHA_SUMMARY}\n"
+    index.write_text(text, encoding="utf-8")
+    for path in root.rglob("*.md"):
+        if ".git" not in path.parts:
+            path.write_text(path.read_text(encoding="utf-8").replace(
+                f"updated: '{TODAY}'", f"updated: '{OLD}'"), encoding="utf-8")
+    git(root, "add", "-A")
+    git(root, "-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-qm", "age")
+    return root
+
+
+@pytest.fixture
+def vine(template: Path, tmp_path: Path) -> Iterator[Vine]:
+    root = tmp_path / "f"
+    shutil.copytree(template, root, ignore=shutil.ignore_patterns("_derived", ".vine.lock"))
+    with Vine(root) as v:
+        yield v
+
+
+@pytest.fixture(scope="module")
+def shared(template: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Vine]:
+    """One forest for the refusals, which must leave it as it was."""
+    root = tmp_path_factory.mktemp("graft-refusals") / "f"
+    shutil.copytree(template, root, ignore=shutil.ignore_patterns("_derived", ".vine.lock"))
+    with Vine(root) as v:
+        yield v
