@@ -14,14 +14,8 @@ from bench.generate_vocab import Vocab
 from bench.generate_words import CITIES, DATE_SPAN, DATE_START, FIRST_NAMES, LAST_NAMES
 
 REGIONS = ["Norte", "Nordeste", "Sudeste", "Sul", "Centro-Oeste", "EMEA", "APAC", "LATAM"]
-
-
 REGION_W = [6, 14, 30, 16, 8, 12, 8, 6]
-
-
 STATUSES = ["open", "closed", "pending", "cancelled", "refunded"]
-
-
 CHANNELS = ["direct", "partner", "online", "tender"]
 
 

@@ -11,11 +11,7 @@ import unicodedata
 from functools import lru_cache
 
 _SLUG_RUN = re.compile(r"[^a-z0-9]+")
-
-
 _PLAIN = re.compile(r"[A-Za-zÀ-ÖØ-öø-ÿ_][\w .,/()'&+\-—]*")
-
-
 _YAML_RESERVED = {"yes", "no", "true", "false", "on", "off", "null", "y", "n"}
 
 

@@ -142,8 +142,6 @@ def allocate_leaves(rng: random.Random, root: Branch, branches: list[Branch],
 
 _EVENT_KINDS_EN = ["review", "kickoff", "release", "meeting", "decision", "incident",
                    "workshop", "audit", "launch", "retrospective"]
-
-
 _EVENT_KINDS_PT = ["Reunião", "Lançamento", "Decisão", "Revisão", "Oficina", "Auditoria"]
 
 
@@ -320,11 +318,7 @@ def _pick_target(rng, rel: str, leaf: Leaf, leaves: list[Leaf], pools: Pools) ->
 
 
 _REL_NAMES = [r for r, _ in REL_WEIGHTS]
-
-
 _REL_CUM = [sum(w for _, w in REL_WEIGHTS[: i + 1]) for i in range(len(REL_WEIGHTS))]
-
-
 _LINK_NOTES = ["same figures, different period", "context for the decision",
                "source of the numbers", "see the appendix", "older draft",
                "cited in the summary", "proposed during review"]

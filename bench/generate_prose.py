@@ -12,11 +12,7 @@ from bench.generate_vocab import Vocab
 from bench.generate_words import DATE_SPAN, DATE_START, HEADINGS_EN, HEADINGS_PT, TABLE_BITS
 
 _LEN_WEIGHTS = [1, 2, 3, 5, 6, 8, 9, 10, 10, 10, 9, 8, 7, 6, 5, 4, 3, 3, 2, 2, 1, 1, 1]
-
-
 _LEN_TABLE = [n for n, w in enumerate(_LEN_WEIGHTS, start=4) for _ in range(w)]
-
-
 _CODE_FORMATS = ["INV-{y}-{n4}", "SKU-{n5}", "PO-{n6}", "TCK-{n5}", "CTR-{y}-{n3}",
                  "NF-{n4}", "REQ-{n4}"]
 

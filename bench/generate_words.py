@@ -14,14 +14,12 @@ while both through during per without within across three many those must since 
 same under via whose them us still very well even just upon against towards among however
 often already several further above below here four five next last less least""".split()
 
-
 PT_FUNCTION = """de que e o a do da em um para é com não uma os no se na por mais as dos como
 mas foi ao das tem à seu sua ou ser quando muito há nos já está também só pelo pela até
 isso ela entre era depois sem mesmo aos ter seus quem nas esse eles estão você tinha foram
 essa num nem suas meu às minha têm numa pelos elas havia seja qual será nós lhe deles essas
 esses pelas este fosse dele sobre ainda após porém então cada onde durante partir segundo
 conforme enquanto todos todas outro outra outros primeiro""".split()
-
 
 EN_NOUNS = """account action activity address agent agreement amount analysis answer
 application approach area argument article asset audit balance bank base batch benefit bill
@@ -64,7 +62,6 @@ microscope spectrum enzyme protein molecule compound alloy polymer fiber resin c
 cement asphalt timber quarry mine shaft tunnel well aquifer basin delta estuary reef lagoon
 glacier summit ridge valley canyon plateau prairie savanna forest jungle marsh swamp dune""".split()
 
-
 EN_VERBS = """accept access adapt add adjust allocate analyze announce apply approve archive
 arrange assemble assess assign assist attach authorize balance book borrow calculate cancel
 capture change charge check claim classify close collect combine commit compare compile
@@ -88,7 +85,6 @@ coordinate curate decommission digitize escalate harvest irrigate mentor onboard
 prototype reconcile recruit refactor reimburse rehearse relocate renovate sponsor stabilize
 standardize subscribe tender throttle underwrite vaccinate ventilate weld""".split()
 
-
 EN_ADJECTIVES = """active actual annual available average basic brief broad careful central
 cheap clean clear close common complete complex correct critical current daily dark deep dense
 direct dynamic early easy effective efficient empty entire equal exact external fair fast final
@@ -102,7 +98,6 @@ simple single slow small smart smooth soft solid special specific stable steady 
 subtle sudden sufficient tight total tough typical unique urgent useful valid vast visible
 vital weak weekly wide young coastal rural urban thermal seasonal fiscal tactical modular
 portable hybrid vertical lateral acoustic optical organic synthetic fragile durable""".split()
-
 
 PT_WORDS = """informação relatório período negócio política código número médio questão
 função mês último próximo público econômico técnico gestão série região serviço país água
@@ -128,7 +123,6 @@ estado capital família criança jovem idoso saúde educação cultura esporte l
 comércio indústria agricultura pecuária mineração pesca floresta clima chuva seca colheita
 safra plantio irrigação adubação semente fertilizante máquinas trator galpão silo""".split()
 
-
 PT_STEMS = """inform organiz realiz document contrat fatur negoci planej cadastr consult
 entreg valid verific configur aprov analis compar calcul control registr monitor export
 import migr integr atualiz otimiz prioriz autoriz padroniz simul test avali acompanh solicit
@@ -137,25 +131,16 @@ audit cobr compens concili declar desenvolv embal estoc financ homolog implant i
 invent licenci liquid lanç mapp medi notific orç parcel port public reclam reembols
 renov rescind revis sinaliz suport transport tribut vend""".split()
 
-
 PT_SUFFIXES = [("ar", 1.0), ("ação", 1.2), ("ações", 2.0), ("ado", 1.5), ("ada", 2.0),
                ("ados", 3.0), ("ando", 2.5), ("ador", 4.0), ("adores", 6.0), ("ou", 2.0),
                ("aram", 4.0), ("ará", 5.0), ("ável", 6.0), ("amento", 3.0),
                ("amentos", 5.0), ("aríamos", 20.0)]
 
-
 EN_NOUN_PREFIXES = ["sub", "co", "micro", "multi", "non", "inter"]
-
-
 EN_VERB_PREFIXES = ["re", "pre", "un", "over", "mis", "co"]
-
-
 EN_ADJ_PREFIXES = ["un", "non", "semi"]
-
-
 DOUBLING = {"plan", "ship", "commit", "log", "tag", "map", "wrap", "scan", "submit",
             "label", "program", "model", "travel", "cancel", "signal"}
-
 
 FIRST_NAMES = """Ana João Maria José Antônio Francisca Luís Márcia Inês Sebastião Ângela
 Débora Fábio Letícia Mônica Otávio Patrícia Rogério Sérgio Tânia Vinícius Conceição Lúcia
@@ -164,7 +149,6 @@ Alice Brian Carla Daniel Emma Frank Grace Henry Irene Jack Karen Liam Mia Noah O
 Quinn Ruth Sam Tara Victor Wendy Yusuf Zoe Amara Chen Dmitri Elif Farah Goran Hana Ibrahim
 Jonas Kenji Lena Marek Nadia Omar Priya Ravi Sofia Tomás Uma Wei""".split()
 
-
 LAST_NAMES = """Souza Araújo Gonçalves Magalhães Simões Brandão Falcão Guimarães Assunção
 Monteiro Ribeiro Carvalho Almeida Lima Costa Pereira Rocha Nogueira Teixeira Conceição
 Barbosa Cardoso Correia Dias Fernandes Freitas Gomes Lopes Machado Martins Melo Mendes Moreira
@@ -172,21 +156,16 @@ Nascimento Oliveira Pinto Ramos Santos Silva Vieira Azevedo Bezerra Cavalcanti D
 Smith Johnson Miller Clarke Walker Nguyen Patel Kim Müller Dubois Rossi Novak Kowalski Larsen
 Okafor Haddad Tanaka Ivanova Schneider Fischer Moreau Romano Jensen Andersson""".split()
 
-
 CITIES = """Recife Olinda Fortaleza Salvador Natal Maceió João-Pessoa Teresina São-Luís Belém
 Manaus Curitiba Florianópolis Porto-Alegre Goiânia Brasília Campinas Santos Lisbon Porto
 Coimbra Braga Madrid Lyon Hamburg Rotterdam Antwerp Dublin Toronto Denver Austin Osaka
 Nairobi Lagos Accra Santiago Lima Bogotá Montevideo Quito""".split()
-
-
 CITIES = [c.replace("-", " ") for c in CITIES]
-
 
 TOP_BRANCHES = ["finance", "sales", "engineering", "research", "operations", "legal",
                 "marketing", "people", "clients", "products", "support", "security", "data",
                 "infrastructure", "design", "partners", "compliance", "logistics",
                 "procurement", "strategy"]
-
 
 TAG_VOCAB = """finance sales engineering research operations legal marketing hr clients
 products support security data infra design partners compliance logistics procurement
@@ -198,37 +177,25 @@ archived urgent review risk privacy gdpr lgpd brasil portugal europe latam expor
 sustainability energy field lab prototype hardware firmware cloud mobile web customer
 partner internal external reference howto faq glossary""".split()
 
-
 HEADINGS_EN = """Background|Context|Scope|Goals|Findings|Decisions|Open questions|Next steps
 |Risks|Timeline|Approach|Results|Lessons learned|Dependencies|Budget|Stakeholders|Methodology
 |Summary of changes|Appendix|References|Assumptions|Constraints|Action items|Discussion
 |Recommendations|Implementation|Rollout plan|Metrics|Costs|Alternatives considered""".replace(
     "\n", "").split("|")
 
-
 HEADINGS_PT = """Contexto|Objetivos|Decisões|Próximos passos|Riscos|Cronograma|Resultados
 |Pendências|Histórico|Referências|Análise|Conclusões|Premissas|Escopo|Custos|Discussão
 |Recomendações|Implantação|Indicadores|Alternativas avaliadas""".replace("\n", "").split("|")
 
-
 TYPE_WEIGHTS = [("note", 34), ("document", 22), ("concept", 12), ("event", 15),
                 ("entity", 17)]
-
-
 ENTITY_KINDS = [("person", 40), ("organization", 25), ("product", 18), ("place", 10),
                 ("other", 7)]
-
-
 LINK_COUNT_WEIGHTS = [15, 25, 25, 15, 9, 5, 3, 2, 1]  # 0..8 links, mean ~2.2
-
-
 REL_WEIGHTS = [("related-to", 30), ("part-of", 12), ("mentioned-in", 9), ("author", 8),
                ("compared-with", 6), ("derived-from", 10), ("same-as", 2),
                ("discovered-shortcut", 5), ("succeeds", 11), ("supersedes", 7)]
-
-
 SOURCES = [("manual", 40), ("ingest", 30), ("agent", 30)]
-
 
 TYPE_TABLE = [
     ("branch", "a folder's `_index.md`", "—", "look"),
@@ -243,8 +210,6 @@ TYPE_TABLE = [
     ("media", "image or audio with a textual description/transcript body",
      "original in `_assets/`", "pick"),
 ]
-
-
 REL_TABLE = [
     ("part-of", "contains", "logical hierarchy (not folders)"),
     ("related-to", "related-to", "generic, symmetric"),
@@ -257,15 +222,8 @@ REL_TABLE = [
     ("succeeds", "precedes", "temporal order, no judgement"),
     ("supersedes", "superseded-by", "replacement; harvest suppresses the target by default"),
 ]
-
-
 GITIGNORE = "_derived/\n.vine.lock\n*.db\n*.sqlite\n_assets/\n"
 
-
 DATE_START = dt.date(2022, 1, 3).toordinal()
-
-
 DATE_SPAN = 1640  # up to mid-2026
-
-
 ZIPF_S, ZIPF_Q, TABLE_BITS = 1.2, 2.7, 20

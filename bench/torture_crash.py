@@ -19,8 +19,6 @@ from monkeyllm import Vine
 from monkeyllm.validate import validate
 
 SHA_LINE = re.compile(r"^[0-9a-f]{40}$")
-
-
 DATA_SCHEMA = {"t": {"columns": {"id": "INTEGER", "v": "INTEGER"}, "primary_key": ["id"]}}
 
 

@@ -13,8 +13,6 @@ from pathlib import Path
 from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
-
-
 SAMPLE = REPO / "sample-brain"
 
 

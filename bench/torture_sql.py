@@ -15,18 +15,12 @@ from bench.torture_kit import STATION_FOREST, digest_tree, http, serve_station
 from monkeyllm import Vine
 
 DATASET = "sales/orders-2026"
-
-
 TABLE = "orders"
 
 
 # E_SCHEMA: the call's signature refuses it before any SQL is read (an empty statement).
 ALLOWED = {"E_QUERY_FORBIDDEN", "E_QUERY_INVALID", "E_TIMEOUT", "E_SCHEMA"}
-
-
 LIMIT_S = 2.0 + 1.5          # the guard's 2-second limit plus this machine's slack
-
-
 SECRET = "TORTURE-SECRET-7f3a9c"
 
 
@@ -128,7 +122,6 @@ EXTRA = [
     "SELECT * FROM no_such_table",
     "SELECT \x00 1",
 ]
-
 
 SLOW = [
     "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT count(*) FROM c",

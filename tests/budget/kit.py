@@ -18,25 +18,14 @@ from monkeyllm.budget import cost
 
 LOCATE, LOOK, LOOK_BATCH, MOVE, PICK, SCAN, SNIFF, QUERY = 800, 500, 2000, 600, 4000, 800, 800, \
     2000
-
-
 SETTINGS = settings(max_examples=60, deadline=None, database=None)
-
 
 WORDS = ["zebrafish", "harbor", "ledger", "quartz", "monsoon", "violet", "tundra", "ember",
          "cobalt", "saffron", "glacier", "orchid"]
-
-
 INVERSE = {"part-of": "contains", "related-to": "related-to", "mentioned-in": "mentions",
            "supersedes": "superseded-by", "discovered-shortcut": None}
-
-
 RELS = list(INVERSE)
-
-
 WIDE_COLS = 60
-
-
 ELLIPSIS = "…"
 
 
@@ -179,8 +168,6 @@ def fits(out: dict[str, Any], limit: int) -> None:
 
 
 SEED = 20260704
-
-
 STRESS = ["graph/hub", "big/_index", "docs/manual", "data/wide", "misc/long-title",
           "no/such-node", "misc/huge-summary", "misc/huge-title", "data/many-tables"]
 
@@ -195,6 +182,4 @@ def _all_ids() -> list[str]:
 
 
 ALL_IDS = _all_ids()
-
-
 NODE_IDS = st.one_of(st.sampled_from(ALL_IDS), st.sampled_from(STRESS))

@@ -23,8 +23,6 @@ NOTE: dict[str, Any] = {"id": "sales/cli-note", "type": "note", "parent": "sales
 
 INSERT = ("INSERT INTO orders (id, customer, region, total_invoice, closed_at, value_cents) "
           "VALUES ('CLI-1', 'Loja CLI', 'South', 'USD 1,00', '2026-07-01', 100)")
-
-
 FOREST_COMMANDS = ["call", "init", "reindex", "validate", "ingest", "serve", "browse",
                    "station", "watch", "canopy"]
 

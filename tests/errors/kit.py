@@ -8,8 +8,6 @@ from typing import Any
 from monkeyllm import CALLS
 
 SENTINEL = "SENTINEL-e7c41f-never-leaves"
-
-
 READS = sorted(name for name, spec in CALLS.items() if spec.kind == "read")
 
 

@@ -171,8 +171,6 @@ def test_unknown_parameter(vine: Vine, name: str) -> None:
 
 
 REQUIRED = [(n, p.name) for n in READS for p in CALLS[n].params if p.required]
-
-
 OPTIONAL = [(n, p.name) for n in READS for p in CALLS[n].params if not p.required]
 
 
@@ -282,8 +280,6 @@ def test_the_deprecated_scope_alias_is_accepted(vine: Vine) -> None:
 
 
 WINDOWED = [n for n in ("locate", "scan", "sniff") if n in READS]
-
-
 MALFORMED = ["yesterday", "2026-13", "2026-02-30", "26", "2026/01/01", "2026-1", "2026-01-1",
              "2026-01-01T00:00", "2026-00", "20260101", "-2026", "2026-01-01 extra", "0000"]
 

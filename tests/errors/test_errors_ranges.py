@@ -210,18 +210,12 @@ def test_a_dataset_payload_outside_the_forest_is_not_found(tmp_path: Path) -> No
 
 _IDS = st.sampled_from(["sales/policy", "sales/orders", "sales", "sales/_index", "_index",
                         "people/ana", "nope", "../secret", "", "leak"])
-
-
 _SCALARS = st.one_of(st.none(), st.booleans(), st.integers(-(2 ** 70), 2 ** 70),
                      st.floats(allow_nan=True), st.text(max_size=12), _IDS,
                      st.sampled_from(["2026", "2026-02", "9999-12-31", "b0", "b3", "out",
                                       "both", "children", "outline", "summary", "Deadlines"]))
-
-
 _KEYS = st.sampled_from(["tags_any", "kind", "type", "min_confidence", "updated_after",
                          "origin_prefix", "nope", "id", "summary"])
-
-
 _VALUES = st.recursive(_SCALARS, lambda inner: st.one_of(
     st.lists(inner, max_size=4), st.dictionaries(_KEYS, inner, max_size=3)), max_leaves=6)
 

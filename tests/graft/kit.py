@@ -17,15 +17,9 @@ def blob(root: Path, node_id: str) -> str:
     """The node's revision as reads give it: its blob id in HEAD, cut to 12."""
     return git(root, "rev-parse", f"HEAD:{node_id}.md").strip()[:12]
 
-
 TODAY = datetime.date.today().isoformat()
-
-
 OLD = "2025-01-01"
-
-
 EM = "\u2014"
-
 
 ALPHA_BODY = """# Alpha
 
@@ -43,11 +37,7 @@ Fine print.
 
 Alpha began in 2020.
 """
-
-
 ALPHA_SUMMARY = "Alpha, the first letter of the kb."
-
-
 CROSS = "- Alpha explains the letters \u2192 [[kb/alpha]]"
 
 

@@ -42,8 +42,6 @@ def _build_shop(path: Path) -> None:
 
 
 DATASET = {"payload": "shop.db", "payload_type": "sqlite", "tags": ["shop"]}
-
-
 SHOP_BODY = """# Shop
 
 ## Query manual

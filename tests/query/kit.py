@@ -13,20 +13,10 @@ from monkeyllm import Vine
 from monkeyllm.budget import QUERY, cost
 
 REGIONS = ("North", "South", "East", "West")
-
-
 N_ORDERS = 500
-
-
 WIDE_COLS = 50
-
-
 SENTINEL = "SENTINEL-outside-4b1d9e"
-
-
 GUARD_CODES = {"E_QUERY_FORBIDDEN", "E_QUERY_INVALID", "E_TIMEOUT"}
-
-
 TABLES = ("orders", "items", "blobs", "wide", "nums")
 
 

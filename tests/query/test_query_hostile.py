@@ -19,7 +19,6 @@ ATTACH_TARGETS = ("evil.db", "@FOREST@/evil.db", "@DATA@/evil.db", "@OUT@/evil.d
                   "file:@DATA@/evil-uri.db?mode=rwc&cache=shared", ":memory:", "",
                   "@OUT@/secret.db", "file::memory:?cache=shared")
 
-
 WRITES = (
     "INSERT INTO orders(id) VALUES (9999)",
     "INSERT INTO orders SELECT * FROM orders",

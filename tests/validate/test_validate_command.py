@@ -71,8 +71,6 @@ updated: '2026-01-05'
 
 ## Landmarks
 """
-
-
 UPSTREAM_DATASET = """---
 id: ledger
 type: dataset

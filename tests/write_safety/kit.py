@@ -13,8 +13,6 @@ from monkeyllm import Vine
 from ..forestkit import assert_ok, meta_of
 
 ALPHA_SUMMARY = "Alpha, the first letter of the kb."
-
-
 DATA_SCHEMA = {"t": {"columns": {"id": "INTEGER", "v": "INTEGER"}, "primary_key": ["id"]}}
 
 
@@ -89,14 +87,8 @@ def _transplant_dataset(v: Vine) -> dict[str, Any]:
 
 
 PLANT_STEPS = ("after-node", "after-parent", "before-commit", "after-commit")
-
-
 GRAFT_STEPS = ("after-node", "after-propagation", "before-commit", "after-commit")
-
-
 MOVE_STEPS = ("after-node", "after-parent", "before-commit", "after-commit")
-
-
 KINDS = {k.name: k for k in (
     Kind("plant-note", _plant_note, PLANT_STEPS, "kb/new"),
     Kind("plant-branch", _plant_branch, PLANT_STEPS, "kb/sub/_index"),

@@ -24,8 +24,6 @@ from ..forestkit import assert_error, assert_ok, files_of, git, head, status
 from .kit import DATA_SCHEMA, KINDS, _agrees_with_files, _plant_dataset, journal, stray_temps
 
 KILL_ROUNDS = 40
-
-
 SHA = re.compile(r"^[0-9a-f]{40}$")
 
 
