@@ -66,3 +66,14 @@ def test_pyprojects_packages_are_the_folders_that_hold_an_init() -> None:
     folders = {init.parent.resolve() for top in ("vine", "commands", "serve", "tui")
                for init in (REPO / top).rglob("__init__.py")}
     assert set(mapped.values()) == folders
+
+
+LINES_MAX = 600
+
+
+def test_no_module_is_over_600_lines() -> None:
+    """Engine, surfaces, benchmarks and tests alike: a module past this holds several
+    things and splits by responsibility."""
+    long = {p.relative_to(REPO).as_posix(): n for p in tracked("*.py")
+            if (n := p.read_text(encoding="utf-8").count("\n")) > LINES_MAX}
+    assert long == {}
