@@ -19,7 +19,6 @@ backlink).
 
 from __future__ import annotations
 
-import argparse
 import json
 import random
 import shutil
@@ -32,7 +31,7 @@ from typing import Any
 
 from monkeyllm import Vine
 
-from .run import check, ensure_forest, summary, timed
+from .run import check, ensure_forest, forest_parser, summary, timed
 
 TARGETS = {"prune": 30.0, "transplant (fixed part)": 30.0, "transplant per backlink": 3.0,
            "history": 25.0, "calendar": 10.0, "coverage": 10.0}
@@ -204,10 +203,7 @@ def render(figures: dict[str, Any]) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of ``python -m bench.lifecycle``."""
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--nodes", type=int, default=10_000)
-    parser.add_argument("--seed", type=int, default=7)
-    parser.add_argument("--forest", type=Path, help="an existing git-backed forest instead")
+    parser = forest_parser(__doc__, "an existing git-backed forest instead")
     parser.add_argument("--rounds", type=int, default=60, help="calls per figure")
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
     args = parser.parse_args(argv)

@@ -63,6 +63,17 @@ def ensure_forest(nodes: int, seed: int, *, git: bool = False) -> Path:
     return root
 
 
+def forest_parser(doc: str | None, forest_help: str = "a forest to use instead"
+                  ) -> argparse.ArgumentParser:
+    """The command line every benchmark on the synthetic forest shares: its description
+    (the first paragraph of ``doc``), ``--nodes``, ``--seed`` and ``--forest``."""
+    parser = argparse.ArgumentParser(description=(doc or "").split("\n\n")[0])
+    parser.add_argument("--nodes", type=int, default=10_000)
+    parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--forest", type=Path, help=forest_help)
+    return parser
+
+
 def timed(fn: Callable[[], Any]) -> tuple[float, Any]:
     """Milliseconds taken by one call, and its result."""
     start = time.perf_counter()
@@ -430,10 +441,7 @@ def render(figures: dict[str, Any]) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of ``python -m bench.run``."""
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--nodes", type=int, default=10_000)
-    parser.add_argument("--seed", type=int, default=7)
-    parser.add_argument("--forest", type=Path, help="an existing forest instead")
+    parser = forest_parser(__doc__, "an existing forest instead")
     parser.add_argument("--rounds", type=int, default=200, help="calls per figure")
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
     parser.add_argument("--writes", action="store_true",

@@ -17,7 +17,6 @@ The ``walking`` rows are with ``VINE_WATCH=0``: every call stats every file.
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import json
 import os
@@ -31,7 +30,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from bench.run import ensure_forest
+from bench.run import ensure_forest, forest_parser
 
 # Targets on this machine (the CLI issue's), and what the existing MonkeyLLM CLI takes.
 TARGETS = {"vine --help": (200.0, 260.0), "vine look <id>": (200.0, None)}
@@ -133,10 +132,7 @@ def render(figures: dict[str, Any]) -> str:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--nodes", type=int, default=10000)
-    parser.add_argument("--seed", type=int, default=7)
-    parser.add_argument("--forest", type=Path, help="a forest to use instead")
+    parser = forest_parser(__doc__)
     parser.add_argument("--runs", type=int, default=20)
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()

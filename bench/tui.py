@@ -12,7 +12,6 @@ the tree's first level listed and the root's digest drawn. The forest is only re
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import json
 import statistics
@@ -20,7 +19,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench.run import ensure_forest
+from bench.run import ensure_forest, forest_parser
 
 TARGET_MS = 1500.0
 
@@ -52,10 +51,7 @@ def run(root: Path, runs: int) -> dict[str, Any]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--nodes", type=int, default=10000)
-    parser.add_argument("--seed", type=int, default=7)
-    parser.add_argument("--forest", type=Path, help="a forest to use instead")
+    parser = forest_parser(__doc__)
     parser.add_argument("--runs", type=int, default=7)
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()

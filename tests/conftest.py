@@ -4,6 +4,7 @@ under one name. Plain helpers are in ``forestkit.py``."""
 from __future__ import annotations
 
 import os
+import shutil
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -50,3 +51,19 @@ def brain(sample_root: Path) -> Iterator[Vine]:
 def brain_copy(tmp_path: Path) -> Path:
     """A per-test writable copy of sample-brain/ (its own git repository)."""
     return copy_sample(tmp_path / "brain", git=True)
+
+
+@pytest.fixture
+def root(template: Path, tmp_path: Path) -> Path:
+    """A fresh copy of the module's ``template`` forest, its git history included (the
+    caches and the lock left behind): a module that defines ``template`` gets this."""
+    dest = tmp_path / "f"
+    shutil.copytree(template, dest, ignore=shutil.ignore_patterns("_derived", ".vine.lock"))
+    return dest
+
+
+@pytest.fixture
+def vine(root: Path) -> Iterator[Vine]:
+    """A writable Vine on ``root``."""
+    with Vine(root) as v:
+        yield v

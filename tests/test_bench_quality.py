@@ -9,14 +9,7 @@ from typing import Any
 
 import pytest
 
-from bench.quality import (
-    HOLDOUT,
-    QUESTIONS,
-    load_questions,
-    main,
-    measure,
-    render_quality,
-)
+from bench.quality import HOLDOUT, QUESTIONS, load_questions, main, measure, render_quality
 from monkeyllm import Vine
 
 KEYS = {"id", "lang", "question", "expected", "kind", "note"}

@@ -27,11 +27,9 @@ PARAPHRASE = "handover timeframes"
 @pytest.fixture(autouse=True)
 def fresh_process_state() -> Iterator[None]:
     """No test inherits another's cached query vectors or a provider marked down."""
-    hybrid._queries.clear()
-    hybrid._down.clear()
+    hybrid.forget()
     yield
-    hybrid._queries.clear()
-    hybrid._down.clear()
+    hybrid.forget()
 
 
 @pytest.fixture

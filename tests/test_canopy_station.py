@@ -28,11 +28,9 @@ from .test_station_mcp import calls, run
 
 @pytest.fixture(autouse=True)
 def fresh_process_state() -> Iterator[None]:
-    hybrid._queries.clear()
-    hybrid._down.clear()
+    hybrid.forget()
     yield
-    hybrid._queries.clear()
-    hybrid._down.clear()
+    hybrid.forget()
 
 
 @pytest.fixture

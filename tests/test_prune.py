@@ -3,8 +3,6 @@ payload kept in the graveyard, its id free again; every refusal changes nothing.
 
 from __future__ import annotations
 
-import shutil
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -18,19 +16,6 @@ from .grove import DATA_SCHEMA, body_of, grow, node
 @pytest.fixture(scope="module")
 def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return grow(tmp_path_factory.mktemp("grove") / "f")
-
-
-@pytest.fixture
-def root(template: Path, tmp_path: Path) -> Path:
-    dest = tmp_path / "f"
-    shutil.copytree(template, dest, ignore=shutil.ignore_patterns("_derived", ".vine.lock"))
-    return dest
-
-
-@pytest.fixture
-def vine(root: Path) -> Iterator[Vine]:
-    with Vine(root) as v:
-        yield v
 
 
 def changed_in(root: Path, sha: str) -> dict[str, str]:

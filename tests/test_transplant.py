@@ -4,8 +4,6 @@ of moves hold; every refusal changes nothing."""
 
 from __future__ import annotations
 
-import shutil
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -20,19 +18,6 @@ from .grove import body_of, grow, node
 @pytest.fixture(scope="module")
 def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return grow(tmp_path_factory.mktemp("grove") / "f")
-
-
-@pytest.fixture
-def root(template: Path, tmp_path: Path) -> Path:
-    dest = tmp_path / "f"
-    shutil.copytree(template, dest, ignore=shutil.ignore_patterns("_derived", ".vine.lock"))
-    return dest
-
-
-@pytest.fixture
-def vine(root: Path) -> Iterator[Vine]:
-    with Vine(root) as v:
-        yield v
 
 
 def errors(root: Path) -> list[str]:

@@ -154,6 +154,25 @@ def refused_write(exc: BaseException) -> ReadOnly | None:
                          "and try again.")
 
 
+def provider_detail(raw: bytes, key: str | None, limit: int = 200) -> str:
+    """A model provider's own error message, from its JSON reply body (``{"error":
+    {"message": ...}}`` or ``{"error": "..."}``): at most ``limit`` characters, and never
+    the API key ``key``. "" when the body says nothing readable."""
+    import json
+
+    try:
+        data = json.loads(raw)
+    except ValueError:
+        return ""
+    error = data.get("error") if isinstance(data, dict) else None
+    text = error.get("message") if isinstance(error, dict) else error
+    if not isinstance(text, str):
+        return ""
+    if key:
+        text = text.replace(key, "***")
+    return text[:limit]
+
+
 def is_error(response: Any) -> bool:
     """True when ``response`` is an error envelope: an object whose one key is
     ``error``. Every surface asks this one test."""

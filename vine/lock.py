@@ -127,12 +127,7 @@ def _alive(card: dict[str, object]) -> bool:
 
     pid = card.get("pid")
     if isinstance(pid, int) and card.get("host") in (None, socket.gethostname()):
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            return False
-        except (PermissionError, OverflowError):
-            pass
+        return _pid_alive(pid)
     return True
 
 

@@ -8,15 +8,7 @@ from rich.console import Console, Group
 from rich.panel import Panel
 from rich.text import Text
 
-from .pieces import (
-    DIM,
-    NOTICE_KEYS,
-    Response,
-    pairs_grid,
-    plain,
-    short_sha,
-    trail_text,
-)
+from .pieces import DIM, NOTICE_KEYS, Response, pairs_grid, plain, short_sha, trail_text
 
 # -- writes --------------------------------------------------------------------------
 

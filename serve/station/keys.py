@@ -15,7 +15,9 @@ import weakref
 from dataclasses import dataclass, field
 from typing import Any
 
-from .policy import CAPS, Policy, prefix
+from monkeyllm.visibility import prefix
+
+from .policy import CAPS, Policy
 from .store import Store
 
 PREFIX_CHARS = 12

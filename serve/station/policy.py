@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from monkeyllm.errors import Forbidden
+from monkeyllm.visibility import Visibility
 
 CAPS = ("read", "query", "write", "tend", "answer", "admin")
 # The capability each call needs (admin implies every one).
@@ -17,12 +18,6 @@ NEEDS = {"locate": "read", "look": "read", "move": "read", "pick": "read",
          "calendar": "read", "coverage": "read", "query": "query", "tend": "tend",
          "plant": "write", "graft": "write", "prune": "write", "transplant": "write",
          "answer": "answer"}
-
-
-def prefix(raw: str) -> str:
-    """A scope prefix in its stored form: no leading slash, ending in ``/``."""
-    text = raw.strip().strip("/")
-    return "" if text in ("", "_index") else text + "/"
 
 
 @dataclass(frozen=True)
@@ -35,14 +30,19 @@ class Policy:
     caps: frozenset[str] = frozenset({"read"})
 
     @property
+    def subtrees(self) -> Visibility:
+        """The key's allow and deny prefixes as the engine's visibility rule."""
+        return Visibility(self.allow, self.deny)
+
+    @property
     def whole(self) -> bool:
         """True when the allow list covers the whole forest."""
-        return "" in self.allow or not self.allow
+        return self.subtrees.whole
 
     @property
     def restricted(self) -> bool:
         """True when some node of the forest is hidden from this key."""
-        return bool(self.deny) or not self.whole
+        return self.subtrees.restricted
 
     def in_scope(self, node_id: str) -> bool:
         """True when the key may see ``node_id``."""

@@ -42,14 +42,6 @@ def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root
 
 
-@pytest.fixture
-def vine(template: Path, tmp_path: Path) -> Iterator[Vine]:
-    root = tmp_path / "f"
-    shutil.copytree(template, root, ignore=shutil.ignore_patterns("_derived", ".vine.lock"))
-    with Vine(root) as v:
-        yield v
-
-
 @pytest.fixture(scope="module")
 def shared(template: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Vine]:
     """One forest for the refusals, which must leave it as it was."""

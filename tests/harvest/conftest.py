@@ -11,9 +11,7 @@ import pytest
 from monkeyllm import Vine
 from monkeyllm.reads.harvest import MAX_K_ENV
 
-from ..forestkit import (
-    copy_sample,
-)
+from ..forestkit import copy_sample
 
 
 @pytest.fixture(autouse=True)

@@ -8,9 +8,7 @@ from typing import Any
 from monkeyllm import Vine, budget
 from monkeyllm.reads.terms import derive_terms
 
-from ..forestkit import (
-    assert_ok,
-)
+from ..forestkit import assert_ok
 
 QUESTION = "what is the deadline to exchange a retail order?"
 

@@ -24,13 +24,7 @@ from monkeyllm.reads.sniff import Hits
 from monkeyllm.reads.terms import derive_terms, locate_query
 from monkeyllm.text import fold
 
-from ..forestkit import (
-    assert_error,
-    assert_ok,
-    body_offset,
-    file_lines,
-    make_forest,
-)
+from ..forestkit import assert_error, assert_ok, body_offset, file_lines, make_forest
 from .kit import MAX_K, QUESTION, assert_whole, by_id, fused, ids
 
 RESULT_KEYS = {"id", "title", "type", "trail", "summary", "score", "found_by", "matches",

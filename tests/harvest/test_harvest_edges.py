@@ -13,12 +13,7 @@ from typer.testing import CliRunner
 from monkeyllm import Vine
 from monkeyllm.commands.app import app
 
-from ..forestkit import (
-    assert_error,
-    assert_ok,
-    copy_sample,
-    make_forest,
-)
+from ..forestkit import assert_error, assert_ok, copy_sample, make_forest
 from .kit import QUESTION, by_id, fused, ids
 
 

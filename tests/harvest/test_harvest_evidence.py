@@ -14,11 +14,7 @@ from monkeyllm import Vine, budget
 from monkeyllm.reads import features
 from monkeyllm.text import fold
 
-from ..forestkit import (
-    assert_ok,
-    file_lines,
-    make_forest,
-)
+from ..forestkit import assert_ok, file_lines, make_forest
 from .kit import MAX_K, QUESTION, assert_whole, by_id, fused, ids
 
 LOREM = ("Lorem ipsum dolor sit amet, consectetur adipiscing elit, sed do eiusmod tempor "

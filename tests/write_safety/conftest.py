@@ -3,8 +3,6 @@ and fault injection at a named write step."""
 
 from __future__ import annotations
 
-import shutil
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -43,16 +41,3 @@ def build(root: Path) -> Path:
 @pytest.fixture(scope="module")
 def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return build(tmp_path_factory.mktemp("safety") / "f")
-
-
-@pytest.fixture
-def root(template: Path, tmp_path: Path) -> Path:
-    dest = tmp_path / "f"
-    shutil.copytree(template, dest, ignore=shutil.ignore_patterns("_derived", ".vine.lock"))
-    return dest
-
-
-@pytest.fixture
-def vine(root: Path) -> Iterator[Vine]:
-    with Vine(root) as v:
-        yield v

@@ -25,7 +25,7 @@ import time
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..errors import ProviderError, SchemaError, Timeout
+from ..errors import ProviderError, SchemaError, Timeout, provider_detail
 
 if TYPE_CHECKING:
     import numpy as np
@@ -281,7 +281,7 @@ class HttpEmbedder(Embedder):
                                 f"{self.config.url} ({cause})", hint=_HINT) from None
         raw = b"".join(chunks)
         if status >= 400:
-            detail = _detail(raw, key)
+            detail = provider_detail(raw, key)
             raise ProviderError(f"the embeddings endpoint answered HTTP {status}"
                                 + (f": {detail}" if detail else ""), hint=_HINT,
                                 provider_status=status)
@@ -324,16 +324,3 @@ def _vectors(raw: bytes, count: int) -> list[list[float]]:
     return [v for v in ordered if v is not None]
 
 
-def _detail(raw: bytes, key: str | None) -> str:
-    """The provider's own error message, short, and never the key."""
-    try:
-        data = json.loads(raw)
-    except ValueError:
-        return ""
-    error = data.get("error") if isinstance(data, dict) else None
-    text = error.get("message") if isinstance(error, dict) else error
-    if not isinstance(text, str):
-        return ""
-    if key:
-        text = text.replace(key, "***")
-    return text[:200]

@@ -51,6 +51,14 @@ _down: dict[tuple[Any, ...], tuple[float, str]] = {}
 _guard = threading.Lock()
 
 
+def forget() -> None:
+    """Drop this process's cached query vectors and its record of endpoints found down
+    (the next read embeds and tries again)."""
+    with _guard:
+        _queries.clear()
+        _down.clear()
+
+
 @dataclass
 class Plan:
     """What a read does: ``info`` for its response, and the vector ranking when it

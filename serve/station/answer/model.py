@@ -16,7 +16,7 @@ from typing import Any
 
 import httpx
 
-from monkeyllm.errors import ProviderError, Timeout
+from monkeyllm.errors import ProviderError, Timeout, provider_detail
 
 from .bindings import Binding
 
@@ -62,7 +62,7 @@ def chat(binding: Binding, messages: list[dict[str, str]], max_tokens: int) -> R
                             f"({_cause(exc)})", hint=_HINT) from None
     ms = round((time.perf_counter() - started) * 1000, 2)
     if status >= 400:
-        detail = _provider_detail(raw, key)
+        detail = provider_detail(raw, key, DETAIL_CHARS)
         raise ProviderError(f"the model provider answered HTTP {status}"
                             + (f": {detail}" if detail else ""), hint=_HINT,
                             provider_status=status)
@@ -107,19 +107,6 @@ def _cause(exc: httpx.HTTPError) -> str:
     return type(exc).__name__
 
 
-def _provider_detail(raw: bytes, key: str | None) -> str:
-    """The provider's own error message, short, and never the key."""
-    try:
-        data = json.loads(raw)
-    except ValueError:
-        return ""
-    error = data.get("error") if isinstance(data, dict) else None
-    text = error.get("message") if isinstance(error, dict) else error
-    if not isinstance(text, str):
-        return ""
-    if key:
-        text = text.replace(key, "***")
-    return text[:DETAIL_CHARS]
 
 
 def _first_choice(data: Any) -> dict[str, Any]:
