@@ -17,6 +17,10 @@ station_app.add_typer(key_app, name="key")
 
 Root = Annotated[Path, typer.Option("--root", help="The folder of forests (the Station "
                                     "keeps its state in ROOT/.station/).")]
+ForestName = Annotated[str, typer.Argument(help="The forest (a folder name under ROOT).")]
+ApiKeyEnv = Annotated[str | None, typer.Option(
+    "--api-key-env", help="The environment variable holding the API key, read at call time "
+    "(the key itself is never stored).", show_default=False)]
 
 
 def _store(root: Path):  # noqa: ANN202 - the Station's Store, imported lazily
@@ -128,15 +132,13 @@ def key_revoke(
 
 @station_app.command("bind")
 def bind(
-    forest: Annotated[str, typer.Argument(help="The forest (a folder name under ROOT).")],
+    forest: ForestName,
     root: Root,
     endpoint: Annotated[str, typer.Option(
         "--endpoint", help="The OpenAI-compatible API base, e.g. http://localhost:11434/v1 "
         "(answer POSTs to ENDPOINT/chat/completions).")],
     model: Annotated[str, typer.Option("--model", help="The model's name at the endpoint.")],
-    api_key_env: Annotated[str | None, typer.Option(
-        "--api-key-env", help="The environment variable holding the API key, read at "
-        "call time (the key itself is never stored).", show_default=False)] = None,
+    api_key_env: ApiKeyEnv = None,
     price_prompt: Annotated[float | None, typer.Option(
         "--price-prompt", help="USD per million prompt tokens (with --price-completion).",
         show_default=False)] = None,
@@ -183,7 +185,7 @@ def unbind(
 
 @station_app.command("bind-embedder")
 def bind_embedder(
-    forest: Annotated[str, typer.Argument(help="The forest (a folder name under ROOT).")],
+    forest: ForestName,
     root: Root,
     model: Annotated[str, typer.Option(
         "--model", help="The embedding model: the endpoint's, or a local one "
@@ -192,9 +194,7 @@ def bind_embedder(
         "--endpoint", help="The OpenAI-compatible API base, e.g. http://localhost:11434/v1 "
         "(POSTs go to ENDPOINT/embeddings); none: the local model.",
         show_default=False)] = None,
-    api_key_env: Annotated[str | None, typer.Option(
-        "--api-key-env", help="The environment variable holding the API key, read at "
-        "call time (the key itself is never stored).", show_default=False)] = None,
+    api_key_env: ApiKeyEnv = None,
     timeout: Annotated[float, typer.Option(
         "--timeout", help="Seconds a read waits for its query's vector.")] = 3.0,
 ) -> None:

@@ -34,6 +34,19 @@ def _one_copy_of_the_engine() -> Iterator[None]:
     assert strays == [], f"imported by folder name, not as monkeyllm: {strays}"
 
 
+@pytest.fixture(autouse=True)
+def _fresh_canopy_caches() -> Iterator[None]:
+    """No test inherits another's cached query vectors or a provider marked down (once
+    a test has loaded the Canopy at all)."""
+    hybrid = sys.modules.get("monkeyllm.canopy.hybrid")
+    if hybrid is not None:
+        hybrid.forget()
+    yield
+    hybrid = sys.modules.get("monkeyllm.canopy.hybrid")
+    if hybrid is not None:
+        hybrid.forget()
+
+
 @pytest.fixture(scope="session")
 def sample_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A session-wide copy of sample-brain/ that tests must not change."""

@@ -24,14 +24,6 @@ from .forestkit import copy_sample, git_init
 PARAPHRASE = "handover timeframes"
 
 
-@pytest.fixture(autouse=True)
-def fresh_process_state() -> Iterator[None]:
-    """No test inherits another's cached query vectors or a provider marked down."""
-    hybrid.forget()
-    yield
-    hybrid.forget()
-
-
 @pytest.fixture
 def server() -> Iterator[EmbedServer]:
     with EmbedServer() as srv:

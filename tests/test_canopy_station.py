@@ -16,7 +16,6 @@ import httpx
 import pytest
 
 from monkeyllm import Vine
-from monkeyllm.canopy import hybrid
 
 from .embedkit import EmbedServer
 from .forestkit import copy_sample
@@ -24,13 +23,6 @@ from .mcpkit import payload, stdio_session
 from .test_canopy import PARAPHRASE
 from .test_station import _key, _serve
 from .test_station_mcp import calls, run
-
-
-@pytest.fixture(autouse=True)
-def fresh_process_state() -> Iterator[None]:
-    hybrid.forget()
-    yield
-    hybrid.forget()
 
 
 @pytest.fixture

@@ -18,7 +18,7 @@ from monkeyllm.tui.screens.overview import OverviewScreen
 from monkeyllm.tui.widgets.forest_tree import ForestTree
 
 from .forestkit import copy_sample, git
-from .tui.kit import SIZE, drive, go, ready, settle
+from .tui.kit import SIZE, drive, go, press_at, settle
 
 
 def text_of(screen: object, selector: str) -> str:
@@ -41,10 +41,7 @@ async def test_delete_shows_the_anchors_and_asks_before_forcing(tmp_path: Path) 
     root = copy_sample(tmp_path / "brain", git=True)
     before = git(root, "rev-parse", "HEAD").strip()
     async with BrowseApp(root).run_test(size=SIZE) as pilot:
-        app = await ready(pilot)
-        await go(pilot, "sales/exchange-policy")
-        await pilot.press("x")
-        await settle(pilot)
+        app = await press_at(pilot, "sales/exchange-policy", "x")
         dialog = app.screen
         assert isinstance(dialog, PruneDialog)
         anchors = text_of(dialog, "#prune-anchors")
@@ -74,10 +71,7 @@ async def test_delete_shows_the_anchors_and_asks_before_forcing(tmp_path: Path) 
 async def test_delete_a_branch_with_children_is_explained_not_offered(tmp_path: Path) -> None:
     root = copy_sample(tmp_path / "brain", git=True)
     async with BrowseApp(root).run_test(size=SIZE) as pilot:
-        app = await ready(pilot)
-        await go(pilot, "sales/_index")
-        await pilot.press("x")
-        await settle(pilot)
+        app = await press_at(pilot, "sales/_index", "x")
         dialog = app.screen
         assert "pruned once it is empty" in text_of(dialog, "#prune-preview")
         assert dialog.query_one("#prune-go", Button).disabled
@@ -91,10 +85,7 @@ async def test_delete_a_branch_with_children_is_explained_not_offered(tmp_path: 
 async def test_delete_a_free_leaf(tmp_path: Path) -> None:
     root = copy_sample(tmp_path / "brain", git=True)
     async with BrowseApp(root).run_test(size=SIZE) as pilot:
-        app = await ready(pilot)
-        await go(pilot, "sales/pipeline/2026/q2-forecast")
-        await pilot.press("delete")
-        await settle(pilot)
+        app = await press_at(pilot, "sales/pipeline/2026/q2-forecast", "delete")
         dialog = app.screen
         assert "Its entry leaves sales/pipeline/2026/_index" in text_of(dialog,
                                                                         "#prune-preview")
@@ -108,10 +99,7 @@ async def test_delete_a_free_leaf(tmp_path: Path) -> None:
 async def test_move_shows_what_it_rewrites_then_moves(tmp_path: Path) -> None:
     root = copy_sample(tmp_path / "brain", git=True)
     async with BrowseApp(root).run_test(size=SIZE) as pilot:
-        app = await ready(pilot)
-        await go(pilot, "sales/price-list")
-        await pilot.press("m")
-        await settle(pilot)
+        app = await press_at(pilot, "sales/price-list", "m")
         dialog = app.screen
         assert isinstance(dialog, TransplantDialog)
         field = dialog.query_one("#move-id", Input)
@@ -150,10 +138,7 @@ async def test_move_shows_what_it_rewrites_then_moves(tmp_path: Path) -> None:
 async def test_history_and_overview(tmp_path: Path) -> None:
     root = copy_sample(tmp_path / "brain", git=True)
     async with BrowseApp(root).run_test(size=SIZE) as pilot:
-        app = await ready(pilot)
-        await go(pilot, "sales/exchange-policy")
-        await pilot.press("e")
-        await settle(pilot)
+        app = await press_at(pilot, "sales/exchange-policy", "e")
         app.screen.query_one("#edit-summary", Input).value = "Windows per channel, edited."
         await pilot.press("ctrl+s")
         await settle(pilot)

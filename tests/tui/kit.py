@@ -51,3 +51,12 @@ async def go(pilot: Pilot[None], node_id: str) -> None:
     app.browse.go(node_id)
     await settle(pilot)
     assert app.browse.current == node_id
+
+
+async def press_at(pilot: Pilot[None], node_id: str, *keys: str) -> BrowseApp:
+    """Once the app is ready: go to ``node_id``, press ``keys``, let the app settle."""
+    app = await ready(pilot)
+    await go(pilot, node_id)
+    await pilot.press(*keys)
+    await settle(pilot)
+    return app
