@@ -10,9 +10,9 @@ from .. import hints, ids
 from ..errors import Anchored, Forbidden, SchemaError
 from ..forest import Forest
 from . import backlinks
-from .backlinks import Docs
+from .backlinks import Doc, Docs
 from .context import WriteContext
-from .transaction import fault
+from .transaction import Transaction, fault
 
 GRAVEYARD = "graveyard"
 # What SQLite may keep beside a database file; it travels with the file.
@@ -76,17 +76,10 @@ def prune(ctx: WriteContext, node_id: str, force: bool, dry_run: bool) -> dict[s
     changed = docs.changed()
     with ctx.transaction() as txn:
         txn.touch(path, *(ctx.root / (d.id + ".md") for d in changed))
-        if payload is not None and grave is not None:
-            for suffix in ("", *SIDECARS):
-                side = Path(str(payload) + suffix)
-                if side.exists():
-                    txn.move(side, Path(str(grave) + suffix))
-            fault("after-payload")
+        move_payload(txn, payload, grave)
         txn.remove(path)
         fault("after-node")
-        for doc in changed:
-            txn.write(ctx.root / (doc.id + ".md"), doc.text())
-        fault("after-parent")
+        write_docs(txn, ctx.root, changed)
         sha = txn.commit(f"prune({node_id})")
     forest.heat.forget([node_id])
     return {"id": node_id, "pruned": True, "backlinks_removed": removed,
@@ -124,6 +117,25 @@ def _anchored(node_id: str, visible: list[tuple[str, str]], hidden: int,
                     hint=f"{hints.call('prune', 'id', force=True)} removes it anyway and "
                          "drops exactly those links, in the same commit." if not force
                     else None, **extras)
+
+
+def move_payload(txn: Transaction, payload: Path | None, dest: Path | None) -> None:
+    """Move a SQLite payload within the transaction ``txn``, with whichever of its
+    sidecar files (``-wal``, ``-shm``, ``-journal``) exist; nothing when either is None."""
+    if payload is None or dest is None:
+        return
+    for suffix in ("", *SIDECARS):
+        side = Path(str(payload) + suffix)
+        if side.exists():
+            txn.move(side, Path(str(dest) + suffix))
+    fault("after-payload")
+
+
+def write_docs(txn: Transaction, root: Path, docs: list[Doc]) -> None:
+    """Write the nodes whose links or entries the change rewrote (parents, backlinks)."""
+    for doc in docs:
+        txn.write(root / (doc.id + ".md"), doc.text())
+    fault("after-parent")
 
 
 def payload_file(forest: Forest, row: Any) -> Path | None:

@@ -13,7 +13,7 @@ from ..errors import Anchored, Forbidden, NotFound, SchemaError
 from . import backlinks, render, rules
 from .backlinks import Doc, Docs
 from .context import WriteContext
-from .prune import SIDECARS, payload_file, refuse_system, shared_with
+from .prune import move_payload, payload_file, refuse_system, shared_with, write_docs
 from .transaction import fault
 
 # How many linking nodes a dry run names (its count is exact).
@@ -70,18 +70,11 @@ def transplant(ctx: WriteContext, node_id: str, new_id: str,
     changed = [d for d in docs.changed() if d.id != node_id]
     with ctx.transaction() as txn:
         txn.touch(old_path, new_path, *(ctx.root / (d.id + ".md") for d in changed))
-        if payload is not None and target is not None:
-            for suffix in ("", *SIDECARS):
-                side = Path(str(payload) + suffix)
-                if side.exists():
-                    txn.move(side, Path(str(target) + suffix))
-            fault("after-payload")
+        move_payload(txn, payload, target)
         txn.write(new_path, moved.text())
         txn.remove(old_path)
         fault("after-node")
-        for doc in changed:
-            txn.write(ctx.root / (doc.id + ".md"), doc.text())
-        fault("after-parent")
+        write_docs(txn, ctx.root, changed)
         sha = txn.commit(f"transplant({node_id} -> {new_id})")
     forest.heat.move(node_id, new_id)
     out = {"id": node_id, "new_id": new_id, "commit": sha, "backlinks_rewritten": rewritten,
