@@ -6,6 +6,7 @@ in ``conftest.py``."""
 from __future__ import annotations
 
 import shutil
+import sqlite3
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -198,3 +199,13 @@ def meta_of(path: Path) -> dict[str, Any]:
     """A node file's frontmatter."""
     text = path.read_text(encoding="utf-8")
     return yaml.safe_load(text[4:].partition("\n---\n")[0])
+
+
+def sql_rows(db: Path, sql: str) -> list[list[Any]]:
+    """``sql`` run straight through sqlite3 on the payload ``db``, read-only: its rows,
+    each as a list."""
+    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    try:
+        return [list(r) for r in conn.execute(sql)]
+    finally:
+        conn.close()

@@ -4,7 +4,6 @@ cut."""
 
 from __future__ import annotations
 
-import sqlite3
 from typing import Any
 
 from hypothesis import example, given
@@ -12,7 +11,7 @@ from hypothesis import strategies as st
 
 from monkeyllm.budget import cost
 
-from ..forestkit import body_offset
+from ..forestkit import body_offset, sql_rows
 from .kit import (
     ELLIPSIS,
     INVERSE,
@@ -181,11 +180,7 @@ WIDE_NAMES = ["id", *(f"c{c:02d}_{'x' * 10}" for c in range(WIDE_COLS))]
 
 
 def _direct(model: Model, sql: str) -> list[list[Any]]:
-    conn = sqlite3.connect(f"file:{model.root / 'data' / 'wide.db'}?mode=ro", uri=True)
-    try:
-        return [list(r) for r in conn.execute(sql)]
-    finally:
-        conn.close()
+    return sql_rows(model.root / "data" / "wide.db", sql)
 
 
 @SETTINGS

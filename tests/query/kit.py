@@ -4,13 +4,14 @@ asserted exactly."""
 from __future__ import annotations
 
 import hashlib
-import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from monkeyllm import Vine
 from monkeyllm.budget import QUERY, cost
+
+from ..forestkit import sql_rows
 
 REGIONS = ("North", "South", "East", "West")
 N_ORDERS = 500
@@ -51,11 +52,7 @@ def q(shop: Shop, sql: str) -> dict[str, Any]:
 
 def direct(shop: Shop, sql: str) -> list[list[Any]]:
     """The same statement straight through sqlite3 (read-only), rows as lists."""
-    conn = sqlite3.connect(f"file:{shop.payload}?mode=ro", uri=True)
-    try:
-        return [list(r) for r in conn.execute(sql)]
-    finally:
-        conn.close()
+    return sql_rows(shop.payload, sql)
 
 
 def budget_ok(out: dict[str, Any]) -> bool:
