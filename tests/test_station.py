@@ -42,6 +42,14 @@ SECRET_NOTE = {"id": "secret/plan", "type": "note", "parent": "secret/_index",
                        f"order NF-4412 {WORD}.\n"}
 
 
+def two_forests(root: Path) -> None:
+    """The Station's folder ``root``: ``acme`` (git, with the hidden subtree) and
+    ``other``."""
+    copy_sample(root / "acme", git=True)
+    copy_sample(root / "other")
+    _plant_secret(root / "acme")
+
+
 def _plant_secret(root: Path) -> None:
     with Vine(root) as vine:
         for node in (SECRET_BRANCH, SECRET_NOTE):
@@ -85,9 +93,7 @@ def _key(root: Path, principal: str, forest: str = "acme", allow: tuple[str, ...
 def serving_station(root: Path, extra_caps: str = "") -> Iterator[dict[str, Any]]:
     """A Station over ``acme`` (git, with the hidden subtree) and ``other``, its keys
     (``all`` and ``deny`` also get ``extra_caps``), a revoked one, and a client."""
-    copy_sample(root / "acme", git=True)
-    copy_sample(root / "other")
-    _plant_secret(root / "acme")
+    two_forests(root)
     made: dict[str, Any] = {
         "root": root,
         "all": _key(root, "admin", caps="read,query,write,tend" + extra_caps)[1],

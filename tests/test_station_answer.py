@@ -26,7 +26,7 @@ from monkeyllm.serve.station.store import Store
 from .forestkit import copy_sample, head, status
 from .mcpkit import free_port
 from .modelkit import ModelServer, Reply, tool
-from .test_station import WORD, _key, _plant_secret, _serve
+from .test_station import WORD, _key, _plant_secret, _serve, two_forests
 
 QUESTION = "what is the deadline to exchange a retail order?"
 CITED = "Retail returns close 30 days after the invoice date [sales/exchange-policy]."
@@ -42,9 +42,7 @@ def _bind(root: Path, url: str, **extra: Any) -> bindings.Binding:
 @pytest.fixture(scope="module")
 def st(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
     root = tmp_path_factory.mktemp("answer")
-    copy_sample(root / "acme", git=True)
-    copy_sample(root / "other")
-    _plant_secret(root / "acme")
+    two_forests(root)
     made: dict[str, Any] = {
         "root": root,
         "ans": _key(root, "ans", caps="read,answer")[1],

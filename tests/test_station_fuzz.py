@@ -30,9 +30,8 @@ from monkeyllm.serve.station.calls import STATION_CALLS
 from monkeyllm.serve.station.status import UNAUTHORIZED, status_of
 from monkeyllm.serve.station.store import Store
 
-from .forestkit import copy_sample
 from .test_fuzz_surfaces import JUNK, TEXT, _of
-from .test_station import _key, _plant_secret, _serve
+from .test_station import _key, _serve, two_forests
 
 FUZZ = settings(max_examples=60, deadline=None, derandomize=True, database=None,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
@@ -68,9 +67,7 @@ def station(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]
     from monkeyllm.serve.station import keys
 
     root = tmp_path_factory.mktemp("station-fuzz")
-    copy_sample(root / "acme", git=True)
-    copy_sample(root / "other")
-    _plant_secret(root / "acme")
+    two_forests(root)
     made: dict[str, Any] = _Quiet({
         "admin": _key(root, "admin", caps="read,query,write,tend,answer,admin")[1],
         "scoped": _key(root, "scoped", deny=("secret/",), caps="read,query,write,answer")[1],

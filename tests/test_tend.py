@@ -83,6 +83,15 @@ class Forest:
         assert head(self.root) == before and status(self.root) == ""
         return err
 
+    def change_outside(self) -> None:
+        """A row written to the payload beside the engine: its hash drifts."""
+        conn = sqlite3.connect(self.db)
+        try:
+            with conn:
+                conn.execute("INSERT INTO clients VALUES ('Side', 's', 's', 'd')")
+        finally:
+            conn.close()
+
 
 def _open(template: Path, root: Path) -> Vine:
     shutil.copytree(template, root, ignore=shutil.ignore_patterns("_derived", ".vine.lock"))
@@ -174,12 +183,7 @@ def test_a_statement_that_changes_no_row_makes_no_commit(forest: Forest, sql: st
 def test_no_row_changed_still_records_a_drifted_hash(forest: Forest) -> None:
     """A payload changed outside the engine: even a statement that changes no row
     records the file's real hash (the drift is healed in a commit)."""
-    conn = sqlite3.connect(forest.db)
-    try:
-        with conn:
-            conn.execute("INSERT INTO clients VALUES ('Side', 's', 's', 'd')")
-    finally:
-        conn.close()
+    forest.change_outside()
     before = head(forest.root)
     out = assert_ok(forest.vine.tend(DS, "DELETE FROM clients WHERE name = 'Nobody'"))
     forest.check_tended(out, "DELETE", 0, before)
@@ -221,12 +225,7 @@ def test_returning_clause_is_handled(forest: Forest) -> None:
 
 
 def test_hash_drift_is_healed_by_the_next_tend(forest: Forest) -> None:
-    conn = sqlite3.connect(forest.db)
-    try:
-        with conn:
-            conn.execute("INSERT INTO clients VALUES ('Side', 's', 's', 'd')")
-    finally:
-        conn.close()
+    forest.change_outside()
     assert meta_of(forest.md)["payload_hash"] != hashlib.sha256(
         forest.db.read_bytes()).hexdigest()
     before = head(forest.root)
