@@ -238,6 +238,25 @@ class ScopeFigures:
     written: int = 0                 # files outside the forest changed
     failures: list[str] = field(default_factory=list)
 
+    def judge(self, out: Any, where: str, internal: str | None = None) -> None:
+        """Count one probe's answer: a leak of the secret, or E_INTERNAL (or no JSON
+        object at all), each a failure named by ``where`` (``internal``, when given,
+        names the second)."""
+        self.tried += 1
+        text = json.dumps(out, ensure_ascii=False, default=str)
+        if SECRET in text:
+            self.leaked += 1
+            self.failures.append(f"leak: {where}")
+        if not isinstance(out, dict) or out.get("error", {}).get("code") == "E_INTERNAL":
+            self.internal += 1
+            self.failures.append(internal or f"{where}: {text[:200]}")
+
+    def judge_outside(self, workdir: Path, before: dict[str, str], message: str) -> None:
+        """Count a change to the files outside the forest since ``before``."""
+        if digest_tree(_outside(workdir)) != before:
+            self.written += 1
+            self.failures.append(message)
+
 
 def _outside(workdir: Path) -> Path:
     return workdir / "outside"
@@ -265,18 +284,10 @@ def probe_scopes(workdir: Path) -> ScopeFigures:
     figures = ScopeFigures()
     with Vine(workdir / "forest") as vine:
         for call, args in scope_probes():
-            figures.tried += 1
             out = vine.call(call, args)
-            text = json.dumps(out, ensure_ascii=False, default=str)
-            if SECRET in text:
-                figures.leaked += 1
-                figures.failures.append(f"leak: {call} {str(args)[:100]}")
-            if out.get("error", {}).get("code") == "E_INTERNAL":
-                figures.internal += 1
-                figures.failures.append(f"E_INTERNAL: {call} {str(args)[:100]}")
-    if digest_tree(_outside(workdir)) != outside_before:
-        figures.written += 1
-        figures.failures.append("a file outside the forest changed")
+            where = f"{call} {str(args)[:100]}"
+            figures.judge(out, where, f"E_INTERNAL: {where}")
+    figures.judge_outside(workdir, outside_before, "a file outside the forest changed")
     return figures
 
 
@@ -299,18 +310,9 @@ def probe_scopes_station(workdir: Path) -> ScopeFigures:
     with serve_station(workdir) as (url, admin), httpx.Client(timeout=120) as client:
         for who, key in (("admin", admin), ("sales", scoped)):
             for call, args in scope_probes():
-                figures.tried += 1
                 out = http(client, url, key, call, args)
-                text = json.dumps(out, ensure_ascii=False, default=str)
                 where = f"station/{who}: {call} {str(args)[:100]}"
-                if SECRET in text:
-                    figures.leaked += 1
-                    figures.failures.append(f"leak: {where}")
-                if not isinstance(out, dict) or \
-                        out.get("error", {}).get("code") == "E_INTERNAL":
-                    figures.internal += 1
-                    figures.failures.append(f"{where}: {text[:200]}")
-    if digest_tree(_outside(workdir)) != outside_before:
-        figures.written += 1
-        figures.failures.append("a file outside the forest changed (Station pass)")
+                figures.judge(out, where)
+    figures.judge_outside(workdir, outside_before,
+                          "a file outside the forest changed (Station pass)")
     return figures

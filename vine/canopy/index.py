@@ -204,6 +204,13 @@ class Index:
         row = self._db().execute("SELECT value FROM meta WHERE key = 'gen'").fetchone()
         return int(row[0]) if row else 0
 
+    def _next_gen(self, conn: sqlite3.Connection) -> int:
+        """Move the index's generation on by one, inside ``conn``'s transaction (so other
+        processes reload what it writes): the new generation."""
+        conn.execute("INSERT INTO meta VALUES('gen', 1) ON CONFLICT(key) DO "
+                     "UPDATE SET value = value + 1")
+        return self._db_gen()
+
     def load(self) -> None:
         """Bring the matrix in line with ``vectors.db`` (all of it the first time, then
         what other processes wrote since)."""
@@ -357,9 +364,7 @@ class Index:
         conn = self._db()
         try:
             with conn:
-                conn.execute("INSERT INTO meta VALUES('gen', 1) ON CONFLICT(key) DO "
-                             "UPDATE SET value = value + 1")
-                gen = self._db_gen()
+                gen = self._next_gen(conn)
                 conn.executemany("UPDATE vectors SET id = ?, gen = ? WHERE id = ?",
                                  [(new, gen, old) for new, old in pairs])
         except sqlite3.OperationalError:
@@ -402,9 +407,7 @@ class Index:
                     for p, v in zip(chunk, vectors, strict=True)]
             try:
                 with conn:
-                    conn.execute("INSERT INTO meta VALUES('gen', 1) ON CONFLICT(key) DO "
-                                 "UPDATE SET value = value + 1")
-                    gen = self._db_gen()
+                    gen = self._next_gen(conn)
                     conn.executemany("INSERT OR REPLACE INTO vectors VALUES(?, ?, ?, ?)",
                                      [(i, d, gen, b) for i, d, b in rows])
             except sqlite3.OperationalError:
@@ -416,8 +419,7 @@ class Index:
         conn = self._db()
         try:
             with conn:
-                conn.execute("INSERT INTO meta VALUES('gen', 1) ON CONFLICT(key) DO "
-                             "UPDATE SET value = value + 1")
+                self._next_gen(conn)
                 conn.executemany("DELETE FROM vectors WHERE id = ?", [(i,) for i in ids])
             self._gen = self._db_gen()
         except sqlite3.OperationalError:
