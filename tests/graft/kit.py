@@ -10,7 +10,7 @@ import yaml
 
 from monkeyllm import Vine
 
-from ..forestkit import git, head, status
+from ..forestkit import assert_error, git, head, status
 
 
 def blob(root: Path, node_id: str) -> str:
@@ -68,3 +68,11 @@ def unchanged(vine: Vine, before: str, files: dict[str, bytes]) -> None:
     assert head(vine.root) == before
     assert tracked(vine.root) == files
     assert status(vine.root) == ""
+
+
+def refused_frontmatter(vine: Vine, key: str, value: Any, code: str) -> None:
+    """set_frontmatter of ``key`` to ``value`` on kb/alpha answers ``code`` and leaves
+    the forest (its HEAD and tracked files) as it was."""
+    before, files = head(vine.root), tracked(vine.root)
+    assert_error(vine.graft("kb/alpha", {"set_frontmatter": {key: value}}), code)
+    unchanged(vine, before, files)

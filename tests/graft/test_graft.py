@@ -20,6 +20,7 @@ from .kit import (
     blob,
     body_of,
     changed_files,
+    refused_frontmatter,
     split,
     subject,
     tracked,
@@ -139,11 +140,7 @@ def test_immutable_fields_are_read_only(shared: Vine, key: str, value: Any) -> N
     "FILE CONTAINING the alpha letter.", 42, None,
 ], ids=["empty", "blank", "61-tokens", "this-document", "file-containing", "number", "null"])
 def test_summary_rules(shared: Vine, summary: Any) -> None:
-    vine = shared
-    before, files = head(vine.root), tracked(vine.root)
-    assert_error(vine.graft("kb/alpha", {"set_frontmatter": {"summary": summary}}),
-                 "E_FRONTMATTER")
-    unchanged(vine, before, files)
+    refused_frontmatter(shared, "summary", summary, "E_FRONTMATTER")
 
 
 def test_summary_of_60_tokens_is_accepted(vine: Vine) -> None:
@@ -154,11 +151,7 @@ def test_summary_of_60_tokens_is_accepted(vine: Vine) -> None:
     [f"a{i}" for i in range(17)], [""], ["  "], ["a" * 81], "one alias", [1],
 ], ids=["seventeen", "empty", "blank", "81-chars", "not-a-list", "not-strings"])
 def test_alias_limits(shared: Vine, aliases: Any) -> None:
-    vine = shared
-    before, files = head(vine.root), tracked(vine.root)
-    assert_error(vine.graft("kb/alpha", {"set_frontmatter": {"aliases": aliases}}),
-                 "E_SCHEMA")
-    unchanged(vine, before, files)
+    refused_frontmatter(shared, "aliases", aliases, "E_SCHEMA")
 
 
 def test_sixteen_aliases_of_80_chars_are_accepted(vine: Vine) -> None:
