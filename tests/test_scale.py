@@ -20,7 +20,7 @@ from monkeyllm.reads import locate as locate_module
 from monkeyllm.reads import sniff as sniff_module
 from monkeyllm.reads import topk
 
-from .conftest import (
+from .forestkit import (
     assert_ok,
     copy_sample,
     git,
@@ -165,10 +165,10 @@ def test_sniff_shortcuts_rank_as_the_full_tiers_do(common_vine, monkeypatch, bod
     rng = random.Random(seed)
     forest.heat.deposit(rng.sample([f"cv/n{i}" for i in range(len(bodies))], heated), 0.5)
     folded = sniff_module._terms(terms)
-    found = sniff_module._indexed(forest, folded, sniff_module.Scope(), k)
+    found = sniff_module.indexed_hits(forest, folded, sniff_module.Scope(), k)
     if found is None:
         return
-    direct, _ = sniff_module._direct(forest, folded, "", ())
+    direct, _ = sniff_module.direct_hits(forest, folded, "", ())
     expected = sniff_module._rank(forest, direct, len(folded))[:k]
     got = sniff_module._rank(forest, found[0], len(folded), k)
     assert [(r[0], r[1], r[3].count, r[3].lines) for r in got] == \

@@ -186,8 +186,8 @@ def test_index_equals_direct_scan(fuzz_vine, bodies: list[str], terms: list[str]
     assert_ok(vine.sniff("zz"))  # syncs the catalog with the new files
     forest = vine._forest
     folded = sniff_module._terms(terms)
-    found = sniff_module._indexed(forest, folded, sniff_module.Scope(), 10**6)
-    direct, _ = sniff_module._direct(forest, folded, "", ())
+    found = sniff_module.indexed_hits(forest, folded, sniff_module.Scope(), 10**6)
+    direct, _ = sniff_module.direct_hits(forest, folded, "", ())
     if found is None:
         return
     indexed, matched = found

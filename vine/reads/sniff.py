@@ -111,15 +111,15 @@ def sniff(forest: Forest, terms: str | list[str], scope: str | None, k: int,
     in_scope = conn.execute(f"SELECT count(*) FROM nodes n WHERE 1=1{where.sql}"
                             if where.sql else "SELECT count(*) FROM nodes",
                             where.args).fetchone()[0]
-    found = _indexed(forest, wanted, where, k)
+    found = indexed_hits(forest, wanted, where, k)
     if found is None:
-        hits, in_scope = _direct(forest, wanted, where.sql, tuple(where.args))
+        hits, in_scope = direct_hits(forest, wanted, where.sql, tuple(where.args))
         matched = len(hits)
     else:
         hits, matched = found
     results = []
     for node_id, score, heat, hit in _rank(forest, hits, len(wanted), k):
-        item = _render(forest, node_id, score, heat, hit, wanted)
+        item = render_hit(forest, node_id, score, heat, hit, wanted)
         if item is not None:
             results.append(item)
     out: dict[str, Any] = {"results": results, "scanned_nodes": in_scope,
@@ -207,7 +207,7 @@ def term_gens(term: str, rowids: list[int], seen: dict[Any, Any] | None = None) 
     return gens
 
 
-def _indexed(forest: Forest, terms: list[str], scope: Scope, k: int,
+def indexed_hits(forest: Forest, terms: list[str], scope: Scope, k: int,
              forms: Forms | None = None, seen: dict[str, list[int]] | None = None
              ) -> tuple[dict[str, Hits], int] | None:
     """Hits through the body index, or None when a term needs a direct scan.
@@ -311,14 +311,14 @@ def _lines_of(forest: Forest, gen: int, node_id: str, terms: list[str],
     return rows
 
 
-def _of_gen(rowids: list[int], gen: int, shift: int) -> list[int]:
+def of_gen(rowids: list[int], gen: int, shift: int) -> list[int]:
     """The rowids of one body version, from a list sorted ascending."""
     lo = bisect.bisect_left(rowids, gen << shift)
     hi = bisect.bisect_left(rowids, (gen + 1) << shift)
     return rowids[lo:hi]
 
 
-def _direct(forest: Forest, terms: list[str], scope_sql: str,
+def direct_hits(forest: Forest, terms: list[str], scope_sql: str,
             scope_args: tuple[Any, ...], forms: Forms | None = None
             ) -> tuple[dict[str, Hits], int]:
     """Read every in-scope body (for terms the index cannot plan)."""
@@ -395,8 +395,9 @@ def snippet(line: str, at: int) -> str:
     return ("…" if start > 0 else "") + text + ("…" if end < len(line) else "")
 
 
-def _render(forest: Forest, node_id: str, score: float, heat: float, hit: Hits,
-            terms: list[str], forms: Forms | None = None) -> dict[str, Any] | None:
+def render_hit(forest: Forest, node_id: str, score: float, heat: float, hit: Hits,
+               terms: list[str], forms: Forms | None = None) -> dict[str, Any] | None:
+    """One node's sniff result from its hits (None when its row is gone)."""
     row = forest.catalog.row(node_id)
     if row is None:
         return None

@@ -20,10 +20,10 @@ from .sniff import (
     Forms,
     Hits,
     Scope,
-    _direct,
-    _indexed,
-    _of_gen,
-    _render,
+    direct_hits,
+    indexed_hits,
+    of_gen,
+    render_hit,
     term_gens,
     term_lines,
     term_rows,
@@ -84,6 +84,7 @@ def doc_counts(forest: Forest, terms: list[str], forms: Forms | None = None,
     conn = forest.catalog.conn
     counts: dict[str, float] = {}
     for term in terms:
+        assert vocab is not None   # read above whenever there are terms
         tp = bodyindex.plan_forms(term, forms.get(term, ()) if forms else (), vocab)
         if tp is None:
             counts[term] = float("inf")
@@ -95,7 +96,7 @@ def doc_counts(forest: Forest, terms: list[str], forms: Forms | None = None,
             continue
         counts[term] = sum(1 for gen, node_id in Scope().owners(forest, sorted(gens)).items()
                            if _holds(forest.body_lines(node_id), term,
-                                     _of_gen(rowids, gen, bodyindex.LINE_BITS)))
+                                     of_gen(rowids, gen, bodyindex.LINE_BITS)))
     return counts
 
 
@@ -116,7 +117,7 @@ def _add_rare(forest: Forest, terms: list[str], counts: dict[str, float], where:
     for term in terms:
         if counts.get(term, float("inf")) > SWEEP_DEPTH:
             continue
-        found = _indexed(forest, [term], where, SWEEP_DEPTH, forms, seen)
+        found = indexed_hits(forest, [term], where, SWEEP_DEPTH, forms, seen)
         for node_id in (found[0] if found else {}):
             if node_id in hits:
                 continue
@@ -204,9 +205,9 @@ def sweep(forest: Forest, terms: list[str], counts: dict[str, float], pool: int,
         wsql, wargs = win.sql("n.")
         where.sql += wsql
         where.args += wargs
-    found = _indexed(forest, terms, where, SWEEP_DEPTH, forms, seen)
+    found = indexed_hits(forest, terms, where, SWEEP_DEPTH, forms, seen)
     if found is None:
-        hits, scanned = _direct(forest, terms, where.sql, tuple(where.args), forms)
+        hits, scanned = direct_hits(forest, terms, where.sql, tuple(where.args), forms)
     else:
         hits, scanned = found
         _add_rare(forest, terms, counts, where, hits, forms, seen)
@@ -221,7 +222,7 @@ def sweep(forest: Forest, terms: list[str], counts: dict[str, float], pool: int,
         if any(is_code(terms[t]) for t in hit.terms):
             item["named"] = True        # an exact code of the question is in its body
         if is_index(node_id):
-            rendered = _render(forest, node_id, score, heat[node_id], hit, terms, forms)
+            rendered = render_hit(forest, node_id, score, heat[node_id], hit, terms, forms)
             item["matches"] = rendered["matches"] if rendered else []
         results.append(item)
     forest.heat.deposit((r["id"] for r in results), LIST_DEPOSIT)
