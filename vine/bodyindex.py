@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from .text import TOKEN, index_text
@@ -207,7 +208,7 @@ class Vocabulary:
         and for a token that became common since)."""
         return self._common.get(token, 0)
 
-    def containing_all(self, tokens: list[str] | tuple[str, ...]) -> list[str]:
+    def containing_all(self, tokens: Sequence[str]) -> list[str]:
         """Those of ``tokens`` that are in the vocabulary, as whole tokens."""
         return [t for t in tokens if "\n" + t + "\n" in self._text]
 
@@ -272,7 +273,7 @@ def plan(term: str, vocab: Vocabulary) -> TermPlan | None:
     return TermPlan(groups, exact=False)
 
 
-def plan_forms(term: str, forms: list[str] | tuple[str, ...],
+def plan_forms(term: str, forms: Sequence[str],
                vocab: Vocabulary) -> TermPlan | None:
     """Plan a term searched with its word forms: a line holding the term (as a substring,
     as :func:`plan` does) or one of ``forms`` (whole tokens) is a hit."""

@@ -111,9 +111,9 @@ def record(node: Node, gen: int, lines: int, body_hash: str) -> Record:
     langs = node_languages(f"{values['title']} {values['summary']}",
                            lambda: node.body[:LANGUAGE_SAMPLE])
     fts = (node_id, values["title"], " ".join(aliases), " ".join(tags), values["summary"],
-           headers, stem_text(values["title"] or "", langs),
+           headers, stem_text(str(values["title"] or ""), langs),
            stem_text(" ".join(aliases + tags), langs),
-           stem_text(values["summary"] or "", langs), stem_text(headers, langs))
+           stem_text(str(values["summary"] or ""), langs), stem_text(headers, langs))
     moves = [(old_id, node_id) for old_id in _str_list(meta.get("moved_from"))
              if clean_target(old_id)]
     listings = []
@@ -290,7 +290,8 @@ def parse_batch(root: str, first_gen: int, items: list[tuple[int, str, int, int]
     process that inserts it does no Python work per row.
     """
     base = Path(root)
-    nodes, fts, edges, moves, files, listings = [], [], [], [], [], []
+    nodes, fts, edges, moves, listings = [], [], [], [], []
+    files: list[tuple[str, int, int, str | None]] = []
     lines: list[str] = []
     for rowid, path, mtime, size in items:
         node = read_node(base, path)

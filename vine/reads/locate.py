@@ -56,7 +56,9 @@ def locate(forest: Forest, query: str, k: int, scope: str, type_filter: str | No
     expr = expression(words, stems=on.stems, headers=on.headers, codes=on.codes)
     filters, args = _filters(kind, type_filter, win)
     pool = max(5 * k, 25)
-    common, rarer, bound = [], [], 0.0
+    common: list[str] = []
+    rarer: list[str] = []
+    bound = 0.0
     if expr and on.headers:
         # A plain OR of phrases: its common words first, so that the bounded top of
         # topk.ranked scores each row exactly as the full query does.
