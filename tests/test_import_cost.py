@@ -249,3 +249,19 @@ def test_the_engine_imports_none_of_the_surfaces() -> None:
                    for target, _ in imports_of(name, path)
                    if allowed(target, set(SURFACES)) or target.split(".")[0] in MAY_IMPORT)
     assert wrong == []
+
+
+@pytest.mark.parametrize("one, other", [
+    ("monkeyllm.catalog", "monkeyllm.indexing"),
+    ("monkeyllm.serve.station.app", "monkeyllm.serve.station.mcp"),
+])
+def test_two_modules_that_use_each_other_are_no_circle(one: str, other: str) -> None:
+    """Each pair's dependency goes one way: the second never imports the first, not
+    even lazily or for type hints (what both need lives in a third module)."""
+    modules = project_modules()
+
+    def imported(name: str) -> set[str]:
+        return {target for target, _ in imports_of(name, modules[name])}
+
+    assert not ({one} & imported(other) and {other} & imported(one))
+    assert one not in imported(other)

@@ -15,7 +15,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from monkeyllm import Vine, bodyindex, catalog, gitindex, indexing
+from monkeyllm import Vine, bodyindex, catalogschema, gitindex, indexing
 from monkeyllm.reads import locate as locate_module
 from monkeyllm.reads import sniff as sniff_module
 from monkeyllm.reads import topk
@@ -93,7 +93,7 @@ def test_the_rebuild_drops_and_makes_again_every_secondary_index(tmp_path: Path)
         conn = vine._forest.catalog.conn
         names = {r[0] for r in conn.execute(
             "SELECT name FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL")}
-        assert names == set(catalog.INDEX_NAMES)
+        assert names == set(catalogschema.INDEX_NAMES)
         vine._forest.catalog.build()
         again = {r[0] for r in conn.execute(
             "SELECT name FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL")}

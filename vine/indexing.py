@@ -8,15 +8,17 @@ import json
 import os
 import queue
 import re
+import sqlite3
 import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from . import bodyindex
 from .budget import tokens
+from .catalogschema import INDEX_NAMES, index_statements
 from .ids import id_of, is_index, parent_of, trail_of
 from .kinds import kind_of
 from .nodes import Node, ParseError, meta_str, parse_bytes
@@ -24,8 +26,16 @@ from .reads import topk
 from .stems import node_languages, stem_text
 from .watch import Stat
 
-if TYPE_CHECKING:
-    from .catalog import Catalog
+
+class Catalog(Protocol):
+    """What the writers need of a catalog (:class:`monkeyllm.catalog.Catalog`): its open
+    connection and the forest's root. Named here, so this module never imports the
+    catalog that imports it."""
+
+    root: Path
+
+    @property
+    def conn(self) -> sqlite3.Connection: ...
 
 # How much of a body tells its language (with its title and summary).
 LANGUAGE_SAMPLE = 400
@@ -399,8 +409,6 @@ class BulkBuilder:
         conn.execute("INSERT INTO body_fts(body_fts, rank) VALUES('automerge', 0)")
         phase = self._phase()
         try:
-            from .catalog import INDEX_NAMES, index_statements
-
             for name in INDEX_NAMES:
                 conn.execute(f"DROP INDEX IF EXISTS {name}")
             for table in ("files", "nodes", "edges", "moves", "listings", "nodes_fts"):
