@@ -41,16 +41,23 @@ from monkeyllm import Vine
 from monkeyllm.canopy import hybrid
 
 SAMPLE = Path(__file__).resolve().parent.parent / "sample-brain"
-TARGETS = {"build (s)": 60.0, "re-embed one node (ms)": 20.0,
-           "hybrid locate median (ms)": 8.0, "hybrid locate p95 (ms)": 15.0,
-           "size / markdown": 0.5, "RSS added (MB)": 60.0}
+TARGETS = {
+    "build (s)": 60.0,
+    "re-embed one node (ms)": 20.0,
+    "hybrid locate median (ms)": 8.0,
+    "hybrid locate p95 (ms)": 15.0,
+    "size / markdown": 0.5,
+    "RSS added (MB)": 60.0,
+}
 
 
 def _summary(samples: list[float]) -> dict[str, float]:
     ordered = sorted(samples)
-    return {"median": round(statistics.median(ordered), 2),
-            "p95": round(ordered[max(0, int(len(ordered) * 0.95) - 1)], 2),
-            "n": len(ordered)}
+    return {
+        "median": round(statistics.median(ordered), 2),
+        "p95": round(ordered[max(0, int(len(ordered) * 0.95) - 1)], 2),
+        "n": len(ordered),
+    }
 
 
 def _ms(fn: Any) -> float:
@@ -69,9 +76,12 @@ def build(root: Path, rebuild: bool) -> dict[str, Any] | None:
         out = vine.canopy_build(rebuild=rebuild)
         wall = time.perf_counter() - started
         cpu = resource.getrusage(resource.RUSAGE_SELF).ru_utime - cpu
-    return {"wall_s": round(wall, 1), "cpu_s": round(cpu, 1),
-            "nodes_per_s": round(out["built"]["embedded"] / wall, 1),
-            "embedded": out["built"]["embedded"]}
+    return {
+        "wall_s": round(wall, 1),
+        "cpu_s": round(cpu, 1),
+        "nodes_per_s": round(out["built"]["embedded"] / wall, 1),
+        "embedded": out["built"]["embedded"],
+    }
 
 
 def latency(root: Path, queries: int, rounds: int, seed: int) -> dict[str, Any]:
@@ -79,25 +89,32 @@ def latency(root: Path, queries: int, rounds: int, seed: int) -> dict[str, Any]:
     with Vine(root, writable=False, alpha=0) as vine:
         qs = synthetic_questions(vine, seed, queries * rounds)
         texts = [q["question"] for q in qs]
-        vine.locate(texts[0], hybrid=True)          # loads numpy, the model, the matrix
-        samples: dict[str, list[float]] = {"locate lexical": [], "locate hybrid (new query)": [],
-                                           "locate hybrid (cached query)": [],
-                                           "query embedding": [],
-                                           "harvest lexical": [], "harvest hybrid": []}
+        vine.locate(texts[0], hybrid=True)  # loads numpy, the model, the matrix
+        samples: dict[str, list[float]] = {
+            "locate lexical": [],
+            "locate hybrid (new query)": [],
+            "locate hybrid (cached query)": [],
+            "query embedding": [],
+            "harvest lexical": [],
+            "harvest hybrid": [],
+        }
         embedder = hybrid.embedder(hybrid.resolve(vine._forest))
         ran = 0
         for r in range(rounds):
-            batch = texts[r * queries:(r + 1) * queries]
+            batch = texts[r * queries : (r + 1) * queries]
             for text in batch:
                 samples["locate lexical"].append(_ms(lambda t=text: vine.locate(t, hybrid=False)))
                 got: dict[str, Any] = {}
-                samples["locate hybrid (new query)"].append(_ms(
-                    lambda t=text, g=got: g.update(vine.locate(t, hybrid=True))))
+                samples["locate hybrid (new query)"].append(
+                    _ms(lambda t=text, g=got: g.update(vine.locate(t, hybrid=True)))
+                )
                 ran += bool(got["hybrid"]["ran"])
-                samples["locate hybrid (cached query)"].append(_ms(
-                    lambda t=text: vine.locate(t, hybrid=True)))
-                samples["query embedding"].append(_ms(
-                    lambda t=text: embedder.embed([t + " ?"], query=True)))
+                samples["locate hybrid (cached query)"].append(
+                    _ms(lambda t=text: vine.locate(t, hybrid=True))
+                )
+                samples["query embedding"].append(
+                    _ms(lambda t=text: embedder.embed([t + " ?"], query=True))
+                )
             for text in batch[: max(1, queries // 4)]:
                 samples["harvest lexical"].append(_ms(lambda t=text: vine.harvest(t, hybrid=False)))
                 samples["harvest hybrid"].append(_ms(lambda t=text: vine.harvest(t, hybrid=True)))
@@ -111,8 +128,12 @@ def incremental(root: Path, tries: int, seed: int) -> dict[str, Any]:
     it costs above a warm one, and the Canopy's sync alone (the node's re-embed)."""
     rng = random.Random(seed)
     with Vine(root, writable=False, alpha=0) as vine:
-        leaves = [r[0] for r in vine._forest.catalog.conn.execute(
-            "SELECT id FROM nodes WHERE kind = 'banana' AND type = 'note' ORDER BY id")]
+        leaves = [
+            r[0]
+            for r in vine._forest.catalog.conn.execute(
+                "SELECT id FROM nodes WHERE kind = 'banana' AND type = 'note' ORDER BY id"
+            )
+        ]
         index = vine._forest.canopy
         made = hybrid.embedder(hybrid.resolve(vine._forest))
         vine.locate("warm up the canopy", hybrid=True)
@@ -126,16 +147,18 @@ def incremental(root: Path, tries: int, seed: int) -> dict[str, Any]:
             if "\ntags:\n- " not in original:
                 continue
             try:
-                path.write_text(original.replace("\ntags:\n", f"\ntags:\n- revised{n}\n", 1),
-                                encoding="utf-8")
+                path.write_text(
+                    original.replace("\ntags:\n", f"\ntags:\n- revised{n}\n", 1), encoding="utf-8"
+                )
                 vine._forest.catalog.sync()
                 started = time.perf_counter()
                 done = index.sync(made)
                 sync.append((time.perf_counter() - started) * 1000)
                 if done.embedded != 1:
                     raise RuntimeError(f"one edit re-embedded {done.embedded} nodes")
-                path.write_text(original.replace("\ntags:\n", f"\ntags:\n- again{n}\n", 1),
-                                encoding="utf-8")
+                path.write_text(
+                    original.replace("\ntags:\n", f"\ntags:\n- again{n}\n", 1), encoding="utf-8"
+                )
                 query = f"revised summary number {n}"
                 after.append(_ms(lambda q=query: vine.locate(q, hybrid=True)))
                 warm.append(_ms(lambda q=query: vine.locate(q, hybrid=True)))
@@ -143,9 +166,11 @@ def incremental(root: Path, tries: int, seed: int) -> dict[str, Any]:
                 path.write_text(original, encoding="utf-8")
                 vine._forest.catalog.sync()
                 index.sync(made)
-    return {"canopy sync, one node": _summary(sync),
-            "hybrid locate after an outside edit": _summary(after),
-            "the same locate again (warm)": _summary(warm)}
+    return {
+        "canopy sync, one node": _summary(sync),
+        "hybrid locate after an outside edit": _summary(after),
+        "the same locate again (warm)": _summary(warm),
+    }
 
 
 def writes(tries: int) -> dict[str, Any]:
@@ -154,11 +179,22 @@ def writes(tries: int) -> dict[str, Any]:
         roots = {}
         for name in ("without", "with"):
             roots[name] = root = Path(tmp) / name
-            shutil.copytree(SAMPLE, root, ignore=shutil.ignore_patterns(
-                "_derived", ".vine.lock", ".git"))
-            for cmd in (["init", "-q"], ["add", "-A"],
-                        ["-c", "user.name=bench", "-c", "user.email=bench@example.com",
-                         "commit", "-qm", "copy"]):
+            shutil.copytree(
+                SAMPLE, root, ignore=shutil.ignore_patterns("_derived", ".vine.lock", ".git")
+            )
+            for cmd in (
+                ["init", "-q"],
+                ["add", "-A"],
+                [
+                    "-c",
+                    "user.name=bench",
+                    "-c",
+                    "user.email=bench@example.com",
+                    "commit",
+                    "-qm",
+                    "copy",
+                ],
+            ):
                 subprocess.run(["git", *cmd], cwd=root, check=True, capture_output=True)
         with Vine(roots["with"], writable=False) as vine:
             vine.canopy_build()
@@ -167,16 +203,21 @@ def writes(tries: int) -> dict[str, Any]:
         try:
             for n in range(tries):
                 for name, vine in vines.items():
-                    node = {"id": f"sales/bench-{n}", "type": "note",
-                            "parent": "sales/_index", "title": f"Bench note {n}",
-                            "summary": f"A note planted by the benchmark, number {n}."}
+                    node = {
+                        "id": f"sales/bench-{n}",
+                        "type": "note",
+                        "parent": "sales/_index",
+                        "title": f"Bench note {n}",
+                        "summary": f"A note planted by the benchmark, number {n}.",
+                    }
                     samples[name].append(_ms(lambda v=vine, nd=node: v.plant(nd)))
         finally:
             for vine in vines.values():
                 vine.close()
     out = {f"plant, {name} a Canopy": _summary(values) for name, values in samples.items()}
     out["ratio (with / without)"] = round(
-        statistics.median(samples["with"]) / statistics.median(samples["without"]), 3)
+        statistics.median(samples["with"]) / statistics.median(samples["without"]), 3
+    )
     return out
 
 
@@ -195,9 +236,11 @@ def memory(root: Path) -> dict[str, Any]:
         "idx = v._forest.canopy\n"
         "print(json.dumps({'before_mb': round(before, 1), 'after_mb': round(after, 1),\n"
         "                  'ran': out['hybrid']['ran'],\n"
-        "                  'matrix_mb': round(idx.count * idx.dim * 4 / 1e6, 1)}))\n")
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
-                          check=True)
+        "                  'matrix_mb': round(idx.count * idx.dim * 4 / 1e6, 1)}))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=True
+    )
     got = json.loads(done.stdout.strip().splitlines()[-1])
     got["added_mb"] = round(got["after_mb"] - got["before_mb"], 1)
     return got
@@ -207,8 +250,11 @@ def size(root: Path) -> dict[str, Any]:
     markdown = sum(p.stat().st_size for p in root.rglob("*.md") if "_derived" not in p.parts)
     with Vine(root, writable=False) as vine:
         canopy = vine._forest.canopy.size_bytes()
-    return {"canopy_mb": round(canopy / 1e6, 1), "markdown_mb": round(markdown / 1e6, 1),
-            "ratio": round(canopy / markdown, 3)}
+    return {
+        "canopy_mb": round(canopy / 1e6, 1),
+        "markdown_mb": round(markdown / 1e6, 1),
+        "ratio": round(canopy / markdown, 3),
+    }
 
 
 def main(argv: list[str] | None = None) -> int:

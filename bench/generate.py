@@ -91,9 +91,14 @@ class Writer:
 
 
 def leaf_frontmatter(leaf: Leaf, payload: tuple[str, str] | None) -> dict:
-    fm: dict = {"id": leaf.id, "type": leaf.type, "title": leaf.title,
-                "summary": leaf.summary, "created": day(leaf.created),
-                "updated": day(leaf.updated)}
+    fm: dict = {
+        "id": leaf.id,
+        "type": leaf.type,
+        "title": leaf.title,
+        "summary": leaf.summary,
+        "created": day(leaf.created),
+        "updated": day(leaf.updated),
+    }
     if leaf.tags:
         fm["tags"] = leaf.tags
     if leaf.aliases:
@@ -112,8 +117,15 @@ def leaf_frontmatter(leaf: Leaf, payload: tuple[str, str] | None) -> dict:
     return fm
 
 
-def write_leaf(w: Writer, rng: random.Random, prose: Prose, leaf: Leaf, all_ids: list[str],
-               gen_seed: str, max_rows: int) -> int:
+def write_leaf(
+    w: Writer,
+    rng: random.Random,
+    prose: Prose,
+    leaf: Leaf,
+    all_ids: list[str],
+    gen_seed: str,
+    max_rows: int,
+) -> int:
     """Write one leaf (and its payload); returns the number of dataset rows written."""
     inserts = inserts_for(rng, leaf, all_ids)
     if leaf.type != "dataset":
@@ -130,8 +142,9 @@ def write_leaf(w: Writer, rng: random.Random, prose: Prose, leaf: Leaf, all_ids:
     path = w.out / f"{leaf.id}.db"
     samples = build_sqlite(path, leaf.dataset or [], ColumnGen(random.Random(gen_seed), prose.v))
     digest = hashlib.sha256(path.read_bytes()).hexdigest()
-    body = "\n\n".join([f"# {leaf.title}", intro,
-                        dataset_sections(leaf.dataset or [], samples), "## Notes", notes])
+    body = "\n\n".join(
+        [f"# {leaf.title}", intro, dataset_sections(leaf.dataset or [], samples), "## Notes", notes]
+    )
     w.md(leaf.id, leaf_frontmatter(leaf, (name, digest)), body)
     return sum(t["rows"] for t in leaf.dataset or [])
 
@@ -147,13 +160,17 @@ def _cross_trails(rng: random.Random, b: Branch, targets: list[Branch]) -> list[
     return lines
 
 
-def index_body(b: Branch, title: str, summary: str, cross: list[str],
-               landmarks: list[str] | None) -> str:
+def index_body(
+    b: Branch, title: str, summary: str, cross: list[str], landmarks: list[str] | None
+) -> str:
     sections = [f"# {title}", f"> {summary}"]
     subs = [f"- [[{s.id}]] — {s.summary}" for s in b.subs]
     leaves = [f"- [[{x.id}]] — {x.summary}" for x in b.leaves]
-    for name, lines in (("Sub-branches", subs), ("Direct bananas", leaves),
-                        ("Cross trails", cross)):
+    for name, lines in (
+        ("Sub-branches", subs),
+        ("Direct bananas", leaves),
+        ("Cross trails", cross),
+    ):
         sections.append("\n".join([f"## {name}"] + lines))
     if landmarks is not None:
         sections.append("\n".join(["## Landmarks"] + landmarks))
@@ -161,36 +178,63 @@ def index_body(b: Branch, title: str, summary: str, cross: list[str],
 
 
 def branch_frontmatter(b: Branch, title: str, summary: str) -> dict:
-    return {"id": b.id, "type": "branch", "title": title, "summary": summary,
-            "coverage": f"{len(b.leaves)} bananas, {len(b.subs)} sub-branches",
-            "created": day(b.created), "updated": day(b.updated)}
+    return {
+        "id": b.id,
+        "type": "branch",
+        "title": title,
+        "summary": summary,
+        "coverage": f"{len(b.leaves)} bananas, {len(b.subs)} sub-branches",
+        "created": day(b.created),
+        "updated": day(b.updated),
+    }
 
 
-def write_indexes(w: Writer, rng: random.Random, root: Branch, branches: list[Branch],
-                  leaves: list[Leaf], degree: dict[str, int], nodes: int, seed: int) -> None:
+def write_indexes(
+    w: Writer,
+    rng: random.Random,
+    root: Branch,
+    branches: list[Branch],
+    leaves: list[Leaf],
+    degree: dict[str, int],
+    nodes: int,
+    seed: int,
+) -> None:
     for b in branches:
         cross = _cross_trails(rng, b, branches) if rng.random() < 0.3 else []
-        w.md(b.id, branch_frontmatter(b, b.title, b.summary),
-             index_body(b, b.title, b.summary, cross, None))
+        w.md(
+            b.id,
+            branch_frontmatter(b, b.title, b.summary),
+            index_body(b, b.title, b.summary, cross, None),
+        )
     by_id = {x.id: x for x in leaves}
-    ranked = sorted(((d, i) for i, d in degree.items() if i in by_id),
-                    key=lambda p: (-p[0], p[1]))
+    ranked = sorted(((d, i) for i, d in degree.items() if i in by_id), key=lambda p: (-p[0], p[1]))
     landmarks = [f"- [[{i}]] — {by_id[i].summary}" for _, i in ranked[:20]]
     title = "Synthetic benchmark forest"
-    summary = (f"Synthetic forest of {nodes} nodes in {len(root.subs)} top-level branches "
-               f"(seed {seed}), generated for engine benchmarks.")
+    summary = (
+        f"Synthetic forest of {nodes} nodes in {len(root.subs)} top-level branches "
+        f"(seed {seed}), generated for engine benchmarks."
+    )
     cross = _cross_trails(rng, root, branches)
     root.title, root.summary = title, summary
-    w.md("_index", branch_frontmatter(root, title, summary),
-         index_body(root, title, summary, cross, landmarks))
+    w.md(
+        "_index",
+        branch_frontmatter(root, title, summary),
+        index_body(root, title, summary, cross, landmarks),
+    )
 
 
 def schema_body() -> str:
-    lines = ["# Forest dialect", "",
-             "The node types and edge rels this forest accepts. Edit the tables to extend "
-             "the dialect; an unknown type or rel is refused on write.", "",
-             "## Node types", "", "| type | meaning | payload | harvest verb |",
-             "|---|---|---|---|"]
+    lines = [
+        "# Forest dialect",
+        "",
+        "The node types and edge rels this forest accepts. Edit the tables to extend "
+        "the dialect; an unknown type or rel is refused on write.",
+        "",
+        "## Node types",
+        "",
+        "| type | meaning | payload | harvest verb |",
+        "|---|---|---|---|",
+    ]
     lines += [f"| `{t}` | {m} | {p} | {h} |" for t, m, p, h in TYPE_TABLE]
     lines += ["", "## Edge rels", "", "| rel | inverse | meaning |", "|---|---|---|"]
     lines += [f"| `{r}` | {f'`{i}`' if i else '—'} | {m} |" for r, i, m in REL_TABLE]
@@ -199,23 +243,42 @@ def schema_body() -> str:
 
 def write_meta(w: Writer, created: int) -> None:
     (w.out / "_meta").mkdir(parents=True, exist_ok=True)
-    fm = {"id": "_meta/schema", "type": "note", "title": "Forest dialect",
-          "summary": "Node types and edge rels accepted by this forest, as markdown tables.",
-          "created": day(created), "updated": day(created)}
+    fm = {
+        "id": "_meta/schema",
+        "type": "note",
+        "title": "Forest dialect",
+        "summary": "Node types and edge rels accepted by this forest, as markdown tables.",
+        "created": day(created),
+        "updated": day(created),
+    }
     w.md("_meta/schema", fm, schema_body())
     (w.out / ".gitignore").write_text(GITIGNORE, encoding="utf-8")
 
 
 def git_commit(out: Path, nodes: int, seed: int) -> None:
     """Initialise the forest's own repo and commit every .md plus .gitignore once."""
-    env = dict(os.environ, GIT_AUTHOR_NAME="vine", GIT_AUTHOR_EMAIL="vine@monkeyllm.local",
-               GIT_COMMITTER_NAME="vine", GIT_COMMITTER_EMAIL="vine@monkeyllm.local")
-    ident = ["-c", "user.name=vine", "-c", "user.email=vine@monkeyllm.local",
-             "-c", "commit.gpgsign=false", "-c", "core.autocrlf=false"]
+    env = dict(
+        os.environ,
+        GIT_AUTHOR_NAME="vine",
+        GIT_AUTHOR_EMAIL="vine@monkeyllm.local",
+        GIT_COMMITTER_NAME="vine",
+        GIT_COMMITTER_EMAIL="vine@monkeyllm.local",
+    )
+    ident = [
+        "-c",
+        "user.name=vine",
+        "-c",
+        "user.email=vine@monkeyllm.local",
+        "-c",
+        "commit.gpgsign=false",
+        "-c",
+        "core.autocrlf=false",
+    ]
 
     def git(*args: str) -> None:
-        subprocess.run(["git", *ident, *args], cwd=out, env=env, check=True,
-                       stdout=subprocess.DEVNULL)
+        subprocess.run(
+            ["git", *ident, *args], cwd=out, env=env, check=True, stdout=subprocess.DEVNULL
+        )
 
     git("init", "-q", "--initial-branch=main")
     git("add", "--", ".gitignore", "*.md")
@@ -228,8 +291,9 @@ def _make_dirs(out: Path, branches: list[Branch]) -> None:
         (out / b.folder).mkdir(parents=True, exist_ok=True)
 
 
-def generate(out: Path, nodes: int, seed: int = 7, git: bool = False,
-             max_rows: int = 100_000) -> dict:
+def generate(
+    out: Path, nodes: int, seed: int = 7, git: bool = False, max_rows: int = 100_000
+) -> dict:
     """Write a synthetic forest of exactly ``nodes`` markdown nodes under ``out``.
 
     Args:
@@ -257,8 +321,11 @@ def generate(out: Path, nodes: int, seed: int = 7, git: bool = False,
     leaves = plan_leaves(rng, v, root, branches, n_leaves)
     date_branches(rng, root, branches)
     datasets = [x for x in leaves if x.type == "dataset"]
-    big = set(rng.sample(range(1, len(datasets)), min(len(datasets) - 1,
-                                                      max(0, min(9, len(datasets) // 50)))))
+    big = set(
+        rng.sample(
+            range(1, len(datasets)), min(len(datasets) - 1, max(0, min(9, len(datasets) // 50)))
+        )
+    )
     for i, leaf in enumerate(datasets):
         leaf.dataset = plan_dataset(rng, i == 0 or i in big, i == 0, max_rows)
         leaf.summary = dataset_summary(leaf.title, leaf.dataset, leaf.topics)
@@ -281,21 +348,33 @@ def generate(out: Path, nodes: int, seed: int = 7, git: bool = False,
     if git:
         git_commit(out, nodes, seed)
     db_bytes = sum((out / f"{x.id}.db").stat().st_size for x in datasets)
-    return {"nodes": w.md_files, "branches": len(branches) + 1, "leaves": len(leaves),
-            "datasets": len(datasets), "links": links, "dataset_rows": rows,
-            "markdown_bytes": w.md_bytes, "payload_bytes": db_bytes,
-            "seconds": round(time.perf_counter() - t0, 2)}
+    return {
+        "nodes": w.md_files,
+        "branches": len(branches) + 1,
+        "leaves": len(leaves),
+        "datasets": len(datasets),
+        "links": links,
+        "dataset_rows": rows,
+        "markdown_bytes": w.md_bytes,
+        "payload_bytes": db_bytes,
+        "seconds": round(time.perf_counter() - t0, 2),
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m bench.generate",
-                                description="Generate a deterministic synthetic forest.")
+    p = argparse.ArgumentParser(
+        prog="python -m bench.generate", description="Generate a deterministic synthetic forest."
+    )
     p.add_argument("--nodes", type=int, required=True, help="total .md nodes (>= 20)")
     p.add_argument("--out", type=Path, required=True, help="target directory")
     p.add_argument("--seed", type=int, default=7)
     p.add_argument("--git", action="store_true", help="git init and commit once")
-    p.add_argument("--max-rows", type=int, default=100_000,
-                   help="rows of the big dataset tables (default 100000)")
+    p.add_argument(
+        "--max-rows",
+        type=int,
+        default=100_000,
+        help="rows of the big dataset tables (default 100000)",
+    )
     a = p.parse_args(argv)
     try:
         stats = generate(a.out, a.nodes, seed=a.seed, git=a.git, max_rows=a.max_rows)

@@ -21,43 +21,96 @@ CHANNELS = ["direct", "partner", "online", "tender"]
 
 # name -> [(column, SQL type, generator key)], first column is the key
 TEMPLATES: dict[str, list[tuple[str, str, str]]] = {
-    "orders": [("order_id", "INTEGER", "seq"), ("region", "TEXT", "region"),
-               ("customer", "TEXT", "customer"), ("value_cents", "INTEGER", "cents"),
-               ("closed_at", "TEXT", "date"), ("channel", "TEXT", "channel"),
-               ("product_sku", "TEXT", "sku"), ("quantity", "INTEGER", "qty"),
-               ("discount", "REAL", "ratio"), ("status", "TEXT", "status"),
-               ("sales_rep", "TEXT", "person"), ("currency", "TEXT", "currency")],
-    "invoices": [("invoice_no", "TEXT", "invoice"), ("customer", "TEXT", "customer"),
-                 ("amount_cents", "INTEGER", "cents"), ("issued_at", "TEXT", "date"),
-                 ("status", "TEXT", "status"), ("due_days", "INTEGER", "qty"),
-                 ("tax_rate", "REAL", "ratio"), ("region", "TEXT", "region")],
-    "inventory": [("sku", "TEXT", "sku"), ("product", "TEXT", "word"),
-                  ("warehouse", "TEXT", "city"), ("qty_on_hand", "INTEGER", "qty"),
-                  ("unit_price", "REAL", "price"), ("counted_at", "TEXT", "date"),
-                  ("reorder_level", "INTEGER", "qty"), ("supplier", "TEXT", "customer")],
-    "shipments": [("shipment_id", "INTEGER", "seq"), ("origin", "TEXT", "city"),
-                  ("destination", "TEXT", "city"), ("weight_kg", "REAL", "price"),
-                  ("shipped_at", "TEXT", "datetime"), ("carrier", "TEXT", "customer"),
-                  ("status", "TEXT", "status"), ("cost_cents", "INTEGER", "cents")],
-    "tickets": [("ticket_id", "INTEGER", "seq"), ("opened_at", "TEXT", "datetime"),
-                ("severity", "INTEGER", "sev"), ("product", "TEXT", "word"),
-                ("summary", "TEXT", "phrase"), ("resolved", "INTEGER", "bool"),
-                ("assignee", "TEXT", "person"), ("region", "TEXT", "region")],
-    "sensor_readings": [("reading_id", "INTEGER", "seq"), ("device", "TEXT", "sku"),
-                        ("read_at", "TEXT", "datetime"), ("temperature", "REAL", "temp"),
-                        ("humidity", "REAL", "ratio"), ("battery", "REAL", "ratio"),
-                        ("site", "TEXT", "city")],
-    "employees": [("employee_id", "INTEGER", "seq"), ("name", "TEXT", "person"),
-                  ("department", "TEXT", "word"), ("city", "TEXT", "city"),
-                  ("hired_at", "TEXT", "date"), ("salary_cents", "INTEGER", "cents"),
-                  ("active", "INTEGER", "bool"), ("manager", "TEXT", "person")],
-    "payments": [("payment_id", "INTEGER", "seq"), ("invoice_no", "TEXT", "invoice"),
-                 ("paid_at", "TEXT", "date"), ("amount_cents", "INTEGER", "cents"),
-                 ("method", "TEXT", "channel"), ("currency", "TEXT", "currency")],
-    "experiments": [("run_id", "INTEGER", "seq"), ("variant", "TEXT", "word"),
-                    ("started_at", "TEXT", "datetime"), ("score", "REAL", "ratio"),
-                    ("samples", "INTEGER", "qty"), ("notes", "TEXT", "phrase"),
-                    ("owner", "TEXT", "person")],
+    "orders": [
+        ("order_id", "INTEGER", "seq"),
+        ("region", "TEXT", "region"),
+        ("customer", "TEXT", "customer"),
+        ("value_cents", "INTEGER", "cents"),
+        ("closed_at", "TEXT", "date"),
+        ("channel", "TEXT", "channel"),
+        ("product_sku", "TEXT", "sku"),
+        ("quantity", "INTEGER", "qty"),
+        ("discount", "REAL", "ratio"),
+        ("status", "TEXT", "status"),
+        ("sales_rep", "TEXT", "person"),
+        ("currency", "TEXT", "currency"),
+    ],
+    "invoices": [
+        ("invoice_no", "TEXT", "invoice"),
+        ("customer", "TEXT", "customer"),
+        ("amount_cents", "INTEGER", "cents"),
+        ("issued_at", "TEXT", "date"),
+        ("status", "TEXT", "status"),
+        ("due_days", "INTEGER", "qty"),
+        ("tax_rate", "REAL", "ratio"),
+        ("region", "TEXT", "region"),
+    ],
+    "inventory": [
+        ("sku", "TEXT", "sku"),
+        ("product", "TEXT", "word"),
+        ("warehouse", "TEXT", "city"),
+        ("qty_on_hand", "INTEGER", "qty"),
+        ("unit_price", "REAL", "price"),
+        ("counted_at", "TEXT", "date"),
+        ("reorder_level", "INTEGER", "qty"),
+        ("supplier", "TEXT", "customer"),
+    ],
+    "shipments": [
+        ("shipment_id", "INTEGER", "seq"),
+        ("origin", "TEXT", "city"),
+        ("destination", "TEXT", "city"),
+        ("weight_kg", "REAL", "price"),
+        ("shipped_at", "TEXT", "datetime"),
+        ("carrier", "TEXT", "customer"),
+        ("status", "TEXT", "status"),
+        ("cost_cents", "INTEGER", "cents"),
+    ],
+    "tickets": [
+        ("ticket_id", "INTEGER", "seq"),
+        ("opened_at", "TEXT", "datetime"),
+        ("severity", "INTEGER", "sev"),
+        ("product", "TEXT", "word"),
+        ("summary", "TEXT", "phrase"),
+        ("resolved", "INTEGER", "bool"),
+        ("assignee", "TEXT", "person"),
+        ("region", "TEXT", "region"),
+    ],
+    "sensor_readings": [
+        ("reading_id", "INTEGER", "seq"),
+        ("device", "TEXT", "sku"),
+        ("read_at", "TEXT", "datetime"),
+        ("temperature", "REAL", "temp"),
+        ("humidity", "REAL", "ratio"),
+        ("battery", "REAL", "ratio"),
+        ("site", "TEXT", "city"),
+    ],
+    "employees": [
+        ("employee_id", "INTEGER", "seq"),
+        ("name", "TEXT", "person"),
+        ("department", "TEXT", "word"),
+        ("city", "TEXT", "city"),
+        ("hired_at", "TEXT", "date"),
+        ("salary_cents", "INTEGER", "cents"),
+        ("active", "INTEGER", "bool"),
+        ("manager", "TEXT", "person"),
+    ],
+    "payments": [
+        ("payment_id", "INTEGER", "seq"),
+        ("invoice_no", "TEXT", "invoice"),
+        ("paid_at", "TEXT", "date"),
+        ("amount_cents", "INTEGER", "cents"),
+        ("method", "TEXT", "channel"),
+        ("currency", "TEXT", "currency"),
+    ],
+    "experiments": [
+        ("run_id", "INTEGER", "seq"),
+        ("variant", "TEXT", "word"),
+        ("started_at", "TEXT", "datetime"),
+        ("score", "REAL", "ratio"),
+        ("samples", "INTEGER", "qty"),
+        ("notes", "TEXT", "phrase"),
+        ("owner", "TEXT", "person"),
+    ],
 }
 
 
@@ -77,17 +130,25 @@ class ColumnGen:
         if key == "region":
             return r.choices(REGIONS, REGION_W, k=n)
         if key in ("customer", "person", "city", "word", "channel", "status", "currency"):
-            pool = {"customer": self.customers, "person": self.people, "city": CITIES,
-                    "word": self.v.idents, "channel": CHANNELS, "status": STATUSES,
-                    "currency": ["BRL", "EUR", "USD"]}[key]
+            pool = {
+                "customer": self.customers,
+                "person": self.people,
+                "city": CITIES,
+                "word": self.v.idents,
+                "channel": CHANNELS,
+                "status": STATUSES,
+                "currency": ["BRL", "EUR", "USD"],
+            }[key]
             return [pool[int(len(pool) * r.random() ** 2)] for _ in range(n)]
         if key == "cents":
             return [int(r.lognormvariate(9.5, 1.1)) for _ in range(n)]
         if key == "date":
             return r.choices(self.dates, k=n)
         if key == "datetime":
-            return [f"{d}T{r.randrange(24):02d}:{r.randrange(60):02d}:00"
-                    for d in r.choices(self.dates, k=n)]
+            return [
+                f"{d}T{r.randrange(24):02d}:{r.randrange(60):02d}:00"
+                for d in r.choices(self.dates, k=n)
+            ]
         if key == "sku":
             return [f"SKU-{r.randint(10000, 99999)}" for _ in range(n)]
         if key == "invoice":
@@ -198,5 +259,7 @@ def dataset_summary(title: str, tables: list[dict], topics: list[str]) -> str:
     total = sum(t["rows"] for t in tables)
     names = ", ".join(t["name"] for t in tables)
     cols = ", ".join(c for c, _, _ in tables[0]["columns"][1:4])
-    return clip(f"{title}: {total} rows in {names}, with {cols}; "
-                 f"used for {topics[0]} and {topics[1]} analysis.")
+    return clip(
+        f"{title}: {total} rows in {names}, with {cols}; "
+        f"used for {topics[0]} and {topics[1]} analysis."
+    )

@@ -101,8 +101,16 @@ def _new_branch(rng, v, parent: Branch, level: int, top: int, name: str | None) 
         slug, n = f"{base}-{n}", n + 1
     parent.used.add(slug)
     folder = f"{parent.folder}{slug}/"
-    b = Branch(id=f"{folder}_index", folder=folder, title=title, summary=summary,
-               level=level, top=top, topics=topics, tags=tags)
+    b = Branch(
+        id=f"{folder}_index",
+        folder=folder,
+        title=title,
+        summary=summary,
+        level=level,
+        top=top,
+        topics=topics,
+        tags=tags,
+    )
     parent.subs.append(b)
     return b
 
@@ -111,8 +119,7 @@ def plan_branches(rng: random.Random, v: Vocab, nodes: int) -> tuple[Branch, lis
     """Root plus three levels of branches; returns (root, the other branches in DFS order)."""
     n_top, r = _fan_out(nodes)
     lo, hi = max(1, math.floor(r * 0.6)), max(1, math.ceil(r * 1.4))
-    root = Branch(id="_index", folder="", title="", summary="", level=0, top=-1,
-                  topics=[], tags=[])
+    root = Branch(id="_index", folder="", title="", summary="", level=0, top=-1, topics=[], tags=[])
     names = rng.sample(TOP_BRANCHES, n_top) if n_top <= len(TOP_BRANCHES) else None
     ordered: list[Branch] = []
     for t in range(n_top):
@@ -126,8 +133,9 @@ def plan_branches(rng: random.Random, v: Vocab, nodes: int) -> tuple[Branch, lis
     return root, ordered
 
 
-def allocate_leaves(rng: random.Random, root: Branch, branches: list[Branch],
-                    n_leaves: int) -> list[int]:
+def allocate_leaves(
+    rng: random.Random, root: Branch, branches: list[Branch], n_leaves: int
+) -> list[int]:
     """Leaf count per branch (root first): deeper branches hold more."""
     n_root = min(3, n_leaves // 50)
     rest = n_leaves - n_root
@@ -140,17 +148,47 @@ def allocate_leaves(rng: random.Random, root: Branch, branches: list[Branch],
     return [n_root] + counts
 
 
-_EVENT_KINDS_EN = ["review", "kickoff", "release", "meeting", "decision", "incident",
-                   "workshop", "audit", "launch", "retrospective"]
+_EVENT_KINDS_EN = [
+    "review",
+    "kickoff",
+    "release",
+    "meeting",
+    "decision",
+    "incident",
+    "workshop",
+    "audit",
+    "launch",
+    "retrospective",
+]
 _EVENT_KINDS_PT = ["Reunião", "Lançamento", "Decisão", "Revisão", "Oficina", "Auditoria"]
 
 
-ORG_SUFFIX = ["Labs", "Ltda", "Logística", "Systems", "Group", "Cooperativa", "Holdings",
-               "Partners", "Indústria", "Works"]
+ORG_SUFFIX = [
+    "Labs",
+    "Ltda",
+    "Logística",
+    "Systems",
+    "Group",
+    "Cooperativa",
+    "Holdings",
+    "Partners",
+    "Indústria",
+    "Works",
+]
 
 
-_ROLES = ["analyst", "engineer", "account manager", "researcher", "coordinator",
-          "designer", "auditor", "lawyer", "operator", "director"]
+_ROLES = [
+    "analyst",
+    "engineer",
+    "account manager",
+    "researcher",
+    "coordinator",
+    "designer",
+    "auditor",
+    "lawyer",
+    "operator",
+    "director",
+]
 
 
 def _entity_title(rng: random.Random, v: Vocab, kind: str, topics: list[str]):
@@ -158,18 +196,24 @@ def _entity_title(rng: random.Random, v: Vocab, kind: str, topics: list[str]):
         first, last = rng.choice(FIRST_NAMES), rng.choice(LAST_NAMES)
         title = f"{first} {last}"
         aliases = [f"{first[0]}. {last}"] if rng.random() < 0.5 else []
-        summary = (f"{cap(rng.choice(_ROLES))} working on {topics[0]} and {topics[1]}; "
-                   f"based in {rng.choice(CITIES)} and reachable for {topics[2]} questions.")
+        summary = (
+            f"{cap(rng.choice(_ROLES))} working on {topics[0]} and {topics[1]}; "
+            f"based in {rng.choice(CITIES)} and reachable for {topics[2]} questions."
+        )
     elif kind == "organization":
         title = f"{rng.choice(v.proper)} {rng.choice(ORG_SUFFIX)}"
         aliases = ["".join(p[0] for p in title.split()).upper()] if rng.random() < 0.5 else []
-        summary = (f"Organization that supplies {topics[0]} and {topics[1]}; main "
-                   f"counterpart for {topics[2]} in {rng.choice(CITIES)}.")
+        summary = (
+            f"Organization that supplies {topics[0]} and {topics[1]}; main "
+            f"counterpart for {topics[2]} in {rng.choice(CITIES)}."
+        )
     elif kind == "product":
         title = f"{rng.choice(v.proper)} {rng.choice('XSRTM')}{rng.randint(10, 990)}"
         aliases = [title.split()[0].lower()] if rng.random() < 0.4 else []
-        summary = (f"Product line for {topics[0]} {topics[1]}; current version "
-                   f"{rng.randint(1, 9)}.{rng.randint(0, 20)} with {topics[2]} support.")
+        summary = (
+            f"Product line for {topics[0]} {topics[1]}; current version "
+            f"{rng.randint(1, 9)}.{rng.randint(0, 20)} with {topics[2]} support."
+        )
     elif kind == "place":
         site = rng.choice(["warehouse", "plant", "office", "depot", "lab"])
         title = f"{rng.choice(CITIES)} {site}"
@@ -193,31 +237,42 @@ def _leaf_title(rng: random.Random, ltype: str, lang: str, t: list[str], when: i
             "event": [f"{rng.choice(_EVENT_KINDS_PT)} de {a} — {day(when)}"],
             "dataset": [f"{cap(a)} {b} {year}"],
         }
-        summ = [f"Registro de {a} e {b} com pontos sobre {c} e {d}.",
-                f"{cap(a)}: {b}, {c} e {d} para a equipe, com dados de {year}."]
+        summ = [
+            f"Registro de {a} e {b} com pontos sobre {c} e {d}.",
+            f"{cap(a)}: {b}, {c} e {d} para a equipe, com dados de {year}.",
+        ]
     else:
         table = {
-            "note": [f"{cap(a)} {b} notes", f"Notes on {a} {b}", f"{cap(a)} and {b}",
-                     f"Working notes: {a} {b}", f"{cap(a)} follow-up"],
-            "document": [f"{cap(a)} {b} report", f"{cap(a)} {b} specification",
-                         f"{cap(a)} {b} handbook", f"Proposal for {a} {b}",
-                         f"{cap(a)} {b} review {year}", f"{cap(a)} {b} guidelines"],
-            "concept": [f"{cap(a)} {b}", cap(a), f"{cap(a)} {b} model",
-                        f"{cap(a)} principle"],
+            "note": [
+                f"{cap(a)} {b} notes",
+                f"Notes on {a} {b}",
+                f"{cap(a)} and {b}",
+                f"Working notes: {a} {b}",
+                f"{cap(a)} follow-up",
+            ],
+            "document": [
+                f"{cap(a)} {b} report",
+                f"{cap(a)} {b} specification",
+                f"{cap(a)} {b} handbook",
+                f"Proposal for {a} {b}",
+                f"{cap(a)} {b} review {year}",
+                f"{cap(a)} {b} guidelines",
+            ],
+            "concept": [f"{cap(a)} {b}", cap(a), f"{cap(a)} {b} model", f"{cap(a)} principle"],
             "event": [f"{cap(a)} {b} {rng.choice(_EVENT_KINDS_EN)} — {day(when)}"],
-            "dataset": [f"{cap(a)} {b} {year}", f"{cap(a)} {b} ledger",
-                        f"{cap(a)} metrics"],
+            "dataset": [f"{cap(a)} {b} {year}", f"{cap(a)} {b} ledger", f"{cap(a)} metrics"],
         }
-        summ = [f"Working notes on {a} and {b}, with open points about {c} and {d}.",
-                f"Covers {a}, {b} and {c}; includes figures for {year} and advice on {d}.",
-                f"How {a} relates to {b} and {c}, and what changes for {d}.",
-                f"{cap(a)} {b} in practice: {c} first, then {d}, with the numbers from {year}."]
+        summ = [
+            f"Working notes on {a} and {b}, with open points about {c} and {d}.",
+            f"Covers {a}, {b} and {c}; includes figures for {year} and advice on {d}.",
+            f"How {a} relates to {b} and {c}, and what changes for {d}.",
+            f"{cap(a)} {b} in practice: {c} first, then {d}, with the numbers from {year}.",
+        ]
     title = rng.choice(table[ltype])
     return title, rng.choice(summ)
 
 
-def make_leaf(rng: random.Random, v: Vocab, br: Branch, ltype: str, created: int,
-              top: int) -> Leaf:
+def make_leaf(rng: random.Random, v: Vocab, br: Branch, ltype: str, created: int, top: int) -> Leaf:
     lang = "pt" if rng.random() < 0.15 else "en"
     pool = v.pt_topics if lang == "pt" else v.en_topics
     own = [rng.choice(pool) for _ in range(rng.randint(2, 4))]
@@ -236,23 +291,42 @@ def make_leaf(rng: random.Random, v: Vocab, br: Branch, ltype: str, created: int
             aliases = ["".join(w[0] for w in words).upper()] if len(words) > 1 else []
             if rng.random() < 0.5:
                 aliases.append(f"{topics[0]} {topics[-1]}")
-    tags = list(dict.fromkeys(rng.sample(br.tags, min(len(br.tags), rng.randint(0, 2))) +
-                              rng.sample(TAG_VOCAB, rng.randint(1, 2))))[:4]
+    tags = list(
+        dict.fromkeys(
+            rng.sample(br.tags, min(len(br.tags), rng.randint(0, 2)))
+            + rng.sample(TAG_VOCAB, rng.randint(1, 2))
+        )
+    )[:4]
     slug = slugify(title)
     base, n = slug, 2
     while slug in br.used:
         slug, n = f"{base}-{n}", n + 1
     br.used.add(slug)
-    updated = created if rng.random() < 0.4 else created + rng.randint(
-        0, max(0, min(400, DATE_START + DATE_SPAN - created)))
-    return Leaf(id=f"{br.folder}{slug}", type=ltype, title=title, summary=clip(summary),
-                created=created, updated=updated, lang=lang, topics=topics, tags=tags,
-                aliases=list(dict.fromkeys(a for a in aliases if a)), top=top,
-                source=weighted(rng, SOURCES), entity_kind=kind)
+    updated = (
+        created
+        if rng.random() < 0.4
+        else created + rng.randint(0, max(0, min(400, DATE_START + DATE_SPAN - created)))
+    )
+    return Leaf(
+        id=f"{br.folder}{slug}",
+        type=ltype,
+        title=title,
+        summary=clip(summary),
+        created=created,
+        updated=updated,
+        lang=lang,
+        topics=topics,
+        tags=tags,
+        aliases=list(dict.fromkeys(a for a in aliases if a)),
+        top=top,
+        source=weighted(rng, SOURCES),
+        entity_kind=kind,
+    )
 
 
-def plan_leaves(rng: random.Random, v: Vocab, root: Branch, branches: list[Branch],
-                n_leaves: int) -> list[Leaf]:
+def plan_leaves(
+    rng: random.Random, v: Vocab, root: Branch, branches: list[Branch], n_leaves: int
+) -> list[Leaf]:
     """Create every leaf's metadata; dataset leaves are chosen up front (~2%)."""
     counts = allocate_leaves(rng, root, branches, n_leaves)
     n_data = max(1, round(n_leaves * 0.02))
@@ -272,8 +346,9 @@ def date_branches(rng: random.Random, root: Branch, branches: list[Branch]) -> N
     """Branches are planted before their children; the last plant re-renders the index."""
     for b in reversed(branches):
         child = [x.created for x in b.leaves] + [s.created for s in b.subs]
-        b.created = (min(child) if child else DATE_START + rng.randrange(DATE_SPAN)) - \
-            rng.randint(0, 20)
+        b.created = (min(child) if child else DATE_START + rng.randrange(DATE_SPAN)) - rng.randint(
+            0, 20
+        )
         b.created = max(DATE_START - 30, b.created)
         b.updated = max([b.created] + child)
     child = [x.created for x in root.leaves] + [s.created for s in root.subs]
@@ -319,13 +394,20 @@ def _pick_target(rng, rel: str, leaf: Leaf, leaves: list[Leaf], pools: Pools) ->
 
 _REL_NAMES = [r for r, _ in REL_WEIGHTS]
 _REL_CUM = [sum(w for _, w in REL_WEIGHTS[: i + 1]) for i in range(len(REL_WEIGHTS))]
-_LINK_NOTES = ["same figures, different period", "context for the decision",
-               "source of the numbers", "see the appendix", "older draft",
-               "cited in the summary", "proposed during review"]
+_LINK_NOTES = [
+    "same figures, different period",
+    "context for the decision",
+    "source of the numbers",
+    "see the appendix",
+    "older draft",
+    "cited in the summary",
+    "proposed during review",
+]
 
 
-def make_links(rng: random.Random, leaf: Leaf, leaves: list[Leaf], pools: Pools,
-               degree: dict[str, int]) -> None:
+def make_links(
+    rng: random.Random, leaf: Leaf, leaves: list[Leaf], pools: Pools, degree: dict[str, int]
+) -> None:
     """0-8 typed links, unique per (rel, target), never to the node itself."""
     want = rng.choices(range(9), LINK_COUNT_WEIGHTS)[0]
     seen: set[tuple[str, str]] = set()

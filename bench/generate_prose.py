@@ -13,15 +13,25 @@ from bench.generate_words import DATE_SPAN, DATE_START, HEADINGS_EN, HEADINGS_PT
 
 _LEN_WEIGHTS = [1, 2, 3, 5, 6, 8, 9, 10, 10, 10, 9, 8, 7, 6, 5, 4, 3, 3, 2, 2, 1, 1, 1]
 _LEN_TABLE = [n for n, w in enumerate(_LEN_WEIGHTS, start=4) for _ in range(w)]
-_CODE_FORMATS = ["INV-{y}-{n4}", "SKU-{n5}", "PO-{n6}", "TCK-{n5}", "CTR-{y}-{n3}",
-                 "NF-{n4}", "REQ-{n4}"]
+_CODE_FORMATS = [
+    "INV-{y}-{n4}",
+    "SKU-{n5}",
+    "PO-{n6}",
+    "TCK-{n5}",
+    "CTR-{y}-{n3}",
+    "NF-{n4}",
+    "REQ-{n4}",
+]
 
 
 def make_code(rng: random.Random) -> str:
     return rng.choice(_CODE_FORMATS).format(
-        y=rng.randint(2019, 2026), n3=f"{rng.randint(1, 999):03d}",
-        n4=f"{rng.randint(1, 9999):04d}", n5=rng.randint(10000, 99999),
-        n6=rng.randint(100000, 999999))
+        y=rng.randint(2019, 2026),
+        n3=f"{rng.randint(1, 999):03d}",
+        n4=f"{rng.randint(1, 9999):04d}",
+        n5=rng.randint(10000, 99999),
+        n6=rng.randint(100000, 999999),
+    )
 
 
 class Prose:
@@ -71,12 +81,16 @@ class Prose:
         a, b, c, d = (r.choice(ids) for _ in range(4))
         lang = r.choice(["python", "sql", "bash", "json", "yaml"])
         if lang == "python":
-            code = (f"def {a}_{b}({c}, {d}=None):\n    total = 0\n    for row in {c}:\n"
-                    f"        total += row.get(\"{d}\", {r.randint(0, 9)})\n    return total")
+            code = (
+                f"def {a}_{b}({c}, {d}=None):\n    total = 0\n    for row in {c}:\n"
+                f'        total += row.get("{d}", {r.randint(0, 9)})\n    return total'
+            )
         elif lang == "sql":
-            code = (f"SELECT {a}, SUM({b}) AS total\nFROM {c}_{d}\n"
-                    f"WHERE {d} >= '{day(DATE_START + r.randrange(DATE_SPAN))}'\n"
-                    f"GROUP BY {a}\nORDER BY total DESC;")
+            code = (
+                f"SELECT {a}, SUM({b}) AS total\nFROM {c}_{d}\n"
+                f"WHERE {d} >= '{day(DATE_START + r.randrange(DATE_SPAN))}'\n"
+                f"GROUP BY {a}\nORDER BY total DESC;"
+            )
         elif lang == "bash":
             code = f"./scripts/{a}-{b}.sh --{c} {r.randint(1, 500)} --{d} {r.choice(ids)}"
         elif lang == "json":
@@ -89,8 +103,11 @@ class Prose:
         r = self.rng
         if r.random() < 0.6:
             return r.choice(HEADINGS_PT if lang == "pt" else HEADINGS_EN)
-        return f"{cap(r.choice(topics))} {r.choice(self.v.en_nouns)}" if lang == "en" \
+        return (
+            f"{cap(r.choice(topics))} {r.choice(self.v.en_nouns)}"
+            if lang == "en"
             else f"{cap(r.choice(topics))} e {r.choice(topics)}"
+        )
 
     def body(self, leaf: Leaf, inserts: list[str], words: int) -> str:
         """H1, an intro, 2-8 H2/H3 sections of paragraphs, lists and maybe code."""

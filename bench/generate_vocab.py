@@ -42,8 +42,16 @@ def _verb_forms(v: str) -> list[tuple[str, float]]:
         ed, ing, er, able = v[:-1] + "ied", v + "ing", v[:-1] + "ier", v[:-1] + "iable"
     else:
         ed, ing, er, able = stem + "ed", stem + "ing", stem + "er", v + "able"
-    return [(v, 1.0), (_plural(v), 1.8), (ed, 2.0), (ing, 2.4), (er, 5.0),
-            (_plural(er), 7.0), (able, 9.0), (v + "ment", 12.0)]
+    return [
+        (v, 1.0),
+        (_plural(v), 1.8),
+        (ed, 2.0),
+        (ing, 2.4),
+        (er, 5.0),
+        (_plural(er), 7.0),
+        (able, 9.0),
+        (v + "ment", 12.0),
+    ]
 
 
 def _adj_forms(a: str) -> list[tuple[str, float]]:
@@ -123,8 +131,11 @@ def _zipf_table(ranked: list[str]) -> list[str]:
 
 def _english_scored(r: random.Random, proper: list[str]) -> list[tuple[float, str]]:
     scored: list[tuple[float, str]] = []
-    roots = [("n", w) for w in EN_NOUNS] + [("v", w) for w in EN_VERBS] + \
-            [("a", w) for w in EN_ADJECTIVES]
+    roots = (
+        [("n", w) for w in EN_NOUNS]
+        + [("v", w) for w in EN_VERBS]
+        + [("a", w) for w in EN_ADJECTIVES]
+    )
     r.shuffle(roots)
     for rank, (kind, root) in enumerate(roots, start=1):
         if kind == "n":
@@ -179,12 +190,19 @@ def vocab() -> Vocab:
     proper = _syllable_names(r, 3000)
     en_ranked = _rank_scored(_english_scored(r, proper), EN_FUNCTION)
     pt_ranked = _rank_scored(_portuguese_scored(r, proper), PT_FUNCTION)
-    en_topics = [w for n in EN_NOUNS for w in (n, _plural(n))] + list(EN_ADJECTIVES) + \
-        [f for v in EN_VERBS for f, pen in _verb_forms(v) if 1.5 < pen < 3]
+    en_topics = (
+        [w for n in EN_NOUNS for w in (n, _plural(n))]
+        + list(EN_ADJECTIVES)
+        + [f for v in EN_VERBS for f, pen in _verb_forms(v) if 1.5 < pen < 3]
+    )
     pt_topics = list(PT_WORDS) + [st + suf for st in PT_STEMS for suf in ("ação", "amento")]
     idents = sorted({w for w in EN_NOUNS + EN_VERBS if w.isascii()})
     return Vocab(
-        en_table=_zipf_table(en_ranked), pt_table=_zipf_table(pt_ranked),
-        en_topics=list(dict.fromkeys(en_topics)), pt_topics=list(dict.fromkeys(pt_topics)),
-        en_nouns=list(EN_NOUNS), idents=idents, proper=proper,
+        en_table=_zipf_table(en_ranked),
+        pt_table=_zipf_table(pt_ranked),
+        en_topics=list(dict.fromkeys(en_topics)),
+        pt_topics=list(dict.fromkeys(pt_topics)),
+        en_nouns=list(EN_NOUNS),
+        idents=idents,
+        proper=proper,
     )

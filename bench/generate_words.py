@@ -131,16 +131,45 @@ audit cobr compens concili declar desenvolv embal estoc financ homolog implant i
 invent licenci liquid lanç mapp medi notific orç parcel port public reclam reembols
 renov rescind revis sinaliz suport transport tribut vend""".split()
 
-PT_SUFFIXES = [("ar", 1.0), ("ação", 1.2), ("ações", 2.0), ("ado", 1.5), ("ada", 2.0),
-               ("ados", 3.0), ("ando", 2.5), ("ador", 4.0), ("adores", 6.0), ("ou", 2.0),
-               ("aram", 4.0), ("ará", 5.0), ("ável", 6.0), ("amento", 3.0),
-               ("amentos", 5.0), ("aríamos", 20.0)]
+PT_SUFFIXES = [
+    ("ar", 1.0),
+    ("ação", 1.2),
+    ("ações", 2.0),
+    ("ado", 1.5),
+    ("ada", 2.0),
+    ("ados", 3.0),
+    ("ando", 2.5),
+    ("ador", 4.0),
+    ("adores", 6.0),
+    ("ou", 2.0),
+    ("aram", 4.0),
+    ("ará", 5.0),
+    ("ável", 6.0),
+    ("amento", 3.0),
+    ("amentos", 5.0),
+    ("aríamos", 20.0),
+]
 
 EN_NOUN_PREFIXES = ["sub", "co", "micro", "multi", "non", "inter"]
 EN_VERB_PREFIXES = ["re", "pre", "un", "over", "mis", "co"]
 EN_ADJ_PREFIXES = ["un", "non", "semi"]
-DOUBLING = {"plan", "ship", "commit", "log", "tag", "map", "wrap", "scan", "submit",
-            "label", "program", "model", "travel", "cancel", "signal"}
+DOUBLING = {
+    "plan",
+    "ship",
+    "commit",
+    "log",
+    "tag",
+    "map",
+    "wrap",
+    "scan",
+    "submit",
+    "label",
+    "program",
+    "model",
+    "travel",
+    "cancel",
+    "signal",
+}
 
 FIRST_NAMES = """Ana João Maria José Antônio Francisca Luís Márcia Inês Sebastião Ângela
 Débora Fábio Letícia Mônica Otávio Patrícia Rogério Sérgio Tânia Vinícius Conceição Lúcia
@@ -162,10 +191,28 @@ Coimbra Braga Madrid Lyon Hamburg Rotterdam Antwerp Dublin Toronto Denver Austin
 Nairobi Lagos Accra Santiago Lima Bogotá Montevideo Quito""".split()
 CITIES = [c.replace("-", " ") for c in CITIES]
 
-TOP_BRANCHES = ["finance", "sales", "engineering", "research", "operations", "legal",
-                "marketing", "people", "clients", "products", "support", "security", "data",
-                "infrastructure", "design", "partners", "compliance", "logistics",
-                "procurement", "strategy"]
+TOP_BRANCHES = [
+    "finance",
+    "sales",
+    "engineering",
+    "research",
+    "operations",
+    "legal",
+    "marketing",
+    "people",
+    "clients",
+    "products",
+    "support",
+    "security",
+    "data",
+    "infrastructure",
+    "design",
+    "partners",
+    "compliance",
+    "logistics",
+    "procurement",
+    "strategy",
+]
 
 TAG_VOCAB = """finance sales engineering research operations legal marketing hr clients
 products support security data infra design partners compliance logistics procurement
@@ -181,20 +228,28 @@ HEADINGS_EN = """Background|Context|Scope|Goals|Findings|Decisions|Open question
 |Risks|Timeline|Approach|Results|Lessons learned|Dependencies|Budget|Stakeholders|Methodology
 |Summary of changes|Appendix|References|Assumptions|Constraints|Action items|Discussion
 |Recommendations|Implementation|Rollout plan|Metrics|Costs|Alternatives considered""".replace(
-    "\n", "").split("|")
+    "\n", ""
+).split("|")
 
 HEADINGS_PT = """Contexto|Objetivos|Decisões|Próximos passos|Riscos|Cronograma|Resultados
 |Pendências|Histórico|Referências|Análise|Conclusões|Premissas|Escopo|Custos|Discussão
 |Recomendações|Implantação|Indicadores|Alternativas avaliadas""".replace("\n", "").split("|")
 
-TYPE_WEIGHTS = [("note", 34), ("document", 22), ("concept", 12), ("event", 15),
-                ("entity", 17)]
-ENTITY_KINDS = [("person", 40), ("organization", 25), ("product", 18), ("place", 10),
-                ("other", 7)]
+TYPE_WEIGHTS = [("note", 34), ("document", 22), ("concept", 12), ("event", 15), ("entity", 17)]
+ENTITY_KINDS = [("person", 40), ("organization", 25), ("product", 18), ("place", 10), ("other", 7)]
 LINK_COUNT_WEIGHTS = [15, 25, 25, 15, 9, 5, 3, 2, 1]  # 0..8 links, mean ~2.2
-REL_WEIGHTS = [("related-to", 30), ("part-of", 12), ("mentioned-in", 9), ("author", 8),
-               ("compared-with", 6), ("derived-from", 10), ("same-as", 2),
-               ("discovered-shortcut", 5), ("succeeds", 11), ("supersedes", 7)]
+REL_WEIGHTS = [
+    ("related-to", 30),
+    ("part-of", 12),
+    ("mentioned-in", 9),
+    ("author", 8),
+    ("compared-with", 6),
+    ("derived-from", 10),
+    ("same-as", 2),
+    ("discovered-shortcut", 5),
+    ("succeeds", 11),
+    ("supersedes", 7),
+]
 SOURCES = [("manual", 40), ("ingest", 30), ("agent", 30)]
 
 TYPE_TABLE = [
@@ -202,13 +257,21 @@ TYPE_TABLE = [
     ("note", "free text (default leaf)", "—", "pick"),
     ("document", "converted PDF/DOCX/etc.", "original in `_assets/` (optional)", "pick"),
     ("dataset", "tabular data", "sibling SQLite `.db`", "query"),
-    ("entity", "person/org/product/place; requires `entity_kind` (person, organization, "
-               "product, place, other)", "—", "pick"),
+    (
+        "entity",
+        "person/org/product/place; requires `entity_kind` (person, organization, "
+        "product, place, other)",
+        "—",
+        "pick",
+    ),
     ("concept", "definition or term", "—", "pick"),
-    ("event", "something that happened on a date (a meeting, a decision, a release)", "—",
-     "pick"),
-    ("media", "image or audio with a textual description/transcript body",
-     "original in `_assets/`", "pick"),
+    ("event", "something that happened on a date (a meeting, a decision, a release)", "—", "pick"),
+    (
+        "media",
+        "image or audio with a textual description/transcript body",
+        "original in `_assets/`",
+        "pick",
+    ),
 ]
 REL_TABLE = [
     ("part-of", "contains", "logical hierarchy (not folders)"),

@@ -33,8 +33,14 @@ from monkeyllm import Vine
 
 from .run import check, ensure_forest, forest_parser, summary, timed
 
-TARGETS = {"prune": 30.0, "transplant (fixed part)": 30.0, "transplant per backlink": 3.0,
-           "history": 25.0, "calendar": 10.0, "coverage": 10.0}
+TARGETS = {
+    "prune": 30.0,
+    "transplant (fixed part)": 30.0,
+    "transplant per backlink": 3.0,
+    "history": 25.0,
+    "calendar": 10.0,
+    "coverage": 10.0,
+}
 BUCKETS = ((0, 0), (1, 3), (4, 10), (11, 10**9))
 
 
@@ -52,26 +58,40 @@ def bench(root: Path, rounds: int, seed: int) -> dict[str, Any]:
     """Every figure, on a scratch copy of ``root`` (a git-backed forest)."""
     scratch = root.with_name(root.name + "-lifecycle-scratch")
     shutil.rmtree(scratch, ignore_errors=True)
-    shutil.copytree(root, scratch, ignore=shutil.ignore_patterns("_derived", ".vine.lock"),
-                    symlinks=True)
+    shutil.copytree(
+        root, scratch, ignore=shutil.ignore_patterns("_derived", ".vine.lock"), symlinks=True
+    )
     rng = random.Random(seed)
-    samples: dict[str, list[float]] = {k: [] for k in (
-        "plant (reference)", "prune", "prune --force", "transplant")}
+    samples: dict[str, list[float]] = {
+        k: [] for k in ("plant (reference)", "prune", "prune --force", "transplant")
+    }
     moves: list[tuple[int, float]] = []
     forced_links: list[int] = []
     with Vine(scratch) as vine:
         conn = vine._forest.catalog.conn
-        branches = [r[0] for r in conn.execute(
-            "SELECT id FROM nodes WHERE kind = 'branch' AND id != '_index' ORDER BY id")]
-        free = [r[0] for r in conn.execute(
-            "SELECT id FROM nodes n WHERE kind = 'banana' AND type != 'dataset' "
-            "AND id NOT LIKE '\\_meta/%' ESCAPE '\\' "
-            "AND NOT EXISTS (SELECT 1 FROM edges e WHERE e.dst = n.id AND e.src != n.id) "
-            "ORDER BY id")]
-        linked = [r[0] for r in conn.execute(
-            "SELECT id FROM nodes n WHERE kind = 'banana' AND type != 'dataset' "
-            "AND EXISTS (SELECT 1 FROM edges e WHERE e.dst = n.id AND e.src != n.id) "
-            "ORDER BY id")]
+        branches = [
+            r[0]
+            for r in conn.execute(
+                "SELECT id FROM nodes WHERE kind = 'branch' AND id != '_index' ORDER BY id"
+            )
+        ]
+        free = [
+            r[0]
+            for r in conn.execute(
+                "SELECT id FROM nodes n WHERE kind = 'banana' AND type != 'dataset' "
+                "AND id NOT LIKE '\\_meta/%' ESCAPE '\\' "
+                "AND NOT EXISTS (SELECT 1 FROM edges e WHERE e.dst = n.id AND e.src != n.id) "
+                "ORDER BY id"
+            )
+        ]
+        linked = [
+            r[0]
+            for r in conn.execute(
+                "SELECT id FROM nodes n WHERE kind = 'banana' AND type != 'dataset' "
+                "AND EXISTS (SELECT 1 FROM edges e WHERE e.dst = n.id AND e.src != n.id) "
+                "ORDER BY id"
+            )
+        ]
         leaves = free + linked
         rng.shuffle(free)
         rng.shuffle(linked)
@@ -88,33 +108,44 @@ def bench(root: Path, rounds: int, seed: int) -> dict[str, Any]:
 
         def plant(i: int) -> Any:
             branch = rng.choice(branches)
-            return vine.plant({"id": f"{branch[:-len('_index')]}bench-life-{i}",
-                               "type": "note", "parent": branch, "title": f"Bench {i}",
-                               "summary": f"A note planted by the lifecycle benchmark, {i}."})
+            return vine.plant(
+                {
+                    "id": f"{branch[: -len('_index')]}bench-life-{i}",
+                    "type": "note",
+                    "parent": branch,
+                    "title": f"Bench {i}",
+                    "summary": f"A note planted by the lifecycle benchmark, {i}.",
+                }
+            )
 
         moved: list[str] = []
         plans: list[tuple[str, Callable[[int], Any]]] = [
             ("plant (reference)", plant),
             ("prune", lambda i: vine.prune(pick(free))),
             ("prune --force", lambda i: vine.prune(pick(linked), force=True)),
-            ("transplant", lambda i: vine.transplant(
-                (node := pick(leaves)), rng.choice(branches)[:-len("_index")]
-                + node.rsplit("/", 1)[-1] + f"-m{i}")),
+            (
+                "transplant",
+                lambda i: vine.transplant(
+                    (node := pick(leaves)),
+                    rng.choice(branches)[: -len("_index")] + node.rsplit("/", 1)[-1] + f"-m{i}",
+                ),
+            ),
         ]
         for i in range(rounds + 2):
             for name, fn in plans:
                 ms, out = timed(lambda fn=fn, i=i: fn(i))
                 check(out, name)
                 if i < 2:
-                    continue                      # warm-up rounds
+                    continue  # warm-up rounds
                 samples[name].append(ms)
                 if name == "transplant":
                     moves.append((out["backlinks_rewritten"], ms))
                     moved.append(out["new_id"])
                 elif name == "prune --force":
                     forced_links.append(out["backlinks_removed"])
-        reads = _reads(vine, scratch, rng, moved, [n for n in leaves if n not in used],
-                       branches, rounds)
+        reads = _reads(
+            vine, scratch, rng, moved, [n for n in leaves if n not in used], branches, rounds
+        )
     shutil.rmtree(scratch, ignore_errors=True)
     a, b = _line(moves)
     by_links = {}
@@ -129,30 +160,43 @@ def bench(root: Path, rounds: int, seed: int) -> dict[str, Any]:
     figures["transplant (fixed part)"] = round(a, 3)
     figures["transplant per backlink"] = round(b, 3)
     figures["transplant / plant (medians)"] = round(
-        statistics.median(samples["transplant"]) /
-        statistics.median(samples["plant (reference)"]), 2)
+        statistics.median(samples["transplant"]) / statistics.median(samples["plant (reference)"]),
+        2,
+    )
     figures["prune / plant (medians)"] = round(
-        statistics.median(samples["prune"]) / statistics.median(samples["plant (reference)"]),
-        2)
+        statistics.median(samples["prune"]) / statistics.median(samples["plant (reference)"]), 2
+    )
     figures["transplant backlinks (median, max)"] = [
-        statistics.median(n for n, _ in moves), max(n for n, _ in moves)]
+        statistics.median(n for n, _ in moves),
+        max(n for n, _ in moves),
+    ]
     figures.update(reads)
     return figures
 
 
-def _reads(vine: Vine, root: Path, rng: random.Random, moved: list[str],
-           untouched: list[str], branches: list[str], rounds: int) -> dict[str, Any]:
+def _reads(
+    vine: Vine,
+    root: Path,
+    rng: random.Random,
+    moved: list[str],
+    untouched: list[str],
+    branches: list[str],
+    rounds: int,
+) -> dict[str, Any]:
     """history, calendar and coverage, alternating, with ``git log`` beside history."""
     tops = [b for b in branches if b.count("/") == 1]
     plans: dict[str, Callable[[], Any]] = {
         "history (moved node)": lambda: vine.history(rng.choice(moved)),
         "history (untouched node)": lambda: vine.history(rng.choice(untouched)),
         "calendar (whole forest)": lambda: vine.calendar(
-            granularity=rng.choice(["day", "week", "month", "year"])),
+            granularity=rng.choice(["day", "week", "month", "year"])
+        ),
         "calendar (whole forest, windowed)": lambda: vine.calendar(
-            since="2025", until="2026-06", granularity=rng.choice(["day", "week", "month"])),
+            since="2025", until="2026-06", granularity=rng.choice(["day", "week", "month"])
+        ),
         "calendar (a branch)": lambda: vine.calendar(
-            scope=rng.choice(branches), granularity=rng.choice(["week", "month"])),
+            scope=rng.choice(branches), granularity=rng.choice(["week", "month"])
+        ),
         "coverage (whole forest)": lambda: vine.coverage(),
         "coverage (a top region)": lambda: vine.coverage(scope=rng.choice(tops)),
     }
@@ -166,19 +210,32 @@ def _reads(vine: Vine, root: Path, rng: random.Random, moved: list[str],
             check(result, name)
             out[name].append(ms)
         node = rng.choice(untouched)
-        git_log.append(timed(lambda n=node: subprocess.run(
-            ["git", "log", "--format=%H %s", "-n", "21", "--", n + ".md"], cwd=root,
-            capture_output=True, check=True))[0])
+        git_log.append(
+            timed(
+                lambda n=node: subprocess.run(
+                    ["git", "log", "--format=%H %s", "-n", "21", "--", n + ".md"],
+                    cwd=root,
+                    capture_output=True,
+                    check=True,
+                )
+            )[0]
+        )
     figures: dict[str, Any] = {name: summary(v) for name, v in out.items()}
     figures["history"] = summary(out["history (moved node)"] + out["history (untouched node)"])
-    figures["calendar"] = summary([ms for k, v in out.items() if k.startswith("calendar")
-                                   for ms in v])
-    figures["coverage"] = summary(out["coverage (whole forest)"] +
-                                  out["coverage (a top region)"])
+    figures["calendar"] = summary(
+        [ms for k, v in out.items() if k.startswith("calendar") for ms in v]
+    )
+    figures["coverage"] = summary(out["coverage (whole forest)"] + out["coverage (a top region)"])
     figures["git log -n 21 -- path, alone"] = summary(git_log)
-    figures["commits in the forest"] = int(subprocess.run(
-        ["git", "rev-list", "--count", "HEAD"], cwd=root, capture_output=True, text=True,
-        check=True).stdout)
+    figures["commits in the forest"] = int(
+        subprocess.run(
+            ["git", "rev-list", "--count", "HEAD"],
+            cwd=root,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+    )
     return figures
 
 
@@ -189,12 +246,16 @@ def render(figures: dict[str, Any]) -> str:
         if isinstance(value, dict) and "median" in value:
             read = name.startswith(("history", "calendar", "coverage"))
             target = TARGETS.get(name.split(" (")[0] if read else name)
-            lines.append(f"{name + ' (ms)':40} {value['median']:>10.3f} {value['p95']:>10.3f}"
-                         + (f"   <= {target:g}" if target else ""))
+            lines.append(
+                f"{name + ' (ms)':40} {value['median']:>10.3f} {value['p95']:>10.3f}"
+                + (f"   <= {target:g}" if target else "")
+            )
         elif isinstance(value, dict):
             for links, s in value.items():
-                lines.append(f"{'  transplant, ' + links + ' backlink(s) (ms)':40} "
-                             f"{s['median']:>10.3f} {s['p95']:>10.3f}   (n={s['n']})")
+                lines.append(
+                    f"{'  transplant, ' + links + ' backlink(s) (ms)':40} "
+                    f"{s['median']:>10.3f} {s['p95']:>10.3f}   (n={s['n']})"
+                )
         else:
             target = TARGETS.get(name)
             lines.append(f"{name:40} {value!s:>10}" + (f"   <= {target:g}" if target else ""))
@@ -207,8 +268,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=60, help="calls per figure")
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
     args = parser.parse_args(argv)
-    root = args.forest.resolve() if args.forest else ensure_forest(args.nodes, args.seed,
-                                                                   git=True)
+    root = args.forest.resolve() if args.forest else ensure_forest(args.nodes, args.seed, git=True)
     figures = bench(root, args.rounds, args.seed)
     print(json.dumps(figures, indent=2) if args.json else render(figures))
     return 0

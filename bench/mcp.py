@@ -42,10 +42,11 @@ def _arguments(root: Path, rounds: int, seed: int) -> list[tuple[str, dict[str, 
     return calls
 
 
-async def _timed_session(session: Any, calls: list[tuple[str, dict[str, Any]]]
-                         ) -> dict[str, list[float]]:
+async def _timed_session(
+    session: Any, calls: list[tuple[str, dict[str, Any]]]
+) -> dict[str, list[float]]:
     samples: dict[str, list[float]] = {"locate": [], "look": []}
-    for name, args in calls[:20]:                       # warm up: page cache, imports
+    for name, args in calls[:20]:  # warm up: page cache, imports
         await session.call_tool(name, args)
     for name, args in calls:
         start = time.perf_counter()
@@ -63,8 +64,7 @@ async def _stdio(root: Path) -> AsyncIterator[Any]:
         yield session
 
 
-def _in_process(root: Path, calls: list[tuple[str, dict[str, Any]]]
-                ) -> dict[str, list[float]]:
+def _in_process(root: Path, calls: list[tuple[str, dict[str, Any]]]) -> dict[str, list[float]]:
     samples: dict[str, list[float]] = {"locate": [], "look": []}
     with Vine(root, writable=False) as vine:
         for name, args in calls[:20]:
@@ -91,6 +91,7 @@ def measure(root: Path, rounds: int, seed: int) -> dict[str, dict[str, dict[str,
     out["stdio"] = {k: summary(v) for k, v in anyio.run(over_stdio).items()}
     log = Path("/tmp") / f"bench-mcp-{time.time_ns()}.log"
     with http_server("-f", str(root), "--readonly", stderr=log) as url:
+
         async def over_http() -> dict[str, list[float]]:
             async with http_session(url, checked=False) as session:
                 return await _timed_session(session, calls)
@@ -101,24 +102,28 @@ def measure(root: Path, rounds: int, seed: int) -> dict[str, dict[str, dict[str,
 
 
 def render(figures: dict[str, dict[str, dict[str, float]]]) -> str:
-    lines = ["| transport | locate median | locate p95 | look median | look p95 |",
-             "|---|---|---|---|---|"]
+    lines = [
+        "| transport | locate median | locate p95 | look median | look p95 |",
+        "|---|---|---|---|---|",
+    ]
     for transport, calls in figures.items():
-        lines.append(f"| {transport} | {calls['locate']['median']:.2f} ms | "
-                     f"{calls['locate']['p95']:.2f} ms | {calls['look']['median']:.2f} ms | "
-                     f"{calls['look']['p95']:.2f} ms |")
+        lines.append(
+            f"| {transport} | {calls['locate']['median']:.2f} ms | "
+            f"{calls['locate']['p95']:.2f} ms | {calls['look']['median']:.2f} ms | "
+            f"{calls['look']['p95']:.2f} ms |"
+        )
     return "\n".join(lines)
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.mcp", description=__doc__)
-    parser.add_argument("--forest", type=Path, default=None,
-                        help="the forest (default: the generated 10k forest)")
+    parser.add_argument(
+        "--forest", type=Path, default=None, help="the forest (default: the generated 10k forest)"
+    )
     parser.add_argument("--rounds", type=int, default=200, help="calls of each kind")
     parser.add_argument("--seed", type=int, default=7)
     args = parser.parse_args(argv)
-    root = args.forest or (DEFAULT_FOREST if DEFAULT_FOREST.exists()
-                           else ensure_forest(10000, 7))
+    root = args.forest or (DEFAULT_FOREST if DEFAULT_FOREST.exists() else ensure_forest(10000, 7))
     figures = measure(root.resolve(), args.rounds, args.seed)
     sys.stdout.write(f"{root} ({args.rounds} rounds of each call)\n{render(figures)}\n")
     return 0

@@ -22,15 +22,16 @@ import time
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
-CALLS = (("look", {"id": "sales/exchange-policy"}),
-         ("locate", {"query": "exchange deadline"}))
+CALLS = (("look", {"id": "sales/exchange-policy"}), ("locate", {"query": "exchange deadline"}))
 
 
 async def measure(vine: str, forest: str, rounds: int) -> dict[str, float]:
     """Median milliseconds per call of each of ``CALLS``, after five warm-up calls."""
     params = StdioServerParameters(
-        command=vine, args=["serve", "--readonly", "-f", forest],
-        env={"VINE_WATCH": "0", "PATH": os.environ.get("PATH", "/usr/bin:/bin")})
+        command=vine,
+        args=["serve", "--readonly", "-f", forest],
+        env={"VINE_WATCH": "0", "PATH": os.environ.get("PATH", "/usr/bin:/bin")},
+    )
     figures = {}
     async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
         await session.initialize()
@@ -50,8 +51,11 @@ async def measure(vine: str, forest: str, rounds: int) -> dict[str, float]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--vine", default="vine", help="the vine executable to serve")
-    parser.add_argument("--forest", default="sample-brain", help="a forest with "
-                        "sales/exchange-policy (sample-brain)")
+    parser.add_argument(
+        "--forest",
+        default="sample-brain",
+        help="a forest with sales/exchange-policy (sample-brain)",
+    )
     parser.add_argument("--rounds", type=int, default=25)
     args = parser.parse_args()
     figures = asyncio.run(measure(args.vine, os.path.abspath(args.forest), args.rounds))

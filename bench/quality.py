@@ -66,8 +66,7 @@ def load_questions(path: Path = QUESTIONS) -> list[dict[str, Any]]:
 def scratch_copy(forest: Path, dest: Path) -> Path:
     """A copy of ``forest`` at ``dest`` without its derived state (catalog, heat, traces)
     or lock, so measuring never deposits heat in the original."""
-    shutil.copytree(forest, dest, ignore=shutil.ignore_patterns("_derived", ".vine.lock",
-                                                                ".git"))
+    shutil.copytree(forest, dest, ignore=shutil.ignore_patterns("_derived", ".vine.lock", ".git"))
     return dest
 
 
@@ -99,8 +98,7 @@ def availability(vine: Vine, rankers: Iterable[str], probe: str, k: int) -> dict
     return out
 
 
-def run_question(vine: Vine, ranker: str, q: dict[str, Any], k: int,
-                 rounds: int) -> dict[str, Any]:
+def run_question(vine: Vine, ranker: str, q: dict[str, Any], k: int, rounds: int) -> dict[str, Any]:
     """``rounds`` timed calls for one question; ids and tokens of the first."""
     samples: list[float] = []
     first: dict[str, Any] | None = None
@@ -116,9 +114,13 @@ def run_question(vine: Vine, ranker: str, q: dict[str, Any], k: int,
     ids = result_ids(first)[:k]
     hits = [e for e in q["expected"] if e in ids]
     row: dict[str, Any] = {
-        "ids": ids, "hits": hits, "missing": [e for e in q["expected"] if e not in ids],
-        "recall": len(hits) / len(q["expected"]), "tokens": cost(first),
-        "ms": samples, "stable": stable,
+        "ids": ids,
+        "hits": hits,
+        "missing": [e for e in q["expected"] if e not in ids],
+        "recall": len(hits) / len(q["expected"]),
+        "tokens": cost(first),
+        "ms": samples,
+        "stable": stable,
     }
     if "found_by" in (first.get("results") or [{}])[0]:
         row["found_by"] = {r["id"]: r.get("found_by") for r in first["results"]}
@@ -134,8 +136,12 @@ def aggregate(rows: list[dict[str, Any]]) -> dict[str, Any]:
         return {"n": 0, "recall": None, "answered": None}
     recall = sum(r["recall"] for r in rows) / len(rows)
     answered = sum(1 for r in rows if r["recall"] == 1.0)
-    return {"n": len(rows), "recall": round(recall, 3), "answered": round(answered / len(rows), 3),
-            "answered_count": answered}
+    return {
+        "n": len(rows),
+        "recall": round(recall, 3),
+        "answered": round(answered / len(rows), 3),
+        "answered_count": answered,
+    }
 
 
 def ranker_figures(questions: list[dict[str, Any]], rows: list[dict[str, Any]]) -> dict[str, Any]:
@@ -148,29 +154,45 @@ def ranker_figures(questions: list[dict[str, Any]], rows: list[dict[str, Any]]) 
     return {
         "available": True,
         **aggregate(rows),
-        "tokens": {"mean": round(statistics.mean(tokens), 1), "median": statistics.median(tokens),
-                   "max": max(tokens)},
+        "tokens": {
+            "mean": round(statistics.mean(tokens), 1),
+            "median": statistics.median(tokens),
+            "max": max(tokens),
+        },
         "latency_ms": summary(samples),
-        "by_lang": {lang: aggregate([r for q, r in pairs if q["lang"] == lang])
-                    for lang in langs},
-        "by_kind": {kind: aggregate([r for q, r in pairs if kind in q["kind"]])
-                    for kind in kinds},
+        "by_lang": {lang: aggregate([r for q, r in pairs if q["lang"] == lang]) for lang in langs},
+        "by_kind": {kind: aggregate([r for q, r in pairs if kind in q["kind"]]) for kind in kinds},
         "unstable": [q["id"] for q, r in pairs if not r["stable"]],
         "errors": {q["id"]: r["error"] for q, r in pairs if "error" in r},
     }
 
 
-def measure(forest: Path = SAMPLE, questions: list[dict[str, Any]] | None = None, k: int = 3,
-            rounds: int = 5, rankers: Iterable[str] = RANKERS, *,
-            name: str = "questions", target: bool = True) -> dict[str, Any]:
+def measure(
+    forest: Path = SAMPLE,
+    questions: list[dict[str, Any]] | None = None,
+    k: int = 3,
+    rounds: int = 5,
+    rankers: Iterable[str] = RANKERS,
+    *,
+    name: str = "questions",
+    target: bool = True,
+) -> dict[str, Any]:
     """Quality figures of each ranker on ``questions`` over a scratch copy of ``forest``;
     ``target`` says whether the recall target applies to this set."""
     questions = load_questions() if questions is None else questions
     rankers = list(rankers)
-    figures: dict[str, Any] = {"forest": str(forest), "set": name,
-                               "questions": len(questions), "k": k, "target": target,
-                               "rounds": rounds, "alpha": ALPHA, "heat": HEAT_NOTE,
-                               "rankers": {}, "answers": []}
+    figures: dict[str, Any] = {
+        "forest": str(forest),
+        "set": name,
+        "questions": len(questions),
+        "k": k,
+        "target": target,
+        "rounds": rounds,
+        "alpha": ALPHA,
+        "heat": HEAT_NOTE,
+        "rankers": {},
+        "answers": [],
+    }
     with tempfile.TemporaryDirectory(prefix="bench-quality-") as tmp:
         root = scratch_copy(forest, Path(tmp) / "forest")
         with Vine(root, writable=False, alpha=ALPHA) as vine:
@@ -180,7 +202,8 @@ def measure(forest: Path = SAMPLE, questions: list[dict[str, Any]] | None = None
             missing = availability(vine, rankers, "warm up the caches", k)
             live = [r for r in rankers if r not in missing]
             per: dict[str, list[dict[str, Any]]] = {
-                r: [run_question(vine, r, q, k, rounds) for q in questions] for r in live}
+                r: [run_question(vine, r, q, k, rounds) for q in questions] for r in live
+            }
     for ranker in rankers:
         if ranker in missing:
             figures["rankers"][ranker] = {"available": False, "reason": missing[ranker]}
@@ -193,8 +216,9 @@ def measure(forest: Path = SAMPLE, questions: list[dict[str, Any]] | None = None
             row["median_ms"] = round(statistics.median(row.pop("ms")), 3)
             answer[ranker] = row
         figures["answers"].append(answer)
-    figures["misses"] = {r: [a["id"] for a in figures["answers"] if a[r]["recall"] < 1.0]
-                         for r in live}
+    figures["misses"] = {
+        r: [a["id"] for a in figures["answers"] if a[r]["recall"] < 1.0] for r in live
+    }
     return figures
 
 
@@ -217,21 +241,35 @@ def synthetic_questions(vine: Vine, seed: int, n: int) -> list[dict[str, Any]]:
         words = [w for w in words if len(w) > 3][:2]
         body = vine.pick(node_id).get("body") or ""
         pool = sorted({w.strip(".,;:()[]\"'*`") for w in body.split()})
-        pool = [w for w in pool if len(w) >= 6 and w.isalpha() and w.lower() not in
-                {x.lower() for x in words}]
+        pool = [
+            w
+            for w in pool
+            if len(w) >= 6 and w.isalpha() and w.lower() not in {x.lower() for x in words}
+        ]
         if not words or not pool:
             continue
         term = rng.choice(pool)
-        out.append({"source": node_id,
-                    "keywords": " ".join([*words, term]),
-                    "question": f"what does the {' '.join(words).lower()} say about {term}?"})
+        out.append(
+            {
+                "source": node_id,
+                "keywords": " ".join([*words, term]),
+                "question": f"what does the {' '.join(words).lower()} say about {term}?",
+            }
+        )
         if len(out) == n:
             break
     return out
 
 
-def latency(root: Path, *, queries: int = 20, k: int = 3, seed: int = 7,
-            rounds: int = 3, rankers: Iterable[str] = RANKERS) -> dict[str, Any]:
+def latency(
+    root: Path,
+    *,
+    queries: int = 20,
+    k: int = 3,
+    seed: int = 7,
+    rounds: int = 3,
+    rankers: Iterable[str] = RANKERS,
+) -> dict[str, Any]:
     """Latency of each ranker on ``root``: the first call of a fresh ``Vine`` (the freshness
     walk included), its first call once cheap calls have paid for the walks (what the
     ranker itself costs on first use), and warm (one open ``Vine``, every question
@@ -246,20 +284,29 @@ def latency(root: Path, *, queries: int = 20, k: int = 3, seed: int = 7,
     with Vine(root, writable=False, alpha=ALPHA) as vine:
         qs = synthetic_questions(vine, seed, queries)
         missing = availability(vine, rankers, qs[0]["keywords"], k)
-    out: dict[str, Any] = {"forest": str(root), "queries": len(qs), "k": k, "rounds": rounds,
-                           "alpha": ALPHA, "examples": [q["question"] for q in qs[:3]],
-                           "rankers": {}}
+    out: dict[str, Any] = {
+        "forest": str(root),
+        "queries": len(qs),
+        "k": k,
+        "rounds": rounds,
+        "alpha": ALPHA,
+        "examples": [q["question"] for q in qs[:3]],
+        "rankers": {},
+    }
     for ranker in rankers:
         if ranker in missing:
             out["rankers"][ranker] = {"available": False, "reason": missing[ranker]}
             continue
-        out["rankers"][ranker] = {style: _latency_style(root, ranker, qs, style, k, rounds)
-                                  for style in ("keywords", "question")}
+        out["rankers"][ranker] = {
+            style: _latency_style(root, ranker, qs, style, k, rounds)
+            for style in ("keywords", "question")
+        }
     return out
 
 
-def _latency_style(root: Path, ranker: str, qs: list[dict[str, Any]], style: str, k: int,
-                   rounds: int) -> dict[str, Any]:
+def _latency_style(
+    root: Path, ranker: str, qs: list[dict[str, Any]], style: str, k: int, rounds: int
+) -> dict[str, Any]:
     fresh, synced, warm, tokens, found = [], [], [], [], 0
     for q in qs:
         with Vine(root, writable=False, alpha=ALPHA) as vine:
@@ -278,11 +325,13 @@ def _latency_style(root: Path, ranker: str, qs: list[dict[str, Any]], style: str
         for _ in range(rounds):
             for q in qs:
                 warm.append(timed(lambda v=vine, q=q: ask(v, ranker, q[style], k))[0])
-    return {"first call, fresh Vine": summary(fresh),
-            "first call, after the walks": summary(synced),
-            "warm": summary(warm),
-            "tokens median": statistics.median(tokens),
-            "source in top k": round(found / len(qs), 3)}
+    return {
+        "first call, fresh Vine": summary(fresh),
+        "first call, after the walks": summary(synced),
+        "warm": summary(warm),
+        "tokens median": statistics.median(tokens),
+        "source in top k": round(found / len(qs), 3),
+    }
 
 
 # -- rendering ---------------------------------------------------------------------------
@@ -297,11 +346,16 @@ def _fmt(agg: dict[str, Any]) -> str:
 def render_quality(figures: dict[str, Any]) -> list[str]:
     """The quality figures as table lines."""
     k = figures["k"]
-    lines = [f"quality on {figures['forest']}: {figures['questions']} questions "
-             f"({figures.get('set', 'questions')}), k={k}, "
-             f"{figures['rounds']} rounds each; heat {figures['heat']}", ""]
-    lines.append(f"{'ranker':9} {'recall@' + str(k):>9} {'answered':>9} "
-                 f"{'tokens mean/median/max':>24} {'ms median':>10} {'ms p95':>8}")
+    lines = [
+        f"quality on {figures['forest']}: {figures['questions']} questions "
+        f"({figures.get('set', 'questions')}), k={k}, "
+        f"{figures['rounds']} rounds each; heat {figures['heat']}",
+        "",
+    ]
+    lines.append(
+        f"{'ranker':9} {'recall@' + str(k):>9} {'answered':>9} "
+        f"{'tokens mean/median/max':>24} {'ms median':>10} {'ms p95':>8}"
+    )
     live = []
     for name, r in figures["rankers"].items():
         if not r["available"]:
@@ -309,24 +363,32 @@ def render_quality(figures: dict[str, Any]) -> list[str]:
             continue
         live.append(name)
         t, lat = r["tokens"], r["latency_ms"]
-        lines.append(f"{name:9} {r['recall']:>9.3f} {r['answered']:>9.3f} "
-                     f"{t['mean']:>10.0f} / {t['median']:>4.0f} / {t['max']:>4} "
-                     f"{lat['median']:>10.2f} {lat['p95']:>8.2f}")
+        lines.append(
+            f"{name:9} {r['recall']:>9.3f} {r['answered']:>9.3f} "
+            f"{t['mean']:>10.0f} / {t['median']:>4.0f} / {t['max']:>4} "
+            f"{lat['median']:>10.2f} {lat['p95']:>8.2f}"
+        )
     if "harvest" in live and figures.get("target", True):
         ok = figures["rankers"]["harvest"]["recall"] >= RECALL_TARGET
-        lines.append(f"target: harvest recall@{k} >= {RECALL_TARGET} "
-                     f"({'met' if ok else 'NOT met'})")
+        lines.append(
+            f"target: harvest recall@{k} >= {RECALL_TARGET} ({'met' if ok else 'NOT met'})"
+        )
     if not live:
         return lines
     lines.append("")
-    lines.append(f"recall@{k} (fully answered/n) by{'':18}" +
-                 "".join(f"{name:>18}" for name in live))
+    lines.append(
+        f"recall@{k} (fully answered/n) by{'':18}" + "".join(f"{name:>18}" for name in live)
+    )
     for group in ("by_lang", "by_kind"):
         first = figures["rankers"][live[0]][group]
         lines.append(f"  {group[3:]}")
         for key in first:
-            lines.append(f"    {key:32}" + "".join(
-                f"{_fmt(figures['rankers'][name][group].get(key, {})):>18}" for name in live))
+            lines.append(
+                f"    {key:32}"
+                + "".join(
+                    f"{_fmt(figures['rankers'][name][group].get(key, {})):>18}" for name in live
+                )
+            )
     for name in live:
         r = figures["rankers"][name]
         if r["unstable"]:
@@ -346,20 +408,26 @@ def render_misses(figures: dict[str, Any], live: list[str]) -> list[str]:
         lines.append(f"missed by {name} ({len(missed)} of {figures['questions']}):")
         for a in missed:
             row = a[name]
-            lines.append(f"  {a['id']} [{a['lang']}, {', '.join(a['kind'])}] "
-                         f"recall {row['recall']:.2f}: {a['question']}")
+            lines.append(
+                f"  {a['id']} [{a['lang']}, {', '.join(a['kind'])}] "
+                f"recall {row['recall']:.2f}: {a['question']}"
+            )
             lines.append(f"      missing:  {', '.join(row['missing'])}")
             found_by = row.get("found_by", {})
-            returned = [i + (f" ({'+'.join(found_by[i])})" if found_by.get(i) else "")
-                        for i in row["ids"]]
+            returned = [
+                i + (f" ({'+'.join(found_by[i])})" if found_by.get(i) else "") for i in row["ids"]
+            ]
             lines.append(f"      returned: {', '.join(returned) or '(nothing)'}")
     return lines
 
 
 def render_latency(lat: dict[str, Any]) -> list[str]:
     """The synthetic-forest latency figures as table lines."""
-    lines = [f"latency on {lat['forest']}: {lat['queries']} questions drawn from its leaves, "
-             f"k={lat['k']}, warm x{lat['rounds']}; e.g. {lat['examples'][0]!r}", ""]
+    lines = [
+        f"latency on {lat['forest']}: {lat['queries']} questions drawn from its leaves, "
+        f"k={lat['k']}, warm x{lat['rounds']}; e.g. {lat['examples'][0]!r}",
+        "",
+    ]
     lines.append(f"{'ranker, style, phase':52} {'median':>9} {'p95':>9}")
     for name, r in lat["rankers"].items():
         if not r.get("available", True):
@@ -367,56 +435,93 @@ def render_latency(lat: dict[str, Any]) -> list[str]:
             continue
         for style, s in r.items():
             for phase in ("first call, fresh Vine", "first call, after the walks", "warm"):
-                target = (f"   <= {LATENCY_TARGET_MS:g} [5900]"
-                          if name == "harvest" and phase.startswith("first") else "")
-                lines.append(f"{f'{name}, {style}, {phase} (ms)':52} "
-                             f"{s[phase]['median']:>9.2f} {s[phase]['p95']:>9.2f}{target}")
-            lines.append(f"{f'{name}, {style}: tokens median, source in top k':52} "
-                         f"{s['tokens median']:>9} {s['source in top k']:>9.2f}")
+                target = (
+                    f"   <= {LATENCY_TARGET_MS:g} [5900]"
+                    if name == "harvest" and phase.startswith("first")
+                    else ""
+                )
+                lines.append(
+                    f"{f'{name}, {style}, {phase} (ms)':52} "
+                    f"{s[phase]['median']:>9.2f} {s[phase]['p95']:>9.2f}{target}"
+                )
+            lines.append(
+                f"{f'{name}, {style}: tokens median, source in top k':52} "
+                f"{s['tokens median']:>9} {s['source in top k']:>9.2f}"
+            )
     return lines
 
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of ``python -m bench.quality``."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--forest", type=Path, default=SAMPLE,
-                        help="the forest the questions are about (default sample-brain)")
-    parser.add_argument("--questions", type=Path, default=QUESTIONS,
-                        help="the question set (default bench/questions.json, followed by "
-                             "the held-out bench/holdout.json)")
+    parser.add_argument(
+        "--forest",
+        type=Path,
+        default=SAMPLE,
+        help="the forest the questions are about (default sample-brain)",
+    )
+    parser.add_argument(
+        "--questions",
+        type=Path,
+        default=QUESTIONS,
+        help="the question set (default bench/questions.json, followed by "
+        "the held-out bench/holdout.json)",
+    )
     parser.add_argument("--k", type=int, default=3)
     parser.add_argument("--rounds", type=int, default=5, help="timed calls per question")
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
-    parser.add_argument("--nodes", type=int, help="also time the rankers on the synthetic "
-                        "forest of this many nodes (generated once, as bench.run does)")
+    parser.add_argument(
+        "--nodes",
+        type=int,
+        help="also time the rankers on the synthetic "
+        "forest of this many nodes (generated once, as bench.run does)",
+    )
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--latency-forest", type=Path, help="also time the rankers here")
-    parser.add_argument("--queries", type=int, default=20,
-                        help="questions for the latency figures")
-    parser.add_argument("--skip-quality", action="store_true",
-                        help="only the latency figures")
-    parser.add_argument("--ablation", action="store_true",
-                        help="the scorecard of every set with each part of the ranking off")
-    parser.add_argument("--no-scorecard", action="store_true",
-                        help="leave out the per-set scorecard (bench.scorecard)")
+    parser.add_argument("--queries", type=int, default=20, help="questions for the latency figures")
+    parser.add_argument("--skip-quality", action="store_true", help="only the latency figures")
+    parser.add_argument(
+        "--ablation",
+        action="store_true",
+        help="the scorecard of every set with each part of the ranking off",
+    )
+    parser.add_argument(
+        "--no-scorecard",
+        action="store_true",
+        help="leave out the per-set scorecard (bench.scorecard)",
+    )
     args = parser.parse_args(argv)
     out: dict[str, Any] = {}
     if not args.skip_quality:
         default = args.questions.resolve() == QUESTIONS
-        out["quality"] = measure(args.forest.resolve(), load_questions(args.questions),
-                                 k=args.k, rounds=args.rounds,
-                                 name=args.questions.name, target=default)
+        out["quality"] = measure(
+            args.forest.resolve(),
+            load_questions(args.questions),
+            k=args.k,
+            rounds=args.rounds,
+            name=args.questions.name,
+            target=default,
+        )
         if default and HOLDOUT.exists():
-            out["holdout"] = measure(args.forest.resolve(), load_questions(HOLDOUT),
-                                     k=args.k, rounds=args.rounds, name=HOLDOUT.name,
-                                     target=False)
+            out["holdout"] = measure(
+                args.forest.resolve(),
+                load_questions(HOLDOUT),
+                k=args.k,
+                rounds=args.rounds,
+                name=HOLDOUT.name,
+                target=False,
+            )
     if not args.skip_quality and not args.no_scorecard:
         from bench.scorecard import SETS, scorecard
 
-        out["scorecard"] = scorecard([name for name, path in SETS.items() if path.exists()],
-                                     ablation=args.ablation)
-    target = args.latency_forest.resolve() if args.latency_forest else (
-        ensure_forest(args.nodes, args.seed) if args.nodes else None)
+        out["scorecard"] = scorecard(
+            [name for name, path in SETS.items() if path.exists()], ablation=args.ablation
+        )
+    target = (
+        args.latency_forest.resolve()
+        if args.latency_forest
+        else (ensure_forest(args.nodes, args.seed) if args.nodes else None)
+    )
     if target is not None:
         out["latency"] = latency(target, queries=args.queries, k=args.k, seed=args.seed)
     if args.json:
@@ -430,11 +535,13 @@ def main(argv: list[str] | None = None) -> int:
     if "scorecard" in out:
         from bench.scorecard import render
 
-        lines.extend(["", "scorecard, every set (python -m bench.scorecard):", "",
-                      *render(out["scorecard"])])
+        lines.extend(
+            ["", "scorecard, every set (python -m bench.scorecard):", "", *render(out["scorecard"])]
+        )
     if "latency" in out:
-        lines.extend(["", *render_latency(out["latency"])] if lines else
-                     render_latency(out["latency"]))
+        lines.extend(
+            ["", *render_latency(out["latency"])] if lines else render_latency(out["latency"])
+        )
     print("\n".join(lines))
     return 0
 

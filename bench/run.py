@@ -40,10 +40,16 @@ OUT = Path(__file__).resolve().parent / "out"
 
 # Targets on the 10k forest (the issue's), and what the existing engine measured there.
 TARGETS = {
-    "locate": (2.0, 3.6), "look": (1.5, 1.3), "move": (1.5, 0.6), "pick": (1.5, 1.0),
-    "scan (recursive)": (3.0, 6.0), "sniff, 3 terms, first use": (50.0, 5200.0),
-    "cold catalog build (s)": (8.0, 26.0), "notice one outside edit": (30.0, None),
-    "peak memory (MB)": (150.0, 236.0), "one-shot engine, import to close": (40.0, None),
+    "locate": (2.0, 3.6),
+    "look": (1.5, 1.3),
+    "move": (1.5, 0.6),
+    "pick": (1.5, 1.0),
+    "scan (recursive)": (3.0, 6.0),
+    "sniff, 3 terms, first use": (50.0, 5200.0),
+    "cold catalog build (s)": (8.0, 26.0),
+    "notice one outside edit": (30.0, None),
+    "peak memory (MB)": (150.0, 236.0),
+    "one-shot engine, import to close": (40.0, None),
 }
 
 
@@ -56,15 +62,28 @@ def ensure_forest(nodes: int, seed: int, *, git: bool = False) -> Path:
             shutil.rmtree(root)
         OUT.mkdir(parents=True, exist_ok=True)
         print(f"generating {nodes} nodes into {root} ...", file=sys.stderr)
-        subprocess.run([sys.executable, "-m", "bench.generate", "--nodes", str(nodes),
-                        "--out", str(root), "--seed", str(seed), *(["--git"] if git else [])],
-                       check=True,
-                       cwd=Path(__file__).resolve().parent.parent)
+        subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "bench.generate",
+                "--nodes",
+                str(nodes),
+                "--out",
+                str(root),
+                "--seed",
+                str(seed),
+                *(["--git"] if git else []),
+            ],
+            check=True,
+            cwd=Path(__file__).resolve().parent.parent,
+        )
     return root
 
 
-def forest_parser(doc: str | None, forest_help: str = "a forest to use instead"
-                  ) -> argparse.ArgumentParser:
+def forest_parser(
+    doc: str | None, forest_help: str = "a forest to use instead"
+) -> argparse.ArgumentParser:
     """The command line every benchmark on the synthetic forest shares: its description
     (the first paragraph of ``doc``), ``--nodes``, ``--seed`` and ``--forest``."""
     parser = argparse.ArgumentParser(description=(doc or "").split("\n\n")[0])
@@ -85,8 +104,7 @@ def summary(samples: list[float]) -> dict[str, float]:
     """Median and 95th percentile of millisecond samples."""
     ordered = sorted(samples)
     p95 = ordered[min(len(ordered) - 1, int(round(0.95 * (len(ordered) - 1))))]
-    return {"median": round(statistics.median(ordered), 3), "p95": round(p95, 3),
-            "n": len(ordered)}
+    return {"median": round(statistics.median(ordered), 3), "p95": round(p95, 3), "n": len(ordered)}
 
 
 def folder_bytes(root: Path, suffix: str | None = None, skip: str | None = None) -> int:
@@ -114,8 +132,9 @@ class Workload:
     def __init__(self, vine: Vine, seed: int) -> None:
         rng = random.Random(seed)
         conn = vine._forest.catalog.conn
-        rows = conn.execute("SELECT id, kind, type, title, body_tokens FROM nodes "
-                            "ORDER BY id").fetchall()
+        rows = conn.execute(
+            "SELECT id, kind, type, title, body_tokens FROM nodes ORDER BY id"
+        ).fetchall()
         self.leaves = [r[0] for r in rows if r[1] == "banana"]
         self.branches = [r[0] for r in rows if r[1] == "branch"]
         self.small = [r[0] for r in rows if r[1] == "banana" and r[4] <= 3500]
@@ -133,8 +152,13 @@ class Workload:
         out = []
         for node_id in self.rng.sample(self.small, n):
             body = self.vine.pick(node_id)["body"]
-            words = sorted({w.strip(".,;:()[]\"'*`") for w in body.split()
-                            if len(w.strip(".,;:()[]\"'*`")) >= 5 and w.isascii()})
+            words = sorted(
+                {
+                    w.strip(".,;:()[]\"'*`")
+                    for w in body.split()
+                    if len(w.strip(".,;:()[]\"'*`")) >= 5 and w.isascii()
+                }
+            )
             if len(words) < 3:
                 continue
             out.append(self.rng.sample(words, 3))
@@ -152,7 +176,8 @@ def bench_calls(vine: Vine, work: Workload, rounds: int) -> dict[str, dict[str, 
         "scan (children)": lambda: vine.scan(rng.choice(work.branches)),
         "scan (recursive)": lambda: vine.scan(rng.choice(work.branches), recursive=True),
         "scan (recursive, filtered)": lambda: vine.scan(
-            "_index", recursive=True, filter={"type": "dataset"}, fields=["id", "title"]),
+            "_index", recursive=True, filter={"type": "dataset"}, fields=["id", "title"]
+        ),
     }
     out = {}
     for name, fn in plans.items():
@@ -197,10 +222,13 @@ def bench_query(root: Path, vine: Vine, work: Workload, rounds: int) -> dict[str
         return {}
     node_id, path, table, count, cols = best
     group = "region" if "region" in cols else cols[1]
-    statements = {"COUNT": f'SELECT COUNT(*) FROM "{table}"',
-                  "GROUP BY": f'SELECT "{group}", COUNT(*) FROM "{table}" GROUP BY "{group}"'}
+    statements = {
+        "COUNT": f'SELECT COUNT(*) FROM "{table}"',
+        "GROUP BY": f'SELECT "{group}", COUNT(*) FROM "{table}" GROUP BY "{group}"',
+    }
     out: dict[str, Any] = {"table": f"{node_id}:{table}", "rows": count}
     for name, sql in statements.items():
+
         def fresh(sql: str = sql) -> Any:
             conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
             try:
@@ -226,9 +254,13 @@ def bench_query(root: Path, vine: Vine, work: Workload, rounds: int) -> dict[str
         warm_conn.close()
         e = statistics.median(engine_ms)
         f, w = statistics.median(fresh_ms), statistics.median(warm_ms)
-        out[name] = {"engine_median": round(e, 3), "sqlite3_warm_median": round(w, 3),
-                     "sqlite3_fresh_median": round(f, 3), "ratio_warm": round(e / w, 3),
-                     "ratio_fresh": round(e / f, 3)}
+        out[name] = {
+            "engine_median": round(e, 3),
+            "sqlite3_warm_median": round(w, 3),
+            "sqlite3_fresh_median": round(f, 3),
+            "ratio_warm": round(e / w, 3),
+            "ratio_fresh": round(e / f, 3),
+        }
     return out
 
 
@@ -279,66 +311,105 @@ def bench_one_shot(root: Path, node_id: str, runs: int) -> dict[str, Any]:
     phases: dict[str, list[float]] = {name: [] for name in names}
     engine, wall, bare = [], [], []
     for _ in range(runs):
-        bare.append(timed(lambda: subprocess.run([sys.executable, "-c", "pass"],
-                                                 check=True))[0])
-        ms, done = timed(lambda: subprocess.run([sys.executable, "-c", code], check=True,
-                                                capture_output=True, text=True))
+        bare.append(timed(lambda: subprocess.run([sys.executable, "-c", "pass"], check=True))[0])
+        ms, done = timed(
+            lambda: subprocess.run(
+                [sys.executable, "-c", code], check=True, capture_output=True, text=True
+            )
+        )
         wall.append(ms)
         parts = [float(x) * 1000 for x in done.stdout.split()]
         for name, value in zip(names, parts, strict=True):
             phases[name].append(value)
         engine.append(sum(parts))
     cached = importlib.util.cache_from_source(sys.modules[Vine.__module__].__file__ or "")
-    return {"node": node_id, **{name: summary(v) for name, v in phases.items()},
-            "engine, import to close": summary(engine), "process": summary(wall),
-            "python -c pass": summary(bare),
-            # Without cached bytecode every run compiles the engine's modules first.
-            "bytecode cached": os.path.exists(cached)}
+    return {
+        "node": node_id,
+        **{name: summary(v) for name, v in phases.items()},
+        "engine, import to close": summary(engine),
+        "process": summary(wall),
+        "python -c pass": summary(bare),
+        # Without cached bytecode every run compiles the engine's modules first.
+        "bytecode cached": os.path.exists(cached),
+    }
 
 
-def bench_writes(root: Path, rounds: int, seed: int,
-                 lock: Literal["while-open", "per-write"] = "while-open") -> dict[str, Any]:
+def bench_writes(
+    root: Path, rounds: int, seed: int, lock: Literal["while-open", "per-write"] = "while-open"
+) -> dict[str, Any]:
     """plant, graft (a summary, carried to the parent index) and tend, each with its
     commit, on a scratch copy of a git-backed forest, through a Vine that holds the
     writer lock while open or takes it for each write (``lock``)."""
     scratch = OUT / "scratch-writes"
     shutil.rmtree(scratch, ignore_errors=True)
-    shutil.copytree(root, scratch, ignore=shutil.ignore_patterns("_derived", ".vine.lock"),
-                    symlinks=True)
+    shutil.copytree(
+        root, scratch, ignore=shutil.ignore_patterns("_derived", ".vine.lock"), symlinks=True
+    )
     rng = random.Random(seed)
     out: dict[str, Any] = {}
     with Vine(scratch, lock=lock) as vine:
         conn = vine._forest.catalog.conn
-        branches = [r[0] for r in conn.execute(
-            "SELECT id FROM nodes WHERE kind='branch' AND id != '_index' ORDER BY id")]
-        leaves = [r[0] for r in conn.execute(
-            "SELECT id FROM nodes WHERE kind='banana' AND type != 'dataset' "
-            "AND id NOT LIKE '\\_meta/%' ESCAPE '\\' ORDER BY id")]
+        branches = [
+            r[0]
+            for r in conn.execute(
+                "SELECT id FROM nodes WHERE kind='branch' AND id != '_index' ORDER BY id"
+            )
+        ]
+        leaves = [
+            r[0]
+            for r in conn.execute(
+                "SELECT id FROM nodes WHERE kind='banana' AND type != 'dataset' "
+                "AND id NOT LIKE '\\_meta/%' ESCAPE '\\' ORDER BY id"
+            )
+        ]
         home = rng.choice(branches)
-        check(vine.plant({"id": home[:-len("_index")] + "bench-ledger", "type": "dataset",
-                          "parent": home, "title": "Bench ledger",
-                          "summary": "Rows written by the write benchmark.",
-                          "schema": {"entries": {"columns": {"n": "INTEGER", "note": "TEXT"},
-                                                 "primary_key": ["n"]}}}), "plant dataset")
-        ledger = home[:-len("_index")] + "bench-ledger"
+        check(
+            vine.plant(
+                {
+                    "id": home[: -len("_index")] + "bench-ledger",
+                    "type": "dataset",
+                    "parent": home,
+                    "title": "Bench ledger",
+                    "summary": "Rows written by the write benchmark.",
+                    "schema": {
+                        "entries": {
+                            "columns": {"n": "INTEGER", "note": "TEXT"},
+                            "primary_key": ["n"],
+                        }
+                    },
+                }
+            ),
+            "plant dataset",
+        )
+        ledger = home[: -len("_index")] + "bench-ledger"
 
         def plant(i: int) -> Any:
             branch = rng.choice(branches)
-            return vine.plant({
-                "id": f"{branch[:-len('_index')]}bench-note-{i}", "type": "note",
-                "parent": branch, "title": f"Bench note {i}",
-                "summary": f"A note planted by the write benchmark, number {i}.",
-                "body": f"# Bench note {i}\n\n## Body\n\nPlanted for timing."})
+            return vine.plant(
+                {
+                    "id": f"{branch[: -len('_index')]}bench-note-{i}",
+                    "type": "note",
+                    "parent": branch,
+                    "title": f"Bench note {i}",
+                    "summary": f"A note planted by the write benchmark, number {i}.",
+                    "body": f"# Bench note {i}\n\n## Body\n\nPlanted for timing.",
+                }
+            )
 
         def graft(i: int) -> Any:
-            return vine.graft(rng.choice(leaves), {"set_frontmatter": {
-                "summary": f"Summary rewritten by the write benchmark, round {i}."}})
+            return vine.graft(
+                rng.choice(leaves),
+                {
+                    "set_frontmatter": {
+                        "summary": f"Summary rewritten by the write benchmark, round {i}."
+                    }
+                },
+            )
 
         def tend(i: int) -> Any:
             return vine.tend(ledger, f"INSERT INTO entries VALUES ({i}, 'row {i}')")
 
-        for name, fn in (("plant", plant), ("graft (summary)", graft),
-                         ("tend (INSERT)", tend)):
+        for name, fn in (("plant", plant), ("graft (summary)", graft), ("tend (INSERT)", tend)):
             samples = []
             for i in range(rounds):
                 ms, result = timed(lambda i=i, fn=fn: fn(i))
@@ -365,31 +436,45 @@ def run(root: Path, rounds: int, seed: int) -> dict[str, Any]:
     figures["calls"] = bench_calls(vine, work, rounds)
     figures["sniff"] = bench_sniff(root, work, max(5, min(25, rounds // 4)))
     figures["query"] = bench_query(root, vine, work, max(10, rounds // 5))
-    figures["notice one outside edit"] = bench_outside_edit(root, vine, work,
-                                                            max(5, min(30, rounds // 5)))
+    figures["notice one outside edit"] = bench_outside_edit(
+        root, vine, work, max(5, min(30, rounds // 5))
+    )
     vine.close()
-    figures["one-shot"] = bench_one_shot(root, work.rng.choice(work.leaves),
-                                         max(10, min(30, rounds // 10)))
+    figures["one-shot"] = bench_one_shot(
+        root, work.rng.choice(work.leaves), max(10, min(30, rounds // 10))
+    )
     markdown = folder_bytes(root, ".md", skip="_derived")
     derived_bytes = folder_bytes(derived)
     figures["markdown (MB)"] = round(markdown / 1e6, 1)
     figures["_derived (MB)"] = round(derived_bytes / 1e6, 1)
     figures["_derived / markdown"] = round(derived_bytes / markdown, 3)
     figures["peak memory (MB)"] = round(
-        resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
+        resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1
+    )
     return figures
 
 
 def render_one_shot(shot: dict[str, Any]) -> list[str]:
     """The one-shot figures as table lines."""
-    lines = [f"one call per process (fresh interpreters, look {shot['node']}; bytecode "
-             f"{'cached' if shot['bytecode cached'] else 'compiled every run'}):"]
-    for name in ("import", "open", "look", "close", "engine, import to close", "process",
-                 "python -c pass"):
+    lines = [
+        f"one call per process (fresh interpreters, look {shot['node']}; bytecode "
+        f"{'cached' if shot['bytecode cached'] else 'compiled every run'}):"
+    ]
+    for name in (
+        "import",
+        "open",
+        "look",
+        "close",
+        "engine, import to close",
+        "process",
+        "python -c pass",
+    ):
         s = shot[name]
         target = TARGETS.get("one-shot " + name)
-        lines.append(f"  {name + ' (ms)':32} {s['median']:>10.1f} {s['p95']:>10.1f}"
-                     + (f"   <= {target[0]:g}" if target else ""))
+        lines.append(
+            f"  {name + ' (ms)':32} {s['median']:>10.1f} {s['p95']:>10.1f}"
+            + (f"   <= {target[0]:g}" if target else "")
+        )
     return lines
 
 
@@ -405,28 +490,35 @@ def render(figures: dict[str, Any]) -> str:
         return f"<= {t[0]:g}" + (f" [{t[1]:g}]" if t[1] is not None else "")
 
     for name, s in {**figures["calls"], **figures["sniff"]}.items():
-        lines.append(f"{name + ' (ms)':34} {s['median']:>10.3f} {s['p95']:>10.3f}   "
-                     f"{target(name)}")
+        lines.append(f"{name + ' (ms)':34} {s['median']:>10.3f} {s['p95']:>10.3f}   {target(name)}")
     edit = figures["notice one outside edit"]
-    lines.append(f"{'notice one outside edit (ms)':34} {edit['median']:>10.3f} "
-                 f"{edit['p95']:>10.3f}   {target('notice one outside edit')}")
+    lines.append(
+        f"{'notice one outside edit (ms)':34} {edit['median']:>10.3f} "
+        f"{edit['p95']:>10.3f}   {target('notice one outside edit')}"
+    )
     q = figures["query"]
     if q:
         lines.append("")
-        lines.append(f"query on {q['table']} ({q['rows']} rows): engine vs plain sqlite3 "
-                     "(warm: one open connection; fresh: connect per statement)")
+        lines.append(
+            f"query on {q['table']} ({q['rows']} rows): engine vs plain sqlite3 "
+            "(warm: one open connection; fresh: connect per statement)"
+        )
         for name in ("COUNT", "GROUP BY"):
             r = q[name]
-            lines.append(f"  {name:9} engine {r['engine_median']:>8.3f} ms | warm "
-                         f"{r['sqlite3_warm_median']:>8.3f} ms, ratio {r['ratio_warm']:.3f} | "
-                         f"fresh {r['sqlite3_fresh_median']:>8.3f} ms, ratio "
-                         f"{r['ratio_fresh']:.3f}   (target <= 1.10)")
+            lines.append(
+                f"  {name:9} engine {r['engine_median']:>8.3f} ms | warm "
+                f"{r['sqlite3_warm_median']:>8.3f} ms, ratio {r['ratio_warm']:.3f} | "
+                f"fresh {r['sqlite3_fresh_median']:>8.3f} ms, ratio "
+                f"{r['ratio_fresh']:.3f}   (target <= 1.10)"
+            )
     lines.append("")
     for name in ("cold catalog build (s)", "peak memory (MB)"):
         lines.append(f"{name:34} {figures[name]:>10}   {target(name)}")
     lines.append(f"{'markdown (MB)':34} {figures['markdown (MB)']:>10}")
-    lines.append(f"{'_derived (MB)':34} {figures['_derived (MB)']:>10}   "
-                 f"ratio {figures['_derived / markdown']} (target <= 1.0) [20]")
+    lines.append(
+        f"{'_derived (MB)':34} {figures['_derived (MB)']:>10}   "
+        f"ratio {figures['_derived / markdown']} (target <= 1.0) [20]"
+    )
     if "one-shot" in figures:
         lines.append("")
         lines.extend(render_one_shot(figures["one-shot"]))
@@ -434,8 +526,10 @@ def render(figures: dict[str, Any]) -> str:
         lines.append("")
         upstream = {"plant": 50, "graft (summary)": 317, "tend (INSERT)": 49}
         for name, s in figures["writes"].items():
-            lines.append(f"{name + ' (ms, with commit)':34} {s['median']:>10.3f} "
-                         f"{s['p95']:>10.3f}   <= 30 [{upstream[name]}]")
+            lines.append(
+                f"{name + ' (ms, with commit)':34} {s['median']:>10.3f} "
+                f"{s['p95']:>10.3f}   <= 30 [{upstream[name]}]"
+            )
     return "\n".join(lines)
 
 
@@ -444,16 +538,24 @@ def main(argv: list[str] | None = None) -> int:
     parser = forest_parser(__doc__, "an existing forest instead")
     parser.add_argument("--rounds", type=int, default=200, help="calls per figure")
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
-    parser.add_argument("--writes", action="store_true",
-                        help="also time plant, graft and tend on a git-backed copy")
-    parser.add_argument("--lock", choices=("while-open", "per-write"), default="while-open",
-                        help="how the writes' Vine holds the writer lock")
-    parser.add_argument("--one-shot", action="store_true",
-                        help="only the one-call-per-process figures (keeps the catalog)")
+    parser.add_argument(
+        "--writes", action="store_true", help="also time plant, graft and tend on a git-backed copy"
+    )
+    parser.add_argument(
+        "--lock",
+        choices=("while-open", "per-write"),
+        default="while-open",
+        help="how the writes' Vine holds the writer lock",
+    )
+    parser.add_argument(
+        "--one-shot",
+        action="store_true",
+        help="only the one-call-per-process figures (keeps the catalog)",
+    )
     args = parser.parse_args(argv)
     root = args.forest.resolve() if args.forest else ensure_forest(args.nodes, args.seed)
     if args.one_shot:
-        with Vine(root, writable=False) as vine:   # builds the catalog if it is missing
+        with Vine(root, writable=False) as vine:  # builds the catalog if it is missing
             work = Workload(vine, args.seed)
             leaf = work.rng.choice(work.leaves)
         shot = bench_one_shot(root, leaf, max(10, min(30, args.rounds // 10)))
@@ -462,8 +564,7 @@ def main(argv: list[str] | None = None) -> int:
     figures = run(root, args.rounds, args.seed)
     if args.writes:
         git_root = ensure_forest(args.nodes, args.seed, git=True) if not args.forest else root
-        figures["writes"] = bench_writes(git_root, max(20, args.rounds // 4), args.seed,
-                                         args.lock)
+        figures["writes"] = bench_writes(git_root, max(20, args.rounds // 4), args.seed, args.lock)
     print(json.dumps(figures, indent=2) if args.json else render(figures))
     return 0
 

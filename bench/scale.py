@@ -53,15 +53,25 @@ from bench.startup import ENV, WALKING, a_leaf, vine_command, wall
 
 # The issue's targets on the 100k forest (ms unless said): (target, how it compares).
 TARGETS: dict[str, float] = {
-    "cold catalog build (s)": 25.0, "cold build peak memory (MB)": 400.0,
+    "cold catalog build (s)": 25.0,
+    "cold build peak memory (MB)": 400.0,
     "open of a built catalog, fresh process (ms)": 150.0,
     "notice 1,000 files changed by git pull, open Vine (ms)": 3000.0,
     "notice 1,000 files changed by git pull, new Vine (ms)": 3000.0,
-    "locate": 4.0, "locate p95": 15.0, "look": 1.0, "move": 1.0, "pick": 1.0,
+    "locate": 4.0,
+    "locate p95": 15.0,
+    "look": 1.0,
+    "move": 1.0,
+    "pick": 1.0,
     "scan, recursive at the root with a filter": 10.0,
-    "sniff, 3 terms, first use (keeper)": 40.0, "harvest, keywords": 100.0,
-    "harvest, question": 100.0, "plant": 20.0, "graft": 20.0, "tend": 20.0,
-    "vine look ID, keeper running": 120.0, "vine look ID, no keeper": 400.0,
+    "sniff, 3 terms, first use (keeper)": 40.0,
+    "harvest, keywords": 100.0,
+    "harvest, question": 100.0,
+    "plant": 20.0,
+    "graft": 20.0,
+    "tend": 20.0,
+    "vine look ID, keeper running": 120.0,
+    "vine look ID, no keeper": 400.0,
     "_derived / markdown": 1.0,
 }
 BUILD = """\
@@ -72,16 +82,22 @@ vine = Vine(sys.argv[1], writable=False)
 vine.close()
 usage = resource.getrusage(resource.RUSAGE_SELF)
 workers = resource.getrusage(resource.RUSAGE_CHILDREN)
-from monkeyllm.indexing import BulkBuilder
+from monkeyllm.bulkbuild import BulkBuilder
 print(json.dumps({"wall": time.perf_counter() - t0, "cpu": usage.ru_utime + usage.ru_stime,
                   "rss_mb": usage.ru_maxrss / 1024,
                   "workers_cpu": workers.ru_utime + workers.ru_stime,
                   "workers_rss_mb": workers.ru_maxrss / 1024, "phases": BulkBuilder.last}))
 """
 # The build's phases, as BulkBuilder.last names them.
-PHASES = {"files": "parsing and inserting the files", "... inserting": "inserting",
-          "indexes": "secondary indexes", "merge": "merging the body index",
-          "vocabulary": "vocabularies", "commit": "commit", "checkpoint": "checkpoint"}
+PHASES = {
+    "files": "parsing and inserting the files",
+    "... inserting": "inserting",
+    "indexes": "secondary indexes",
+    "merge": "merging the body index",
+    "vocabulary": "vocabularies",
+    "commit": "commit",
+    "checkpoint": "checkpoint",
+}
 OPEN = """\
 import json, sys, time
 t0 = time.perf_counter()
@@ -98,8 +114,9 @@ def scratch_copy(source: Path, nodes: int) -> Path:
     """A scratch copy of the git-backed forest, without its derived state."""
     dest = OUT / f"scale-{nodes}"
     shutil.rmtree(dest, ignore_errors=True)
-    shutil.copytree(source, dest, symlinks=True,
-                    ignore=shutil.ignore_patterns("_derived", ".vine.lock"))
+    shutil.copytree(
+        source, dest, symlinks=True, ignore=shutil.ignore_patterns("_derived", ".vine.lock")
+    )
     # No background `git gc` started by the git commands below may run beside a figure.
     git(dest, "config", "gc.auto", "0")
     return dest
@@ -107,8 +124,13 @@ def scratch_copy(source: Path, nodes: int) -> Path:
 
 def python(code: str, *args: str, env: dict[str, str] | None = None) -> dict[str, Any]:
     """Run ``code`` in a fresh interpreter; its last output line, as JSON."""
-    done = subprocess.run([sys.executable, "-c", code, *args], check=True,
-                          capture_output=True, text=True, env=env or WALKING)
+    done = subprocess.run(
+        [sys.executable, "-c", code, *args],
+        check=True,
+        capture_output=True,
+        text=True,
+        env=env or WALKING,
+    )
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
@@ -116,12 +138,14 @@ def cold_build(root: Path) -> dict[str, Any]:
     """The catalog built from nothing, in a process of its own."""
     shutil.rmtree(root / "_derived", ignore_errors=True)
     out = python(BUILD, str(root))
-    return {"cold catalog build (s)": round(out["wall"], 2),
-            "cold build CPU (s)": round(out["cpu"], 2),
-            "... CPU of its parsing workers (s)": round(out["workers_cpu"], 2),
-            **{f"... {PHASES[k]} (s)": v for k, v in out["phases"].items() if k in PHASES},
-            "cold build peak memory (MB)": round(out["rss_mb"], 1),
-            "... peak memory of the largest worker (MB)": round(out["workers_rss_mb"], 1)}
+    return {
+        "cold catalog build (s)": round(out["wall"], 2),
+        "cold build CPU (s)": round(out["cpu"], 2),
+        "... CPU of its parsing workers (s)": round(out["workers_cpu"], 2),
+        **{f"... {PHASES[k]} (s)": v for k, v in out["phases"].items() if k in PHASES},
+        "cold build peak memory (MB)": round(out["rss_mb"], 1),
+        "... peak memory of the largest worker (MB)": round(out["workers_rss_mb"], 1),
+    }
 
 
 def open_built(root: Path, runs: int) -> dict[str, Any]:
@@ -129,14 +153,15 @@ def open_built(root: Path, runs: int) -> dict[str, Any]:
     inside, whole, bare = [], [], []
     python(OPEN, str(root))
     for _ in range(runs):
-        bare.append(timed(lambda: subprocess.run([sys.executable, "-c", "pass"],
-                                                 check=True))[0])
+        bare.append(timed(lambda: subprocess.run([sys.executable, "-c", "pass"], check=True))[0])
         ms, out = timed(lambda: python(OPEN, str(root)))
         whole.append(ms)
         inside.append((out["import"] + out["open"] + out["close"]) * 1000)
-    return {"open of a built catalog, fresh process (ms)": round(statistics.median(whole), 1),
-            "... import, open and close inside it (ms)": round(statistics.median(inside), 1),
-            "... python -c pass (ms)": round(statistics.median(bare), 1)}
+    return {
+        "open of a built catalog, fresh process (ms)": round(statistics.median(whole), 1),
+        "... import, open and close inside it (ms)": round(statistics.median(inside), 1),
+        "... python -c pass (ms)": round(statistics.median(bare), 1),
+    }
 
 
 def calls(root: Path, rounds: int, seed: int) -> dict[str, Any]:
@@ -147,7 +172,7 @@ def calls(root: Path, rounds: int, seed: int) -> dict[str, Any]:
 
     out: dict[str, Any] = {}
     with Vine(root, writable=False, alpha=0) as vine:
-        for _ in range(2):          # the walks: the second starts inotify
+        for _ in range(2):  # the walks: the second starts inotify
             vine.look("_index")
         work = Workload(vine, seed)
         rng = work.rng
@@ -157,7 +182,8 @@ def calls(root: Path, rounds: int, seed: int) -> dict[str, Any]:
             "move": lambda: vine.move(rng.choice(work.leaves), direction="both"),
             "pick": lambda: vine.pick(rng.choice(work.small)),
             "scan, recursive at the root with a filter": lambda: vine.scan(
-                "_index", recursive=True, filter={"type": "dataset"}, fields=["id", "title"]),
+                "_index", recursive=True, filter={"type": "dataset"}, fields=["id", "title"]
+            ),
         }
         for name, fn in plans.items():
             fn()
@@ -186,8 +212,12 @@ def keeper(root: Path) -> Iterator[bool]:
     from monkeyllm import keeper as keepers
 
     vine = vine_command()
-    proc = subprocess.Popen([*vine, "watch", "-f", str(root), "--idle", "600", "--quiet"],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=ENV)
+    proc = subprocess.Popen(
+        [*vine, "watch", "-f", str(root), "--idle", "600", "--quiet"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env=ENV,
+    )
     try:
         deadline = time.monotonic() + 300
         while not keepers.ask(root) and time.monotonic() < deadline and proc.poll() is None:
@@ -242,11 +272,17 @@ def shell_look(root: Path, runs: int) -> dict[str, Any]:
 
 def git(root: Path, *args: str) -> str:
     """A git command in ``root`` (a fixed identity; no hooks, no prompts)."""
-    env = {**os.environ, "GIT_AUTHOR_NAME": "bench", "GIT_AUTHOR_EMAIL": "bench@example.com",
-           "GIT_COMMITTER_NAME": "bench", "GIT_COMMITTER_EMAIL": "bench@example.com",
-           "GIT_TERMINAL_PROMPT": "0"}
-    return subprocess.run(["git", *args], cwd=root, env=env, check=True,
-                          capture_output=True, text=True).stdout
+    env = {
+        **os.environ,
+        "GIT_AUTHOR_NAME": "bench",
+        "GIT_AUTHOR_EMAIL": "bench@example.com",
+        "GIT_COMMITTER_NAME": "bench",
+        "GIT_COMMITTER_EMAIL": "bench@example.com",
+        "GIT_TERMINAL_PROMPT": "0",
+    }
+    return subprocess.run(
+        ["git", *args], cwd=root, env=env, check=True, capture_output=True, text=True
+    ).stdout
 
 
 def notice_pull(root: Path, files: int, seed: int) -> dict[str, Any]:
@@ -258,15 +294,19 @@ def notice_pull(root: Path, files: int, seed: int) -> dict[str, Any]:
     shutil.rmtree(upstream, ignore_errors=True)
     git(root.parent, "clone", "-q", "--no-hardlinks", str(root), str(upstream))
     git(upstream, "config", "gc.auto", "0")
-    tracked = [p for p in git(upstream, "ls-files", "*.md").split("\n")
-               if p and not p.startswith("_meta/") and not p.endswith("_index.md")]
+    tracked = [
+        p
+        for p in git(upstream, "ls-files", "*.md").split("\n")
+        if p and not p.startswith("_meta/") and not p.endswith("_index.md")
+    ]
     chosen = random.Random(seed).sample(tracked, files)
     stamp = "2031-03-04"
     for path in chosen:
         file = upstream / path
         text = file.read_text(encoding="utf-8")
-        file.write_text(re.sub(r"(?m)^updated: .*$", f"updated: '{stamp}'", text, count=1),
-                        encoding="utf-8")
+        file.write_text(
+            re.sub(r"(?m)^updated: .*$", f"updated: '{stamp}'", text, count=1), encoding="utf-8"
+        )
     git(upstream, "commit", "-q", "-a", "--no-verify", "-m", f"edit {files} nodes")
     first = chosen[0][:-3]
     out: dict[str, Any] = {}
@@ -301,33 +341,64 @@ def writes(root: Path, rounds: int, seed: int) -> dict[str, Any]:
     out: dict[str, Any] = {}
     with Vine(root) as vine:
         conn = vine._forest.catalog.conn
-        branches = [r[0] for r in conn.execute(
-            "SELECT id FROM nodes WHERE kind='branch' AND id != '_index' ORDER BY id")]
-        leaves = [r[0] for r in conn.execute(
-            "SELECT id FROM nodes WHERE kind='banana' AND type != 'dataset' "
-            "AND id NOT LIKE '\\_meta/%' ESCAPE '\\' ORDER BY id")]
-        home = rng.choice(branches)[:-len("_index")]
-        check(vine.plant({"id": home + "scale-ledger", "type": "dataset",
-                          "parent": home + "_index", "title": "Scale ledger",
-                          "summary": "Rows written by the scale benchmark.",
-                          "schema": {"entries": {"columns": {"n": "INTEGER", "note": "TEXT"},
-                                                 "primary_key": ["n"]}}}), "plant dataset")
+        branches = [
+            r[0]
+            for r in conn.execute(
+                "SELECT id FROM nodes WHERE kind='branch' AND id != '_index' ORDER BY id"
+            )
+        ]
+        leaves = [
+            r[0]
+            for r in conn.execute(
+                "SELECT id FROM nodes WHERE kind='banana' AND type != 'dataset' "
+                "AND id NOT LIKE '\\_meta/%' ESCAPE '\\' ORDER BY id"
+            )
+        ]
+        home = rng.choice(branches)[: -len("_index")]
+        check(
+            vine.plant(
+                {
+                    "id": home + "scale-ledger",
+                    "type": "dataset",
+                    "parent": home + "_index",
+                    "title": "Scale ledger",
+                    "summary": "Rows written by the scale benchmark.",
+                    "schema": {
+                        "entries": {
+                            "columns": {"n": "INTEGER", "note": "TEXT"},
+                            "primary_key": ["n"],
+                        }
+                    },
+                }
+            ),
+            "plant dataset",
+        )
 
         def plant(i: int) -> Any:
             branch = rng.choice(branches)
-            return vine.plant({
-                "id": f"{branch[:-len('_index')]}scale-note-{i}", "type": "note",
-                "parent": branch, "title": f"Scale note {i}",
-                "summary": f"A note planted by the scale benchmark, number {i}.",
-                "body": f"# Scale note {i}\n\n## Body\n\nPlanted for timing."})
+            return vine.plant(
+                {
+                    "id": f"{branch[: -len('_index')]}scale-note-{i}",
+                    "type": "note",
+                    "parent": branch,
+                    "title": f"Scale note {i}",
+                    "summary": f"A note planted by the scale benchmark, number {i}.",
+                    "body": f"# Scale note {i}\n\n## Body\n\nPlanted for timing.",
+                }
+            )
 
         def graft(i: int) -> Any:
-            return vine.graft(rng.choice(leaves), {"set_frontmatter": {
-                "summary": f"Summary rewritten by the scale benchmark, round {i}."}})
+            return vine.graft(
+                rng.choice(leaves),
+                {
+                    "set_frontmatter": {
+                        "summary": f"Summary rewritten by the scale benchmark, round {i}."
+                    }
+                },
+            )
 
         def tend(i: int) -> Any:
-            return vine.tend(home + "scale-ledger",
-                             f"INSERT INTO entries VALUES ({i}, 'row {i}')")
+            return vine.tend(home + "scale-ledger", f"INSERT INTO entries VALUES ({i}, 'row {i}')")
 
         for name, fn in (("plant", plant), ("graft", graft), ("tend", tend)):
             fn(10_000)
@@ -375,7 +446,8 @@ def measure(nodes: int, rounds: int, seed: int) -> dict[str, Any]:
     figures["_derived / markdown"] = round(derived / markdown, 3)
     figures["load average (start / end)"] = [round(load[0], 2), round(os.getloadavg()[0], 2)]
     figures["peak memory of this process (MB)"] = round(
-        resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
+        resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1
+    )
     shutil.rmtree(root, ignore_errors=True)
     return figures
 
@@ -408,7 +480,8 @@ def render(runs: list[dict[str, Any]]) -> str:
     for name in names:
         cells = [t.get(name) for t in tables]
         line = f"{name:56}" + "".join(
-            f"{'':>12}" if c is None else f"{c:>12,.{3 if abs(c) < 10 else 1}f}" for c in cells)
+            f"{'':>12}" if c is None else f"{c:>12,.{3 if abs(c) < 10 else 1}f}" for c in cells
+        )
         if len(runs) > 1:
             first, last = cells[0], cells[-1]
             line += f"{last / first:>9.2f}" if first and last is not None else f"{'':>9}"
@@ -424,8 +497,12 @@ def render(runs: list[dict[str, Any]]) -> str:
 def main(argv: list[str] | None = None) -> int:
     """Entry point of ``python -m bench.scale``."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--nodes", type=int, action="append",
-                        help="forest size (repeat for a side-by-side table); 100000 by default")
+    parser.add_argument(
+        "--nodes",
+        type=int,
+        action="append",
+        help="forest size (repeat for a side-by-side table); 100000 by default",
+    )
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--rounds", type=int, default=40, help="calls per figure")
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")

@@ -84,8 +84,13 @@ def ask(vine: Vine, q: dict[str, Any], hybrid: bool | str = "auto") -> dict[str,
             raise RuntimeError(f"{q['id']}: {response['error']}")
     if hybrid is True and not loc["hybrid"]["ran"] and loc["hybrid"]["reason"] != "no-terms":
         raise RuntimeError(f"{q['id']}: hybrid did not run: {loc['hybrid']}")
-    return {"h3": _ids(h3), "h5": _ids(h5), "locate": _ids(loc), "tokens": cost(h3),
-            "edge": [r["id"] for r in h5["results"] if "edge" in r.get("found_by", [])]}
+    return {
+        "h3": _ids(h3),
+        "h5": _ids(h5),
+        "locate": _ids(loc),
+        "tokens": cost(h3),
+        "edge": [r["id"] for r in h5["results"] if "edge" in r.get("found_by", [])],
+    }
 
 
 def _recall(expected: list[str], got: list[str]) -> float:
@@ -96,8 +101,7 @@ def _rr(expected: list[str], got: list[str]) -> float:
     return next((1.0 / i for i, node in enumerate(got, 1) if node in expected), 0.0)
 
 
-def answers(questions: list[dict[str, Any]], hybrid: bool | str = "auto"
-            ) -> list[dict[str, Any]]:
+def answers(questions: list[dict[str, Any]], hybrid: bool | str = "auto") -> list[dict[str, Any]]:
     """Each question's responses, forest by forest (scratch copies for the small ones,
     the synthetic forest read in place with heat off). With ``hybrid`` true, each
     forest gets a Canopy first (the local model; the synthetic forest's is kept)."""
@@ -111,8 +115,9 @@ def answers(questions: list[dict[str, Any]], hybrid: bool | str = "auto"
             root = source
             if name not in SYNTHETIC:
                 root = Path(tmp) / "forest"
-                shutil.copytree(source, root, ignore=shutil.ignore_patterns(
-                    "_derived", ".vine.lock", ".git"))
+                shutil.copytree(
+                    source, root, ignore=shutil.ignore_patterns("_derived", ".vine.lock", ".git")
+                )
             with Vine(root, writable=False, alpha=0.0) as vine:
                 if hybrid is True:
                     vine.canopy_build()
@@ -146,13 +151,13 @@ def figures(questions: list[dict[str, Any]], got: list[dict[str, Any]]) -> dict[
     }
 
 
-def scorecard(sets: list[str], *, ablation: bool = False, hybrid: bool = False
-              ) -> dict[str, Any]:
+def scorecard(sets: list[str], *, ablation: bool = False, hybrid: bool = False) -> dict[str, Any]:
     """Figures per set with everything on, and (``ablation``) with each part off; with
     ``hybrid``, lexical (hybrid=false) against hybrid (hybrid=true, the local model's
     Canopy) instead of the default."""
-    runs: list[tuple[str, tuple[str, ...], bool | str]] = \
+    runs: list[tuple[str, tuple[str, ...], bool | str]] = (
         [("lexical", (), False), ("hybrid", (), True)] if hybrid else [("all on", (), "auto")]
+    )
     if ablation:
         runs += [(f"without {name}", (name,), "auto") for name in features.NAMES]
     out: dict[str, Any] = {}
@@ -163,8 +168,16 @@ def scorecard(sets: list[str], *, ablation: bool = False, hybrid: bool = False
     return out
 
 
-COLUMNS = ("harvest@3", "harvest@5", "mrr", "locate@3", "tokens", "two-hop@5", "cross@3",
-           "cross-locate@3")
+COLUMNS = (
+    "harvest@3",
+    "harvest@5",
+    "mrr",
+    "locate@3",
+    "tokens",
+    "two-hop@5",
+    "cross@3",
+    "cross-locate@3",
+)
 
 
 def render(card: dict[str, Any]) -> list[str]:
@@ -190,13 +203,21 @@ def render(card: dict[str, Any]) -> list[str]:
 def main(argv: list[str] | None = None) -> int:
     """Entry point of ``python -m bench.scorecard``."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--set", action="append", dest="sets",
-                        help=f"a set name ({', '.join(SETS)}) or path; default all")
-    parser.add_argument("--ablation", action="store_true",
-                        help="also run with each part of the ranking off")
-    parser.add_argument("--hybrid", action="store_true",
-                        help="lexical (hybrid=false) against hybrid (hybrid=true, with the "
-                             "local model's Canopy) on every set")
+    parser.add_argument(
+        "--set",
+        action="append",
+        dest="sets",
+        help=f"a set name ({', '.join(SETS)}) or path; default all",
+    )
+    parser.add_argument(
+        "--ablation", action="store_true", help="also run with each part of the ranking off"
+    )
+    parser.add_argument(
+        "--hybrid",
+        action="store_true",
+        help="lexical (hybrid=false) against hybrid (hybrid=true, with the "
+        "local model's Canopy) on every set",
+    )
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
     sets = args.sets or [name for name, path in SETS.items() if path.exists()]

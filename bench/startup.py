@@ -59,21 +59,24 @@ def wall(argv: list[str], runs: int, env: dict[str, str] = WALKING) -> dict[str,
     samples = []
     for _ in range(runs):
         started = time.perf_counter()
-        done = subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                              env=env)
+        done = subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
         samples.append((time.perf_counter() - started) * 1000)
         if done.returncode != 0:
             raise SystemExit(f"{' '.join(argv)} failed: {done.stderr.decode()[-500:]}")
     samples.sort()
-    return {"median": round(statistics.median(samples), 1),
-            "p95": round(samples[min(len(samples) - 1, int(len(samples) * 0.95))], 1)}
+    return {
+        "median": round(statistics.median(samples), 1),
+        "p95": round(samples[min(len(samples) - 1, int(len(samples) * 0.95))], 1),
+    }
 
 
 def a_leaf(root: Path) -> str:
     """A leaf id of the forest (its catalog is built by one open beforehand)."""
     with sqlite3.connect(root / "_derived" / "catalog.db") as conn:
-        row = conn.execute("SELECT id FROM nodes WHERE kind='banana' AND id NOT LIKE "
-                           "'\\_meta/%' ESCAPE '\\' ORDER BY id LIMIT 1 OFFSET 500").fetchone()
+        row = conn.execute(
+            "SELECT id FROM nodes WHERE kind='banana' AND id NOT LIKE "
+            "'\\_meta/%' ESCAPE '\\' ORDER BY id LIMIT 1 OFFSET 500"
+        ).fetchone()
     return row[0]
 
 
@@ -81,8 +84,7 @@ def run(root: Path, runs: int) -> dict[str, Any]:
     vine = vine_command()
     if not (root / "_derived" / "catalog.db").exists():
         # Build the catalog first: the figures are of a forest in use, not a cold one.
-        subprocess.run([*vine, "reindex", "-f", str(root)], check=True,
-                       stdout=subprocess.DEVNULL)
+        subprocess.run([*vine, "reindex", "-f", str(root)], check=True, stdout=subprocess.DEVNULL)
     leaf = a_leaf(root)
     look = [*vine, "look", leaf, "-f", str(root)]
     locate = [*vine, "locate", "working notes", "-f", str(root)]
@@ -118,8 +120,11 @@ def kept(vine: list[str], root: Path, first: list[str]) -> Iterator[bool]:
 
 
 def render(figures: dict[str, Any]) -> str:
-    lines = [f"forest: {figures['forest']}", "",
-             f"{'process':30} {'median':>9} {'p95':>9}   target [upstream]"]
+    lines = [
+        f"forest: {figures['forest']}",
+        "",
+        f"{'process':30} {'median':>9} {'p95':>9}   target [upstream]",
+    ]
     for name, value in figures.items():
         if name == "forest":
             continue

@@ -58,8 +58,16 @@ TARGET_P99_MS = 250.0
 READS = ("locate", "look", "move", "pick", "scan", "sniff", "harvest", "query")
 # How often each read is drawn (a plausible agent session: many cheap lookups, some
 # searches, fewer sweeps).
-WEIGHTS = {"locate": 20, "look": 25, "move": 10, "pick": 12, "scan": 10, "sniff": 8,
-           "harvest": 5, "query": 10}
+WEIGHTS = {
+    "locate": 20,
+    "look": 25,
+    "move": 10,
+    "pick": 12,
+    "scan": 10,
+    "sniff": 8,
+    "harvest": 5,
+    "query": 10,
+}
 
 
 def _free_port() -> int:
@@ -76,8 +84,9 @@ def _vine_command() -> list[str]:
 def copy_forest(kind: str, dest: Path) -> Path:
     """A git-backed scratch copy of the forest at ``dest``."""
     if kind == "sample":
-        subprocess.run(["git", "clone", "-q", str(BUNDLE), str(dest)], check=True,
-                       capture_output=True)
+        subprocess.run(
+            ["git", "clone", "-q", str(BUNDLE), str(dest)], check=True, capture_output=True
+        )
         for payload in SAMPLE.rglob("*.db"):
             if "_derived" not in payload.parts:
                 shutil.copy2(payload, dest / payload.relative_to(SAMPLE))
@@ -85,8 +94,7 @@ def copy_forest(kind: str, dest: Path) -> Path:
     from .run import ensure_forest
 
     source = ensure_forest(10000, 7, git=True)
-    shutil.copytree(source, dest, symlinks=True,
-                    ignore=shutil.ignore_patterns(".vine.lock"))
+    shutil.copytree(source, dest, symlinks=True, ignore=shutil.ignore_patterns(".vine.lock"))
     return dest
 
 
@@ -99,17 +107,23 @@ class Plan:
     branches: list[str]
     queries: list[str]
     terms: list[list[str]]
-    datasets: list[tuple[str, str]]      # (id, a table)
+    datasets: list[tuple[str, str]]  # (id, a table)
 
     @classmethod
     def of(cls, forest: Path, seed: int) -> Plan:
         from .run import Workload
 
-        with Vine(forest) as vine:   # writable: builds the catalog and plants the branch
+        with Vine(forest) as vine:  # writable: builds the catalog and plants the branch
             if "error" in vine.look(f"{BRANCH}/_index"):
-                out = vine.plant({"id": BRANCH, "type": "branch", "parent": "_index",
-                                  "title": "Station load", "summary":
-                                  "Notes planted by the Station load run."})
+                out = vine.plant(
+                    {
+                        "id": BRANCH,
+                        "type": "branch",
+                        "parent": "_index",
+                        "title": "Station load",
+                        "summary": "Notes planted by the Station load run.",
+                    }
+                )
                 if "error" in out:
                     raise SystemExit(f"cannot prepare the forest: {out['error']}")
             work = Workload(vine, seed)
@@ -119,9 +133,14 @@ class Plan:
                 tables = (vine.look(ds).get("query_manual") or {}).get("tables") or {}
                 if tables:
                     datasets.append((ds, sorted(tables)[0]))
-        return cls(leaves=work.leaves, small=work.small or work.leaves,
-                   branches=work.branches, queries=work.queries, terms=terms,
-                   datasets=datasets)
+        return cls(
+            leaves=work.leaves,
+            small=work.small or work.leaves,
+            branches=work.branches,
+            queries=work.queries,
+            terms=terms,
+            datasets=datasets,
+        )
 
     def draw(self, rng: random.Random) -> tuple[str, dict[str, Any]]:
         name = rng.choices(list(WEIGHTS), weights=list(WEIGHTS.values()))[0]
@@ -136,16 +155,17 @@ class Plan:
         if name == "pick":
             return name, {"id": rng.choice(self.small)}
         if name == "scan":
-            return name, ({"parent_id": rng.choice(self.branches)} if rng.random() < 0.7
-                          else {"parent_id": rng.choice(self.branches), "recursive": True,
-                                "limit": 20})
+            return name, (
+                {"parent_id": rng.choice(self.branches)}
+                if rng.random() < 0.7
+                else {"parent_id": rng.choice(self.branches), "recursive": True, "limit": 20}
+            )
         if name == "sniff":
             return name, {"terms": rng.choice(self.terms), "k": 5}
         if name == "harvest":
             return name, {"query": rng.choice(self.queries), "k": 3}
         ds, table = rng.choice(self.datasets)
-        sql = rng.choice([f"SELECT COUNT(*) FROM {table}",
-                          f"SELECT * FROM {table} LIMIT 5"])
+        sql = rng.choice([f"SELECT COUNT(*) FROM {table}", f"SELECT * FROM {table} LIMIT 5"])
         return "query", {"id": ds, "sql": sql}
 
 
@@ -181,9 +201,11 @@ class RawConnection:
 
     async def call(self, name: str, args: dict[str, Any]) -> tuple[int, Any]:
         body = json.dumps(args).encode()
-        head = (f"POST /v1/forests/{FOREST}/{name} HTTP/1.1\r\n"
-                f"Host: {self.host}:{self.port}\r\nAuthorization: Bearer {self.key}\r\n"
-                f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n")
+        head = (
+            f"POST /v1/forests/{FOREST}/{name} HTTP/1.1\r\n"
+            f"Host: {self.host}:{self.port}\r\nAuthorization: Bearer {self.key}\r\n"
+            f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n"
+        )
         if self.streams is None:
             self.streams = await asyncio.open_connection(self.host, self.port)
         reader, writer = self.streams
@@ -221,16 +243,20 @@ class HttpxClient:
         self.client, self.key = client, key
 
     async def call(self, name: str, args: dict[str, Any]) -> tuple[int, Any]:
-        got = await self.client.post(f"/v1/forests/{FOREST}/{name}", json=args,
-                                     headers={"Authorization": f"Bearer {self.key}"})
+        got = await self.client.post(
+            f"/v1/forests/{FOREST}/{name}",
+            json=args,
+            headers={"Authorization": f"Bearer {self.key}"},
+        )
         return got.status_code, got.json()
 
     async def close(self) -> None:
         return None
 
 
-async def _send(client: Any, call: str, args: dict[str, Any], tally: Tally
-                ) -> tuple[int, dict[str, Any] | None]:
+async def _send(
+    client: Any, call: str, args: dict[str, Any], tally: Tally
+) -> tuple[int, dict[str, Any] | None]:
     started = time.perf_counter()
     try:
         status, body = await asyncio.wait_for(client.call(call, args), 60)
@@ -251,8 +277,9 @@ async def _reader(client: Any, plan: Plan, seed: int, until: float, tally: Tally
             continue
         if status != 200:
             code = (body or {}).get("error", {}).get("code", "?")
-            tally.error(f"{status} {code}", f"{call} {json.dumps(args)[:150]}: "
-                                            f"{json.dumps(body)[:200]}")
+            tally.error(
+                f"{status} {code}", f"{call} {json.dumps(args)[:150]}: {json.dumps(body)[:200]}"
+            )
 
 
 async def _writer(client: Any, every: float, until: float, tally: Tally) -> None:
@@ -262,14 +289,28 @@ async def _writer(client: Any, every: float, until: float, tally: Tally) -> None
     while time.monotonic() < until:
         if planted and n % 2:
             nid = planted[n // 2 % len(planted)]
-            call, args = "graft", {"id": nid, "patch": {"set_frontmatter": {
-                "summary": f"Node {nid}, revised at write {n}."}}}
+            call, args = (
+                "graft",
+                {
+                    "id": nid,
+                    "patch": {"set_frontmatter": {"summary": f"Node {nid}, revised at write {n}."}},
+                },
+            )
         else:
             nid = f"{BRANCH}/w{n}"
-            call, args = "plant", {"node": {
-                "id": nid, "type": "note", "parent": BRANCH, "title": f"Load note {n}",
-                "summary": f"Planted by the Station load run, write {n}.",
-                "body": f"# Load note {n}\n\n## Log\n\nPlanted under load.\n"}}
+            call, args = (
+                "plant",
+                {
+                    "node": {
+                        "id": nid,
+                        "type": "note",
+                        "parent": BRANCH,
+                        "title": f"Load note {n}",
+                        "summary": f"Planted by the Station load run, write {n}.",
+                        "body": f"# Load note {n}\n\n## Log\n\nPlanted under load.\n",
+                    }
+                },
+            )
         tally.writes += 1
         status, body = await _send(client, call, args, tally)
         if status and isinstance(body, dict) and body.get("commit"):
@@ -288,31 +329,46 @@ async def _writer(client: Any, every: float, until: float, tally: Tally) -> None
         await asyncio.sleep(next_at - time.monotonic())
 
 
-async def _load(url: str, key: str, plan: Plan, clients: int, seconds: float,
-                every: float, seed: int, warmup: float, kind: str = "raw"
-                ) -> tuple[Tally, float, int]:
+async def _load(
+    url: str,
+    key: str,
+    plan: Plan,
+    clients: int,
+    seconds: float,
+    every: float,
+    seed: int,
+    warmup: float,
+    kind: str = "raw",
+) -> tuple[Tally, float, int]:
     import httpx
 
     # Idle connections are dropped by the client before uvicorn's 5 s keep-alive closes
     # them, so a request never races the server closing its connection.
-    limits = httpx.Limits(max_connections=clients + 8, max_keepalive_connections=clients + 8,
-                          keepalive_expiry=2.0)
+    limits = httpx.Limits(
+        max_connections=clients + 8, max_keepalive_connections=clients + 8, keepalive_expiry=2.0
+    )
     async with httpx.AsyncClient(base_url=url, timeout=30.0, limits=limits) as shared:
-        def client() -> Any:        # raw: one connection per client, as separate clients
+
+        def client() -> Any:  # raw: one connection per client, as separate clients
             return RawConnection(url, key) if kind == "raw" else HttpxClient(shared, key)
 
         made = [client() for _ in range(clients + 1)]
         spare = Tally()
-        if warmup > 0:       # page cache, imports and each call's first use, untimed
+        if warmup > 0:  # page cache, imports and each call's first use, untimed
             until = time.monotonic() + warmup
-            await asyncio.gather(*(_reader(made[n], plan, seed + 1000 + n, until, spare)
-                                   for n in range(min(clients, 8))))
+            await asyncio.gather(
+                *(
+                    _reader(made[n], plan, seed + 1000 + n, until, spare)
+                    for n in range(min(clients, 8))
+                )
+            )
         tally = Tally()
         started = time.monotonic()
         until = started + seconds
-        await asyncio.gather(_writer(made[-1], every, until, tally),
-                             *(_reader(made[n], plan, seed + n, until, tally)
-                               for n in range(clients)))
+        await asyncio.gather(
+            _writer(made[-1], every, until, tally),
+            *(_reader(made[n], plan, seed + n, until, tally) for n in range(clients)),
+        )
         took = time.monotonic() - started
         for one in made:
             await one.close()
@@ -328,10 +384,13 @@ def percentile(ordered: list[float], q: float) -> float:
 
 def _stats(samples: list[float]) -> dict[str, float]:
     ordered = sorted(samples)
-    return {"n": len(ordered), "p50": round(percentile(ordered, 0.50), 2),
-            "p95": round(percentile(ordered, 0.95), 2),
-            "p99": round(percentile(ordered, 0.99), 2),
-            "max": round(ordered[-1], 2) if ordered else 0.0}
+    return {
+        "n": len(ordered),
+        "p50": round(percentile(ordered, 0.50), 2),
+        "p95": round(percentile(ordered, 0.95), 2),
+        "p99": round(percentile(ordered, 0.99), 2),
+        "max": round(ordered[-1], 2) if ordered else 0.0,
+    }
 
 
 def cpu_seconds(pid: int) -> float:
@@ -351,9 +410,12 @@ def station(root: Path, log: Path) -> Iterator[tuple[str, int]]:
 
     port = _free_port()
     with open(log, "wb") as err:
-        proc = subprocess.Popen([*_vine_command(), "station", "serve", "--root", str(root),
-                                 "--port", str(port)], stdout=subprocess.DEVNULL,
-                                stderr=err, start_new_session=True)
+        proc = subprocess.Popen(
+            [*_vine_command(), "station", "serve", "--root", str(root), "--port", str(port)],
+            stdout=subprocess.DEVNULL,
+            stderr=err,
+            start_new_session=True,
+        )
     url = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + 60
@@ -378,13 +440,25 @@ def station(root: Path, log: Path) -> Iterator[tuple[str, int]]:
 
 
 def _commits(forest: Path) -> int:
-    done = subprocess.run(["git", "rev-list", "--count", "HEAD"], cwd=forest,
-                          capture_output=True, text=True, check=True)
+    done = subprocess.run(
+        ["git", "rev-list", "--count", "HEAD"],
+        cwd=forest,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     return int(done.stdout.strip())
 
 
-def measure(kind: str, clients: int, seconds: float, every: float, seed: int = 7,
-            warmup: float = 3.0, client: str = "raw") -> dict[str, Any]:
+def measure(
+    kind: str,
+    clients: int,
+    seconds: float,
+    every: float,
+    seed: int = 7,
+    warmup: float = 3.0,
+    client: str = "raw",
+) -> dict[str, Any]:
     """One load run; the figures as a dict."""
     from monkeyllm.serve.station import keys
     from monkeyllm.serve.station.store import Store
@@ -395,14 +469,16 @@ def measure(kind: str, clients: int, seconds: float, every: float, seed: int = 7
         forest = copy_forest(kind, root / FOREST)
         plan = Plan.of(forest, seed)
         with Store(root) as store:
-            key = keys.add(store, "load", FOREST, [], [],
-                           keys.parse_caps("read,query,write,tend"))[1]
+            key = keys.add(store, "load", FOREST, [], [], keys.parse_caps("read,query,write,tend"))[
+                1
+            ]
         log = Path(tmp) / "station.log"
         commits_before = _commits(forest)
         with station(root, log) as (url, pid):
             server_cpu, client_cpu = cpu_seconds(pid), time.process_time()
-            tally, took, warm = asyncio.run(_load(url, key, plan, clients, seconds, every,
-                                                  seed, warmup, client))
+            tally, took, warm = asyncio.run(
+                _load(url, key, plan, clients, seconds, every, seed, warmup, client)
+            )
             server_cpu = cpu_seconds(pid) - server_cpu
             client_cpu = time.process_time() - client_cpu
         added = _commits(forest) - commits_before
@@ -411,68 +487,99 @@ def measure(kind: str, clients: int, seconds: float, every: float, seed: int = 7
     requests = len(every_sample)
     reads = sum(len(v) for k, v in tally.samples.items() if k in READS)
     return {
-        "forest": kind, "clients": clients, "client": client, "seconds": round(took, 1),
-        "write every s": every, "requests": requests, "reads": reads,
+        "forest": kind,
+        "clients": clients,
+        "client": client,
+        "seconds": round(took, 1),
+        "write every s": every,
+        "requests": requests,
+        "reads": reads,
         "throughput req/s": round(requests / took, 1) if took else 0.0,
         # CPU per request over the warm-up and the timed run together.
         "server cpu ms/request": round(server_cpu * 1000 / max(1, requests + warm), 2),
         "client cpu ms/request": round(client_cpu * 1000 / max(1, requests + warm), 2),
         "overall": _stats(every_sample),
-        "reads only": _stats([ms for k, v in tally.samples.items() if k in READS
-                              for ms in v]),
+        "reads only": _stats([ms for k, v in tally.samples.items() if k in READS for ms in v]),
         "per call": {k: _stats(v) for k, v in sorted(tally.samples.items())},
-        "errors": sum(tally.errors.values()), "errors by code": dict(tally.errors),
-        "writes": tally.writes, "writes committed": tally.committed,
-        "writes E_LOCKED": tally.locked, "commits added to history": added,
+        "errors": sum(tally.errors.values()),
+        "errors by code": dict(tally.errors),
+        "writes": tally.writes,
+        "writes committed": tally.committed,
+        "writes E_LOCKED": tally.locked,
+        "commits added to history": added,
         "commits missing": max(0, tally.committed - added),
         "examples": tally.examples,
         "server stderr": server_log if tally.errors else "",
-        "target met": not tally.errors and tally.committed == added
+        "target met": not tally.errors
+        and tally.committed == added
         and _stats(every_sample)["p99"] < TARGET_P99_MS,
     }
 
 
 def render(fig: dict[str, Any]) -> str:
-    lines = [f"{fig['forest']} forest, {fig['clients']} readers + 1 writer ({fig['client']}) "
-             f"(every {fig['write every s'] * 1000:.0f} ms), {fig['seconds']} s",
-             f"requests {fig['requests']}  throughput {fig['throughput req/s']} req/s  "
-             f"errors {fig['errors']}  writes {fig['writes']} (committed "
-             f"{fig['writes committed']}, E_LOCKED {fig['writes E_LOCKED']}, missing "
-             f"from history {fig['commits missing']})",
-             f"CPU per request: server {fig['server cpu ms/request']} ms, clients "
-             f"{fig['client cpu ms/request']} ms",
-             "", "| call | n | p50 ms | p95 ms | p99 ms | max ms |", "|---|---|---|---|---|---|"]
+    lines = [
+        f"{fig['forest']} forest, {fig['clients']} readers + 1 writer ({fig['client']}) "
+        f"(every {fig['write every s'] * 1000:.0f} ms), {fig['seconds']} s",
+        f"requests {fig['requests']}  throughput {fig['throughput req/s']} req/s  "
+        f"errors {fig['errors']}  writes {fig['writes']} (committed "
+        f"{fig['writes committed']}, E_LOCKED {fig['writes E_LOCKED']}, missing "
+        f"from history {fig['commits missing']})",
+        f"CPU per request: server {fig['server cpu ms/request']} ms, clients "
+        f"{fig['client cpu ms/request']} ms",
+        "",
+        "| call | n | p50 ms | p95 ms | p99 ms | max ms |",
+        "|---|---|---|---|---|---|",
+    ]
     rows = {"overall": fig["overall"], "reads only": fig["reads only"], **fig["per call"]}
     for name, s in rows.items():
-        lines.append(f"| {name} | {s['n']} | {s['p50']} | {s['p95']} | {s['p99']} | "
-                     f"{s['max']} |")
+        lines.append(f"| {name} | {s['n']} | {s['p50']} | {s['p95']} | {s['p99']} | {s['max']} |")
     if fig["errors by code"]:
-        lines.append("errors: " + ", ".join(f"{k} {v}" for k, v in
-                                            sorted(fig["errors by code"].items())))
+        lines.append(
+            "errors: " + ", ".join(f"{k} {v}" for k, v in sorted(fig["errors by code"].items()))
+        )
         lines += ["  " + e for e in fig["examples"]]
-    lines.append(f"target (0 errors, p99 < {TARGET_P99_MS:.0f} ms): "
-                 + ("met" if fig["target met"] else "NOT met"))
+    lines.append(
+        f"target (0 errors, p99 < {TARGET_P99_MS:.0f} ms): "
+        + ("met" if fig["target met"] else "NOT met")
+    )
     return "\n".join(lines)
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m bench.station_load",
-                                     description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m bench.station_load", description=__doc__.split("\n\n")[0]
+    )
     parser.add_argument("--seconds", type=float, default=30.0)
     parser.add_argument("--clients", type=int, default=32)
     parser.add_argument("--forest", choices=("sample", "10k"), default="sample")
-    parser.add_argument("--write-every", type=float, default=0.1,
-                        help="seconds between the writer's writes (default 0.1)")
-    parser.add_argument("--warmup", type=float, default=3.0,
-                        help="untimed seconds of reads first (default 3)")
+    parser.add_argument(
+        "--write-every",
+        type=float,
+        default=0.1,
+        help="seconds between the writer's writes (default 0.1)",
+    )
+    parser.add_argument(
+        "--warmup", type=float, default=3.0, help="untimed seconds of reads first (default 3)"
+    )
     parser.add_argument("--seed", type=int, default=7)
-    parser.add_argument("--client", choices=("raw", "httpx"), default="raw",
-                        help="raw: one hand-spoken keep-alive HTTP/1.1 connection per "
-                             "client (cheap); httpx: one shared httpx.AsyncClient")
+    parser.add_argument(
+        "--client",
+        choices=("raw", "httpx"),
+        default="raw",
+        help="raw: one hand-spoken keep-alive HTTP/1.1 connection per "
+        "client (cheap); httpx: one shared httpx.AsyncClient",
+    )
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
-    fig = measure(args.forest, args.clients, args.seconds, args.write_every, args.seed,
-                  args.warmup, args.client)
+    fig = measure(
+        args.forest,
+        args.clients,
+        args.seconds,
+        args.write_every,
+        args.seed,
+        args.warmup,
+        args.client,
+    )
     sys.stdout.write((json.dumps(fig, indent=2) if args.json else render(fig)) + "\n")
     return 0 if fig["errors"] == 0 and fig["commits missing"] == 0 else 1
 

@@ -77,10 +77,29 @@ from bench.torture_sql import (
 from monkeyllm import Vine
 
 # What the tests and other benchmarks take from here: each family's entry points.
-__all__ = ["ALLOWED", "DAMAGE", "DEFECTS", "SLOW", "Vine", "WRITE_KINDS", "concurrency",
-           "disk_full", "fault_matrix", "forest_faults", "kill_loop", "node_ids_of", "note",
-           "prepare_outside", "probe_malformed", "probe_scopes", "probe_scopes_station",
-           "probe_sql", "repair_probes", "scratch", "sql_corpus"]
+__all__ = [
+    "ALLOWED",
+    "DAMAGE",
+    "DEFECTS",
+    "SLOW",
+    "Vine",
+    "WRITE_KINDS",
+    "concurrency",
+    "disk_full",
+    "fault_matrix",
+    "forest_faults",
+    "kill_loop",
+    "node_ids_of",
+    "note",
+    "prepare_outside",
+    "probe_malformed",
+    "probe_scopes",
+    "probe_scopes_station",
+    "probe_sql",
+    "repair_probes",
+    "scratch",
+    "sql_corpus",
+]
 
 
 def run(slow: bool = True, kills: int = 200, seconds: float = 60.0) -> dict[str, Any]:
@@ -110,31 +129,43 @@ def run(slow: bool = True, kills: int = 200, seconds: float = 60.0) -> dict[str,
         rest = probe_scopes_station(base / "hostile")
         timings["scope seconds"] = time.perf_counter() - started
     return {
-        "writes attempted": crash.attempted, "writes committed": crash.committed,
+        "writes attempted": crash.attempted,
+        "writes committed": crash.committed,
         "crashes injected": crash.faults + crash.kills,
         "... by an exception at a write step": crash.faults,
         "... by SIGKILL of the writer": crash.kills,
         "... of which inside a write": crash.kills_mid_write,
-        "writes lost": crash.lost, "crash checks failed": len(crash.failures),
-        "derived-state damages": repair.tried, "... not repaired": repair.failed,
-        "hostile statements tried": sql.tried, "hostile statements escaped": sql.escaped,
+        "writes lost": crash.lost,
+        "crash checks failed": len(crash.failures),
+        "derived-state damages": repair.tried,
+        "... not repaired": repair.failed,
+        "hostile statements tried": sql.tried,
+        "hostile statements escaped": sql.escaped,
         "hostile statements over their limit": sql.slow,
-        "scope probes tried": scopes.tried, "scope probes leaked": scopes.leaked,
-        "scope probes E_INTERNAL": scopes.internal, "files outside written": scopes.written,
+        "scope probes tried": scopes.tried,
+        "scope probes leaked": scopes.leaked,
+        "scope probes E_INTERNAL": scopes.internal,
+        "files outside written": scopes.written,
         "scope probes over the Station (admin and scoped keys)": rest.tried,
         "... leaked (Station)": rest.leaked,
         "... 5xx, E_INTERNAL or not JSON (Station)": rest.internal,
         "... files outside written (Station)": rest.written,
         "concurrent operations run": race.operations,
         "... writes racing (Station, CLI and engine at once)": race.writes,
-        "... writes committed": race.committed, "... writes E_LOCKED": race.locked,
+        "... writes committed": race.committed,
+        "... writes E_LOCKED": race.locked,
         "... E_LOCKED share of the racing writes (%)": race.locked_share,
         "... reads": race.reads,
-        **{f"... {surface}: writes / committed / E_LOCKED / reads": "{} / {} / {} / {}".format(
-            row["writes"], row["committed"], row["locked"], row["reads"])
-           for surface, row in sorted(race.surfaces.items())},
-        **{f"... {surface}: median write (ms)": race.median_ms(surface)
-           for surface in sorted(race.latency)},
+        **{
+            f"... {surface}: writes / committed / E_LOCKED / reads": "{} / {} / {} / {}".format(
+                row["writes"], row["committed"], row["locked"], row["reads"]
+            )
+            for surface, row in sorted(race.surfaces.items())
+        },
+        **{
+            f"... {surface}: median write (ms)": race.median_ms(surface)
+            for surface in sorted(race.latency)
+        },
         "writes while a script held the forest open": race.held_writes,
         "... refused at once with E_LOCKED naming it": race.held_refused,
         "... slowest refusal (ms)": race.held_slowest_ms,
@@ -153,18 +184,36 @@ def run(slow: bool = True, kills: int = 200, seconds: float = 60.0) -> dict[str,
         "answers": sql.codes,
         "disk-full answers": full.codes,
         "E_LOCKED answers while racing": race.locked_examples,
-        "failures": (crash.failures + repair.failures + race.failures + malformed.failures
-                     + sql.failures + scopes.failures + rest.failures + full.failures),
+        "failures": (
+            crash.failures
+            + repair.failures
+            + race.failures
+            + malformed.failures
+            + sql.failures
+            + scopes.failures
+            + rest.failures
+            + full.failures
+        ),
     }
 
 
-MUST_BE_ZERO = ("writes lost", "crash checks failed", "... not repaired",
-                "hostile statements escaped", "hostile statements over their limit",
-                "scope probes leaked", "scope probes E_INTERNAL", "files outside written",
-                "concurrent operations failed unexpectedly", "concurrent commits lost",
-                "... leaked (Station)", "... 5xx, E_INTERNAL or not JSON (Station)",
-                "... files outside written (Station)",
-                "... answered E_INTERNAL or no envelope", "... forest changed")
+MUST_BE_ZERO = (
+    "writes lost",
+    "crash checks failed",
+    "... not repaired",
+    "hostile statements escaped",
+    "hostile statements over their limit",
+    "scope probes leaked",
+    "scope probes E_INTERNAL",
+    "files outside written",
+    "concurrent operations failed unexpectedly",
+    "concurrent commits lost",
+    "... leaked (Station)",
+    "... 5xx, E_INTERNAL or not JSON (Station)",
+    "... files outside written (Station)",
+    "... answered E_INTERNAL or no envelope",
+    "... forest changed",
+)
 
 
 def render(figures: dict[str, Any]) -> str:
@@ -173,15 +222,18 @@ def render(figures: dict[str, Any]) -> str:
     must["... named by validate"] = figures.get("malformed-forest defects", "")
     must["... served (look, pick, move, locate)"] = figures.get("healthy nodes beside them", "")
     for key, value in figures.items():
-        if key in ("answers", "disk-full answers", "failures",
-                   "E_LOCKED answers while racing"):
+        if key in ("answers", "disk-full answers", "failures", "E_LOCKED answers while racing"):
             continue
         lines.append(f"{key:54} {value:>14}   {must.get(key, '')}")
     lines.append("answers: " + ", ".join(f"{k} {v}" for k, v in sorted(figures["answers"].items())))
-    lines.append("disk-full answers: " + ", ".join(
-        f"{k} {v}" for k, v in sorted(figures.get("disk-full answers", {}).items())))
-    lines += ["E_LOCKED while racing: " + text
-              for text in figures.get("E_LOCKED answers while racing", [])]
+    lines.append(
+        "disk-full answers: "
+        + ", ".join(f"{k} {v}" for k, v in sorted(figures.get("disk-full answers", {}).items()))
+    )
+    lines += [
+        "E_LOCKED while racing: " + text
+        for text in figures.get("E_LOCKED answers while racing", [])
+    ]
     lines += ["FAIL " + f for f in figures["failures"][:50]]
     if len(figures["failures"]) > 50:
         lines.append(f"FAIL ... and {len(figures['failures']) - 50} more")
@@ -191,12 +243,21 @@ def render(figures: dict[str, Any]) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--json", action="store_true")
-    parser.add_argument("--no-slow", action="store_true",
-                        help="skip the statements that only the time limit stops")
-    parser.add_argument("--kills", type=int, default=200,
-                        help="SIGKILLs of a writer at random moments (default 200)")
-    parser.add_argument("--seconds", type=float, default=60.0,
-                        help="how long 8 writers and 8 readers race (default 60)")
+    parser.add_argument(
+        "--no-slow", action="store_true", help="skip the statements that only the time limit stops"
+    )
+    parser.add_argument(
+        "--kills",
+        type=int,
+        default=200,
+        help="SIGKILLs of a writer at random moments (default 200)",
+    )
+    parser.add_argument(
+        "--seconds",
+        type=float,
+        default=60.0,
+        help="how long 8 writers and 8 readers race (default 60)",
+    )
     args = parser.parse_args()
     figures = run(slow=not args.no_slow, kills=args.kills, seconds=args.seconds)
     print(json.dumps(figures, indent=2) if args.json else render(figures))

@@ -29,13 +29,29 @@ def prepare_writes(forest: Path) -> None:
         if "error" not in vine.look(f"{BRANCH}/_index"):
             return
         for node in (
-            {"id": BRANCH, "type": "branch", "parent": "_index", "title": "Torture",
-             "summary": "Nodes written by writers that crash, get killed or race."},
-            {"id": f"{BRANCH}/hub", "type": "note", "parent": BRANCH, "title": "Hub",
-             "summary": "The note every writer links from."},
-            {"id": f"{BRANCH}/data", "type": "dataset", "parent": BRANCH, "title": "Data",
-             "summary": "A counter every writer bumps.", "schema": DATA_SCHEMA,
-             "rows": {"t": [[1, 0]]}},
+            {
+                "id": BRANCH,
+                "type": "branch",
+                "parent": "_index",
+                "title": "Torture",
+                "summary": "Nodes written by writers that crash, get killed or race.",
+            },
+            {
+                "id": f"{BRANCH}/hub",
+                "type": "note",
+                "parent": BRANCH,
+                "title": "Hub",
+                "summary": "The note every writer links from.",
+            },
+            {
+                "id": f"{BRANCH}/data",
+                "type": "dataset",
+                "parent": BRANCH,
+                "title": "Data",
+                "summary": "A counter every writer bumps.",
+                "schema": DATA_SCHEMA,
+                "rows": {"t": [[1, 0]]},
+            },
         ):
             out = vine.plant(node)
             if "error" in out:
@@ -46,26 +62,53 @@ def mixed_writes(vine: Vine, tag: str) -> Iterator[tuple[str, Any]]:
     """An endless mix of every kind of write, as ``(kind, thunk)`` pairs: plant of a
     note, a branch and a dataset, each graft operation, tend. Ids carry ``tag``."""
     hub = f"{BRANCH}/hub"
-    stale = [{"rel": e["rel"], "target": e["target"]}
-             for e in vine.look(hub).get("edges_out", [])]
+    stale = [{"rel": e["rel"], "target": e["target"]} for e in vine.look(hub).get("edges_out", [])]
     j = 0
     while True:
         nid = f"{BRANCH}/n{tag}-{j}"
-        yield "plant-note", lambda nid=nid: vine.plant({
-            "id": nid, "type": "note", "parent": BRANCH, "title": nid,
-            "summary": f"Node {nid} as planted.", "body": f"# {nid}\n\n## Log\n\nPlanted."})
-        yield "graft-frontmatter+section", lambda nid=nid: vine.graft(nid, {
-            "set_frontmatter": {"summary": f"Node {nid} revised."},
-            "append_section": {"header": "More", "body": "Appended."}})
+        yield (
+            "plant-note",
+            lambda nid=nid: vine.plant(
+                {
+                    "id": nid,
+                    "type": "note",
+                    "parent": BRANCH,
+                    "title": nid,
+                    "summary": f"Node {nid} as planted.",
+                    "body": f"# {nid}\n\n## Log\n\nPlanted.",
+                }
+            ),
+        )
+        yield (
+            "graft-frontmatter+section",
+            lambda nid=nid: vine.graft(
+                nid,
+                {
+                    "set_frontmatter": {"summary": f"Node {nid} revised."},
+                    "append_section": {"header": "More", "body": "Appended."},
+                },
+            ),
+        )
         # The hub keeps about one link, so it never reaches the 50-link cap.
-        yield "graft-links", lambda nid=nid, stale=stale: vine.graft(hub, {
-            "add_links": [{"rel": "related-to", "target": nid}],
-            "remove_links": stale, "set_frontmatter": {"summary": f"Hub at {nid}."}})
+        yield (
+            "graft-links",
+            lambda nid=nid, stale=stale: vine.graft(
+                hub,
+                {
+                    "add_links": [{"rel": "related-to", "target": nid}],
+                    "remove_links": stale,
+                    "set_frontmatter": {"summary": f"Hub at {nid}."},
+                },
+            ),
+        )
         stale = [{"rel": "related-to", "target": nid}]
-        yield "graft-body", lambda nid=nid: vine.graft(nid, {
-            "replace_section": {"header": "Log", "body": "Rewritten."}})
-        yield "tend", lambda: vine.tend(f"{BRANCH}/data",
-                                        "UPDATE t SET v = v + 1 WHERE id = 1")
+        yield (
+            "graft-body",
+            lambda nid=nid: vine.graft(
+                nid, {"replace_section": {"header": "Log", "body": "Rewritten."}}
+            ),
+        )
+        yield "tend", lambda: vine.tend(f"{BRANCH}/data", "UPDATE t SET v = v + 1 WHERE id = 1")
         # The hub links to the note: the move rewrites that link, the forced prune
         # drops it (every other round, so the branch keeps some of them).
         yield "transplant-note", lambda nid=nid: vine.transplant(nid, nid + "-moved")
@@ -73,18 +116,39 @@ def mixed_writes(vine: Vine, tag: str) -> Iterator[tuple[str, Any]]:
         if j % 2 == 0:
             yield "prune-note", lambda nid=nid: vine.prune(nid + "-moved", force=True)
         if j % 3 == 0:
-            yield "plant-branch", lambda j=j: vine.plant({
-                "id": f"{BRANCH}/b{tag}-{j}", "type": "branch", "parent": BRANCH,
-                "title": "Sub", "summary": "A sub-branch planted under fire."})
+            yield (
+                "plant-branch",
+                lambda j=j: vine.plant(
+                    {
+                        "id": f"{BRANCH}/b{tag}-{j}",
+                        "type": "branch",
+                        "parent": BRANCH,
+                        "title": "Sub",
+                        "summary": "A sub-branch planted under fire.",
+                    }
+                ),
+            )
         if j % 4 == 1:
             dataset = f"{BRANCH}/d{tag}-{j}"
-            yield "plant-dataset", lambda dataset=dataset, j=j: vine.plant({
-                "id": dataset, "type": "dataset", "parent": BRANCH,
-                "title": "D", "summary": "A dataset planted under fire.",
-                "schema": DATA_SCHEMA, "rows": {"t": [[1, j], [2, j]]}})
+            yield (
+                "plant-dataset",
+                lambda dataset=dataset, j=j: vine.plant(
+                    {
+                        "id": dataset,
+                        "type": "dataset",
+                        "parent": BRANCH,
+                        "title": "D",
+                        "summary": "A dataset planted under fire.",
+                        "schema": DATA_SCHEMA,
+                        "rows": {"t": [[1, j], [2, j]]},
+                    }
+                ),
+            )
             # Its payload is renamed beside the moved node, then goes to the graveyard.
-            yield "transplant-dataset", lambda dataset=dataset: vine.transplant(
-                dataset, dataset + "-moved")
+            yield (
+                "transplant-dataset",
+                lambda dataset=dataset: vine.transplant(dataset, dataset + "-moved"),
+            )
             yield "prune-dataset", lambda dataset=dataset: vine.prune(dataset + "-moved")
         j += 1
 
@@ -120,8 +184,7 @@ def catalog_mismatches(vine: Vine, root: Path) -> list[str]:
     listed: dict[str, str] = {}
     after = ""
     while True:
-        page = vine.scan("_index", fields=["id", "summary"], recursive=True, limit=50,
-                         after=after)
+        page = vine.scan("_index", fields=["id", "summary"], recursive=True, limit=50, after=after)
         if "error" in page:
             return [f"scan failed: {page['error']}"]
         listed.update({n["id"]: n.get("summary", "") for n in page["nodes"]})
@@ -131,9 +194,14 @@ def catalog_mismatches(vine: Vine, root: Path) -> list[str]:
     listed.setdefault("_index", on_disk.get("_index", ""))
     out = [f"on disk, not in the catalog: {i}" for i in sorted(set(on_disk) - set(listed))]
     out += [f"in the catalog, not on disk: {i}" for i in sorted(set(listed) - set(on_disk))]
-    out += [f"catalog summary of {i} differs from its file" for i in sorted(on_disk)
-            if i in listed and i != "_index" and not ids_is_branch_fallback(i)
-            and listed[i] != on_disk[i]]
+    out += [
+        f"catalog summary of {i} differs from its file"
+        for i in sorted(on_disk)
+        if i in listed
+        and i != "_index"
+        and not ids_is_branch_fallback(i)
+        and listed[i] != on_disk[i]
+    ]
     return out
 
 
@@ -147,28 +215,42 @@ def ids_is_branch_fallback(node_id: str) -> bool:
 class CrashFigures:
     """What the crash families found."""
 
-    attempted: int = 0               # writes started
-    committed: int = 0               # writes that answered a commit
-    faults: int = 0                  # exceptions injected at a named write step
-    kills: int = 0                   # SIGKILLs of a writer process
-    kills_mid_write: int = 0         # kills that left a journal behind
-    lost: int = 0                    # answered commits missing from history
-    kinds: list[str] = field(default_factory=list)   # kinds of write faults were put in
+    attempted: int = 0  # writes started
+    committed: int = 0  # writes that answered a commit
+    faults: int = 0  # exceptions injected at a named write step
+    kills: int = 0  # SIGKILLs of a writer process
+    kills_mid_write: int = 0  # kills that left a journal behind
+    lost: int = 0  # answered commits missing from history
+    kinds: list[str] = field(default_factory=list)  # kinds of write faults were put in
     failures: list[str] = field(default_factory=list)
 
 
-WRITE_KINDS = ("plant-note", "graft-frontmatter+section", "graft-links", "graft-body", "tend",
-               "transplant-note", "prune-note", "plant-branch", "plant-dataset",
-               "transplant-dataset", "prune-dataset")
+WRITE_KINDS = (
+    "plant-note",
+    "graft-frontmatter+section",
+    "graft-links",
+    "graft-body",
+    "tend",
+    "transplant-note",
+    "prune-note",
+    "plant-branch",
+    "plant-dataset",
+    "transplant-dataset",
+    "prune-dataset",
+)
 
 
 # The writes each kind needs first (from the same tag, so the ids line up).
-PREREQUISITES = {"graft-frontmatter+section": ("plant-note",), "graft-links": ("plant-note",),
-                 "graft-body": ("plant-note",), "tend": ("plant-note",),
-                 "transplant-note": ("plant-note",),
-                 "prune-note": ("plant-note", "transplant-note"),
-                 "transplant-dataset": ("plant-dataset",),
-                 "prune-dataset": ("plant-dataset", "transplant-dataset")}
+PREREQUISITES = {
+    "graft-frontmatter+section": ("plant-note",),
+    "graft-links": ("plant-note",),
+    "graft-body": ("plant-note",),
+    "tend": ("plant-note",),
+    "transplant-note": ("plant-note",),
+    "prune-note": ("plant-note", "transplant-note"),
+    "transplant-dataset": ("plant-dataset",),
+    "prune-dataset": ("plant-dataset", "transplant-dataset"),
+}
 
 
 class Injected(RuntimeError):
@@ -206,8 +288,7 @@ def fault_matrix(forest: Path, figures: CrashFigures | None = None) -> CrashFigu
     return figures
 
 
-def _fault_once(vine: Vine, forest: Path, kind: str, step: str,
-                figures: CrashFigures) -> None:
+def _fault_once(vine: Vine, forest: Path, kind: str, step: str, figures: CrashFigures) -> None:
     from monkeyllm.writes import transaction
 
     def hook(name: str) -> None:
@@ -280,8 +361,14 @@ def _read_until(rfd: int, needle: bytes, timeout: float) -> bytes:
     return data
 
 
-def kill_loop(forest: Path, kills: int = 200, seed: int = 20260,
-              figures: CrashFigures | None = None, *, max_wait: float = 0.4) -> CrashFigures:
+def kill_loop(
+    forest: Path,
+    kills: int = 200,
+    seed: int = 20260,
+    figures: CrashFigures | None = None,
+    *,
+    max_wait: float = 0.4,
+) -> CrashFigures:
     """``kills`` rounds: fork a writer looping over mixed writes, SIGKILL it at a random
     moment, reopen the forest (recovery runs) and check it. Needs ``os.fork``."""
     figures = figures or CrashFigures()
@@ -306,7 +393,7 @@ def kill_loop(forest: Path, kills: int = 200, seed: int = 20260,
             os.close(rfd)
         figures.kills += 1
         figures.kills_mid_write += (forest / "_derived" / "journal.json").exists()
-        lines = data.decode(errors="replace").split("\n")[:-1]   # complete lines only
+        lines = data.decode(errors="replace").split("\n")[:-1]  # complete lines only
         if not lines or lines[0] != "ready":
             figures.failures.append(f"round {round_no}: the writer never got ready: {lines}")
         figures.failures += [f"round {round_no}: {x}" for x in lines if x.startswith("ERR")]
@@ -315,13 +402,12 @@ def kill_loop(forest: Path, kills: int = 200, seed: int = 20260,
         figures.committed += len(shas)
         reported += shas
         try:
-            with Vine(forest) as vine:                    # recovery runs here
+            with Vine(forest) as vine:  # recovery runs here
                 history = set(git(forest, "rev-list", "HEAD").split())
                 lost = [s for s in shas if s not in history]
                 figures.lost += len(lost)
                 figures.failures += [f"round {round_no}: commit {s} lost" for s in lost]
-                figures.failures += [f"round {round_no}: {m}"
-                                     for m in forest_faults(vine, forest)]
+                figures.failures += [f"round {round_no}: {m}" for m in forest_faults(vine, forest)]
         except Exception as exc:  # noqa: BLE001 - a forest that will not open is a finding
             figures.failures.append(f"round {round_no}: reopening failed: {exc!r}")
     history = set(git(forest, "rev-list", "HEAD").split())

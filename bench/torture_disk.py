@@ -65,10 +65,10 @@ class DiskFullFigures:
     """What the refused-write probe found."""
 
     attempted: int = 0
-    readonly: int = 0                 # answered E_READONLY
-    other: int = 0                    # answered another envelope (a misleading code)
-    internal: int = 0                 # answered E_INTERNAL, or no envelope at all
-    changed: int = 0                  # files, HEAD or the working tree not as before
+    readonly: int = 0  # answered E_READONLY
+    other: int = 0  # answered another envelope (a misleading code)
+    internal: int = 0  # answered E_INTERNAL, or no envelope at all
+    changed: int = 0  # files, HEAD or the working tree not as before
     codes: dict[str, int] = field(default_factory=dict)
     failures: list[str] = field(default_factory=list)
 
@@ -85,22 +85,35 @@ def disk_full(forest: Path, limit: int = 200_000) -> DiskFullFigures:
     with Vine(forest) as vine:
         vine.look("_index")
         if "error" in vine.look(f"{BRANCH}/bulky"):
-            out = vine.plant({"id": f"{BRANCH}/bulky", "type": "note", "parent": BRANCH,
-                              "title": "Bulky", "summary": "A note larger than the limit.",
-                              "links": [{"rel": "related-to", "target": f"{BRANCH}/hub"}],
-                              "body": "# Bulky\n\n" + "z" * (2 * limit)})
+            out = vine.plant(
+                {
+                    "id": f"{BRANCH}/bulky",
+                    "type": "note",
+                    "parent": BRANCH,
+                    "title": "Bulky",
+                    "summary": "A note larger than the limit.",
+                    "links": [{"rel": "related-to", "target": f"{BRANCH}/hub"}],
+                    "body": "# Bulky\n\n" + "z" * (2 * limit),
+                }
+            )
             if "error" in out:
                 raise RuntimeError(f"cannot prepare the disk-full probe: {out}")
     before, head = _forest_bytes(forest), git(forest, "rev-parse", "HEAD").strip()
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
-        [str(REPO), os.environ.get("PYTHONPATH", "")])}
-    done = subprocess.run([sys.executable, "-c", DISK_FULL_CHILD, str(forest), str(limit)],
-                          capture_output=True, text=True, timeout=300, env=env)
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]),
+    }
+    done = subprocess.run(
+        [sys.executable, "-c", DISK_FULL_CHILD, str(forest), str(limit)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
+    )
     try:
         out = json.loads(done.stdout)
     except ValueError:
-        figures.failures.append(f"disk-full writer exit {done.returncode}: "
-                                f"{done.stderr[-300:]}")
+        figures.failures.append(f"disk-full writer exit {done.returncode}: {done.stderr[-300:]}")
         return figures
     after = out.pop("after")
     for kind, answer in out.items():

@@ -32,8 +32,9 @@ BRANCH = "torture"
 
 def git(root: Path, *args: str) -> str:
     """Run git in ``root``; its standard output."""
-    return subprocess.run(["git", *args], cwd=root, check=True, capture_output=True,
-                          text=True).stdout
+    return subprocess.run(
+        ["git", *args], cwd=root, check=True, capture_output=True, text=True
+    ).stdout
 
 
 def status(root: Path) -> str:
@@ -44,8 +45,11 @@ def http(client: Any, url: str, key: str, call: str, args: dict[str, Any]) -> An
     """One Station call: its JSON body, or a string saying what went wrong (a 5xx, a
     status that disagrees with the body, a transport failure, a body that is not JSON)."""
     try:
-        got = client.post(f"{url}/v1/forests/{STATION_FOREST}/{call}", json=args,
-                          headers={"Authorization": f"Bearer {key}"})
+        got = client.post(
+            f"{url}/v1/forests/{STATION_FOREST}/{call}",
+            json=args,
+            headers={"Authorization": f"Bearer {key}"},
+        )
         body = got.json()
     except Exception as exc:  # noqa: BLE001 - every failure is judged, never raised
         return f"{call}: {exc!r}"
@@ -56,7 +60,7 @@ def http(client: Any, url: str, key: str, call: str, args: dict[str, Any]) -> An
     return body
 
 
-STATION_FOREST = "forest"      # scratch() names the copy forest/, the Station's id of it
+STATION_FOREST = "forest"  # scratch() names the copy forest/, the Station's id of it
 
 
 @contextlib.contextmanager
@@ -72,11 +76,12 @@ def serve_station(root: Path) -> Iterator[tuple[str, str]]:
     from .station_load import station
 
     with Store(root) as store:
-        key = keys.add(store, "torture", STATION_FOREST, [], [],
-                       keys.parse_caps("read,query,write,tend,admin"))[1]
+        key = keys.add(
+            store, "torture", STATION_FOREST, [], [], keys.parse_caps("read,query,write,tend,admin")
+        )[1]
     log = root / ".station" / f"serve-{time.time_ns()}.log"
     with station(root, log) as (url, _pid), httpx.Client(timeout=120) as client:
-        first = http(client, url, key, "look", {"id": "_index"})   # opens the forest
+        first = http(client, url, key, "look", {"id": "_index"})  # opens the forest
         if not isinstance(first, dict) or "error" in first:
             raise RuntimeError(f"the Station's first call failed: {first}")
         yield url, key
@@ -85,9 +90,17 @@ def serve_station(root: Path) -> Iterator[tuple[str, str]]:
 def scratch(base: Path) -> Path:
     """A git-backed copy of sample-brain (payloads included) under ``base``."""
     forest = base / "forest"
-    subprocess.run(["git", "clone", "-q", str(REPO / "tests" / "sample_data" /
-                                               "sample-brain.bundle"), str(forest)],
-                   check=True, capture_output=True)
+    subprocess.run(
+        [
+            "git",
+            "clone",
+            "-q",
+            str(REPO / "tests" / "sample_data" / "sample-brain.bundle"),
+            str(forest),
+        ],
+        check=True,
+        capture_output=True,
+    )
     for payload in SAMPLE.rglob("*.db"):
         if "_derived" not in payload.parts:
             shutil.copy2(payload, forest / payload.relative_to(SAMPLE))

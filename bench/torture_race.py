@@ -111,19 +111,20 @@ class ConcurrencyFigures:
     committed: int = 0
     locked: int = 0
     reads: int = 0
-    failed: int = 0                  # anything but a commit, E_LOCKED or a clean read
+    failed: int = 0  # anything but a commit, E_LOCKED or a clean read
     lost: int = 0
     surfaces: dict[str, dict[str, int]] = field(default_factory=dict)
     latency: dict[str, list[float]] = field(default_factory=dict)
     locked_examples: list[str] = field(default_factory=list)
     held_writes: int = 0
-    held_refused: int = 0            # E_LOCKED naming the holder, before any timeout
+    held_refused: int = 0  # E_LOCKED naming the holder, before any timeout
     held_slowest_ms: float = 0.0
     failures: list[str] = field(default_factory=list)
 
     def count(self, surface: str, what: str) -> None:
-        row = self.surfaces.setdefault(surface, {"writes": 0, "committed": 0, "locked": 0,
-                                                 "reads": 0, "failed": 0})
+        row = self.surfaces.setdefault(
+            surface, {"writes": 0, "committed": 0, "locked": 0, "reads": 0, "failed": 0}
+        )
         row[what] += 1
 
     @property
@@ -151,9 +152,15 @@ class _Hold:
     pid: int = 0
 
 
-def _judge_write(figures: ConcurrencyFigures, surface: str, out: Any,
-                 commits: list[tuple[str, str]], node_id: str, ms: float = 0.0,
-                 hold: _Hold | None = None) -> None:
+def _judge_write(
+    figures: ConcurrencyFigures,
+    surface: str,
+    out: Any,
+    commits: list[tuple[str, str]],
+    node_id: str,
+    ms: float = 0.0,
+    hold: _Hold | None = None,
+) -> None:
     if hold is not None and hold.pid:
         _judge_held(figures, surface, out, node_id, ms, hold.pid)
         return
@@ -170,15 +177,17 @@ def _judge_write(figures: ConcurrencyFigures, surface: str, out: Any,
         figures.count(surface, "locked")
         if len(figures.locked_examples) < 5:
             figures.locked_examples.append(
-                f"{surface} after {ms:.0f} ms: {out['error'].get('message', '')[:200]}")
+                f"{surface} after {ms:.0f} ms: {out['error'].get('message', '')[:200]}"
+            )
     else:
         figures.failed += 1
         figures.count(surface, "failed")
         figures.failures.append(f"{surface} write of {node_id}: {str(out)[:200]}")
 
 
-def _judge_held(figures: ConcurrencyFigures, surface: str, out: Any, node_id: str,
-                ms: float, pid: int) -> None:
+def _judge_held(
+    figures: ConcurrencyFigures, surface: str, out: Any, node_id: str, ms: float, pid: int
+) -> None:
     from monkeyllm.lock import DEFAULT_TIMEOUT_S
 
     figures.operations += 1
@@ -186,14 +195,19 @@ def _judge_held(figures: ConcurrencyFigures, surface: str, out: Any, node_id: st
     err = out.get("error", {}) if isinstance(out, dict) else {}
     # A CLI write's time includes starting its process; a refusal that waited the
     # timeout out would take at least that long on any surface.
-    if err.get("code") == "E_LOCKED" and f"pid {pid}" in err.get("message", "") \
-            and "per-write" in err.get("hint", "") and ms < DEFAULT_TIMEOUT_S * 1000:
+    if (
+        err.get("code") == "E_LOCKED"
+        and f"pid {pid}" in err.get("message", "")
+        and "per-write" in err.get("hint", "")
+        and ms < DEFAULT_TIMEOUT_S * 1000
+    ):
         figures.held_refused += 1
         figures.held_slowest_ms = max(figures.held_slowest_ms, round(ms, 1))
         return
     figures.failed += 1
-    figures.failures.append(f"{surface} write of {node_id} beside a holder for life "
-                            f"({ms:.0f} ms): {str(out)[:200]}")
+    figures.failures.append(
+        f"{surface} write of {node_id} beside a holder for life ({ms:.0f} ms): {str(out)[:200]}"
+    )
 
 
 def _judge_read(figures: ConcurrencyFigures, surface: str, what: str, out: Any) -> None:
@@ -209,24 +223,37 @@ def _judge_read(figures: ConcurrencyFigures, surface: str, what: str, out: Any) 
 def _vine_call(forest: Path, call: str, args: dict[str, Any]) -> Any:
     """``vine call CALL ARGS --json`` in a process of its own: the parsed answer, or a
     string saying why it could not be parsed (judged as a failure)."""
-    done = subprocess.run([*_vine_command(), "call", call, json.dumps(args),
-                           "--forest", str(forest), "--json"],
-                          capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [*_vine_command(), "call", call, json.dumps(args), "--forest", str(forest), "--json"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     try:
         return json.loads(done.stdout)
     except ValueError:
-        return (f"exit {done.returncode}, unparsable: {done.stdout[:80]!r} "
-                f"{done.stderr[-200:]!r}")
+        return f"exit {done.returncode}, unparsable: {done.stdout[:80]!r} {done.stderr[-200:]!r}"
 
 
-def _cli_writer(forest: Path, tag: str, until: float, figures: ConcurrencyFigures,
-                commits: list[tuple[str, str]], guard: threading.Lock,
-                hold: _Hold | None = None) -> None:
+def _cli_writer(
+    forest: Path,
+    tag: str,
+    until: float,
+    figures: ConcurrencyFigures,
+    commits: list[tuple[str, str]],
+    guard: threading.Lock,
+    hold: _Hold | None = None,
+) -> None:
     j = 0
     while time.time() < until:
         nid = f"{BRANCH}/c{tag}-{j}"
-        node = {"id": nid, "type": "note", "parent": BRANCH, "title": nid,
-                "summary": f"Node {nid} written concurrently."}
+        node = {
+            "id": nid,
+            "type": "note",
+            "parent": BRANCH,
+            "title": nid,
+            "summary": f"Node {nid} written concurrently.",
+        }
         started = time.perf_counter()
         out = _vine_call(forest, "plant", {"node": node})
         ms = (time.perf_counter() - started) * 1000
@@ -235,8 +262,9 @@ def _cli_writer(forest: Path, tag: str, until: float, figures: ConcurrencyFigure
         j += 1
 
 
-def _cli_reader(forest: Path, until: float, figures: ConcurrencyFigures,
-                guard: threading.Lock) -> None:
+def _cli_reader(
+    forest: Path, until: float, figures: ConcurrencyFigures, guard: threading.Lock
+) -> None:
     rnd = random.Random()
     while time.time() < until:
         page = _vine_call(forest, "scan", {"parent_id": BRANCH, "fields": ["id"], "limit": 50})
@@ -251,18 +279,30 @@ def _cli_reader(forest: Path, until: float, figures: ConcurrencyFigures,
             _judge_read(figures, "cli", f"look {node_id}", out)
 
 
-def _station_writer(url: str, key: str, tag: str, until: float,
-                    figures: ConcurrencyFigures, commits: list[tuple[str, str]],
-                    guard: threading.Lock, hold: _Hold | None = None) -> None:
+def _station_writer(
+    url: str,
+    key: str,
+    tag: str,
+    until: float,
+    figures: ConcurrencyFigures,
+    commits: list[tuple[str, str]],
+    guard: threading.Lock,
+    hold: _Hold | None = None,
+) -> None:
     import httpx
 
     with httpx.Client(timeout=120) as client:
         j = 0
         while time.time() < until:
             nid = f"{BRANCH}/s{tag}-{j}"
-            node = {"id": nid, "type": "note", "parent": BRANCH, "title": nid,
-                    "summary": f"Node {nid} written concurrently.",
-                    "body": "# T\n\n## Log\n\nx"}
+            node = {
+                "id": nid,
+                "type": "note",
+                "parent": BRANCH,
+                "title": nid,
+                "summary": f"Node {nid} written concurrently.",
+                "body": "# T\n\n## Log\n\nx",
+            }
             started = time.perf_counter()
             out = http(client, url, key, "plant", {"node": node})
             ms = (time.perf_counter() - started) * 1000
@@ -271,15 +311,21 @@ def _station_writer(url: str, key: str, tag: str, until: float,
             j += 1
 
 
-def _station_reader(url: str, key: str, until: float, figures: ConcurrencyFigures,
-                    guard: threading.Lock) -> None:
+def _station_reader(
+    url: str, key: str, until: float, figures: ConcurrencyFigures, guard: threading.Lock
+) -> None:
     import httpx
 
     rnd = random.Random()
     with httpx.Client(timeout=120) as client:
         while time.time() < until:
-            page = http(client, url, key, "scan", {"parent_id": BRANCH,
-                                                    "fields": ["id", "summary"], "limit": 50})
+            page = http(
+                client,
+                url,
+                key,
+                "scan",
+                {"parent_id": BRANCH, "fields": ["id", "summary"], "limit": 50},
+            )
             with guard:
                 _judge_read(figures, "station", "scan", page)
             nodes = page.get("nodes", []) if isinstance(page, dict) else []
@@ -287,9 +333,12 @@ def _station_reader(url: str, key: str, until: float, figures: ConcurrencyFigure
                 out = http(client, url, key, "look", {"id": node["id"]})
                 # A half-written node: unreadable, or a summary neither the listed one
                 # nor one a writer writes.
-                if isinstance(out, dict) and "error" not in out and \
-                        out.get("summary") != node["summary"] and \
-                        not str(out.get("summary", "")).startswith("Node "):
+                if (
+                    isinstance(out, dict)
+                    and "error" not in out
+                    and out.get("summary") != node["summary"]
+                    and not str(out.get("summary", "")).startswith("Node ")
+                ):
                     out = {"error": f"half-written {node['id']}: {out.get('summary')!r}"}
                 with guard:
                     _judge_read(figures, "station", f"look {node['id']}", out)
@@ -299,16 +348,30 @@ def _station_reader(url: str, key: str, until: float, figures: ConcurrencyFigure
 
 
 def _spawn(script: str, *args: str) -> subprocess.Popen[str]:
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
-        [str(REPO), os.environ.get("PYTHONPATH", "")])}
-    return subprocess.Popen([sys.executable, "-c", script, *args], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, env=env)
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]),
+    }
+    return subprocess.Popen(
+        [sys.executable, "-c", script, *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
 
 
-def _race(forest: Path, until: float, plan: dict[str, tuple[int, int]],
-          figures: ConcurrencyFigures, commits: list[tuple[str, str]],
-          guard: threading.Lock, phase: str, station: tuple[str, str] | None = None,
-          hold: _Hold | None = None) -> None:
+def _race(
+    forest: Path,
+    until: float,
+    plan: dict[str, tuple[int, int]],
+    figures: ConcurrencyFigures,
+    commits: list[tuple[str, str]],
+    guard: threading.Lock,
+    phase: str,
+    station: tuple[str, str] | None = None,
+    hold: _Hold | None = None,
+) -> None:
     """One phase: ``plan`` maps each surface to (writers, readers), all running until
     ``until``; engine racers are processes, CLI and Station racers threads (the CLI's
     spawn a ``vine`` process per call)."""
@@ -320,19 +383,30 @@ def _race(forest: Path, until: float, plan: dict[str, tuple[int, int]],
     for _ in range(readers):
         procs.append(_spawn(ENGINE_READER, str(forest), str(until)))
     writers, readers = plan.get("cli", (0, 0))
-    threads += [threading.Thread(target=_cli_writer, args=(
-        forest, f"{phase}x{n}", until, figures, commits, guard, hold))
-        for n in range(writers)]
-    threads += [threading.Thread(target=_cli_reader, args=(forest, until, figures, guard))
-                for _ in range(readers)]
+    threads += [
+        threading.Thread(
+            target=_cli_writer, args=(forest, f"{phase}x{n}", until, figures, commits, guard, hold)
+        )
+        for n in range(writers)
+    ]
+    threads += [
+        threading.Thread(target=_cli_reader, args=(forest, until, figures, guard))
+        for _ in range(readers)
+    ]
     writers, readers = plan.get("station", (0, 0))
     if station is not None:
         url, key = station
-        threads += [threading.Thread(target=_station_writer, args=(
-            url, key, f"{phase}{n}", until, figures, commits, guard, hold))
-            for n in range(writers)]
-        threads += [threading.Thread(target=_station_reader, args=(
-            url, key, until, figures, guard)) for _ in range(readers)]
+        threads += [
+            threading.Thread(
+                target=_station_writer,
+                args=(url, key, f"{phase}{n}", until, figures, commits, guard, hold),
+            )
+            for n in range(writers)
+        ]
+        threads += [
+            threading.Thread(target=_station_reader, args=(url, key, until, figures, guard))
+            for _ in range(readers)
+        ]
     for t in threads:
         t.start()
     left = max(0.0, until - time.time())
@@ -340,8 +414,7 @@ def _race(forest: Path, until: float, plan: dict[str, tuple[int, int]],
         stdout, stderr = proc.communicate(timeout=left + 300)
         if proc.returncode != 0:
             figures.failed += 1
-            figures.failures.append(f"engine process exit {proc.returncode}: "
-                                    f"{stderr[-300:]}")
+            figures.failures.append(f"engine process exit {proc.returncode}: {stderr[-300:]}")
         for line in stdout.splitlines():
             try:
                 record = json.loads(line)
@@ -351,8 +424,15 @@ def _race(forest: Path, until: float, plan: dict[str, tuple[int, int]],
                 continue
             with guard:
                 if record["op"] == "write":
-                    _judge_write(figures, "engine", record["out"], commits, record["id"],
-                                 record.get("ms", 0.0), hold)
+                    _judge_write(
+                        figures,
+                        "engine",
+                        record["out"],
+                        commits,
+                        record["id"],
+                        record.get("ms", 0.0),
+                        hold,
+                    )
                 else:
                     _judge_read(figures, "engine", record["op"], record["out"] or {})
     for t in threads:
@@ -364,8 +444,9 @@ def _split(total: int, surfaces: int = 3) -> list[int]:
     return [total // surfaces + (1 if i < total % surfaces else 0) for i in range(surfaces)]
 
 
-def concurrency(forest: Path, seconds: float = 60.0, writers: int = 8,
-                readers: int = 8, station: bool = True) -> ConcurrencyFigures:
+def concurrency(
+    forest: Path, seconds: float = 60.0, writers: int = 8, readers: int = 8, station: bool = True
+) -> ConcurrencyFigures:
     """``writers`` writers and ``readers`` readers on ``forest`` for ``seconds``, through
     a long-lived server (the REST Station), the CLI and the engine, all at once. Every
     write must commit, or answer E_LOCKED (counted: what matters is how rarely); every
@@ -386,23 +467,42 @@ def concurrency(forest: Path, seconds: float = 60.0, writers: int = 8,
     sw, cw, ew = _split(writers) if station else (0, *_split(writers, 2))
     sr, cr, er = _split(readers) if station else (0, *_split(readers, 2))
     with serve_station(forest.parent) if station else contextlib.nullcontext() as served:
-        _race(forest, time.time() + racing,
-              {"station": (sw, sr), "cli": (cw, cr), "engine": (ew, er)},
-              figures, commits, guard, "a", station=served)
+        _race(
+            forest,
+            time.time() + racing,
+            {"station": (sw, sr), "cli": (cw, cr), "engine": (ew, er)},
+            figures,
+            commits,
+            guard,
+            "a",
+            station=served,
+        )
         holder = _spawn(HOLDER, str(forest), str(held_for + 1.0))
         try:
             assert holder.stdout is not None
             if holder.stdout.readline().strip() != "holding":
                 raise RuntimeError(f"the holder did not start: {holder.communicate()[1]}")
             before = git(forest, "rev-parse", "HEAD").strip()
-            _race(forest, time.time() + held_for - 0.5,
-                  {"station": (max(1, sw // 2), 1) if station else (0, 0),
-                   "cli": (1, 1), "engine": (1, 1)},
-                  figures, commits, guard, "h", station=served, hold=_Hold(holder.pid))
+            _race(
+                forest,
+                time.time() + held_for - 0.5,
+                {
+                    "station": (max(1, sw // 2), 1) if station else (0, 0),
+                    "cli": (1, 1),
+                    "engine": (1, 1),
+                },
+                figures,
+                commits,
+                guard,
+                "h",
+                station=served,
+                hold=_Hold(holder.pid),
+            )
             if git(forest, "rev-parse", "HEAD").strip() != before:
                 figures.failed += 1
-                figures.failures.append("a write committed while a process held the "
-                                        "forest open for writing")
+                figures.failures.append(
+                    "a write committed while a process held the forest open for writing"
+                )
         finally:
             holder.communicate(timeout=60)
     history = set(git(forest, "rev-list", "HEAD").split())
@@ -412,8 +512,7 @@ def concurrency(forest: Path, seconds: float = 60.0, writers: int = 8,
                 figures.lost += 1
                 figures.failures.append(f"committed {node_id} ({sha[:10]}) is gone")
         problems = forest_faults(vine, forest)
-    fsck = subprocess.run(["git", "fsck", "--strict"], cwd=forest, capture_output=True,
-                          text=True)
+    fsck = subprocess.run(["git", "fsck", "--strict"], cwd=forest, capture_output=True, text=True)
     if fsck.returncode != 0:
         problems.append(f"git fsck: {fsck.stderr[-300:]}")
     figures.failures += problems

@@ -49,8 +49,9 @@ def _damage_stale_lock(forest: Path) -> None:
 
     dead = subprocess.Popen(["true"])
     dead.wait()
-    (forest / ".vine.lock").write_text(json.dumps(
-        {"pid": dead.pid, "host": socket.gethostname(), "since": "2026-01-01T00:00:00Z"}))
+    (forest / ".vine.lock").write_text(
+        json.dumps({"pid": dead.pid, "host": socket.gethostname(), "since": "2026-01-01T00:00:00Z"})
+    )
 
 
 DAMAGE = {
@@ -64,8 +65,11 @@ DAMAGE = {
 
 
 def node_ids_of(forest: Path) -> list[str]:
-    return sorted(p.relative_to(forest).as_posix()[:-3] for p in forest.rglob("*.md")
-                  if p.relative_to(forest).parts[0] not in (".git", "_derived", "_meta"))
+    return sorted(
+        p.relative_to(forest).as_posix()[:-3]
+        for p in forest.rglob("*.md")
+        if p.relative_to(forest).parts[0] not in (".git", "_derived", "_meta")
+    )
 
 
 def _heat_rows(forest: Path) -> dict[str, float]:
@@ -77,8 +81,10 @@ def _heat_rows(forest: Path) -> dict[str, float]:
         return {}
     con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
     try:
-        return {f"{s}:{n}": round(h, 9) for s, n, h in
-                con.execute("SELECT scope, node_id, heat FROM heat")}
+        return {
+            f"{s}:{n}": round(h, 9)
+            for s, n, h in con.execute("SELECT scope, node_id, heat FROM heat")
+        }
     finally:
         con.close()
 
@@ -106,7 +112,7 @@ def repair_probes(forest: Path) -> RepairFigures:
     figures = RepairFigures()
     node_ids = node_ids_of(forest)
     with Vine(forest) as vine:
-        for node_id in node_ids[::3]:               # heat to keep across rebuilds
+        for node_id in node_ids[::3]:  # heat to keep across rebuilds
             vine.look(node_id)
         before = _snapshot(vine, node_ids)
     for name, damage in DAMAGE.items():
@@ -120,13 +126,16 @@ def repair_probes(forest: Path) -> RepairFigures:
                 after = _snapshot(vine, node_ids)
                 wrong = [i for i in node_ids if after[i] != before[i]]
                 if wrong:
-                    raise AssertionError(f"{len(wrong)} nodes differ, e.g. {wrong[0]}: "
-                                         f"{before[wrong[0]]} -> {after[wrong[0]]}")
+                    raise AssertionError(
+                        f"{len(wrong)} nodes differ, e.g. {wrong[0]}: "
+                        f"{before[wrong[0]]} -> {after[wrong[0]]}"
+                    )
                 mismatched = catalog_mismatches(vine, forest)
                 if mismatched:
                     raise AssertionError(mismatched[0])
-                out = vine.graft(node_ids[-1], {"set_frontmatter": {
-                    "summary": f"Summary after {name}."}})
+                out = vine.graft(
+                    node_ids[-1], {"set_frontmatter": {"summary": f"Summary after {name}."}}
+                )
                 if "error" in out:
                     raise AssertionError(f"not writable after the repair: {out}")
                 before = _snapshot(vine, node_ids)

@@ -20,7 +20,7 @@ TABLE = "orders"
 
 # E_SCHEMA: the call's signature refuses it before any SQL is read (an empty statement).
 ALLOWED = {"E_QUERY_FORBIDDEN", "E_QUERY_INVALID", "E_TIMEOUT", "E_SCHEMA"}
-LIMIT_S = 2.0 + 1.5          # the guard's 2-second limit plus this machine's slack
+LIMIT_S = 2.0 + 1.5  # the guard's 2-second limit plus this machine's slack
 SECRET = "TORTURE-SECRET-7f3a9c"
 
 
@@ -105,8 +105,8 @@ WRAPPERS = [
 
 # Statements that must fail on their own merits (invalid, or too slow).
 EXTRA = [
-    "SELECT 1；DROP TABLE orders",                         # a full-width semicolon
-    "SELECT 1\u037e DROP TABLE orders",                    # a Greek question mark
+    "SELECT 1；DROP TABLE orders",  # a full-width semicolon
+    "SELECT 1\u037e DROP TABLE orders",  # a Greek question mark
     "SELECT * FROM orders WHERE id = 'x\\'; DROP TABLE orders; --'",
     "SELECT " + "1+" * 30000 + "1",
     "SELECT " + "(" * 2000 + "1" + ")" * 2000,
@@ -148,8 +148,8 @@ class SqlFigures:
     """What the SQL probes found."""
 
     tried: int = 0
-    escaped: int = 0                 # a statement that ran, or changed a byte
-    slow: int = 0                    # over its time limit
+    escaped: int = 0  # a statement that ran, or changed a byte
+    slow: int = 0  # over its time limit
     codes: dict[str, int] = field(default_factory=dict)
     failures: list[str] = field(default_factory=list)
 
@@ -160,7 +160,7 @@ def probe_sql(workdir: Path, statements: list[str]) -> SqlFigures:
     before = digest_tree(workdir)
     figures = SqlFigures()
     cwd = os.getcwd()
-    os.chdir(workdir)        # relative ATTACH / VACUUM INTO targets would land here
+    os.chdir(workdir)  # relative ATTACH / VACUUM INTO targets would land here
     try:
         with Vine(forest, writable=False) as vine:
             for sql in statements:
@@ -187,14 +187,39 @@ def probe_sql(workdir: Path, statements: list[str]) -> SqlFigures:
 
 
 ESCAPES = [
-    "..", "../outside/secret", "../../etc/passwd", "/etc/passwd", "/outside/secret",
-    "sales/../../outside/secret", "sales/../../../etc/passwd", "./../outside/secret",
-    "sales/..", "sales/./../..", "%2e%2e/outside/secret", "..%2foutside%2fsecret",
-    "..\\outside\\secret", "sales\\..\\..\\outside", "\x00", "sales/exchange-policy\x00",
-    "a" * 5000, "/".join(["a"] * 800), "sales/" + "é" * 300,
-    "\u2025/outside/secret", "\uff0e\uff0e/outside/secret", "sales\u2215..\u2215..",
-    "~", "~/secret", "$HOME/secret", "link-out", "link-out/secret", "sales/link-dir/secret",
-    "_derived/catalog", ".git/config", ".vine", "_assets/x", " ../outside/secret ",
+    "..",
+    "../outside/secret",
+    "../../etc/passwd",
+    "/etc/passwd",
+    "/outside/secret",
+    "sales/../../outside/secret",
+    "sales/../../../etc/passwd",
+    "./../outside/secret",
+    "sales/..",
+    "sales/./../..",
+    "%2e%2e/outside/secret",
+    "..%2foutside%2fsecret",
+    "..\\outside\\secret",
+    "sales\\..\\..\\outside",
+    "\x00",
+    "sales/exchange-policy\x00",
+    "a" * 5000,
+    "/".join(["a"] * 800),
+    "sales/" + "é" * 300,
+    "\u2025/outside/secret",
+    "\uff0e\uff0e/outside/secret",
+    "sales\u2215..\u2215..",
+    "~",
+    "~/secret",
+    "$HOME/secret",
+    "link-out",
+    "link-out/secret",
+    "sales/link-dir/secret",
+    "_derived/catalog",
+    ".git/config",
+    ".vine",
+    "_assets/x",
+    " ../outside/secret ",
 ]
 
 
@@ -211,13 +236,38 @@ def scope_probes() -> Iterator[tuple[str, dict[str, Any]]]:
         yield "sniff", {"terms": ["secret"], "scope": bad}
         yield "query", {"id": bad, "sql": "SELECT 1"}
         yield "harvest", {"query": "secret", "terms": ["secret"]}
-        yield "plant", {"node": {"id": bad, "type": "note", "parent": "_index",
-                                 "title": "T", "summary": "S."}}
-        yield "plant", {"node": {"id": "sales/ok-note", "type": "note", "parent": bad,
-                                 "title": "T", "summary": "S."}}
+        yield (
+            "plant",
+            {
+                "node": {
+                    "id": bad,
+                    "type": "note",
+                    "parent": "_index",
+                    "title": "T",
+                    "summary": "S.",
+                }
+            },
+        )
+        yield (
+            "plant",
+            {
+                "node": {
+                    "id": "sales/ok-note",
+                    "type": "note",
+                    "parent": bad,
+                    "title": "T",
+                    "summary": "S.",
+                }
+            },
+        )
         yield "graft", {"id": bad, "patch": {"set_frontmatter": {"summary": "S."}}}
-        yield "graft", {"id": "sales/exchange-policy",
-                        "patch": {"add_links": [{"rel": "related-to", "target": bad}]}}
+        yield (
+            "graft",
+            {
+                "id": "sales/exchange-policy",
+                "patch": {"add_links": [{"rel": "related-to", "target": bad}]},
+            },
+        )
         yield "tend", {"id": bad, "sql": "DELETE FROM orders WHERE 1"}
         yield "prune", {"id": bad}
         yield "prune", {"id": bad, "force": True, "dry_run": True}
@@ -233,9 +283,9 @@ class ScopeFigures:
     """What the scope probes found."""
 
     tried: int = 0
-    leaked: int = 0                  # a response carrying the outside secret
-    internal: int = 0                # an E_INTERNAL (a bug)
-    written: int = 0                 # files outside the forest changed
+    leaked: int = 0  # a response carrying the outside secret
+    internal: int = 0  # an E_INTERNAL (a bug)
+    written: int = 0  # files outside the forest changed
     failures: list[str] = field(default_factory=list)
 
     def judge(self, out: Any, where: str, internal: str | None = None) -> None:
@@ -268,10 +318,11 @@ def prepare_outside(workdir: Path) -> None:
     outside.mkdir(exist_ok=True)
     (outside / "secret.md").write_text(
         f"---\nid: secret\ntype: note\ntitle: Secret {SECRET}\nsummary: {SECRET}.\n---\n\n"
-        f"# Secret\n\n{SECRET}\n", encoding="utf-8")
+        f"# Secret\n\n{SECRET}\n",
+        encoding="utf-8",
+    )
     forest = workdir / "forest"
-    for name, target in (("link-out.md", outside / "secret.md"),
-                         ("sales/link-dir", outside)):
+    for name, target in (("link-out.md", outside / "secret.md"), ("sales/link-dir", outside)):
         link = forest / name
         if not link.exists() and not link.is_symlink():
             link.symlink_to(target)
@@ -305,14 +356,21 @@ def probe_scopes_station(workdir: Path) -> ScopeFigures:
     outside_before = digest_tree(_outside(workdir))
     figures = ScopeFigures()
     with Store(workdir) as store:
-        scoped = keys.add(store, "torture-sales", STATION_FOREST, ["sales"], [],
-                          keys.parse_caps("read,query,write,tend"))[1]
+        scoped = keys.add(
+            store,
+            "torture-sales",
+            STATION_FOREST,
+            ["sales"],
+            [],
+            keys.parse_caps("read,query,write,tend"),
+        )[1]
     with serve_station(workdir) as (url, admin), httpx.Client(timeout=120) as client:
         for who, key in (("admin", admin), ("sales", scoped)):
             for call, args in scope_probes():
                 out = http(client, url, key, call, args)
                 where = f"station/{who}: {call} {str(args)[:100]}"
                 figures.judge(out, where)
-    figures.judge_outside(workdir, outside_before,
-                          "a file outside the forest changed (Station pass)")
+    figures.judge_outside(
+        workdir, outside_before, "a file outside the forest changed (Station pass)"
+    )
     return figures

@@ -39,8 +39,9 @@ print(json.dumps({"seconds": elapsed, "errors": errors, "warnings": len(found) -
 def one_run(forest: Path) -> dict[str, float]:
     """Validate ``forest`` in a fresh process: its wall time, inner time and counts."""
     started = time.perf_counter()
-    done = subprocess.run([sys.executable, "-c", _CHILD, str(forest)], check=True,
-                          capture_output=True, text=True)
+    done = subprocess.run(
+        [sys.executable, "-c", _CHILD, str(forest)], check=True, capture_output=True, text=True
+    )
     wall = time.perf_counter() - started
     inner = json.loads(done.stdout)
     return {"wall": wall, **inner}
@@ -69,8 +70,10 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(result))
         return 0
     print(f"vine validate on {forest} (median of {len(runs)} fresh processes)")
-    print(f"  wall time      {result['wall_s']:.2f} s   (target <= {TARGET_S:.0f} s, "
-          f"upstream {UPSTREAM_S:.0f} s)")
+    print(
+        f"  wall time      {result['wall_s']:.2f} s   (target <= {TARGET_S:.0f} s, "
+        f"upstream {UPSTREAM_S:.0f} s)"
+    )
     print(f"  in validate()  {result['validate_s']:.2f} s")
     print(f"  findings       {result['errors']} error(s), {result['warnings']} warning(s)")
     return 0

@@ -33,7 +33,7 @@ from .run import ensure_forest
 
 REPO = Path(__file__).resolve().parent.parent
 
-WORKER = r'''
+WORKER = r"""
 import json, random, sys, time
 from monkeyllm import Vine
 root, lock = sys.argv[1], sys.argv[2]
@@ -77,7 +77,7 @@ with Vine(root, **({} if lock == "default" else {"lock": lock})) as vine:
                 got[kind].append((time.perf_counter() - started) * 1000)
                 assert "commit" in out, out
         print(json.dumps(got), flush=True)
-'''
+"""
 KINDS = ("plant", "graft", "tend")
 
 
@@ -85,8 +85,9 @@ def export(ref: str, into: Path) -> tuple[Path, str]:
     """Another commit's tree, importable as ``monkeyllm``: (its folder, PYTHONPATH)."""
     tree = into / "tree"
     tree.mkdir()
-    archive = subprocess.run(["git", "archive", ref], cwd=REPO, check=True,
-                             capture_output=True).stdout
+    archive = subprocess.run(
+        ["git", "archive", ref], cwd=REPO, check=True, capture_output=True
+    ).stdout
     subprocess.run(["tar", "-x", "-C", str(tree)], input=archive, check=True)
     package = into / "package"
     package.mkdir()
@@ -108,21 +109,30 @@ def measure(blocks: int, size: int, against: str | None) -> dict[str, Any]:
         procs = {}
         for i, (name, (cwd, path, lock)) in enumerate(variants.items()):
             scratch = Path(tmp) / f"forest-{i}"
-            shutil.copytree(source, scratch, symlinks=True,
-                            ignore=shutil.ignore_patterns("_derived", ".vine.lock"))
+            shutil.copytree(
+                source,
+                scratch,
+                symlinks=True,
+                ignore=shutil.ignore_patterns("_derived", ".vine.lock"),
+            )
             procs[name] = subprocess.Popen(
-                [sys.executable, "-c", WORKER, str(scratch), lock], cwd=cwd,
-                env={**os.environ, "PYTHONPATH": path}, stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE, text=True)
+                [sys.executable, "-c", WORKER, str(scratch), lock],
+                cwd=cwd,
+                env={**os.environ, "PYTHONPATH": path},
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                text=True,
+            )
         for name, proc in procs.items():
             assert proc.stdout is not None
             if proc.stdout.readline().strip() != "ready":
                 raise SystemExit(f"the {name} worker did not start")
         samples: dict[str, dict[str, list[float]]] = {
-            name: {kind: [] for kind in KINDS} for name in variants}
+            name: {kind: [] for kind in KINDS} for name in variants
+        }
         names = list(variants)
         for block in range(blocks):
-            for name in names[block % len(names):] + names[:block % len(names)]:
+            for name in names[block % len(names) :] + names[: block % len(names)]:
                 proc = procs[name]
                 assert proc.stdin is not None and proc.stdout is not None
                 proc.stdin.write(f"{size}\n")
@@ -133,28 +143,42 @@ def measure(blocks: int, size: int, against: str | None) -> dict[str, Any]:
             assert proc.stdin is not None
             proc.stdin.close()
             proc.wait(timeout=120)
-    medians = {name: {kind: round(statistics.median(v), 2) for kind, v in kinds.items()}
-               for name, kinds in samples.items()}
+    medians = {
+        name: {kind: round(statistics.median(v), 2) for kind, v in kinds.items()}
+        for name, kinds in samples.items()
+    }
     first = names[0]
-    return {"writes per kind and variant": blocks * size, "medians (ms)": medians,
-            "against the first": {name: {kind: {
-                "diff_ms": round(medians[name][kind] - medians[first][kind], 2),
-                "ratio": round(medians[name][kind] / medians[first][kind], 3)}
-                for kind in KINDS} for name in names[1:]}}
+    return {
+        "writes per kind and variant": blocks * size,
+        "medians (ms)": medians,
+        "against the first": {
+            name: {
+                kind: {
+                    "diff_ms": round(medians[name][kind] - medians[first][kind], 2),
+                    "ratio": round(medians[name][kind] / medians[first][kind], 3),
+                }
+                for kind in KINDS
+            }
+            for name in names[1:]
+        },
+    }
 
 
 def render(figures: dict[str, Any]) -> str:
     medians = figures["medians (ms)"]
     names = list(medians)
-    lines = [f"{figures['writes per kind and variant']} writes of each kind per variant, "
-             f"medians in ms (difference and ratio to {names[0]})"]
+    lines = [
+        f"{figures['writes per kind and variant']} writes of each kind per variant, "
+        f"medians in ms (difference and ratio to {names[0]})"
+    ]
     lines.append(f"{'':8}" + "".join(f"{name:>34}" for name in names))
     for kind in KINDS:
         cells = [f"{medians[names[0]][kind]:>34.2f}"]
         for name in names[1:]:
             d = figures["against the first"][name][kind]
-            cells.append(f"{medians[name][kind]:>14.2f} ({d['diff_ms']:+.2f}, x{d['ratio']:.3f})"
-                         .rjust(34))
+            cells.append(
+                f"{medians[name][kind]:>14.2f} ({d['diff_ms']:+.2f}, x{d['ratio']:.3f})".rjust(34)
+            )
         lines.append(f"{kind:8}" + "".join(cells))
     return "\n".join(lines)
 

@@ -29,9 +29,9 @@ def make_app(only: str | None = None) -> typer.Typer:
     app = typer.Typer(
         name="vine",
         help="Navigate and tend a forest of markdown knowledge: one subcommand per engine "
-             "call. JSON on stdout when piped (or with --json), rich output on a "
-             "terminal.\n\n"
-             "Example: vine locate \"exchange policy deadlines\" -k 3 | jq '.results[0].id'",
+        "call. JSON on stdout when piped (or with --json), rich output on a "
+        "terminal.\n\n"
+        "Example: vine locate \"exchange policy deadlines\" -k 3 | jq '.results[0].id'",
         no_args_is_help=True,
         pretty_exceptions_enable=False,
         # Plain help and usage errors: rich help alone costs ~200 ms of imports per run.
@@ -63,8 +63,9 @@ def _version(value: bool) -> None:
 def main_options(
     forest: options.Forest = None,
     json: options.Json = False,
-    version: Annotated[bool, typer.Option(
-        *VERSION.names, callback=_version, is_eager=True, help=VERSION.help)] = False,
+    version: Annotated[
+        bool, typer.Option(*VERSION.names, callback=_version, is_eager=True, help=VERSION.help)
+    ] = False,
 ) -> None:
     """Options that apply to every subcommand (each subcommand takes them too)."""
     common.Settings.forest = forest

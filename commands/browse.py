@@ -10,14 +10,26 @@ from . import common, options
 
 
 def browse(
-    forest: Annotated[Path | None, typer.Argument(
-        metavar="FOREST", help="The forest's folder (default: --forest, $VINE_FOREST, "
-        "else the nearest forest at or above the current folder).", show_default=False)] = None,
+    forest: Annotated[
+        Path | None,
+        typer.Argument(
+            metavar="FOREST",
+            help="The forest's folder (default: --forest, $VINE_FOREST, "
+            "else the nearest forest at or above the current folder).",
+            show_default=False,
+        ),
+    ] = None,
     forest_option: options.Forest = None,
-    copy: Annotated[Path | None, typer.Option(
-        "--copy", help="First copy the forest to this new folder, as a forest with a git "
-        "repository of its own, and browse the copy (to try edits on a forest that cannot "
-        "be written, such as sample-brain/).", show_default=False)] = None,
+    copy: Annotated[
+        Path | None,
+        typer.Option(
+            "--copy",
+            help="First copy the forest to this new folder, as a forest with a git "
+            "repository of its own, and browse the copy (to try edits on a forest that cannot "
+            "be written, such as sample-brain/).",
+            show_default=False,
+        ),
+    ] = None,
 ) -> None:
     """Browse and curate a forest in a terminal app: tree, digests, reader, search, SQL.
 
@@ -39,8 +51,10 @@ def browse(
                 Vine.copy(root, copy, writable=False).close()
         except VineError as exc:
             common.fail(exc.envelope(), as_json=False)
-        sys.stderr.write(f"vine browse: copied {root} to {copy.expanduser()}, a forest of "
-                         "its own: edits save there.\n")
+        sys.stderr.write(
+            f"vine browse: copied {root} to {copy.expanduser()}, a forest of "
+            "its own: edits save there.\n"
+        )
         root = copy.expanduser()
     try:
         app = BrowseApp(root)

@@ -10,11 +10,16 @@ from . import common, options
 
 
 def call(
-    tool: Annotated[str, typer.Argument(help="The call's name (locate, look, plant, ...).",
-                                        show_default=False)],
-    args: Annotated[str, typer.Argument(
-        help="The argument object as JSON: inline, @file.json, or - for standard input.",
-        show_default=False)] = "{}",
+    tool: Annotated[
+        str, typer.Argument(help="The call's name (locate, look, plant, ...).", show_default=False)
+    ],
+    args: Annotated[
+        str,
+        typer.Argument(
+            help="The argument object as JSON: inline, @file.json, or - for standard input.",
+            show_default=False,
+        ),
+    ] = "{}",
     forest: options.Forest = None,
     json: options.Json = False,
 ) -> None:
@@ -29,5 +34,5 @@ def call(
         common.usage(f"unknown call {tool!r}.", "Calls: " + ", ".join(CALLS) + ".")
     arguments = common.read_json(args, "ARGS")
     if not isinstance(arguments, dict):
-        common.usage("ARGS must be a JSON object, such as '{\"query\": \"...\"}'.")
+        common.usage('ARGS must be a JSON object, such as \'{"query": "..."}\'.')
     common.run_call(spec, forest, common.json_mode(json), arguments)

@@ -30,13 +30,12 @@ EXAMPLES: dict[str, str] = {
     "look": "vine look sales/exchange-policy",
     "move": "vine move sales/_index --rel children",
     "pick": "vine pick engineering/nfe-runbook --section Rejections",
-    "scan": "vine scan sales --recursive --filter '{\"type\": \"dataset\"}'",
+    "scan": 'vine scan sales --recursive --filter \'{"type": "dataset"}\'',
     "sniff": "vine sniff NF-4412 --scope finance",
     "query": "vine query sales/orders-2026 --sql 'SELECT COUNT(*) FROM orders'",
     "harvest": 'vine harvest "what is the deadline to exchange a retail order?" -k 3',
     "plant": "vine plant @node.json   (or: vine plant - < node.json)",
-    "graft": "vine graft sales/price-list --patch "
-             "'{\"set_frontmatter\": {\"tags\": [\"pricing\"]}}'",
+    "graft": 'vine graft sales/price-list --patch \'{"set_frontmatter": {"tags": ["pricing"]}}\'',
     "tend": "vine tend sales/orders-2026 --sql \"DELETE FROM orders WHERE id = 'X-1'\"",
     "history": "vine history sales/exchange-policy --limit 5",
     "calendar": "vine calendar --scope meetings --granularity week --since 2026",
@@ -46,23 +45,33 @@ EXAMPLES: dict[str, str] = {
 }
 
 _FOREST = inspect.Parameter(
-    "forest_", inspect.Parameter.KEYWORD_ONLY, default=None,
-    annotation=options.Forest)
+    "forest_", inspect.Parameter.KEYWORD_ONLY, default=None, annotation=options.Forest
+)
 _YES = inspect.Parameter(
-    "yes_", inspect.Parameter.KEYWORD_ONLY, default=False,
-    annotation=Annotated[bool, typer.Option(
-        "--yes", "-y", help="Do it without showing what goes and asking first (piped "
-        "output never asks).")])
+    "yes_",
+    inspect.Parameter.KEYWORD_ONLY,
+    default=False,
+    annotation=Annotated[
+        bool,
+        typer.Option(
+            "--yes",
+            "-y",
+            help="Do it without showing what goes and asking first (piped output never asks).",
+        ),
+    ],
+)
 _JSON = inspect.Parameter(
-    "json_", inspect.Parameter.KEYWORD_ONLY, default=False,
-    annotation=options.Json)
+    "json_", inspect.Parameter.KEYWORD_ONLY, default=False, annotation=options.Json
+)
 
 
 def param_help(param: Param, shape: str) -> str:
     """The parameter's doc, its limits (from its signature) and how to spell it."""
-    extra = {"json": " JSON inline, @file.json, or - for standard input.",
-             "list": " Repeat the option or separate values with commas.",
-             "many": " Repeat for several."}.get(shape, "")
+    extra = {
+        "json": " JSON inline, @file.json, or - for standard input.",
+        "list": " Repeat the option or separate values with commas.",
+        "many": " Repeat for several.",
+    }.get(shape, "")
     limits = param.limits() if shape not in ("json", "choice", "tristate") else ""
     choices = ""
     allowed = _list_choices(param) if shape == "list" else ()
@@ -84,15 +93,24 @@ def _list_choices(param: Param) -> tuple[str, ...]:
 def _cli_param(param: Param, positional: bool) -> inspect.Parameter:
     """The Typer parameter for one call parameter."""
     shape = shape_of(param)
-    annotation: Any = {"json": str, "flag": bool, "int": int, "float": float,
-                       "list": list[str], "many": list[str]}.get(shape, str)
+    annotation: Any = {
+        "json": str,
+        "flag": bool,
+        "int": int,
+        "float": float,
+        "list": list[str],
+        "many": list[str],
+    }.get(shape, str)
     # Options left out reach the engine as absent, so its own defaults apply; help
     # shows them.
     text = param_help(param, shape)
     if param.default is not None and shape not in ("flag", "json"):
         text += f"  [default: {param.default}]"
-    options: dict[str, Any] = {"help": text, "show_default": False,
-                               "metavar": _metavar(param, shape, positional)}
+    options: dict[str, Any] = {
+        "help": text,
+        "show_default": False,
+        "metavar": _metavar(param, shape, positional),
+    }
     if shape in ("choice", "tristate"):
         annotation = _choices(choices_of(param))
     if positional:
@@ -104,9 +122,12 @@ def _cli_param(param: Param, positional: bool) -> inspect.Parameter:
             default = bool(param.default)
         else:
             default = ... if param.required else None
-    return inspect.Parameter(param.name, inspect.Parameter.KEYWORD_ONLY, default=default,
-                             annotation=Annotated[annotation | None if default is None
-                                                  else annotation, info])
+    return inspect.Parameter(
+        param.name,
+        inspect.Parameter.KEYWORD_ONLY,
+        default=default,
+        annotation=Annotated[annotation | None if default is None else annotation, info],
+    )
 
 
 def _metavar(param: Param, shape: str, positional: bool) -> str | None:
@@ -116,8 +137,7 @@ def _metavar(param: Param, shape: str, positional: bool) -> str | None:
         return "[" + "|".join(choices_of(param)) + "]"
     if positional:
         return param.name.upper()
-    return {"json": "JSON", "list": "NAME[,NAME]", "int": "N", "float": "X"}.get(
-        shape, "TEXT")
+    return {"json": "JSON", "list": "NAME[,NAME]", "int": "N", "float": "X"}.get(shape, "TEXT")
 
 
 @cache
@@ -157,5 +177,4 @@ def register(app: typer.Typer, only: str | None = None) -> None:
     for spec in sorted(CALLS.values(), key=lambda c: order.get(c.kind, 3)):
         if only is not None and spec.name != only:
             continue
-        app.command(spec.name, help=help_text(spec),
-                    short_help=spec.summary)(build(spec))
+        app.command(spec.name, help=help_text(spec), short_help=spec.summary)(build(spec))

@@ -11,10 +11,11 @@ from . import common, options
 
 canopy_app = typer.Typer(
     help="The Canopy: the forest's vector index under _derived/canopy/ (never in git). "
-         "With it, locate and harvest fuse lexical and vector ranks, so a question "
-         "worded unlike a node (a paraphrase, another language) still finds it.\n\n"
-         "Example: vine canopy build -f ./brain",
-    no_args_is_help=True)
+    "With it, locate and harvest fuse lexical and vector ranks, so a question "
+    "worded unlike a node (a paraphrase, another language) still finds it.\n\n"
+    "Example: vine canopy build -f ./brain",
+    no_args_is_help=True,
+)
 
 Forest = options.Forest
 Json = options.Json
@@ -24,23 +25,52 @@ Json = options.Json
 def build(
     forest: Forest = None,
     json: Json = False,
-    url: Annotated[str | None, typer.Option(
-        "--url", help="An OpenAI-compatible embeddings endpoint (its base, e.g. "
-        "http://127.0.0.1:11434/v1); default: the local model.", show_default=False)] = None,
-    model: Annotated[str | None, typer.Option(
-        "--model", help="The model: what the endpoint serves, or a local one "
-        "(multilingual-e5-small, multilingual-e5-small-enpt).", show_default=False)] = None,
-    api_key_env: Annotated[str | None, typer.Option(
-        "--api-key-env", help="The environment variable holding the endpoint's API key "
-        "(its name is kept, never the key).", show_default=False)] = None,
-    timeout: Annotated[float | None, typer.Option(
-        "--timeout", help="Seconds a read waits for its query's vector (default 3).",
-        show_default=False)] = None,
-    batch: Annotated[int | None, typer.Option(
-        "--batch", help="Documents per request to the endpoint (default 64).",
-        show_default=False)] = None,
-    rebuild: Annotated[bool, typer.Option(
-        "--rebuild", help="Re-embed every node, not only the changed ones.")] = False,
+    url: Annotated[
+        str | None,
+        typer.Option(
+            "--url",
+            help="An OpenAI-compatible embeddings endpoint (its base, e.g. "
+            "http://127.0.0.1:11434/v1); default: the local model.",
+            show_default=False,
+        ),
+    ] = None,
+    model: Annotated[
+        str | None,
+        typer.Option(
+            "--model",
+            help="The model: what the endpoint serves, or a local one "
+            "(multilingual-e5-small, multilingual-e5-small-enpt).",
+            show_default=False,
+        ),
+    ] = None,
+    api_key_env: Annotated[
+        str | None,
+        typer.Option(
+            "--api-key-env",
+            help="The environment variable holding the endpoint's API key "
+            "(its name is kept, never the key).",
+            show_default=False,
+        ),
+    ] = None,
+    timeout: Annotated[
+        float | None,
+        typer.Option(
+            "--timeout",
+            help="Seconds a read waits for its query's vector (default 3).",
+            show_default=False,
+        ),
+    ] = None,
+    batch: Annotated[
+        int | None,
+        typer.Option(
+            "--batch",
+            help="Documents per request to the endpoint (default 64).",
+            show_default=False,
+        ),
+    ] = None,
+    rebuild: Annotated[
+        bool, typer.Option("--rebuild", help="Re-embed every node, not only the changed ones.")
+    ] = False,
 ) -> None:
     """Embed every node whose vector is missing or out of date (title, aliases, tags and
     summary); the embedder given here is kept in the index (never committed) and used
@@ -65,11 +95,16 @@ def build(
     _print(result, as_json)
 
 
-def _config(url: str | None, model: str | None, api_key_env: str | None,
-            timeout: float | None, batch: int | None, as_json: bool) -> Any:
+def _config(
+    url: str | None,
+    model: str | None,
+    api_key_env: str | None,
+    timeout: float | None,
+    batch: int | None,
+    as_json: bool,
+) -> Any:
     """The embedder the options name, or None (the forest's own, else the local model)."""
-    if url is None and model is None and api_key_env is None and timeout is None \
-            and batch is None:
+    if url is None and model is None and api_key_env is None and timeout is None and batch is None:
         return None
     from monkeyllm.canopy.embedders import DEFAULT_MODEL, HTTP, LOCAL, EmbedderConfig
     from monkeyllm.errors import VineError
@@ -77,11 +112,15 @@ def _config(url: str | None, model: str | None, api_key_env: str | None,
     if url is None and (api_key_env is not None or batch is not None):
         raise typer.BadParameter("--api-key-env and --batch need --url", param_hint="--url")
     if url is not None and model is None:
-        raise typer.BadParameter("--url needs --model (the model the endpoint serves)",
-                                 param_hint="--model")
-    fields: dict[str, Any] = {"kind": HTTP if url else LOCAL,
-                              "model": model or DEFAULT_MODEL, "url": url,
-                              "api_key_env": api_key_env}
+        raise typer.BadParameter(
+            "--url needs --model (the model the endpoint serves)", param_hint="--model"
+        )
+    fields: dict[str, Any] = {
+        "kind": HTTP if url else LOCAL,
+        "model": model or DEFAULT_MODEL,
+        "url": url,
+        "api_key_env": api_key_env,
+    }
     if timeout is not None:
         fields["timeout_s"] = timeout
     if batch is not None:
@@ -101,8 +140,13 @@ def _with_bar(vine: Any, config: Any, rebuild: bool) -> dict[str, Any]:
         TimeRemainingColumn,
     )
 
-    columns = (TextColumn("Embedding"), BarColumn(), MofNCompleteColumn(),
-               TextColumn("nodes"), TimeRemainingColumn())
+    columns = (
+        TextColumn("Embedding"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("nodes"),
+        TimeRemainingColumn(),
+    )
     with Progress(*columns, transient=True, console=_stderr()) as bar:
         task = bar.add_task("embed", total=None)
 
@@ -154,8 +198,9 @@ def drop(forest: Forest = None, json: Json = False) -> None:
     if as_json:
         common.emit("canopy", result, True)
         return
-    sys.stdout.write(("Dropped the Canopy " if result["dropped"] else "No Canopy at ")
-                     + result["folder"] + "\n")
+    sys.stdout.write(
+        ("Dropped the Canopy " if result["dropped"] else "No Canopy at ") + result["folder"] + "\n"
+    )
 
 
 def _print(result: dict[str, Any], as_json: bool) -> None:
@@ -182,14 +227,20 @@ def lines(result: dict[str, Any]) -> list[str]:
     made = result.get("embedder") or {}
     config = made.get("config") or {}
     where = f" at {config['url']}" if config.get("url") else ""
-    out.append(f"Canopy: {result['embedded']} of {result['nodes']} nodes embedded, "
-               f"{result['stale']} stale.")
-    out.append(f"Embedder: {made.get('name')}:{made.get('model')}{where}, "
-               f"{made.get('dim')} dimensions; built {result.get('built_at')}; "
-               f"{result.get('size_bytes', 0) / 1e6:.1f} MB in {result['folder']}.")
+    out.append(
+        f"Canopy: {result['embedded']} of {result['nodes']} nodes embedded, "
+        f"{result['stale']} stale."
+    )
+    out.append(
+        f"Embedder: {made.get('name')}:{made.get('model')}{where}, "
+        f"{made.get('dim')} dimensions; built {result.get('built_at')}; "
+        f"{result.get('size_bytes', 0) / 1e6:.1f} MB in {result['folder']}."
+    )
     if result.get("mismatch"):
         out.append(f"Hybrid ranking is off: {result['mismatch']}.")
     elif result.get("stale"):
-        out.append("Hybrid reads embed a few changed nodes each; run vine canopy build to "
-                   "embed them all now.")
+        out.append(
+            "Hybrid reads embed a few changed nodes each; run vine canopy build to "
+            "embed them all now."
+        )
     return out

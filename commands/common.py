@@ -70,7 +70,9 @@ def find_forest(given: Path | None) -> Path:
         if not is_forest(folder):
             raise bad_parameter(
                 f"{folder} is not a forest (no _index.md and _meta/schema.md); "
-                "create one with `vine init`.", param_hint=source)
+                "create one with `vine init`.",
+                param_hint=source,
+            )
         return folder
     here = Path.cwd()
     for folder in (here, *here.parents):
@@ -78,7 +80,9 @@ def find_forest(given: Path | None) -> Path:
             return folder
     raise bad_parameter(
         f"no forest at or above {here}: pass --forest DIR, set {ENV_FOREST}, or run "
-        "inside a forest (create one with `vine init`).", param_hint="--forest")
+        "inside a forest (create one with `vine init`).",
+        param_hint="--forest",
+    )
 
 
 def read_json(text: str, what: str) -> Any:
@@ -95,8 +99,11 @@ def read_json(text: str, what: str) -> Any:
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
-        usage(f"{what} is not valid JSON ({source}, line {exc.lineno} column {exc.colno}: "
-              f"{exc.msg}).", "Give JSON inline, as @file.json, or - for standard input.")
+        usage(
+            f"{what} is not valid JSON ({source}, line {exc.lineno} column {exc.colno}: "
+            f"{exc.msg}).",
+            "Give JSON inline, as @file.json, or - for standard input.",
+        )
 
 
 def json_mode(flag: bool) -> bool:
@@ -186,8 +193,14 @@ def cli_words() -> Any:
 CONFIRMED = ("prune",)
 
 
-def run_call(spec: Call, forest: Path | None, as_json: bool, args: dict[str, Any], *,
-             assume_yes: bool = False) -> None:
+def run_call(
+    spec: Call,
+    forest: Path | None,
+    as_json: bool,
+    args: dict[str, Any],
+    *,
+    assume_yes: bool = False,
+) -> None:
     """Open the forest (read-only for reads), make one call, close, print.
 
     A call in :data:`CONFIRMED`, printed for a person (not JSON) and not told
@@ -197,8 +210,7 @@ def run_call(spec: Call, forest: Path | None, as_json: bool, args: dict[str, Any
     from monkeyllm.writes import authored
 
     with cli_words():
-        if spec.name in CONFIRMED and not as_json and not assume_yes \
-                and not args.get("dry_run"):
+        if spec.name in CONFIRMED and not as_json and not assume_yes and not args.get("dry_run"):
             from .confirm import confirm
 
             vine = open_vine(forest, writable=True, as_json=as_json)
@@ -229,18 +241,34 @@ def start_keeper(root: Path) -> None:
     VINE_WATCH=0; a second keeper of the same forest exits at once)."""
     from monkeyllm import keeper
 
-    if os.environ.get(ENV_WATCH, "1") == "0" or not keeper.AVAILABLE or \
-            not (root / "_derived" / "catalog.db").is_file():
+    if (
+        os.environ.get(ENV_WATCH, "1") == "0"
+        or not keeper.AVAILABLE
+        or not (root / "_derived" / "catalog.db").is_file()
+    ):
         return
     import subprocess
 
     try:
         subprocess.Popen(
-            [sys.executable, "-m", "monkeyllm.commands", "watch", "-f", str(root),
-             "--idle", str(KEEPER_IDLE_S), "--quiet"],
-            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL, start_new_session=True, close_fds=True,
-            cwd=root)
+            [
+                sys.executable,
+                "-m",
+                "monkeyllm.commands",
+                "watch",
+                "-f",
+                str(root),
+                "--idle",
+                str(KEEPER_IDLE_S),
+                "--quiet",
+            ],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+            close_fds=True,
+            cwd=root,
+        )
     except OSError:
         return
 
@@ -255,7 +283,7 @@ def emit(call: str, response: dict[str, Any], as_json: bool) -> None:
         return
     from . import render
 
-    with cli_words():       # what the footer says is spelled as the command line spells
+    with cli_words():  # what the footer says is spelled as the command line spells
         render.show(console(), call, response)
 
 

@@ -16,8 +16,9 @@ def _lines(call: str, preview: dict[str, Any]) -> Text:
     if preview.get("title"):
         text.append(f"  ({preview.get('type', 'node')}: {preview['title']})")
     text.append("\n")
-    text.append(f"  the file {node}.md leaves the tree (git keeps it: `git revert` "
-                "brings it back)\n")
+    text.append(
+        f"  the file {node}.md leaves the tree (git keeps it: `git revert` brings it back)\n"
+    )
     indexes = preview.get("indexes") or []
     if indexes:
         text.append("  its entry leaves: " + ", ".join(indexes) + "\n")
@@ -27,8 +28,7 @@ def _lines(call: str, preview: dict[str, Any]) -> Text:
     anchors = preview.get("anchors") or []
     removed = preview.get("backlinks_removed") or 0
     if removed:
-        text.append(f"  {removed} link(s) pointing at it are dropped, from:\n",
-                    style="yellow")
+        text.append(f"  {removed} link(s) pointing at it are dropped, from:\n", style="yellow")
         for anchor in anchors:
             text.append(f"    {anchor.get('source')} ({anchor.get('rel')})\n")
         more = (preview.get("anchor_count") or 0) - len(anchors)
@@ -43,12 +43,19 @@ def confirm(console: Console, call: str, preview: dict[str, Any]) -> bool:
 
     The answer is read from standard input; an empty answer or end of input is no.
     """
-    console.print(Panel(_lines(call, preview), title=Text(f"{call}: this will remove",
-                                                          style="bold red"),
-                        title_align="left", border_style="red", expand=False))
+    console.print(
+        Panel(
+            _lines(call, preview),
+            title=Text(f"{call}: this will remove", style="bold red"),
+            title_align="left",
+            border_style="red",
+            expand=False,
+        )
+    )
     try:
-        answer = console.input(Text(f"{call.capitalize()} {preview.get('id', 'it')}? [y/N] ",
-                                    style="bold"))
+        answer = console.input(
+            Text(f"{call.capitalize()} {preview.get('id', 'it')}? [y/N] ", style="bold")
+        )
     except (EOFError, KeyboardInterrupt):
         console.print()
         return False

@@ -29,9 +29,12 @@ class Flag:
         return arg in self.names or (self.takes_value and arg.startswith(self.long + "="))
 
 
-FOREST = Flag(("--forest", "-f"), True,
-              "The forest's folder (default: $VINE_FOREST, else the nearest forest at or "
-              "above the current folder).")
+FOREST = Flag(
+    ("--forest", "-f"),
+    True,
+    "The forest's folder (default: $VINE_FOREST, else the nearest forest at or "
+    "above the current folder).",
+)
 JSON = Flag(("--json",), False, "Print JSON, even on a terminal (the default when piped).")
 VERSION = Flag(("--version",), False, "Print the version and exit.")
 HELP = Flag(("--help", "-h"), False, "Show this message and exit.")

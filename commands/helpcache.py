@@ -21,7 +21,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 _HERE = Path(__file__).resolve().parent
-MAX_WIDTH = 80   # Click's HelpFormatter default max_width
+MAX_WIDTH = 80  # Click's HelpFormatter default max_width
 
 
 def key() -> str | None:

@@ -10,17 +10,34 @@ from .flags import FOREST
 
 
 def init(
-    path: Annotated[Path | None, typer.Argument(
-        help="The folder to create the forest in (default: --forest, else here).",
-        show_default=False)] = None,
-    title: Annotated[str | None, typer.Option(
-        "--title", "-t", help="The forest's title (default: the folder's name).",
-        show_default=False)] = None,
-    summary: Annotated[str | None, typer.Option(
-        "--summary", "-s", help="One or two sentences on what the forest holds.",
-        show_default=False)] = None,
-    forest: Annotated[Path | None, typer.Option(
-        *FOREST.names, help="The same as PATH.", show_default=False)] = None,
+    path: Annotated[
+        Path | None,
+        typer.Argument(
+            help="The folder to create the forest in (default: --forest, else here).",
+            show_default=False,
+        ),
+    ] = None,
+    title: Annotated[
+        str | None,
+        typer.Option(
+            "--title",
+            "-t",
+            help="The forest's title (default: the folder's name).",
+            show_default=False,
+        ),
+    ] = None,
+    summary: Annotated[
+        str | None,
+        typer.Option(
+            "--summary",
+            "-s",
+            help="One or two sentences on what the forest holds.",
+            show_default=False,
+        ),
+    ] = None,
+    forest: Annotated[
+        Path | None, typer.Option(*FOREST.names, help="The same as PATH.", show_default=False)
+    ] = None,
     json: options.Json = False,
 ) -> None:
     """Create a forest: master index, default dialect, .gitignore, and its own git
@@ -42,12 +59,15 @@ def init(
     except VineError as exc:
         common.fail(exc.envelope(), as_json)
     except OSError as exc:
-        common.fail(SchemaError(f"cannot create a forest at {folder}: "
-                                f"{exc.strerror or exc}").envelope(), as_json)
+        common.fail(
+            SchemaError(f"cannot create a forest at {folder}: {exc.strerror or exc}").envelope(),
+            as_json,
+        )
     try:
         count = vine.scan("_index", fields=["id"], recursive=True).get("total")
         head = vine.head()
     finally:
         vine.close()
-    common.emit("init", {"forest": str(folder), "title": name, "commit": head,
-                         "nodes": count}, as_json)
+    common.emit(
+        "init", {"forest": str(folder), "title": name, "commit": head, "nodes": count}, as_json
+    )

@@ -36,8 +36,8 @@ class Plan:
     """A call's command line, parsed as Typer would hand it to the command."""
 
     spec: Call
-    forest: Path | None = None          # -f given after the call's name
-    global_forest: Path | None = None   # -f given before it
+    forest: Path | None = None  # -f given after the call's name
+    global_forest: Path | None = None  # -f given before it
     json: bool = False
     values: dict[str, Any] = field(default_factory=dict)
 
@@ -61,7 +61,7 @@ def parse(argv: list[str]) -> Plan | None:
     plan: Plan | None = None
     forest: Path | None = None
     as_json = False
-    while args and plan is None:            # options before the call's name
+    while args and plan is None:  # options before the call's name
         arg = args.pop(0)
         if arg in FOREST.names:
             if not args or _option_like(args[0]):
@@ -79,8 +79,9 @@ def parse(argv: list[str]) -> Plan | None:
         return None
     by_position = positionals(plan.spec)
     first = by_position[0] if by_position else None
-    options: dict[str, Param] = {name: p for p in plan.spec.params if p not in by_position
-                                 for name in option_names(p)}
+    options: dict[str, Param] = {
+        name: p for p in plan.spec.params if p not in by_position for name in option_names(p)
+    }
     given: list[str] = []
     lists: dict[str, list[str]] = {}
     while args:
@@ -90,8 +91,9 @@ def parse(argv: list[str]) -> Plan | None:
             plan.json = True
             continue
         if FOREST.given(arg):
-            value = attached if eq else (args.pop(0) if args and not
-                                         _option_like(args[0]) else None)
+            value = (
+                attached if eq else (args.pop(0) if args and not _option_like(args[0]) else None)
+            )
             if not value:
                 return None
             plan.forest = Path(value)

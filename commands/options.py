@@ -8,6 +8,5 @@ import typer
 
 from .flags import FOREST, JSON
 
-Forest = Annotated[Path | None, typer.Option(*FOREST.names, help=FOREST.help,
-                                             show_default=False)]
+Forest = Annotated[Path | None, typer.Option(*FOREST.names, help=FOREST.help, show_default=False)]
 Json = Annotated[bool, typer.Option(*JSON.names, help=JSON.help)]

@@ -44,8 +44,7 @@ def shape_of(param: Param) -> str:
         return "many" if str in origins else "list"
     if kinds == [bool]:
         return "flag"
-    if bool in kinds and len(kinds) == 2 and any(typing.get_origin(k) is Literal
-                                                 for k in kinds):
+    if bool in kinds and len(kinds) == 2 and any(typing.get_origin(k) is Literal for k in kinds):
         return "tristate"
     if len(kinds) == 1 and typing.get_origin(kinds[0]) is Literal:
         return "choice"

@@ -5,10 +5,7 @@ import sys
 from . import common, options
 
 
-def reindex(
-    forest: options.Forest = None,
-    json: options.Json = False,
-) -> None:
+def reindex(forest: options.Forest = None, json: options.Json = False) -> None:
     """Rebuild the catalog (_derived/catalog.db) from the files; heat is kept.
 
     Example: vine reindex -f ./brain

@@ -22,24 +22,43 @@ class Transport(StrEnum):
 
 def serve(
     forest: options.Forest = None,
-    root: Annotated[Path | None, typer.Option(
-        "--root", help="Serve every forest in this folder; each tool then takes forest.",
-        show_default=False)] = None,
-    transport: Annotated[Transport, typer.Option(
-        "--transport", help="stdio for an agent on this machine, http for streamable "
-        "HTTP.")] = Transport.stdio,
-    host: Annotated[str, typer.Option("--host", help="HTTP: the address to bind.")
-                    ] = "127.0.0.1",
+    root: Annotated[
+        Path | None,
+        typer.Option(
+            "--root",
+            help="Serve every forest in this folder; each tool then takes forest.",
+            show_default=False,
+        ),
+    ] = None,
+    transport: Annotated[
+        Transport,
+        typer.Option(
+            "--transport", help="stdio for an agent on this machine, http for streamable HTTP."
+        ),
+    ] = Transport.stdio,
+    host: Annotated[str, typer.Option("--host", help="HTTP: the address to bind.")] = "127.0.0.1",
     port: Annotated[int, typer.Option("--port", help="HTTP: the port.")] = 8000,
-    readonly: Annotated[bool, typer.Option(
-        "--readonly", help="Serve reads only: no lock is taken and writes answer "
-        "E_READONLY.")] = False,
-    tool_prefix: Annotated[str, typer.Option(
-        "--tool-prefix", help="Prefix every tool name (e.g. vine_) for clients that mix "
-        "servers.")] = "",
-    allow_host: Annotated[list[str] | None, typer.Option(
-        "--allow-host", help="HTTP: also answer this Host (name or name:port; "
-        "repeatable). Only localhost is answered otherwise.", show_default=False)
+    readonly: Annotated[
+        bool,
+        typer.Option(
+            "--readonly", help="Serve reads only: no lock is taken and writes answer E_READONLY."
+        ),
+    ] = False,
+    tool_prefix: Annotated[
+        str,
+        typer.Option(
+            "--tool-prefix",
+            help="Prefix every tool name (e.g. vine_) for clients that mix servers.",
+        ),
+    ] = "",
+    allow_host: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--allow-host",
+            help="HTTP: also answer this Host (name or name:port; "
+            "repeatable). Only localhost is answered otherwise.",
+            show_default=False,
+        ),
     ] = None,
 ) -> None:
     """Serve a forest to agents over MCP: the engine's calls (locate, look, move, pick,
@@ -91,9 +110,11 @@ def _warn_held(forests: "Forests") -> None:
 
     card = forests.lock_holder(forests.single_id)
     if card is not None:
-        sys.stderr.write(f"vine serve: {who(card)} holds the writer lock for as long as it "
-                         "has the forest open: reads are served, writes answer E_LOCKED "
-                         "until it lets go.\n")
+        sys.stderr.write(
+            f"vine serve: {who(card)} holds the writer lock for as long as it "
+            "has the forest open: reads are served, writes answer E_LOCKED "
+            "until it lets go.\n"
+        )
         sys.stderr.flush()
 
 

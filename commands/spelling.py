@@ -28,8 +28,7 @@ class CommandLine(Spelling):
         parts = ["vine", call]
         for arg in args:
             if arg.param == first:
-                parts.append(_hole(call, arg) if isinstance(arg.value, Hole)
-                             else _value(arg.value))
+                parts.append(_hole(call, arg) if isinstance(arg.value, Hole) else _value(arg.value))
             else:
                 parts.append(self.option(call, arg))
         return " ".join(parts)
@@ -37,8 +36,7 @@ class CommandLine(Spelling):
     def option(self, call: str, arg: Arg) -> str:
         spec = CALLS.get(call)
         param = next((p for p in spec.params if p.name == arg.param), None) if spec else None
-        name = option_names(param)[0] if param is not None else \
-            "--" + arg.param.replace("_", "-")
+        name = option_names(param)[0] if param is not None else "--" + arg.param.replace("_", "-")
         if isinstance(arg.value, Hole):
             return f"{name} {_hole(call, arg)}"
         if arg.value is True and (param is None or shape_of(param) == "flag"):
@@ -48,8 +46,7 @@ class CommandLine(Spelling):
     def parameter(self, call: str, param: str) -> str:
         spec = CALLS.get(call)
         found = next((p for p in spec.params if p.name == param), None) if spec else None
-        return option_names(found)[0] if found is not None else \
-            "--" + param.replace("_", "-")
+        return option_names(found)[0] if found is not None else "--" + param.replace("_", "-")
 
     def create_forest(self) -> str:
         return "vine init PATH --title TITLE"

@@ -8,19 +8,31 @@ from typing import Annotated
 
 import typer
 
-station_app = typer.Typer(help="The Station: serve a folder of forests over REST and MCP "
-                          "behind API keys; manage the keys and the models that answer.\n\n"
-                          "Example: vine station serve --root ./forests --port 8080",
-                          no_args_is_help=True)
+station_app = typer.Typer(
+    help="The Station: serve a folder of forests over REST and MCP "
+    "behind API keys; manage the keys and the models that answer.\n\n"
+    "Example: vine station serve --root ./forests --port 8080",
+    no_args_is_help=True,
+)
 key_app = typer.Typer(help="API keys: add (shown once), list, revoke.", no_args_is_help=True)
 station_app.add_typer(key_app, name="key")
 
-Root = Annotated[Path, typer.Option("--root", help="The folder of forests (the Station "
-                                    "keeps its state in ROOT/.station/).")]
+Root = Annotated[
+    Path,
+    typer.Option(
+        "--root", help="The folder of forests (the Station keeps its state in ROOT/.station/)."
+    ),
+]
 ForestName = Annotated[str, typer.Argument(help="The forest (a folder name under ROOT).")]
-ApiKeyEnv = Annotated[str | None, typer.Option(
-    "--api-key-env", help="The environment variable holding the API key, read at call time "
-    "(the key itself is never stored).", show_default=False)]
+ApiKeyEnv = Annotated[
+    str | None,
+    typer.Option(
+        "--api-key-env",
+        help="The environment variable holding the API key, read at call time "
+        "(the key itself is never stored).",
+        show_default=False,
+    ),
+]
 
 
 def _store(root: Path):  # noqa: ANN202 - the Station's Store, imported lazily
@@ -44,11 +56,16 @@ def serve(
     root: Root,
     host: Annotated[str, typer.Option("--host", help="The address to bind.")] = "127.0.0.1",
     port: Annotated[int, typer.Option("--port", help="The port.")] = 8080,
-    allow_host: Annotated[list[str] | None, typer.Option(
-        "--allow-host", envvar="MONKEYLLM_STATION_ALLOWED_HOSTS",
-        help="MCP: also answer this Host (name or name:port; repeatable, or "
-        "space-separated in $MONKEYLLM_STATION_ALLOWED_HOSTS). Only localhost is "
-        "answered otherwise.", show_default=False)
+    allow_host: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--allow-host",
+            envvar="MONKEYLLM_STATION_ALLOWED_HOSTS",
+            help="MCP: also answer this Host (name or name:port; repeatable, or "
+            "space-separated in $MONKEYLLM_STATION_ALLOWED_HOSTS). Only localhost is "
+            "answered otherwise.",
+            show_default=False,
+        ),
     ] = None,
 ) -> None:
     """Serve every forest under ROOT over REST (POST /v1/forests/{forest}/{call}) and
@@ -71,13 +88,21 @@ def key_add(
     principal: Annotated[str, typer.Argument(help="Who the key speaks for.")],
     root: Root,
     forest: Annotated[str, typer.Option("--forest", help="The one forest it may use.")],
-    allow: Annotated[list[str] | None, typer.Option(
-        "--allow", help="Only this subtree (repeatable); default the whole forest.",
-        show_default=False)] = None,
-    deny: Annotated[list[str] | None, typer.Option(
-        "--deny", help="Never this subtree (repeatable).", show_default=False)] = None,
-    caps: Annotated[str, typer.Option(
-        "--caps", help="Comma-separated: read, query, write, tend, answer, admin.")
+    allow: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--allow",
+            help="Only this subtree (repeatable); default the whole forest.",
+            show_default=False,
+        ),
+    ] = None,
+    deny: Annotated[
+        list[str] | None,
+        typer.Option("--deny", help="Never this subtree (repeatable).", show_default=False),
+    ] = None,
+    caps: Annotated[
+        str,
+        typer.Option("--caps", help="Comma-separated: read, query, write, tend, answer, admin."),
     ] = "read",
 ) -> None:
     """Mint a key and print it once (only its hash is kept).
@@ -92,12 +117,14 @@ def key_add(
         raise typer.BadParameter(str(exc), param_hint="--caps") from None
     with _store(root) as store:
         try:
-            key_id, key = keys.add(store, principal, forest, list(allow or []),
-                                   list(deny or []), wanted)
+            key_id, key = keys.add(
+                store, principal, forest, list(allow or []), list(deny or []), wanted
+            )
         except ValueError as exc:
             raise typer.BadParameter(str(exc)) from None
-    sys.stdout.write(json.dumps({"id": key_id, "principal": principal, "forest": forest,
-                                 "key": key}) + "\n")
+    sys.stdout.write(
+        json.dumps({"id": key_id, "principal": principal, "forest": forest, "key": key}) + "\n"
+    )
     sys.stderr.write("vine station: store this key now; it cannot be shown again.\n")
 
 
@@ -116,8 +143,7 @@ def key_list(root: Root) -> None:
 
 @key_app.command("revoke")
 def key_revoke(
-    key_id: Annotated[str, typer.Argument(help="The key's id (k_...), from key list.")],
-    root: Root,
+    key_id: Annotated[str, typer.Argument(help="The key's id (k_...), from key list.")], root: Root
 ) -> None:
     """Revoke a key: it answers 401 from the next request on.
 
@@ -134,21 +160,36 @@ def key_revoke(
 def bind(
     forest: ForestName,
     root: Root,
-    endpoint: Annotated[str, typer.Option(
-        "--endpoint", help="The OpenAI-compatible API base, e.g. http://localhost:11434/v1 "
-        "(answer POSTs to ENDPOINT/chat/completions).")],
+    endpoint: Annotated[
+        str,
+        typer.Option(
+            "--endpoint",
+            help="The OpenAI-compatible API base, e.g. http://localhost:11434/v1 "
+            "(answer POSTs to ENDPOINT/chat/completions).",
+        ),
+    ],
     model: Annotated[str, typer.Option("--model", help="The model's name at the endpoint.")],
     api_key_env: ApiKeyEnv = None,
-    price_prompt: Annotated[float | None, typer.Option(
-        "--price-prompt", help="USD per million prompt tokens (with --price-completion).",
-        show_default=False)] = None,
-    price_completion: Annotated[float | None, typer.Option(
-        "--price-completion", help="USD per million completion tokens.",
-        show_default=False)] = None,
-    max_tokens: Annotated[int, typer.Option(
-        "--max-tokens", help="The reply bound when a call gives no reply_tokens.")] = 600,
-    timeout: Annotated[float, typer.Option(
-        "--timeout", help="Seconds the provider has for one reply.")] = 60.0,
+    price_prompt: Annotated[
+        float | None,
+        typer.Option(
+            "--price-prompt",
+            help="USD per million prompt tokens (with --price-completion).",
+            show_default=False,
+        ),
+    ] = None,
+    price_completion: Annotated[
+        float | None,
+        typer.Option(
+            "--price-completion", help="USD per million completion tokens.", show_default=False
+        ),
+    ] = None,
+    max_tokens: Annotated[
+        int, typer.Option("--max-tokens", help="The reply bound when a call gives no reply_tokens.")
+    ] = 600,
+    timeout: Annotated[
+        float, typer.Option("--timeout", help="Seconds the provider has for one reply.")
+    ] = 60.0,
 ) -> None:
     """Bind the model that answers on a forest (POST .../answer); rebinding replaces it.
 
@@ -158,20 +199,26 @@ def bind(
 
     with _store(root) as store:
         try:
-            made = bindings.put(store, bindings.Binding(
-                forest=forest, endpoint=endpoint, model=model, api_key_env=api_key_env,
-                price_prompt=price_prompt, price_completion=price_completion,
-                max_tokens=max_tokens, timeout_s=timeout))
+            made = bindings.put(
+                store,
+                bindings.Binding(
+                    forest=forest,
+                    endpoint=endpoint,
+                    model=model,
+                    api_key_env=api_key_env,
+                    price_prompt=price_prompt,
+                    price_completion=price_completion,
+                    max_tokens=max_tokens,
+                    timeout_s=timeout,
+                ),
+            )
         except ValueError as exc:
             raise typer.BadParameter(str(exc)) from None
     sys.stdout.write(json.dumps(made.public()) + "\n")
 
 
 @station_app.command("unbind")
-def unbind(
-    forest: Annotated[str, typer.Argument(help="The forest.")],
-    root: Root,
-) -> None:
+def unbind(forest: Annotated[str, typer.Argument(help="The forest.")], root: Root) -> None:
     """Remove a forest's model: answer then refuses until it is bound again.
 
     Example: vine station unbind acme --root ./forests
@@ -187,16 +234,26 @@ def unbind(
 def bind_embedder(
     forest: ForestName,
     root: Root,
-    model: Annotated[str, typer.Option(
-        "--model", help="The embedding model: the endpoint's, or a local one "
-        "(multilingual-e5-small).")],
-    endpoint: Annotated[str | None, typer.Option(
-        "--endpoint", help="The OpenAI-compatible API base, e.g. http://localhost:11434/v1 "
-        "(POSTs go to ENDPOINT/embeddings); none: the local model.",
-        show_default=False)] = None,
+    model: Annotated[
+        str,
+        typer.Option(
+            "--model",
+            help="The embedding model: the endpoint's, or a local one (multilingual-e5-small).",
+        ),
+    ],
+    endpoint: Annotated[
+        str | None,
+        typer.Option(
+            "--endpoint",
+            help="The OpenAI-compatible API base, e.g. http://localhost:11434/v1 "
+            "(POSTs go to ENDPOINT/embeddings); none: the local model.",
+            show_default=False,
+        ),
+    ] = None,
     api_key_env: ApiKeyEnv = None,
-    timeout: Annotated[float, typer.Option(
-        "--timeout", help="Seconds a read waits for its query's vector.")] = 3.0,
+    timeout: Annotated[
+        float, typer.Option("--timeout", help="Seconds a read waits for its query's vector.")
+    ] = 3.0,
 ) -> None:
     """Bind the query embedder of a forest's hybrid locate and harvest; rebinding
     replaces it. The forest's Canopy must be built with the same model (vine canopy
@@ -216,10 +273,7 @@ def bind_embedder(
 
 
 @station_app.command("unbind-embedder")
-def unbind_embedder(
-    forest: Annotated[str, typer.Argument(help="The forest.")],
-    root: Root,
-) -> None:
+def unbind_embedder(forest: Annotated[str, typer.Argument(help="The forest.")], root: Root) -> None:
     """Remove a forest's query embedder: its reads then use the embedder its Canopy was
     built with.
 
@@ -229,8 +283,11 @@ def unbind_embedder(
 
     with _store(root) as store:
         done = embedders.remove(store, forest)
-    _removed(done, f"no embedder is bound to {forest!r}",
-             {"forest": forest, "role": "embed", "unbound": True})
+    _removed(
+        done,
+        f"no embedder is bound to {forest!r}",
+        {"forest": forest, "role": "embed", "unbound": True},
+    )
 
 
 @station_app.command("bindings")

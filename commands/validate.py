@@ -30,18 +30,34 @@ class Format(enum.StrEnum):
 
 def validate(
     forest: options.Forest = None,
-    strict: Annotated[bool, typer.Option(
-        "--strict", help="Fail (exit 1) on warnings as well as errors (notes, which "
-        "--fix records, never fail).")] = False,
-    format: Annotated[Format, typer.Option(
-        "--format", help="text for people, json for scripts, github for workflow "
-        "annotations.")] = Format.text,
-    fix: Annotated[bool, typer.Option(
-        "--fix", help="First repair index entries, coverage and payload hashes, in one "
-        "commit.")] = False,
-    payloads: Annotated[bool, typer.Option(
-        "--payloads/--no-payloads", help="Check payload files (missing, sha256, orphans); "
-        "--no-payloads for a git checkout, which never holds them.")] = True,
+    strict: Annotated[
+        bool,
+        typer.Option(
+            "--strict",
+            help="Fail (exit 1) on warnings as well as errors (notes, which "
+            "--fix records, never fail).",
+        ),
+    ] = False,
+    format: Annotated[
+        Format,
+        typer.Option(
+            "--format", help="text for people, json for scripts, github for workflow annotations."
+        ),
+    ] = Format.text,
+    fix: Annotated[
+        bool,
+        typer.Option(
+            "--fix", help="First repair index entries, coverage and payload hashes, in one commit."
+        ),
+    ] = False,
+    payloads: Annotated[
+        bool,
+        typer.Option(
+            "--payloads/--no-payloads",
+            help="Check payload files (missing, sha256, orphans); "
+            "--no-payloads for a git checkout, which never holds them.",
+        ),
+    ] = True,
 ) -> None:
     """Check every file of a forest: frontmatter, ids, types and rels, links and
     wikilinks, index entries and coverage, payloads. Exit 1 on errors.
@@ -76,7 +92,7 @@ def validate(
         raise typer.Exit(common.EXIT_ERROR)
 
 
-Counts = tuple[int, int, int]      # errors, warnings, notes
+Counts = tuple[int, int, int]  # errors, warnings, notes
 
 
 def _counts(counts: Counts) -> str:
@@ -90,23 +106,31 @@ def _fixed_lines(fixed: dict[str, Any] | None) -> list[str]:
     if fixed is None:
         return []
     if not fixed["repairs"]:
-        lines = ["vine validate --fix: nothing " + ("repaired" if fixed["skipped"]
-                                                    else "to repair")]
+        lines = [
+            "vine validate --fix: nothing " + ("repaired" if fixed["skipped"] else "to repair")
+        ]
     else:
-        lines = [f"vine validate --fix: {len(fixed['repairs'])} repair(s) in "
-                 f"{len(fixed['files'])} file(s), commit {fixed['commit'][:12]}"]
+        lines = [
+            f"vine validate --fix: {len(fixed['repairs'])} repair(s) in "
+            f"{len(fixed['files'])} file(s), commit {fixed['commit'][:12]}"
+        ]
     lines += [f"  fixed {r['code']} in {r['path']}: {r['message']}" for r in fixed["repairs"]]
     if fixed["skipped"]:
-        lines.append(f"  skipped {len(fixed['skipped'])} repair(s) that depend on uncommitted "
-                     "changes (repairs are made from committed content only):")
-        lines += [f"  skipped {r['code']} in {r['path']}: {r['reason']}"
-                  for r in fixed["skipped"]]
+        lines.append(
+            f"  skipped {len(fixed['skipped'])} repair(s) that depend on uncommitted "
+            "changes (repairs are made from committed content only):"
+        )
+        lines += [f"  skipped {r['code']} in {r['path']}: {r['reason']}" for r in fixed["skipped"]]
     return lines
 
 
 def _json(findings: list["Finding"], counts: Counts, fixed: dict[str, Any] | None) -> None:
-    out: dict[str, Any] = {"findings": [x.as_dict() for x in findings], "errors": counts[0],
-                           "warnings": counts[1], "notes": counts[2]}
+    out: dict[str, Any] = {
+        "findings": [x.as_dict() for x in findings],
+        "errors": counts[0],
+        "warnings": counts[1],
+        "notes": counts[2],
+    }
     if fixed is not None:
         out["fixed"] = fixed["repairs"]
         out["skipped"] = fixed["skipped"]
@@ -124,8 +148,9 @@ def escape_property(text: str) -> str:
     return escape_data(text).replace(":", "%3A").replace(",", "%2C")
 
 
-def _github(findings: list["Finding"], root: Path, counts: Counts,
-            fixed: dict[str, Any] | None) -> None:
+def _github(
+    findings: list["Finding"], root: Path, counts: Counts, fixed: dict[str, Any] | None
+) -> None:
     """One ``::error``/``::warning``/``::notice`` workflow command per finding; paths are
     made relative to the working folder (the repository root on a runner)."""
     for line in _fixed_lines(fixed):
@@ -156,8 +181,9 @@ def _text(findings: list["Finding"], counts: Counts, fixed: dict[str, Any] | Non
     lines = list(_grouped(findings))
     if lines:
         lines.append(("", ""))
-    lines.append((_counts(counts), "bold red" if counts[0] else
-                  "bold yellow" if counts[1] else "bold green"))
+    lines.append(
+        (_counts(counts), "bold red" if counts[0] else "bold yellow" if counts[1] else "bold green")
+    )
     if not _colour():
         sys.stdout.write("\n".join(text for text, _ in lines) + "\n")
         return

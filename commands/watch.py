@@ -17,14 +17,20 @@ POLL_S = 1.0
 
 def watch(
     forest: options.Forest = None,
-    idle: Annotated[float, typer.Option(
-        "--idle", help="Stop after this many seconds without a question (0: never).",
-        min=0)] = 0,
-    stop: Annotated[bool, typer.Option(
-        "--stop", help="Stop the keeper of this forest (started by hand or by vine "
-        "itself) and exit.")] = False,
-    quiet: Annotated[bool, typer.Option(
-        "--quiet", help="Say nothing on stderr.")] = False,
+    idle: Annotated[
+        float,
+        typer.Option(
+            "--idle", help="Stop after this many seconds without a question (0: never).", min=0
+        ),
+    ] = 0,
+    stop: Annotated[
+        bool,
+        typer.Option(
+            "--stop",
+            help="Stop the keeper of this forest (started by hand or by vine itself) and exit.",
+        ),
+    ] = False,
+    quiet: Annotated[bool, typer.Option("--quiet", help="Say nothing on stderr.")] = False,
 ) -> None:
     """Keep the forest's catalog fresh until interrupted, so that every other `vine`
     command on it starts without walking the files (Linux).
@@ -45,8 +51,7 @@ def watch(
         root = common.find_forest(forest)
         stopped = keepers.stop(root)
         if not quiet:
-            sys.stderr.write(f"vine watch: {'stopped the' if stopped else 'no'} keeper of "
-                             f"{root}\n")
+            sys.stderr.write(f"vine watch: {'stopped the' if stopped else 'no'} keeper of {root}\n")
         return
     vine = common.open_vine(forest, writable=False, as_json=False)
     try:
@@ -62,8 +67,10 @@ def watch(
     server.start()
     root, origin = vine.root, _identity(vine.root)
     if not quiet:
-        sys.stderr.write(f"vine watch: keeping {root} fresh; other vine commands on it "
-                         "skip their walk while this runs (Ctrl-C to stop)\n")
+        sys.stderr.write(
+            f"vine watch: keeping {root} fresh; other vine commands on it "
+            "skip their walk while this runs (Ctrl-C to stop)\n"
+        )
         sys.stderr.flush()
     try:
         while not done.wait(POLL_S):

@@ -40,8 +40,10 @@ class ReadOnlyServer(Spelling):
     """The calls' own spelling, on a server that may not write (``--readonly``)."""
 
     def open_writable(self) -> str:
-        return ("This server serves its forests read-only (vine serve --readonly); writes "
-                "need a server started without it.")
+        return (
+            "This server serves its forests read-only (vine serve --readonly); writes "
+            "need a server started without it."
+        )
 
 
 READ_ONLY_SERVER = ReadOnlyServer()
@@ -70,29 +72,36 @@ class Dispatcher:
         try:
             spec = self.by_name.get(name)
             if spec is None:
-                raise SchemaError(f"unknown tool: {name!r}",
-                                  hint="Tools: " + ", ".join(self.by_name) + ".")
+                raise SchemaError(
+                    f"unknown tool: {name!r}", hint="Tools: " + ", ".join(self.by_name) + "."
+                )
             args = dict(arguments or {})
             if spec.call == "forests":
                 if args:
-                    raise SchemaError(f"forests: unknown parameter {sorted(args)[0]!r}",
-                                      hint="forests takes no arguments.")
+                    raise SchemaError(
+                        f"forests: unknown parameter {sorted(args)[0]!r}",
+                        hint="forests takes no arguments.",
+                    )
                 result = self.forests.describe()
             else:
                 forest, vine = self.forests.get(args.pop("forest", None), write=spec.writes)
                 if spec.call == "view":
                     unknown = sorted(set(args) - {"id"})
                     if unknown:
-                        raise SchemaError(f"view: unknown parameter {unknown[0]!r}",
-                                          hint="view takes: id.")
+                        raise SchemaError(
+                            f"view: unknown parameter {unknown[0]!r}", hint="view takes: id."
+                        )
                     result, image = view(vine, args.get("id"))
                 elif spec.call == "ingest":
                     unknown = sorted(set(args) - {"files", "into"})
                     if unknown:
-                        raise SchemaError(f"ingest: unknown parameter {unknown[0]!r}",
-                                          hint="ingest takes: files, into.")
-                    result = ingest_upload(vine, args.get("files"), args.get("into"),
-                                           self.forests.upload_locks[forest])
+                        raise SchemaError(
+                            f"ingest: unknown parameter {unknown[0]!r}",
+                            hint="ingest takes: files, into.",
+                        )
+                    result = ingest_upload(
+                        vine, args.get("files"), args.get("into"), self.forests.upload_locks[forest]
+                    )
                 else:
                     result = vine.call(spec.call, args)
         except VineError as exc:

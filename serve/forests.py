@@ -39,8 +39,14 @@ class Forests:
             ``$VINE_LOCK_TIMEOUT`` or 5 s).
     """
 
-    def __init__(self, *, forest: Path | None = None, root: Path | None = None,
-                 writable: bool = True, lock_timeout: float | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        forest: Path | None = None,
+        root: Path | None = None,
+        writable: bool = True,
+        lock_timeout: float | None = None,
+    ) -> None:
         if (forest is None) == (root is None):
             raise ValueError("give exactly one of forest and root")
         self.writable = writable
@@ -57,8 +63,9 @@ class Forests:
             self.upload_locks[self.single_id] = threading.Lock()
 
     def _vine(self, folder: Path) -> Vine:
-        return Vine(folder, writable=self.writable, lock="per-write",
-                    lock_timeout=self.lock_timeout)
+        return Vine(
+            folder, writable=self.writable, lock="per-write", lock_timeout=self.lock_timeout
+        )
 
     @property
     def mode(self) -> str:
@@ -70,8 +77,11 @@ class Forests:
         if not self.registry:
             return [self.single_id]
         try:
-            return sorted(p.name for p in self.root.iterdir()
-                          if p.is_dir() and not p.name.startswith(".") and is_forest(p))
+            return sorted(
+                p.name
+                for p in self.root.iterdir()
+                if p.is_dir() and not p.name.startswith(".") and is_forest(p)
+            )
         except OSError:
             return []
 
@@ -80,8 +90,13 @@ class Forests:
         root (without listing the root, as :meth:`ids` does)."""
         if forest in self._open:
             return True
-        if not self.registry or not forest or "/" in forest or "\\" in forest \
-                or forest.startswith("."):
+        if (
+            not self.registry
+            or not forest
+            or "/" in forest
+            or "\\" in forest
+            or forest.startswith(".")
+        ):
             return False
         return is_forest(self.root / forest)
 
@@ -98,21 +113,31 @@ class Forests:
             raise SchemaError(f"forest must be a string, got {type(forest).__name__}")
         if not self.registry:
             if forest not in (None, self.single_id):
-                raise SchemaError(f"this server serves the forest {self.single_id!r}, "
-                                  f"not {forest!r}", hint="Leave forest out.")
+                raise SchemaError(
+                    f"this server serves the forest {self.single_id!r}, not {forest!r}",
+                    hint="Leave forest out.",
+                )
             return self.single_id, self._open[self.single_id]
         if forest is None:
-            raise SchemaError("forest is required: this server serves several forests",
-                              hint="Forests: " + (", ".join(self.ids()) or "(none)") + ".")
+            raise SchemaError(
+                "forest is required: this server serves several forests",
+                hint="Forests: " + (", ".join(self.ids()) or "(none)") + ".",
+            )
         with self._guard:
             vine = self._open.get(forest)
             if vine is None:
                 folder = self.root / forest
-                if "/" in forest or "\\" in forest or forest.startswith(".") \
-                        or not forest or not is_forest(folder):
-                    raise NotFound(f"no forest {forest!r} here",
-                                   hint="Forests: " + (", ".join(self.ids()) or "(none)")
-                                   + ".")
+                if (
+                    "/" in forest
+                    or "\\" in forest
+                    or forest.startswith(".")
+                    or not forest
+                    or not is_forest(folder)
+                ):
+                    raise NotFound(
+                        f"no forest {forest!r} here",
+                        hint="Forests: " + (", ".join(self.ids()) or "(none)") + ".",
+                    )
                 vine = self._vine(folder)
                 self._open[forest] = vine
                 self.upload_locks[forest] = threading.Lock()
@@ -122,10 +147,18 @@ class Forests:
         """What the forests tool answers."""
         with self._guard:
             opened = set(self._open)
-        return {"forests": [{"id": fid, "active": fid in opened,
-                             "writable": self.writable, "locked": self.locked(fid)}
-                            for fid in self.ids()],
-                "mode": self.mode}
+        return {
+            "forests": [
+                {
+                    "id": fid,
+                    "active": fid in opened,
+                    "writable": self.writable,
+                    "locked": self.locked(fid),
+                }
+                for fid in self.ids()
+            ],
+            "mode": self.mode,
+        }
 
     def locked(self, forest: str) -> bool:
         """True when another process holds the forest's writer lock for as long as it
@@ -138,8 +171,11 @@ class Forests:
         answer E_LOCKED), or None."""
         folder = self.root if self.mode == "single" else self.root / forest
         card = holder(folder)
-        return card if holds_open(card) and card is not None and \
-            card.get("pid") != os.getpid() else None
+        return (
+            card
+            if holds_open(card) and card is not None and card.get("pid") != os.getpid()
+            else None
+        )
 
     def close(self) -> None:
         """Close every open forest."""

@@ -34,8 +34,7 @@ def log_call(outcome: Outcome) -> None:
     """One line per call on stderr: tool, forest, milliseconds, ok or the error code."""
     status = outcome.error_code or "ok"
     forest = outcome.forest or "-"
-    sys.stderr.write(f"vine serve: {outcome.tool} forest={forest} {outcome.ms:.1f}ms "
-                     f"{status}\n")
+    sys.stderr.write(f"vine serve: {outcome.tool} forest={forest} {outcome.ms:.1f}ms {status}\n")
     sys.stderr.flush()
 
 
@@ -48,10 +47,12 @@ def app(dispatcher: Dispatcher, port: int, allow_hosts: list[str]) -> Any:
 
     hosts, origins = allowed(port, allow_hosts)
     manager = StreamableHTTPSessionManager(
-        app=build(dispatcher, on_call=log_call), json_response=True,
+        app=build(dispatcher, on_call=log_call),
+        json_response=True,
         security_settings=TransportSecuritySettings(
-            enable_dns_rebinding_protection=True, allowed_hosts=hosts,
-            allowed_origins=origins))
+            enable_dns_rebinding_protection=True, allowed_hosts=hosts, allowed_origins=origins
+        ),
+    )
 
     @contextlib.asynccontextmanager
     async def lifespan(_: Any) -> AsyncIterator[None]:
@@ -72,25 +73,38 @@ class _QuietDisconnects(logging.Filter):
 
     def filter(self, record: logging.LogRecord) -> bool:
         exc = record.exc_info[1] if record.exc_info else None
-        return not (record.getMessage().startswith("Error in standalone SSE writer")
-                    and type(exc).__name__ == "ClosedResourceError")
+        return not (
+            record.getMessage().startswith("Error in standalone SSE writer")
+            and type(exc).__name__ == "ClosedResourceError"
+        )
 
 
 def run_http(dispatcher: Dispatcher, host: str, port: int, allow_hosts: list[str]) -> None:
     """Serve until interrupted (Ctrl-C or SIGTERM)."""
     import uvicorn
 
-    logging.basicConfig(stream=sys.stderr, level=logging.WARNING,
-                        format="vine serve: %(levelname)s %(name)s: %(message)s")
+    logging.basicConfig(
+        stream=sys.stderr,
+        level=logging.WARNING,
+        format="vine serve: %(levelname)s %(name)s: %(message)s",
+    )
     logging.getLogger("mcp.server.streamable_http").addFilter(_QuietDisconnects())
     # Unknown tool names are answered with an envelope; the SDK's warning is noise.
     logging.getLogger("mcp.server.lowlevel.server").setLevel(logging.ERROR)
-    config = uvicorn.Config(app(dispatcher, port, allow_hosts), host=host, port=port,
-                            log_config=None, log_level="warning", access_log=False,
-                            lifespan="on")
+    config = uvicorn.Config(
+        app(dispatcher, port, allow_hosts),
+        host=host,
+        port=port,
+        log_config=None,
+        log_level="warning",
+        access_log=False,
+        lifespan="on",
+    )
     server = uvicorn.Server(config)
-    sys.stderr.write(f"vine serve: MCP over streamable HTTP at http://{host}:{port}{PATH} "
-                     f"({dispatcher.forests.mode}, "
-                     f"{'writable' if dispatcher.forests.writable else 'read-only'})\n")
+    sys.stderr.write(
+        f"vine serve: MCP over streamable HTTP at http://{host}:{port}{PATH} "
+        f"({dispatcher.forests.mode}, "
+        f"{'writable' if dispatcher.forests.writable else 'read-only'})\n"
+    )
     sys.stderr.flush()
     server.run()

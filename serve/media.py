@@ -31,12 +31,17 @@ def view(vine: Vine, node_id: Any) -> tuple[dict[str, Any], Image]:
     found = vine.asset(node_id)
     media_type = found["media_type"] or ""
     if not media_type.startswith("image/"):
-        raise SchemaError(f"{found['id']} is not an image ({media_type or 'unknown type'})",
-                          hint="view serves images only; look describes any node.")
+        raise SchemaError(
+            f"{found['id']} is not an image ({media_type or 'unknown type'})",
+            hint="view serves images only; look describes any node.",
+        )
     if found["size"] > MAX_VIEW_BYTES:
-        raise SchemaError(f"{found['id']} is {found['size']} bytes, over the 6 MiB view "
-                          "limit")
+        raise SchemaError(f"{found['id']} is {found['size']} bytes, over the 6 MiB view limit")
     data = found["path"].read_bytes()
-    header = {"id": found["id"], "media_type": media_type, "size": len(data),
-              "payload_hash": found["payload_hash"]}
+    header = {
+        "id": found["id"],
+        "media_type": media_type,
+        "size": len(data),
+        "payload_hash": found["payload_hash"],
+    }
     return header, Image(data, media_type)

@@ -28,36 +28,50 @@ WORKERS = 4
 
 def as_tool(spec: Any) -> types.Tool:
     """An MCP tool from a tool spec."""
-    return types.Tool(name=spec.name, title=spec.title, description=spec.description,
-                      input_schema=spec.input_schema, output_schema=spec.output_schema,
-                      annotations=types.ToolAnnotations(title=spec.title,
-                                                        **spec.hints.as_dict()))
+    return types.Tool(
+        name=spec.name,
+        title=spec.title,
+        description=spec.description,
+        input_schema=spec.input_schema,
+        output_schema=spec.output_schema,
+        annotations=types.ToolAnnotations(title=spec.title, **spec.hints.as_dict()),
+    )
 
 
-def as_result(result: dict[str, Any], error: bool, image: Any = None
-              ) -> types.CallToolResult:
+def as_result(result: dict[str, Any], error: bool, image: Any = None) -> types.CallToolResult:
     """The engine's object as structured content and as one compact JSON text block;
     an error envelope sets ``isError``; ``view``'s image goes first."""
-    text = types.TextContent(type="text", text=json.dumps(
-        result, ensure_ascii=False, separators=(",", ":"), default=str))
+    text = types.TextContent(
+        type="text", text=json.dumps(result, ensure_ascii=False, separators=(",", ":"), default=str)
+    )
     content: list[types.ContentBlock] = [text]
     if image is not None:
-        content.insert(0, types.ImageContent(
-            type="image", data=base64.b64encode(image.data).decode("ascii"),
-            mime_type=image.mime_type))
+        content.insert(
+            0,
+            types.ImageContent(
+                type="image",
+                data=base64.b64encode(image.data).decode("ascii"),
+                mime_type=image.mime_type,
+            ),
+        )
     return types.CallToolResult(content=content, structured_content=result, is_error=error)
 
 
 def instructions(dispatcher: Dispatcher) -> str:
     """What the server tells a client when it connects."""
     names = ", ".join(s.name for s in dispatcher.listed)
-    where = ("several forests: every tool takes forest (list them with forests)"
-             if dispatcher.forests.registry else "one forest")
+    where = (
+        "several forests: every tool takes forest (list them with forests)"
+        if dispatcher.forests.registry
+        else "one forest"
+    )
     mode = "read-only" if not dispatcher.forests.writable else "writable"
-    return (f"A MonkeyLLM forest of markdown knowledge ({where}, {mode}). Tools: {names}. "
-            "Start with locate (a question) or sniff (an exact string), look at "
-            "candidates before pick, and use harvest for evidence in one round trip. "
-            "Errors come back as {\"error\": {code, message, hint}} with isError set.")
+    return (
+        f"A MonkeyLLM forest of markdown knowledge ({where}, {mode}). Tools: {names}. "
+        "Start with locate (a question) or sniff (an exact string), look at "
+        "candidates before pick, and use harvest for evidence in one round trip. "
+        'Errors come back as {"error": {code, message, hint}} with isError set.'
+    )
 
 
 def plain(name: str, version: str, text: str, handlers: dict[str, Any]) -> Server[Any]:
@@ -68,8 +82,7 @@ def plain(name: str, version: str, text: str, handlers: dict[str, Any]) -> Serve
     return server
 
 
-def build(dispatcher: Dispatcher,
-          on_call: Callable[[Outcome], None] | None = None) -> Server[Any]:
+def build(dispatcher: Dispatcher, on_call: Callable[[Outcome], None] | None = None) -> Server[Any]:
     """The SDK server for a dispatcher; ``on_call`` sees every outcome (for logs)."""
     listing = types.ListToolsResult(tools=[as_tool(spec) for spec in dispatcher.listed])
     limiter = anyio.CapacityLimiter(WORKERS)
@@ -78,16 +91,20 @@ def build(dispatcher: Dispatcher,
         return listing
 
     # The engine checks arguments itself and answers E_SCHEMA envelopes.
-    async def call_tool(ctx: Any, params: types.CallToolRequestParams
-                        ) -> types.CallToolResult:
-        outcome = await anyio.to_thread.run_sync(dispatcher.run, params.name,
-                                                 params.arguments, limiter=limiter)
+    async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+        outcome = await anyio.to_thread.run_sync(
+            dispatcher.run, params.name, params.arguments, limiter=limiter
+        )
         if on_call is not None:
             on_call(outcome)
         return as_result(outcome.result, outcome.error_code is not None, outcome.image)
 
-    return plain("monkeyllm", monkeyllm.__version__, instructions(dispatcher),
-                 {"on_list_tools": list_tools, "on_call_tool": call_tool})
+    return plain(
+        "monkeyllm",
+        monkeyllm.__version__,
+        instructions(dispatcher),
+        {"on_list_tools": list_tools, "on_call_tool": call_tool},
+    )
 
 
 async def run_stdio(dispatcher: Dispatcher, protocol_out: Any) -> None:
@@ -97,8 +114,11 @@ async def run_stdio(dispatcher: Dispatcher, protocol_out: Any) -> None:
 
     from mcp.server.stdio import stdio_server
 
-    logging.basicConfig(stream=sys.stderr, level=logging.WARNING,
-                        format="vine serve: %(levelname)s %(name)s: %(message)s")
+    logging.basicConfig(
+        stream=sys.stderr,
+        level=logging.WARNING,
+        format="vine serve: %(levelname)s %(name)s: %(message)s",
+    )
     server = build(dispatcher)
     async with stdio_server(stdout=protocol_out) as (read_stream, write_stream):
         await server.run(read_stream, write_stream, server.create_initialization_options())

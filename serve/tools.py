@@ -27,9 +27,24 @@ from monkeyllm import shapes
 from monkeyllm.registry import CALLS, Call
 
 # Every engine call but ``answer`` (which needs a model and lives on the Station).
-ENGINE_TOOLS = ("locate", "look", "move", "pick", "scan", "sniff", "query", "harvest",
-                "history", "calendar", "coverage", "plant", "graft", "tend", "prune",
-                "transplant")
+ENGINE_TOOLS = (
+    "locate",
+    "look",
+    "move",
+    "pick",
+    "scan",
+    "sniff",
+    "query",
+    "harvest",
+    "history",
+    "calendar",
+    "coverage",
+    "plant",
+    "graft",
+    "tend",
+    "prune",
+    "transplant",
+)
 EXTRA_TOOLS = ("forests", "view", "ingest")
 
 # Uploads through the ingest tool (the HTTP transport also caps a request at 4 MiB).
@@ -48,8 +63,12 @@ class Hints:
 
     def as_dict(self) -> dict[str, bool]:
         """The annotation object as MCP spells it."""
-        return {"readOnlyHint": self.read_only, "destructiveHint": self.destructive,
-                "idempotentHint": self.idempotent, "openWorldHint": self.open_world}
+        return {
+            "readOnlyHint": self.read_only,
+            "destructiveHint": self.destructive,
+            "idempotentHint": self.idempotent,
+            "openWorldHint": self.open_world,
+        }
 
 
 READ = Hints(read_only=True, destructive=False, idempotent=True)
@@ -105,8 +124,11 @@ def describe(doc: str) -> str:
 
 DRAFT_07 = "http://json-schema.org/draft-07/schema#"
 
-FOREST_PARAM = {"type": "string", "minLength": 1,
-                "description": "The forest to use (see the forests tool)."}
+FOREST_PARAM = {
+    "type": "string",
+    "minLength": 1,
+    "description": "The forest to use (see the forests tool).",
+}
 
 _EXTRA_DOCS = {
     "forests": (
@@ -115,36 +137,42 @@ _EXTRA_DOCS = {
         "E_LOCKED until it lets go), and the mode (single forest, or a registry where "
         "every tool takes forest).\n\n"
         "Reach for it first when a tool asks for forest, or to learn whether writes "
-        "are allowed here."),
+        "are allowed here."
+    ),
     "view": (
         "A media node's image as MCP image content, beside a small JSON header "
         "(id, media_type, size, payload_hash).\n\n"
         "Reach for it when a digest says a node is an image and you need to see it. "
         "Local images only, at most 6 MiB; anything else answers E_SCHEMA, a missing "
-        "original E_NOT_FOUND."),
+        "original E_NOT_FOUND."
+    ),
     "ingest": (
         "Turn text and files sent by the client into nodes, in one commit: notes "
         "(.md, .txt), tables (.csv, .tsv, flat .json arrays), JSON documents and "
         "images; folders in the names become branches under into.\n\n"
         "Reach for it to add material a person gave you as files; plant is the call "
         "for one node you composed yourself. Re-sending the same name and content "
-        "changes nothing; changed content refreshes the node it made."),
+        "changes nothing; changed content refreshes the node it made."
+    ),
 }
 
 _EXTRA_SCHEMAS: dict[str, dict[str, Any]] = {
-    "forests": {"type": "object", "properties": {}, "required": [],
-                "additionalProperties": False},
-    "view": {"type": "object",
-             "properties": {"id": {"type": "string", "minLength": 1,
-                                   "description": "A media node id."}},
-             "required": ["id"], "additionalProperties": False},
+    "forests": {"type": "object", "properties": {}, "required": [], "additionalProperties": False},
+    "view": {
+        "type": "object",
+        "properties": {"id": {"type": "string", "minLength": 1, "description": "A media node id."}},
+        "required": ["id"],
+        "additionalProperties": False,
+    },
     "ingest": {
         "type": "object",
         "properties": {
             "files": {
-                "type": "array", "minItems": 1, "maxItems": MAX_UPLOAD_FILES,
+                "type": "array",
+                "minItems": 1,
+                "maxItems": MAX_UPLOAD_FILES,
                 "description": "The files: a relative name (folders become branches) and "
-                               "either content (UTF-8 text) or b64 (bytes, base64).",
+                "either content (UTF-8 text) or b64 (bytes, base64).",
                 "items": {
                     "type": "object",
                     "properties": {
@@ -152,31 +180,59 @@ _EXTRA_SCHEMAS: dict[str, dict[str, Any]] = {
                         "content": {"type": "string", "description": "The text."},
                         "b64": {"type": "string", "description": "The bytes, base64."},
                     },
-                    "required": ["name"], "additionalProperties": False,
+                    "required": ["name"],
+                    "additionalProperties": False,
                 },
             },
-            "into": {"type": "string", "default": "_index",
-                     "description": "The destination branch; missing ones are planted."},
+            "into": {
+                "type": "string",
+                "default": "_index",
+                "description": "The destination branch; missing ones are planted.",
+            },
         },
-        "required": ["files"], "additionalProperties": False,
+        "required": ["files"],
+        "additionalProperties": False,
     },
 }
 
 
 _ENTRY = shapes.obj({"path": shapes.STR}, {"id": shapes.STR, "reason": shapes.STR})
 _EXTRA_RESULTS: dict[str, dict[str, Any]] = {
-    "forests": shapes.obj({"forests": shapes.array(shapes.obj(
-        {"id": shapes.STR, "active": shapes.BOOL, "writable": shapes.BOOL,
-         "locked": shapes.BOOL})), "mode": {"type": "string", "enum": ["single", "registry"]}}),
-    "view": shapes.obj({"id": shapes.STR, "media_type": shapes.STR, "size": shapes.INT,
-                        "payload_hash": shapes.TEXT}),
-    "ingest": shapes.obj({"into": shapes.STR, "commit": shapes.TEXT,
-                          "counts": {"type": "object",
-                                     "additionalProperties": shapes.INT}},
-                         {bucket: shapes.array(_ENTRY) for bucket in (
-                             "created", "updated", "unchanged", "unsupported", "failed",
-                             "stale")} | {"branches": shapes.array(shapes.ANY),
-                                          "elapsed_ms": shapes.NUM}),
+    "forests": shapes.obj(
+        {
+            "forests": shapes.array(
+                shapes.obj(
+                    {
+                        "id": shapes.STR,
+                        "active": shapes.BOOL,
+                        "writable": shapes.BOOL,
+                        "locked": shapes.BOOL,
+                    }
+                )
+            ),
+            "mode": {"type": "string", "enum": ["single", "registry"]},
+        }
+    ),
+    "view": shapes.obj(
+        {
+            "id": shapes.STR,
+            "media_type": shapes.STR,
+            "size": shapes.INT,
+            "payload_hash": shapes.TEXT,
+        }
+    ),
+    "ingest": shapes.obj(
+        {
+            "into": shapes.STR,
+            "commit": shapes.TEXT,
+            "counts": {"type": "object", "additionalProperties": shapes.INT},
+        },
+        {
+            bucket: shapes.array(_ENTRY)
+            for bucket in ("created", "updated", "unchanged", "unsupported", "failed", "stale")
+        }
+        | {"branches": shapes.array(shapes.ANY), "elapsed_ms": shapes.NUM},
+    ),
 }
 
 
@@ -189,25 +245,52 @@ def _engine_tool(call: Call, prefix: str, registry: bool) -> ToolSpec:
     if registry:
         schema = _with_forest(schema)
     hints = READ if call.read_only else HINTS[call.name]
-    return ToolSpec(prefix + call.name, call.name, _title(call.name), describe(call.doc),
-                    schema, hints, writes=not call.read_only,
-                    result_schema=call.output_schema())
+    return ToolSpec(
+        prefix + call.name,
+        call.name,
+        _title(call.name),
+        describe(call.doc),
+        schema,
+        hints,
+        writes=not call.read_only,
+        result_schema=call.output_schema(),
+    )
 
 
 def _with_forest(schema: dict[str, Any]) -> dict[str, Any]:
-    return {**schema, "properties": {"forest": FOREST_PARAM, **schema["properties"]},
-            "required": ["forest", *schema["required"]]}
+    return {
+        **schema,
+        "properties": {"forest": FOREST_PARAM, **schema["properties"]},
+        "required": ["forest", *schema["required"]],
+    }
 
 
 def tool_specs(prefix: str = "", registry: bool = False) -> list[ToolSpec]:
     """Every tool this server offers, in a stable order (forests first)."""
-    specs = [ToolSpec(prefix + "forests", "forests", "Forests", _EXTRA_DOCS["forests"],
-                      _EXTRA_SCHEMAS["forests"], READ, result_schema=_EXTRA_RESULTS["forests"])]
+    specs = [
+        ToolSpec(
+            prefix + "forests",
+            "forests",
+            "Forests",
+            _EXTRA_DOCS["forests"],
+            _EXTRA_SCHEMAS["forests"],
+            READ,
+            result_schema=_EXTRA_RESULTS["forests"],
+        )
+    ]
     specs += [_engine_tool(CALLS[name], prefix, registry) for name in ENGINE_TOOLS]
     for name in ("view", "ingest"):
         schema = _EXTRA_SCHEMAS[name]
-        specs.append(ToolSpec(prefix + name, name, _title(name), _EXTRA_DOCS[name],
-                              _with_forest(schema) if registry else schema,
-                              HINTS.get(name, READ), writes=name == "ingest",
-                              result_schema=_EXTRA_RESULTS[name]))
+        specs.append(
+            ToolSpec(
+                prefix + name,
+                name,
+                _title(name),
+                _EXTRA_DOCS[name],
+                _with_forest(schema) if registry else schema,
+                HINTS.get(name, READ),
+                writes=name == "ingest",
+                result_schema=_EXTRA_RESULTS[name],
+            )
+        )
     return specs

@@ -31,8 +31,7 @@ def staging_folder(forest_root: Path) -> Path:
     return Path(tempfile.gettempdir()) / "monkeyllm-uploads" / key
 
 
-def ingest_upload(vine: Vine, files: Any, into: Any, lock: threading.Lock
-                  ) -> dict[str, Any]:
+def ingest_upload(vine: Vine, files: Any, into: Any, lock: threading.Lock) -> dict[str, Any]:
     """Stage the files and run the importer on them; the importer's report.
 
     Raises:
@@ -62,7 +61,7 @@ def ingest_upload(vine: Vine, files: Any, into: Any, lock: threading.Lock
     for bucket in ("created", "updated", "unchanged", "unsupported", "failed"):
         for entry in report.get(bucket, []):
             if isinstance(entry.get("path"), str) and entry["path"].startswith(prefix):
-                entry["path"] = entry["path"][len(prefix):]
+                entry["path"] = entry["path"][len(prefix) :]
     report["stale"] = []
     report["counts"]["stale"] = 0
     return report
@@ -71,11 +70,12 @@ def ingest_upload(vine: Vine, files: Any, into: Any, lock: threading.Lock
 def _decode(files: Any) -> dict[str, bytes]:
     """Check every file entry and decode it: {relative name: bytes}."""
     if not isinstance(files, list) or not files:
-        raise SchemaError("ingest: files must be a non-empty list",
-                          hint='files: [{"name": "notes/a.md", "content": "# A\\n..."}]')
+        raise SchemaError(
+            "ingest: files must be a non-empty list",
+            hint='files: [{"name": "notes/a.md", "content": "# A\\n..."}]',
+        )
     if len(files) > MAX_UPLOAD_FILES:
-        raise SchemaError(f"ingest: at most {MAX_UPLOAD_FILES} files per call, got "
-                          f"{len(files)}")
+        raise SchemaError(f"ingest: at most {MAX_UPLOAD_FILES} files per call, got {len(files)}")
     out: dict[str, bytes] = {}
     total = 0
     for n, entry in enumerate(files):
@@ -84,8 +84,10 @@ def _decode(files: Any) -> dict[str, bytes]:
             raise SchemaError(f"ingest: {where} must be an object with a name")
         extra = sorted(set(entry) - {"name", "content", "b64"})
         if extra:
-            raise SchemaError(f"ingest: {where} has an unknown key {extra[0]!r}",
-                              hint="Each file takes name and content (text) or b64.")
+            raise SchemaError(
+                f"ingest: {where} has an unknown key {extra[0]!r}",
+                hint="Each file takes name and content (text) or b64.",
+            )
         name = _safe_name(entry["name"], where)
         has_text, has_b64 = entry.get("content") is not None, entry.get("b64") is not None
         if has_text == has_b64:
@@ -103,8 +105,10 @@ def _decode(files: Any) -> dict[str, bytes]:
             raise SchemaError(f"ingest: {name!r} is sent twice")
         total += len(data)
         if total > MAX_UPLOAD_BYTES:
-            raise SchemaError(f"ingest: more than {MAX_UPLOAD_BYTES >> 20} MiB in one call",
-                              hint="Send the files over several calls.")
+            raise SchemaError(
+                f"ingest: more than {MAX_UPLOAD_BYTES >> 20} MiB in one call",
+                hint="Send the files over several calls.",
+            )
         out[name] = data
     return out
 
@@ -113,11 +117,17 @@ def _safe_name(raw: str, where: str) -> str:
     """A relative POSIX path with no way out of the staging folder."""
     name = raw.strip()
     parts = PurePosixPath(name).parts
-    bad = (not parts or name.startswith(("/", "~")) or "\\" in name or "\x00" in name
-           or any(p in (".", "..") or p.startswith(".") for p in parts)
-           or len(name) > 512)
+    bad = (
+        not parts
+        or name.startswith(("/", "~"))
+        or "\\" in name
+        or "\x00" in name
+        or any(p in (".", "..") or p.startswith(".") for p in parts)
+        or len(name) > 512
+    )
     if bad:
-        raise SchemaError(f"ingest: {where}.name {raw!r} is not a relative file name",
-                          hint="Use names like notes/a.md: no leading /, no .., no "
-                               "hidden parts.")
+        raise SchemaError(
+            f"ingest: {where}.name {raw!r} is not a relative file name",
+            hint="Use names like notes/a.md: no leading /, no .., no hidden parts.",
+        )
     return "/".join(parts)

@@ -25,7 +25,6 @@ os.environ["VINE_WATCH"] = "0"
 FOLDER_NAMES = ("vine", "commands", "serve", "tui")
 
 
-
 @pytest.fixture(autouse=True)
 def _one_copy_of_the_engine() -> Iterator[None]:
     """Every test leaves no module imported under a folder's name."""

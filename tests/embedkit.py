@@ -53,7 +53,7 @@ class EmbedServer:
 
     model: str = "kit-embed"
     dim: int = DIM
-    mode: str = "ok"            # ok | fail | slow | garbage
+    mode: str = "ok"  # ok | fail | slow | garbage
     sleep_s: float = 0.0
     requests: list[Seen] = field(default_factory=list)
 
@@ -69,16 +69,23 @@ class EmbedServer:
             if self.mode == "slow":
                 await asyncio.sleep(self.sleep_s)
             if self.mode == "fail":
-                return JSONResponse({"error": {"message": "model is overloaded"}},
-                                    status_code=503)
+                return JSONResponse({"error": {"message": "model is overloaded"}}, status_code=503)
             if self.mode == "garbage":
                 return Response(b"<html>not json</html>", media_type="text/html")
             inputs = body.get("input")
             inputs = [inputs] if isinstance(inputs, str) else inputs
-            data = [{"object": "embedding", "index": i, "embedding": vector(t, self.dim)}
-                    for i, t in enumerate(inputs)]
-            return JSONResponse({"object": "list", "data": data, "model": body.get("model"),
-                                 "usage": {"prompt_tokens": 1, "total_tokens": 1}})
+            data = [
+                {"object": "embedding", "index": i, "embedding": vector(t, self.dim)}
+                for i, t in enumerate(inputs)
+            ]
+            return JSONResponse(
+                {
+                    "object": "list",
+                    "data": data,
+                    "model": body.get("model"),
+                    "usage": {"prompt_tokens": 1, "total_tokens": 1},
+                }
+            )
 
         self.app = Starlette(routes=[Route("/v1/embeddings", embeddings, methods=["POST"])])
         self._sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
@@ -97,8 +104,9 @@ class EmbedServer:
 
         config = uvicorn.Config(self.app, log_level="warning", lifespan="off")
         self._server = uvicorn.Server(config)
-        self._thread = threading.Thread(target=self._server.run,
-                                        kwargs={"sockets": [self._sock]}, daemon=True)
+        self._thread = threading.Thread(
+            target=self._server.run, kwargs={"sockets": [self._sock]}, daemon=True
+        )
         self._thread.start()
         deadline = time.monotonic() + 10
         while not self._server.started and time.monotonic() < deadline:

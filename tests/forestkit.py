@@ -25,8 +25,7 @@ def copy_sample(dest: Path, *, git: bool = False) -> Path:
     if not git:
         shutil.copytree(SAMPLE, dest, ignore=_IGNORE)
         return dest
-    subprocess.run(["git", "clone", "-q", str(HISTORY), str(dest)], check=True,
-                   capture_output=True)
+    subprocess.run(["git", "clone", "-q", str(HISTORY), str(dest)], check=True, capture_output=True)
     for payload in SAMPLE.rglob("*.db"):
         if "_derived" not in payload.parts:
             target = dest / payload.relative_to(SAMPLE)
@@ -36,8 +35,9 @@ def copy_sample(dest: Path, *, git: bool = False) -> Path:
 
 def git(root: Path, *args: str, check: bool = True) -> str:
     """Run git in ``root``; its standard output."""
-    return subprocess.run(["git", *args], cwd=root, check=check, capture_output=True,
-                          text=True).stdout
+    return subprocess.run(
+        ["git", *args], cwd=root, check=check, capture_output=True, text=True
+    ).stdout
 
 
 def head(root: Path) -> str:
@@ -71,8 +71,7 @@ PROSPECTING: dict[str, Any] = {
     "summary": "Prospects collected in 2026, with segment, site and collection date.",
     "schema": {
         "clients": {
-            "columns": {"name": "TEXT", "site": "TEXT", "segment": "TEXT",
-                        "collected_at": "TEXT"},
+            "columns": {"name": "TEXT", "site": "TEXT", "segment": "TEXT", "collected_at": "TEXT"},
             "primary_key": ["name"],
         }
     },
@@ -85,8 +84,19 @@ def git_init(root: Path) -> None:
     run = {"cwd": root, "check": True, "capture_output": True}
     subprocess.run(["git", "init", "-q", "-b", "main"], **run)
     subprocess.run(["git", "add", "-A"], **run)
-    subprocess.run(["git", "-c", "user.name=vine", "-c", "user.email=vine@monkeyllm.local",
-                    "commit", "-qm", "init: sample forest"], **run)
+    subprocess.run(
+        [
+            "git",
+            "-c",
+            "user.name=vine",
+            "-c",
+            "user.email=vine@monkeyllm.local",
+            "commit",
+            "-qm",
+            "init: sample forest",
+        ],
+        **run,
+    )
 
 
 def write_node(root: Path, node_id: str, meta: dict[str, Any], body: str = "") -> Path:
@@ -118,10 +128,14 @@ def node_meta(node_id: str, ntype: str = "note", **extra: Any) -> dict[str, Any]
     """Frontmatter with every required key."""
     leaf = node_id.rsplit("/", 1)[-1]
     title = extra.pop("title", leaf.replace("-", " ").title())
-    meta = {"id": node_id, "type": ntype, "title": title,
-            "summary": extra.pop("summary", f"About {title}."),
-            "created": extra.pop("created", "2026-01-10"),
-            "updated": extra.pop("updated", "2026-01-10")}
+    meta = {
+        "id": node_id,
+        "type": ntype,
+        "title": title,
+        "summary": extra.pop("summary", f"About {title}."),
+        "created": extra.pop("created", "2026-01-10"),
+        "updated": extra.pop("updated", "2026-01-10"),
+    }
     meta.update(extra)
     return meta
 
@@ -149,28 +163,38 @@ SCHEMA_BODY = """# Schema
 """
 
 
-def make_forest(root: Path, nodes: dict[str, tuple[str, dict[str, Any], str]] | None = None
-                ) -> Path:
+def make_forest(
+    root: Path, nodes: dict[str, tuple[str, dict[str, Any], str]] | None = None
+) -> Path:
     """A minimal forest: master index, dialect, and ``nodes`` as id -> (type, meta, body).
 
     Branch indexes are written for every folder that holds nodes.
     """
     root.mkdir(parents=True, exist_ok=True)
-    write_node(root, "_index", node_meta("_index", "branch", title="Test forest",
-                                         summary="A forest built by a test."),
-               "# Test forest\n\n## Sub-branches\n\n## Direct bananas\n\n## Cross trails\n")
-    write_node(root, "_meta/schema", node_meta("_meta/schema", title="Schema",
-                                               summary="Types and rels of this forest."),
-               SCHEMA_BODY)
+    write_node(
+        root,
+        "_index",
+        node_meta("_index", "branch", title="Test forest", summary="A forest built by a test."),
+        "# Test forest\n\n## Sub-branches\n\n## Direct bananas\n\n## Cross trails\n",
+    )
+    write_node(
+        root,
+        "_meta/schema",
+        node_meta("_meta/schema", title="Schema", summary="Types and rels of this forest."),
+        SCHEMA_BODY,
+    )
     (root / ".gitignore").write_text("_derived/\n.vine.lock\n*.db\n*.sqlite\n_assets/\n")
     for node_id, (ntype, extra, body) in (nodes or {}).items():
         folders = node_id.split("/")[:-1]
         for depth in range(1, len(folders) + 1):
             index = "/".join(folders[:depth]) + "/_index"
             if not (root / (index + ".md")).exists() and index != node_id:
-                write_node(root, index, node_meta(index, "branch",
-                                                  title=folders[depth - 1].title()),
-                           f"# {folders[depth - 1].title()}\n")
+                write_node(
+                    root,
+                    index,
+                    node_meta(index, "branch", title=folders[depth - 1].title()),
+                    f"# {folders[depth - 1].title()}\n",
+                )
         write_node(root, node_id, node_meta(node_id, ntype, **dict(extra)), body)
     return root
 

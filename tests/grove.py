@@ -44,8 +44,14 @@ Gamma cites [[kb/alpha]] once, in prose.
 
 def node(node_id: str, parent: str, title: str, summary: str, **extra: Any) -> dict[str, Any]:
     """A plant spec."""
-    return {"id": node_id, "type": extra.pop("type", "note"), "parent": parent,
-            "title": title, "summary": summary, **extra}
+    return {
+        "id": node_id,
+        "type": extra.pop("type", "note"),
+        "parent": parent,
+        "title": title,
+        "summary": summary,
+        **extra,
+    }
 
 
 def grow(root: Path) -> Path:
@@ -59,25 +65,51 @@ def grow(root: Path) -> Path:
     with Vine.init(root, "Grove") as v:
         for spec in (
             node("kb", "_index", "Knowledge", "Letters and their uses.", type="branch"),
-            node("other", "_index", "Other", "Everything that is not a letter.",
-                 type="branch"),
-            node("kb/alpha", "kb", "Alpha", "Alpha, the first letter of the kb.",
-                 tags=["letter"], body=ALPHA_BODY),
-            node("kb/beta", "kb", "Beta", "Beta, the second letter of the kb.",
-                 links=[{"rel": "related-to", "target": "kb/alpha"}], body=BETA_BODY),
-            node("other/gamma", "other", "Gamma", "Gamma, a letter filed elsewhere.",
-                 links=[{"rel": "related-to", "target": "kb/alpha"},
-                        {"rel": "mentioned-in", "target": "kb/alpha"}], body=GAMMA_BODY),
-            node("kb/data", "kb", "Data", "A counter kept by the kb.", type="dataset",
-                 schema=DATA_SCHEMA, rows={"t": [[1, 0]]}),
+            node("other", "_index", "Other", "Everything that is not a letter.", type="branch"),
+            node(
+                "kb/alpha",
+                "kb",
+                "Alpha",
+                "Alpha, the first letter of the kb.",
+                tags=["letter"],
+                body=ALPHA_BODY,
+            ),
+            node(
+                "kb/beta",
+                "kb",
+                "Beta",
+                "Beta, the second letter of the kb.",
+                links=[{"rel": "related-to", "target": "kb/alpha"}],
+                body=BETA_BODY,
+            ),
+            node(
+                "other/gamma",
+                "other",
+                "Gamma",
+                "Gamma, a letter filed elsewhere.",
+                links=[
+                    {"rel": "related-to", "target": "kb/alpha"},
+                    {"rel": "mentioned-in", "target": "kb/alpha"},
+                ],
+                body=GAMMA_BODY,
+            ),
+            node(
+                "kb/data",
+                "kb",
+                "Data",
+                "A counter kept by the kb.",
+                type="dataset",
+                schema=DATA_SCHEMA,
+                rows={"t": [[1, 0]]},
+            ),
         ):
             assert_ok(v.plant(spec))
-        assert_ok(v.graft("kb/alpha", {"add_links": [{"rel": "related-to",
-                                                      "target": "kb/beta"}]}))
+        assert_ok(v.graft("kb/alpha", {"add_links": [{"rel": "related-to", "target": "kb/beta"}]}))
         index = root / "_index.md"
         text = index.read_text(encoding="utf-8").rstrip("\n")
-        index.write_text(text + f"\n\n- [[kb/alpha]] {EM} Alpha, the first letter of the kb.\n",
-                         encoding="utf-8")
+        index.write_text(
+            text + f"\n\n- [[kb/alpha]] {EM} Alpha, the first letter of the kb.\n", encoding="utf-8"
+        )
         assert_ok(v.graft("_index", {"set_frontmatter": {"tags": ["grove"]}}))
     return root
 

@@ -57,16 +57,18 @@ class CheckedSession(ClientSession):
                 self.schemas[tool.name] = tool.output_schema
         return listed
 
-    async def call_tool(self, name: str, arguments: dict[str, Any] | None = None,
-                        *args: Any, **kwargs: Any) -> Any:
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any] | None = None, *args: Any, **kwargs: Any
+    ) -> Any:
         result = await super().call_tool(name, arguments, *args, **kwargs)
         if name not in self.schemas:
             await self.list_tools()
         schema = self.schemas.get(name)
         if schema is not None:
             assert result.structured_content is not None, name
-            jsonschema.validate(result.structured_content, schema,
-                                format_checker=jsonschema.FormatChecker())
+            jsonschema.validate(
+                result.structured_content, schema, format_checker=jsonschema.FormatChecker()
+            )
         return result
 
 
@@ -74,14 +76,16 @@ class PlainSession(CheckedSession):
     """The SDK's client session as any client uses it (the SDK's own output-schema
     check included, this kit's not): what a benchmark times."""
 
-    async def call_tool(self, name: str, arguments: dict[str, Any] | None = None,
-                        *args: Any, **kwargs: Any) -> Any:
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any] | None = None, *args: Any, **kwargs: Any
+    ) -> Any:
         return await ClientSession.call_tool(self, name, arguments, *args, **kwargs)
 
 
 @contextlib.asynccontextmanager
-async def stdio_session(*args: str, errlog: Path | None = None, era: str = "handshake",
-                        checked: bool = True) -> AsyncIterator[CheckedSession]:
+async def stdio_session(
+    *args: str, errlog: Path | None = None, era: str = "handshake", checked: bool = True
+) -> AsyncIterator[CheckedSession]:
     """A client session with ``vine serve ARGS`` spawned over stdio."""
     params = StdioServerParameters(command=VINE, args=["serve", *args])
     kind = CheckedSession if checked else PlainSession
@@ -93,16 +97,18 @@ async def stdio_session(*args: str, errlog: Path | None = None, era: str = "hand
 
 
 @contextlib.asynccontextmanager
-async def http_session(url: str, era: str = "handshake",
-                       headers: dict[str, str] | None = None, checked: bool = True
-                       ) -> AsyncIterator[CheckedSession]:
+async def http_session(
+    url: str, era: str = "handshake", headers: dict[str, str] | None = None, checked: bool = True
+) -> AsyncIterator[CheckedSession]:
     """A client session over streamable HTTP (``headers`` on every request)."""
     kind = CheckedSession if checked else PlainSession
-    async with httpx2.AsyncClient(headers=headers or {},
-                                  timeout=httpx2.Timeout(TIMEOUT, read=TIMEOUT * 2)
-                                  ) as client, \
-            streamable_http_client(url, http_client=client) as (read, write), \
-            kind(read, write) as session:
+    async with (
+        httpx2.AsyncClient(
+            headers=headers or {}, timeout=httpx2.Timeout(TIMEOUT, read=TIMEOUT * 2)
+        ) as client,
+        streamable_http_client(url, http_client=client) as (read, write),
+        kind(read, write) as session,
+    ):
         session.info = await session.open(era)  # type: ignore[attr-defined]
         yield session
 
@@ -119,15 +125,20 @@ def http_server(*args: str, stderr: Path) -> Iterator[str]:
     stops the process (by its id) afterwards."""
     port = free_port()
     with open(stderr, "w", encoding="utf-8") as err:
-        proc = subprocess.Popen([VINE, "serve", "--transport", "http", "--port", str(port),
-                                 *args], stdout=subprocess.DEVNULL, stderr=err)
+        proc = subprocess.Popen(
+            [VINE, "serve", "--transport", "http", "--port", str(port), *args],
+            stdout=subprocess.DEVNULL,
+            stderr=err,
+        )
         try:
             deadline = time.monotonic() + TIMEOUT
             while True:
                 if proc.poll() is not None:
                     raise RuntimeError(f"vine serve exited: {stderr.read_text()}")
-                with contextlib.suppress(OSError), \
-                        socket.create_connection(("127.0.0.1", port), timeout=0.2):
+                with (
+                    contextlib.suppress(OSError),
+                    socket.create_connection(("127.0.0.1", port), timeout=0.2),
+                ):
                     break
                 if time.monotonic() > deadline:
                     raise RuntimeError("vine serve did not answer")

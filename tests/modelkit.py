@@ -66,20 +66,33 @@ class ModelServer:
                     body = json.loads(raw)
                 except ValueError:
                     body = None
-                seen = Recorded(self.path, {k.lower(): v for k, v in self.headers.items()},
-                                body, raw)
+                seen = Recorded(
+                    self.path, {k.lower(): v for k, v in self.headers.items()}, body, raw
+                )
                 reply = kit._next(seen)
                 if reply.sleep:
                     time.sleep(reply.sleep)
-                payload = reply.body if reply.body is not None else {
-                    "id": "chatcmpl-kit", "object": "chat.completion", "model": "kit",
-                    "choices": [{"index": 0, "finish_reason": reply.finish_reason,
-                                 "message": {"role": "assistant",
-                                             "content": reply.content}}],
-                    "usage": {"prompt_tokens": reply.prompt_tokens,
-                              "completion_tokens": reply.completion_tokens,
-                              "total_tokens": reply.prompt_tokens
-                              + reply.completion_tokens}}
+                payload = (
+                    reply.body
+                    if reply.body is not None
+                    else {
+                        "id": "chatcmpl-kit",
+                        "object": "chat.completion",
+                        "model": "kit",
+                        "choices": [
+                            {
+                                "index": 0,
+                                "finish_reason": reply.finish_reason,
+                                "message": {"role": "assistant", "content": reply.content},
+                            }
+                        ],
+                        "usage": {
+                            "prompt_tokens": reply.prompt_tokens,
+                            "completion_tokens": reply.completion_tokens,
+                            "total_tokens": reply.prompt_tokens + reply.completion_tokens,
+                        },
+                    }
+                )
                 data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
                 try:
                     self.send_response(reply.status)

@@ -54,8 +54,9 @@ def _node(node: dict[str, Any]) -> dict[str, Any]:
     out = {k: v for k, v in node.items() if k not in ("schema", "rows")}
     out.update(id=f"sales/fuzz-{next(_fresh)}", parent="sales/_index", type="note")
     if isinstance(out.get("links"), list):
-        out["links"] = [{"rel": "related-to", "target": "sales/orders-2026"}
-                        for _ in out["links"][:3]]
+        out["links"] = [
+            {"rel": "related-to", "target": "sales/orders-2026"} for _ in out["links"][:3]
+        ]
     return out
 
 
@@ -76,8 +77,7 @@ def _branchy(node_id: Any) -> bool:
 @schemathesis.hook
 def map_case(ctx: Any, case: Any) -> Any:
     meta = case.meta
-    if meta is None or not meta.generation.mode.is_positive or not isinstance(case.body,
-                                                                               dict):
+    if meta is None or not meta.generation.mode.is_positive or not isinstance(case.body, dict):
         return case
     call = case.operation.path.rsplit("/", 1)[-1]
     body = dict(case.body)
@@ -106,8 +106,11 @@ def map_case(ctx: Any, case: Any) -> Any:
             if key in patch:
                 patch[key] = _links(patch[key])
         target = body.get("id")
-        if isinstance(target, str) and target.rstrip("/").endswith("_index") and \
-                "replace_body" in patch:
+        if (
+            isinstance(target, str)
+            and target.rstrip("/").endswith("_index")
+            and "replace_body" in patch
+        ):
             # A branch's body is its index, which plant and summaries keep.
             if len(patch) > 1:
                 patch.pop("replace_body")

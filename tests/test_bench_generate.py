@@ -28,8 +28,18 @@ HEADER_RE = re.compile(r"^(#{1,6})\s+(.*?)\s*$", re.MULTILINE)
 COVERAGE_RE = re.compile(r"^(\d+) bananas, (\d+) sub-branches$")
 DATE_RE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 DEFAULT_TYPES = {"branch", "note", "document", "dataset", "entity", "concept", "event", "media"}
-DEFAULT_RELS = {"part-of", "related-to", "mentioned-in", "author", "compared-with",
-                "derived-from", "same-as", "discovered-shortcut", "succeeds", "supersedes"}
+DEFAULT_RELS = {
+    "part-of",
+    "related-to",
+    "mentioned-in",
+    "author",
+    "compared-with",
+    "derived-from",
+    "same-as",
+    "discovered-shortcut",
+    "succeeds",
+    "supersedes",
+}
 
 
 def split_node(text: str) -> tuple[dict, str]:
@@ -38,7 +48,7 @@ def split_node(text: str) -> tuple[dict, str]:
     end = text.find("\n---", 3)
     assert end != -1, "unterminated frontmatter"
     fm = yaml.load(text[3:end], Loader=LOADER)
-    body = text[text.find("\n", end + 1) + 1:].lstrip("\n")
+    body = text[text.find("\n", end + 1) + 1 :].lstrip("\n")
     assert isinstance(fm, dict)
     return fm, body
 
@@ -48,8 +58,8 @@ def section(body: str, name: str) -> str | None:
     heads = list(HEADER_RE.finditer(body))
     for i, m in enumerate(heads):
         if len(m.group(1)) == 2 and m.group(2) == name:
-            end = next((h.start() for h in heads[i + 1:] if len(h.group(1)) <= 2), len(body))
-            return body[m.end():end]
+            end = next((h.start() for h in heads[i + 1 :] if len(h.group(1)) <= 2), len(body))
+            return body[m.end() : end]
     return None
 
 
@@ -72,16 +82,20 @@ def forest(tmp_path_factory) -> tuple[Path, dict, dict]:
 
 
 def md_files(root: Path) -> dict[str, bytes]:
-    return {p.relative_to(root).as_posix(): p.read_bytes()
-            for p in sorted(root.rglob("*")) if p.is_file() and ".git" not in p.parts}
+    return {
+        p.relative_to(root).as_posix(): p.read_bytes()
+        for p in sorted(root.rglob("*"))
+        if p.is_file() and ".git" not in p.parts
+    }
 
 
 def test_deterministic(forest, tmp_path):
     root, stats, _ = forest
     again = generate(tmp_path / "again", N, seed=SEED, max_rows=ROWS)
     assert md_files(tmp_path / "again") == md_files(root)  # .md, .gitignore and .db alike
-    assert {k: v for k, v in again.items() if k != "seconds"} == \
-        {k: v for k, v in stats.items() if k != "seconds"}
+    assert {k: v for k, v in again.items() if k != "seconds"} == {
+        k: v for k, v in stats.items() if k != "seconds"
+    }
     generate(tmp_path / "s1", 40, seed=1, max_rows=20)
     generate(tmp_path / "s2", 40, seed=2, max_rows=20)
     assert md_files(tmp_path / "s1") != md_files(tmp_path / "s2")
@@ -93,8 +107,7 @@ def test_stats_and_layout(forest):
     assert stats["branches"] == sum(1 for fm, _, _ in nodes.values() if fm["type"] == "branch")
     assert stats["datasets"] == len(list(root.rglob("*.db"))) >= 1
     assert stats["markdown_bytes"] == sum(p.stat().st_size for *_, p in nodes.values())
-    assert (root / ".gitignore").read_text() == \
-        "_derived/\n.vine.lock\n*.db\n*.sqlite\n_assets/\n"
+    assert (root / ".gitignore").read_text() == "_derived/\n.vine.lock\n*.db\n*.sqlite\n_assets/\n"
     depth = max(i.count("/") for i, (fm, _, _) in nodes.items() if fm["type"] == "branch")
     assert depth == 3  # a/b/c/_index
 
@@ -109,8 +122,7 @@ def test_every_node_parses_with_required_keys(forest):
         assert fm["created"] <= fm["updated"]
         assert fm["type"] in DEFAULT_TYPES
         assert len(fm["summary"]) <= 200 and "\n" not in fm["summary"]
-        assert not fm["summary"].lower().startswith(("this document describes",
-                                                     "file containing"))
+        assert not fm["summary"].lower().startswith(("this document describes", "file containing"))
         assert body.startswith(f"# {fm['title']}\n")
         raw = path.read_bytes()
         assert raw.endswith(b"\n") and not raw.endswith(b"\n\n") and b"\r" not in raw
@@ -123,8 +135,11 @@ def test_every_node_parses_with_required_keys(forest):
 
 def test_leaf_bodies(forest):
     _, _, nodes = forest
-    leaves = [(fm, b) for fm, b, _ in nodes.values()
-              if fm["type"] not in ("branch", "dataset") and fm["id"] != "_meta/schema"]
+    leaves = [
+        (fm, b)
+        for fm, b, _ in nodes.values()
+        if fm["type"] not in ("branch", "dataset") and fm["id"] != "_meta/schema"
+    ]
     assert {fm["type"] for fm, _ in leaves} == {"note", "document", "concept", "event", "entity"}
     for fm, body in leaves:
         words = len(body.split())
@@ -172,9 +187,14 @@ def test_indexes_list_children_with_correct_coverage(forest):
         assert all(subs) and all(bananas), node_id
         m = COVERAGE_RE.match(fm["coverage"])
         assert m and (int(m[1]), int(m[2])) == (len(bananas), len(subs)), node_id
-        children = {i for i in nodes if i != node_id and i.startswith(folder)
-                    and i[len(folder):].count("/") == (1 if i.endswith("/_index") else 0)
-                    and not i.startswith("_meta/")}
+        children = {
+            i
+            for i in nodes
+            if i != node_id
+            and i.startswith(folder)
+            and i[len(folder) :].count("/") == (1 if i.endswith("/_index") else 0)
+            and not i.startswith("_meta/")
+        }
         listed = {e[1] for e in subs + bananas}
         assert listed == children, node_id
         for e in subs + bananas:
@@ -187,8 +207,9 @@ def test_master_index_and_schema(forest):
     assert fm["id"] == "_index" and fm["type"] == "branch"
     landmarks = [x for x in section(body, "Landmarks").splitlines() if x]
     assert 1 <= len(landmarks) <= 20
-    assert all(ENTRY_RE.match(x) and nodes[ENTRY_RE.match(x)[1]][0]["type"] != "branch"
-               for x in landmarks)
+    assert all(
+        ENTRY_RE.match(x) and nodes[ENTRY_RE.match(x)[1]][0]["type"] != "branch" for x in landmarks
+    )
     sfm, sbody, _ = nodes["_meta/schema"]
     assert sfm["type"] == "note"
     rows = re.findall(r"^\|\s*`([^`]+)`\s*\|\s*([^|]*)\|", sbody, re.MULTILINE)
@@ -212,8 +233,10 @@ def test_datasets(forest):
         heads = [m.group(2) for m in HEADER_RE.finditer(body) if len(m.group(1)) == 2]
         assert heads == ["Query manual", "Sample rows", "Notes"]
         con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
-        tables = [r[0] for r in con.execute(
-            "SELECT name FROM sqlite_master WHERE type='table' ORDER BY rowid")]
+        tables = [
+            r[0]
+            for r in con.execute("SELECT name FROM sqlite_master WHERE type='table' ORDER BY rowid")
+        ]
         assert 1 <= len(tables) <= 3
         manual, samples = section(body, "Query manual"), section(body, "Sample rows")
         for t in tables:
@@ -228,36 +251,64 @@ def test_datasets(forest):
             hit_max |= n == ROWS
             assert f"### {t} — {n} rows\n" in samples
             first = con.execute(f"SELECT * FROM {t} LIMIT 1").fetchone()
-            assert "| " + " | ".join(str(x) if x is not None else "" for x in first) \
-                in samples.replace("\\|", "|")
+            assert "| " + " | ".join(
+                str(x) if x is not None else "" for x in first
+            ) in samples.replace("\\|", "|")
         con.close()
     assert hit_max
 
 
 def test_frontmatter_renderer_round_trips():
-    fm = {"id": "_index", "type": "branch", "title": "Yes", "summary": "a: b # c — ã 'q' \"d\"",
-          "coverage": "3 bananas, 0 sub-branches", "created": "2024-01-02",
-          "updated": "2024-01-03", "tags": ["true", "null", "2024", "ok"],
-          "links": [{"rel": "related-to", "target": "1/x", "confidence": 0.5, "note": "n: o"}]}
+    fm = {
+        "id": "_index",
+        "type": "branch",
+        "title": "Yes",
+        "summary": "a: b # c — ã 'q' \"d\"",
+        "coverage": "3 bananas, 0 sub-branches",
+        "created": "2024-01-02",
+        "updated": "2024-01-03",
+        "tags": ["true", "null", "2024", "ok"],
+        "links": [{"rel": "related-to", "target": "1/x", "confidence": 0.5, "note": "n: o"}],
+    }
     assert yaml.safe_load(render_frontmatter(fm)) == fm
 
 
 def test_cli_git_single_commit(tmp_path, capsys):
     out = tmp_path / "g"
-    res = subprocess.run([sys.executable, "-m", "bench.generate", "--nodes", "60", "--out",
-                          str(out), "--seed", "5", "--git", "--max-rows", "50"], check=True,
-                         capture_output=True, text=True, cwd=Path(__file__).resolve().parents[1])
+    res = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "bench.generate",
+            "--nodes",
+            "60",
+            "--out",
+            str(out),
+            "--seed",
+            "5",
+            "--git",
+            "--max-rows",
+            "50",
+        ],
+        check=True,
+        capture_output=True,
+        text=True,
+        cwd=Path(__file__).resolve().parents[1],
+    )
     stats = json.loads(res.stdout)
     assert stats["nodes"] == 60 and res.stdout.count("\n") == 1
-    log = subprocess.run(["git", "log", "--format=%an <%ae>|%s"], cwd=out, check=True,
-                         capture_output=True, text=True).stdout.splitlines()
+    log = subprocess.run(
+        ["git", "log", "--format=%an <%ae>|%s"], cwd=out, check=True, capture_output=True, text=True
+    ).stdout.splitlines()
     assert log == ["vine <vine@monkeyllm.local>|init: synthetic forest (60 nodes, seed 5)"]
-    tracked = subprocess.run(["git", "ls-files"], cwd=out, check=True, capture_output=True,
-                             text=True).stdout.split()
+    tracked = subprocess.run(
+        ["git", "ls-files"], cwd=out, check=True, capture_output=True, text=True
+    ).stdout.split()
     assert ".gitignore" in tracked and all(t.endswith(".md") for t in tracked if t != ".gitignore")
     assert len(tracked) == 61
-    status = subprocess.run(["git", "status", "--porcelain"], cwd=out, check=True,
-                            capture_output=True, text=True).stdout
+    status = subprocess.run(
+        ["git", "status", "--porcelain"], cwd=out, check=True, capture_output=True, text=True
+    ).stdout
     assert status == ""  # payloads are ignored, nothing left over
     assert main(["--nodes", "60", "--out", str(out)]) == 2  # refuses an existing forest
     assert "already holds a forest" in capsys.readouterr().err

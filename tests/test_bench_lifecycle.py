@@ -12,8 +12,16 @@ def test_the_lifecycle_benchmark_runs(tmp_path: Path) -> None:
     root = tmp_path / "forest"
     generate(root, 400, seed=3, git=True, max_rows=50)
     figures = lifecycle.bench(root, rounds=3, seed=3)
-    for name in ("plant (reference)", "prune", "prune --force", "transplant", "history",
-                 "calendar", "coverage", "git log -n 21 -- path, alone"):
+    for name in (
+        "plant (reference)",
+        "prune",
+        "prune --force",
+        "transplant",
+        "history",
+        "calendar",
+        "coverage",
+        "git log -n 21 -- path, alone",
+    ):
         assert figures[name]["n"] >= 3 and figures[name]["median"] > 0, name
     assert figures["commits in the forest"] >= 13
     assert isinstance(figures["transplant per backlink"], float)

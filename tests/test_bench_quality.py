@@ -15,8 +15,19 @@ from monkeyllm import Vine
 KEYS = {"id", "lang", "question", "expected", "kind", "note"}
 KINDS = {"two-nodes", "code", "body-only", "metadata", "cross-language"}
 MINIMUM = {"two-nodes": 5, "code": 5, "body-only": 5}
-RANKER_KEYS = {"available", "n", "recall", "answered", "answered_count", "tokens",
-               "latency_ms", "by_lang", "by_kind", "unstable", "errors"}
+RANKER_KEYS = {
+    "available",
+    "n",
+    "recall",
+    "answered",
+    "answered_count",
+    "tokens",
+    "latency_ms",
+    "by_lang",
+    "by_kind",
+    "unstable",
+    "errors",
+}
 
 
 @pytest.fixture(scope="module")
@@ -73,12 +84,20 @@ def test_every_expected_id_exists(brain: Vine, path: Path) -> None:
             assert "error" not in digest, (q["id"], node_id, digest)
 
 
-def test_measure_reports_every_figure(sample_root: Path,
-                                      questions: list[dict[str, Any]]) -> None:
+def test_measure_reports_every_figure(sample_root: Path, questions: list[dict[str, Any]]) -> None:
     chosen = subset(questions)
     figures = measure(sample_root, chosen, k=3, rounds=2)
-    assert {"forest", "questions", "k", "rounds", "alpha", "heat", "rankers", "answers",
-            "misses"} <= set(figures)
+    assert {
+        "forest",
+        "questions",
+        "k",
+        "rounds",
+        "alpha",
+        "heat",
+        "rankers",
+        "answers",
+        "misses",
+    } <= set(figures)
     assert figures["alpha"] == 0 and figures["questions"] == len(chosen)
     locate = figures["rankers"]["locate"]
     assert RANKER_KEYS <= set(locate)
@@ -98,7 +117,8 @@ def test_measure_reports_every_figure(sample_root: Path,
 
 
 def test_a_ranker_the_engine_lacks_is_reported_not_raised(
-        sample_root: Path, questions: list[dict[str, Any]]) -> None:
+    sample_root: Path, questions: list[dict[str, Any]]
+) -> None:
     figures = measure(sample_root, questions[:1], rounds=1, rankers=["locate", "nowhere"])
     assert figures["rankers"]["nowhere"]["available"] is False
     assert "E_" in figures["rankers"]["nowhere"]["reason"]
@@ -106,21 +126,38 @@ def test_a_ranker_the_engine_lacks_is_reported_not_raised(
     assert any("unavailable" in line for line in render_quality(figures))
 
 
-def test_main_prints_json(sample_root: Path, questions: list[dict[str, Any]], tmp_path: Path,
-                          capsys: pytest.CaptureFixture[str]) -> None:
+def test_main_prints_json(
+    sample_root: Path,
+    questions: list[dict[str, Any]],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     path = tmp_path / "questions.json"
     path.write_text(json.dumps(questions[:2]), encoding="utf-8")
-    assert main(["--forest", str(sample_root), "--questions", str(path), "--rounds", "1",
-                 "--json", "--no-scorecard"]) == 0
+    assert (
+        main(
+            [
+                "--forest",
+                str(sample_root),
+                "--questions",
+                str(path),
+                "--rounds",
+                "1",
+                "--json",
+                "--no-scorecard",
+            ]
+        )
+        == 0
+    )
     out = json.loads(capsys.readouterr().out)
     assert out["quality"]["questions"] == 2
     assert set(out["quality"]["rankers"]) == {"locate", "harvest"}
 
 
 def test_the_default_run_adds_the_held_out_set_without_its_target(
-        sample_root: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["--forest", str(sample_root), "--rounds", "1", "--json",
-                 "--no-scorecard"]) == 0
+    sample_root: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["--forest", str(sample_root), "--rounds", "1", "--json", "--no-scorecard"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert (out["quality"]["set"], out["quality"]["target"]) == ("questions.json", True)
     assert (out["holdout"]["set"], out["holdout"]["target"]) == ("holdout.json", False)

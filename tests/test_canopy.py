@@ -51,12 +51,14 @@ def ids(response: dict) -> list[str]:
 
 
 def test_build_records_the_embedder_and_embeds_every_node_in_batches(
-        forest: Path, server: EmbedServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    forest: Path, server: EmbedServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("KIT_KEY", "sk-secret-123")
     with Vine(forest, writable=False) as vine:
         done = []
-        out = vine.canopy_build(http(server, api_key_env="KIT_KEY", batch=20),
-                                progress=lambda d, n: done.append((d, n)))
+        out = vine.canopy_build(
+            http(server, api_key_env="KIT_KEY", batch=20), progress=lambda d, n: done.append((d, n))
+        )
         nodes = vine._forest.catalog.count()
     assert out["embedded"] == nodes and out["stale"] == 0 and out["built"]["embedded"] == nodes
     assert out["embedder"]["name"] == "http" and out["embedder"]["model"] == "kit-embed"
@@ -69,19 +71,27 @@ def test_build_records_the_embedder_and_embeds_every_node_in_batches(
     assert "KIT_KEY" in manifest and "sk-secret-123" not in manifest
     assert json.loads(manifest)["embedder"]["config"]["url"] == server.url
     # Never in git: _derived/ is ignored.
-    assert "_derived" not in subprocess.run(["git", "status", "--porcelain"], cwd=forest,
-                                            capture_output=True, text=True).stdout
+    assert (
+        "_derived"
+        not in subprocess.run(
+            ["git", "status", "--porcelain"], cwd=forest, capture_output=True, text=True
+        ).stdout
+    )
 
 
 def test_hybrid_finds_a_paraphrase_that_lexical_ranking_misses(
-        forest: Path, server: EmbedServer) -> None:
+    forest: Path, server: EmbedServer
+) -> None:
     with Vine(forest, writable=False, alpha=0) as vine:
         before = vine.locate(PARAPHRASE, k=3)
         vine.canopy_build(http(server))
         lexical = vine.locate(PARAPHRASE, k=3, hybrid=False)
         fused = vine.locate(PARAPHRASE, k=3)
-    assert before["hybrid"] == {"ran": False, "reason": "no-index",
-                                "note": before["hybrid"]["note"]}
+    assert before["hybrid"] == {
+        "ran": False,
+        "reason": "no-index",
+        "note": before["hybrid"]["note"],
+    }
     assert "vine canopy build" in before["hybrid"]["note"]
     assert lexical["hybrid"] == {"ran": False, "reason": "off"}
     assert ids(lexical) == ids(before)
@@ -101,8 +111,7 @@ def test_harvest_fuses_its_locate_leg_and_says_so(forest: Path, server: EmbedSer
     assert "sales/exchange-policy" in ids(fused)
 
 
-def test_a_query_vector_is_asked_for_once_per_process(forest: Path,
-                                                      server: EmbedServer) -> None:
+def test_a_query_vector_is_asked_for_once_per_process(forest: Path, server: EmbedServer) -> None:
     with Vine(forest, writable=False) as vine:
         vine.canopy_build(http(server))
         server.requests.clear()
@@ -112,13 +121,20 @@ def test_a_query_vector_is_asked_for_once_per_process(forest: Path,
 
 
 def test_writes_re_embed_only_what_changed_on_the_next_hybrid_read(
-        forest: Path, server: EmbedServer) -> None:
+    forest: Path, server: EmbedServer
+) -> None:
     with Vine(forest, alpha=0) as vine:
         vine.canopy_build(http(server))
         server.requests.clear()
-        planted = vine.plant({"id": "sales/trade-in", "type": "note", "parent": "sales/_index",
-                              "title": "Trade-in programme",
-                              "summary": "Old kettles swapped for a voucher in stores."})
+        planted = vine.plant(
+            {
+                "id": "sales/trade-in",
+                "type": "note",
+                "parent": "sales/_index",
+                "title": "Trade-in programme",
+                "summary": "Old kettles swapped for a voucher in stores.",
+            }
+        )
         assert "error" not in planted
         # The write asks nothing of the embedder; the next read embeds the new node
         # only (the branch whose index gained a line kept its title and summary).
@@ -127,12 +143,13 @@ def test_writes_re_embed_only_what_changed_on_the_next_hybrid_read(
         docs = [batch for batch in inputs(server) if batch != ["voucher for old kettles"]]
         assert [len(d) for d in docs] == [1] and "Trade-in programme" in docs[0][0]
         server.requests.clear()
-        vine.graft("sales/trade-in", {"append_section": {"header": "Notes",
-                                                        "body": "Body only."}})
+        vine.graft("sales/trade-in", {"append_section": {"header": "Notes", "body": "Body only."}})
         vine.locate("voucher for old kettles")
-        assert inputs(server) == []          # a body edit changes no embedded text
-        vine.graft("sales/trade-in", {"set_frontmatter": {
-            "summary": "Old appliances exchanged for store credit."}})
+        assert inputs(server) == []  # a body edit changes no embedded text
+        vine.graft(
+            "sales/trade-in",
+            {"set_frontmatter": {"summary": "Old appliances exchanged for store credit."}},
+        )
         vine.locate("store credit for appliances")
         embedded = [b for b in inputs(server) if b != ["store credit for appliances"]]
         assert len(embedded) == 1 and len(embedded[0]) == 1
@@ -141,35 +158,41 @@ def test_writes_re_embed_only_what_changed_on_the_next_hybrid_read(
 
 
 def test_an_outside_edit_is_stale_until_a_read_or_a_build_embeds_it(
-        forest: Path, server: EmbedServer) -> None:
+    forest: Path, server: EmbedServer
+) -> None:
     with Vine(forest, writable=False, alpha=0) as vine:
         vine.canopy_build(http(server))
     path = forest / "finance" / "fx-policy.md"
     text = path.read_text(encoding="utf-8")
-    path.write_text(text.replace("title: Currency hedging policy",
-                                 "title: Currency hedging and voucher policy"),
-                    encoding="utf-8")
+    path.write_text(
+        text.replace(
+            "title: Currency hedging policy", "title: Currency hedging and voucher policy"
+        ),
+        encoding="utf-8",
+    )
     (forest / "people" / "org-chart.md").unlink()
     with Vine(forest, writable=False, alpha=0) as vine:
         status = vine.canopy_status()
         assert status["stale"] == 1
-        assert status["embedded"] == vine._forest.catalog.count()   # the deleted one went
+        assert status["embedded"] == vine._forest.catalog.count()  # the deleted one went
         server.requests.clear()
         out = vine.locate("voucher")
         assert out["hybrid"]["ran"] is True
-        assert any("voucher" in text for batch in inputs(server) for text in batch
-                   if batch != ["voucher"])
+        assert any(
+            "voucher" in text for batch in inputs(server) for text in batch if batch != ["voucher"]
+        )
         assert vine.canopy_status()["stale"] == 0
 
 
 def test_a_backlog_larger_than_a_read_embeds_is_reported_stale(
-        forest: Path, server: EmbedServer) -> None:
+    forest: Path, server: EmbedServer
+) -> None:
     with Vine(forest, writable=False, alpha=0) as vine:
         vine.canopy_build(http(server))
     for n in range(hybrid.INLINE + 3):
         (forest / "sales" / f"extra-{n}.md").write_text(
-            f"---\ntype: note\ntitle: Extra {n}\nsummary: Extra note {n}.\n---\n",
-            encoding="utf-8")
+            f"---\ntype: note\ntitle: Extra {n}\nsummary: Extra note {n}.\n---\n", encoding="utf-8"
+        )
     with Vine(forest, writable=False, alpha=0) as vine:
         out = vine.locate("extra note")
         assert out["hybrid"]["ran"] is True and out["hybrid"]["stale"] == 3
@@ -178,7 +201,8 @@ def test_a_backlog_larger_than_a_read_embeds_is_reported_stale(
 
 
 def test_an_embedder_that_does_not_match_the_index_is_never_compared(
-        forest: Path, server: EmbedServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    forest: Path, server: EmbedServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
     with Vine(forest, writable=False, alpha=0) as vine:
         vine.canopy_build(http(server))
         lexical = vine.locate(PARAPHRASE, hybrid=False)
@@ -195,18 +219,18 @@ def test_an_embedder_that_does_not_match_the_index_is_never_compared(
     assert status["matches"] is False and "another-model" in status["mismatch"]
 
 
-def test_a_query_vector_of_another_size_is_a_mismatch(forest: Path,
-                                                      server: EmbedServer) -> None:
+def test_a_query_vector_of_another_size_is_a_mismatch(forest: Path, server: EmbedServer) -> None:
     with Vine(forest, writable=False, alpha=0) as vine:
         vine.canopy_build(http(server))
-        server.dim = 32                      # the endpoint now serves another model
+        server.dim = 32  # the endpoint now serves another model
         out = vine.locate(PARAPHRASE)
     assert out["hybrid"]["reason"] == "mismatch" and "32" in out["hybrid"]["note"]
 
 
 @pytest.mark.parametrize("mode", ["fail", "garbage", "down"])
 def test_a_failing_provider_falls_back_to_lexical_and_says_so(
-        forest: Path, server: EmbedServer, mode: str) -> None:
+    forest: Path, server: EmbedServer, mode: str
+) -> None:
     with Vine(forest, writable=False, alpha=0) as vine:
         vine.canopy_build(http(server))
         lexical = vine.locate("exchange deadlines", hybrid=False)
@@ -222,13 +246,17 @@ def test_a_failing_provider_falls_back_to_lexical_and_says_so(
     assert ids(out) == ids(lexical)
     assert again["hybrid"]["reason"] == "provider" and "retrying" in again["hybrid"]["note"]
     assert took < hybrid.RETRY_AFTER_S
-    expected = {"fail": "HTTP 503: model is overloaded", "garbage": "not JSON",
-                "down": "could not reach"}[mode]
+    expected = {
+        "fail": "HTTP 503: model is overloaded",
+        "garbage": "not JSON",
+        "down": "could not reach",
+    }[mode]
     assert expected in out["hybrid"]["note"]
 
 
-def test_a_provider_that_hangs_costs_a_read_its_timeout_once(forest: Path,
-                                                             server: EmbedServer) -> None:
+def test_a_provider_that_hangs_costs_a_read_its_timeout_once(
+    forest: Path, server: EmbedServer
+) -> None:
     with Vine(forest, writable=False, alpha=0) as vine:
         vine.canopy_build(http(server, timeout_s=0.5))
         server.mode, server.sleep_s = "slow", 5.0
@@ -244,7 +272,8 @@ def test_a_provider_that_hangs_costs_a_read_its_timeout_once(forest: Path,
 
 
 def test_a_build_against_a_failing_provider_is_an_envelope_and_keeps_nothing_half_done(
-        forest: Path, server: EmbedServer) -> None:
+    forest: Path, server: EmbedServer
+) -> None:
     from monkeyllm.errors import VineError
 
     server.mode = "fail"
@@ -256,8 +285,9 @@ def test_a_build_against_a_failing_provider_is_an_envelope_and_keeps_nothing_hal
         assert vine.locate("exchange")["hybrid"]["reason"] == "no-index"
 
 
-def test_another_embedder_rebuilds_and_drop_removes_the_canopy(forest: Path,
-                                                               server: EmbedServer) -> None:
+def test_another_embedder_rebuilds_and_drop_removes_the_canopy(
+    forest: Path, server: EmbedServer
+) -> None:
     with Vine(forest, writable=False) as vine:
         vine.canopy_build(http(server))
         out = vine.canopy_build(http(server, model="kit-embed-2"))
@@ -283,37 +313,53 @@ def test_hybrid_takes_auto_true_or_false(forest: Path, bad: object) -> None:
     assert harvest["error"]["code"] == "E_SCHEMA"
 
 
-def test_bad_embedder_configurations_are_schema_errors(forest: Path,
-                                                       monkeypatch: pytest.MonkeyPatch
-                                                       ) -> None:
+def test_bad_embedder_configurations_are_schema_errors(
+    forest: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from monkeyllm.errors import VineError
 
     with Vine(forest, writable=False) as vine:
-        for bad in ({"kind": "http", "model": "m", "url": "ftp://x"},
-                    {"kind": "local", "model": "no-such-model"},
-                    {"kind": "http", "model": "", "url": "http://127.0.0.1:9"},
-                    {"kind": "http", "model": "m", "url": "http://x", "timeout_s": 0}):
+        for bad in (
+            {"kind": "http", "model": "m", "url": "ftp://x"},
+            {"kind": "local", "model": "no-such-model"},
+            {"kind": "http", "model": "", "url": "http://127.0.0.1:9"},
+            {"kind": "http", "model": "m", "url": "http://x", "timeout_s": 0},
+        ):
             with pytest.raises(VineError) as caught:
                 vine.canopy_build(bad)
             assert caught.value.code == "E_SCHEMA"
         monkeypatch.setenv(hybrid.ENV_URL, "http://127.0.0.1:9/v1")
         (forest / "_derived" / "canopy").mkdir(parents=True)
         (forest / "_derived" / "canopy" / "index.json").write_text(
-            json.dumps({"format": 1, "recipe": 1, "embedder": {"name": "http", "model": "m"}}))
+            json.dumps({"format": 1, "recipe": 1, "embedder": {"name": "http", "model": "m"}})
+        )
         out = vine.locate("exchange")
     assert out["hybrid"]["reason"] == "config" and hybrid.ENV_MODEL in out["hybrid"]["note"]
 
 
 def run_vine(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "monkeyllm.commands", *args],
-                          capture_output=True, text=True, env={**os.environ, **(env or {})},
-                          timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "monkeyllm.commands", *args],
+        capture_output=True,
+        text=True,
+        env={**os.environ, **(env or {})},
+        timeout=120,
+    )
 
 
-def test_cli_canopy_build_status_drop_and_locate_hybrid(forest: Path,
-                                                        server: EmbedServer) -> None:
-    built = run_vine("canopy", "build", "-f", str(forest), "--url", server.url,
-                     "--model", server.model, "--batch", "16")
+def test_cli_canopy_build_status_drop_and_locate_hybrid(forest: Path, server: EmbedServer) -> None:
+    built = run_vine(
+        "canopy",
+        "build",
+        "-f",
+        str(forest),
+        "--url",
+        server.url,
+        "--model",
+        server.model,
+        "--batch",
+        "16",
+    )
     assert built.returncode == 0, built.stderr
     out = json.loads(built.stdout)
     assert out["embedded"] == out["nodes"] and out["built"]["embedded"] == out["nodes"]
@@ -321,11 +367,13 @@ def test_cli_canopy_build_status_drop_and_locate_hybrid(forest: Path,
     assert status["stale"] == 0 and status["embedder"]["model"] == "kit-embed"
     fused = json.loads(run_vine("locate", PARAPHRASE, "-f", str(forest), "-k", "3").stdout)
     assert fused["hybrid"]["ran"] is True
-    lexical = json.loads(run_vine("locate", PARAPHRASE, "-f", str(forest), "-k", "3",
-                                  "--hybrid", "false").stdout)
+    lexical = json.loads(
+        run_vine("locate", PARAPHRASE, "-f", str(forest), "-k", "3", "--hybrid", "false").stdout
+    )
     assert lexical["hybrid"]["reason"] == "off"
-    harvest = json.loads(run_vine("harvest", PARAPHRASE, "-f", str(forest),
-                                  "--hybrid", "true").stdout)
+    harvest = json.loads(
+        run_vine("harvest", PARAPHRASE, "-f", str(forest), "--hybrid", "true").stdout
+    )
     assert harvest["hybrid"]["ran"] is True
     wrong = run_vine("locate", "x", "-f", str(forest), "--hybrid", "maybe")
     assert wrong.returncode == 2
@@ -336,8 +384,9 @@ def test_cli_canopy_build_status_drop_and_locate_hybrid(forest: Path,
 
 
 def test_cli_build_against_an_unreachable_endpoint_is_an_envelope(forest: Path) -> None:
-    done = run_vine("canopy", "build", "-f", str(forest), "--url", "http://127.0.0.1:9/v1",
-                    "--model", "m")
+    done = run_vine(
+        "canopy", "build", "-f", str(forest), "--url", "http://127.0.0.1:9/v1", "--model", "m"
+    )
     assert done.returncode == 1
     assert json.loads(done.stdout)["error"]["code"] == "E_PROVIDER"
 
@@ -354,7 +403,8 @@ def test_the_hybrid_parameter_is_in_every_surface_schema() -> None:
 
 @pytest.mark.parametrize("damage", ["vectors", "manifest"])
 def test_a_damaged_canopy_ranks_lexically_and_a_rebuild_repairs_it(
-        forest: Path, server: EmbedServer, damage: str) -> None:
+    forest: Path, server: EmbedServer, damage: str
+) -> None:
     with Vine(forest, writable=False, alpha=0) as vine:
         vine.canopy_build(http(server))
         lexical = vine.locate("exchange deadlines", hybrid=False)
@@ -368,8 +418,7 @@ def test_a_damaged_canopy_ranks_lexically_and_a_rebuild_repairs_it(
         assert out["hybrid"]["ran"] is False and out["hybrid"]["reason"] == "index"
         assert "--rebuild" in out["hybrid"]["note"]
         assert ids(out) == ids(lexical)
-        assert vine.call("harvest", {"query": "exchange deadlines"})["hybrid"]["reason"] \
-            == "index"
+        assert vine.call("harvest", {"query": "exchange deadlines"})["hybrid"]["reason"] == "index"
         if damage == "vectors":
             from monkeyllm.errors import VineError
 
@@ -382,7 +431,8 @@ def test_a_damaged_canopy_ranks_lexically_and_a_rebuild_repairs_it(
 
 
 def test_a_moved_node_keeps_its_vector_and_a_deleted_one_loses_it(
-        forest: Path, server: EmbedServer) -> None:
+    forest: Path, server: EmbedServer
+) -> None:
     """A node whose file moves (as a transplant or a git mv moves it) is not re-embedded:
     its vector follows it to its new id."""
     with Vine(forest, writable=False, alpha=0) as vine:
@@ -403,7 +453,8 @@ def test_a_moved_node_keeps_its_vector_and_a_deleted_one_loses_it(
 
 
 def test_transplant_re_embeds_nothing_and_prune_drops_the_vector(
-        forest: Path, server: EmbedServer) -> None:
+    forest: Path, server: EmbedServer
+) -> None:
     with Vine(forest, alpha=0) as vine:
         vine.canopy_build(http(server))
         count = vine.canopy_status()["embedded"]
@@ -425,23 +476,27 @@ def test_transplant_re_embeds_nothing_and_prune_drops_the_vector(
         assert status["embedded"] <= count + 1
 
 
-def test_a_reader_sees_another_vines_build_and_re_embeds(forest: Path,
-                                                         server: EmbedServer) -> None:
+def test_a_reader_sees_another_vines_build_and_re_embeds(forest: Path, server: EmbedServer) -> None:
     """Two Vines on one forest (as a server and a `vine canopy build` are): what one
     builds or re-embeds, the other's next read uses."""
-    with Vine(forest, writable=False, alpha=0) as reader, \
-            Vine(forest, writable=False, alpha=0) as builder:
+    with (
+        Vine(forest, writable=False, alpha=0) as reader,
+        Vine(forest, writable=False, alpha=0) as builder,
+    ):
         assert reader.locate(PARAPHRASE)["hybrid"]["reason"] == "no-index"
         builder.canopy_build(http(server))
         fused = reader.locate(PARAPHRASE)
         assert fused["hybrid"]["ran"] is True and "sales/exchange-policy" in ids(fused)
         path = forest / "finance" / "fx-policy.md"
-        path.write_text(path.read_text(encoding="utf-8").replace(
-            "title: Currency hedging policy", "title: Handover timeframes for currency"),
-            encoding="utf-8")
+        path.write_text(
+            path.read_text(encoding="utf-8").replace(
+                "title: Currency hedging policy", "title: Handover timeframes for currency"
+            ),
+            encoding="utf-8",
+        )
         builder.canopy_build()
         server.requests.clear()
         out = reader.locate(PARAPHRASE)
-        assert [b for b in inputs(server) if b != [PARAPHRASE]] == []   # nothing left
+        assert [b for b in inputs(server) if b != [PARAPHRASE]] == []  # nothing left
         assert "finance/fx-policy" in ids(out)
         assert reader._forest.canopy.count == builder._forest.canopy.count

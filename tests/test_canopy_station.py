@@ -34,18 +34,31 @@ def served(tmp_path: Path) -> Iterator[dict[str, Any]]:
             vine.canopy_build({"kind": "http", "model": srv.model, "url": srv.url})
         _, key = _key(root, "reader", caps="read")
         with _serve(root) as url, httpx.Client(base_url=url, timeout=30) as client:
-            yield {"root": root, "url": url, "client": client, "key": key, "srv": srv,
-                   "reader": key}
+            yield {
+                "root": root,
+                "url": url,
+                "client": client,
+                "key": key,
+                "srv": srv,
+                "reader": key,
+            }
 
 
 def locate(st: dict[str, Any], **args: Any) -> httpx.Response:
-    return st["client"].post("/v1/forests/acme/locate", json={"query": PARAPHRASE, **args},
-                             headers={"Authorization": f"Bearer {st['key']}"})
+    return st["client"].post(
+        "/v1/forests/acme/locate",
+        json={"query": PARAPHRASE, **args},
+        headers={"Authorization": f"Bearer {st['key']}"},
+    )
 
 
 def station_cli(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "monkeyllm.commands", "station", *args],
-                          capture_output=True, text=True, timeout=60)
+    return subprocess.run(
+        [sys.executable, "-m", "monkeyllm.commands", "station", *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
 
 
 def test_rest_takes_hybrid_and_says_which_ranking_ran(served: dict[str, Any]) -> None:
@@ -58,45 +71,81 @@ def test_rest_takes_hybrid_and_says_which_ranking_ran(served: dict[str, Any]) ->
     wrong = locate(served, hybrid="sometimes")
     assert wrong.status_code == 400 and wrong.json()["error"]["code"] == "E_SCHEMA"
     harvest = served["client"].post(
-        "/v1/forests/acme/harvest", json={"query": PARAPHRASE, "hybrid": True},
-        headers={"Authorization": f"Bearer {served['key']}"})
+        "/v1/forests/acme/harvest",
+        json={"query": PARAPHRASE, "hybrid": True},
+        headers={"Authorization": f"Bearer {served['key']}"},
+    )
     assert harvest.status_code == 200 and harvest.json()["hybrid"]["ran"] is True
 
 
 def test_the_station_binds_an_embedder_per_forest(served: dict[str, Any]) -> None:
     root = str(served["root"])
-    bound = station_cli("bind-embedder", "acme", "--root", root, "--endpoint",
-                        served["srv"].url, "--model", "kit-embed-2", "--api-key-env",
-                        "KIT_KEY")
+    bound = station_cli(
+        "bind-embedder",
+        "acme",
+        "--root",
+        root,
+        "--endpoint",
+        served["srv"].url,
+        "--model",
+        "kit-embed-2",
+        "--api-key-env",
+        "KIT_KEY",
+    )
     assert bound.returncode == 0, bound.stderr
     assert json.loads(bound.stdout)["model"] == "kit-embed-2"
-    listed = [json.loads(line) for line in
-              station_cli("bindings", "--root", root).stdout.splitlines()]
-    assert {"forest": "acme", "role": "embed", "kind": "http", "model": "kit-embed-2",
-            "url": served["srv"].url, "api_key_env": "KIT_KEY", "timeout_s": 3.0,
-            "batch": 64} in listed
+    listed = [
+        json.loads(line) for line in station_cli("bindings", "--root", root).stdout.splitlines()
+    ]
+    assert {
+        "forest": "acme",
+        "role": "embed",
+        "kind": "http",
+        "model": "kit-embed-2",
+        "url": served["srv"].url,
+        "api_key_env": "KIT_KEY",
+        "timeout_s": 3.0,
+        "batch": 64,
+    } in listed
     mismatch = locate(served).json()["hybrid"]
     assert mismatch["reason"] == "mismatch" and "kit-embed-2" in mismatch["note"]
-    assert station_cli("bind-embedder", "acme", "--root", root, "--endpoint",
-                       served["srv"].url, "--model", "kit-embed").returncode == 0
+    assert (
+        station_cli(
+            "bind-embedder",
+            "acme",
+            "--root",
+            root,
+            "--endpoint",
+            served["srv"].url,
+            "--model",
+            "kit-embed",
+        ).returncode
+        == 0
+    )
     assert locate(served).json()["hybrid"]["ran"] is True
     unbound = station_cli("unbind-embedder", "acme", "--root", root)
     assert unbound.returncode == 0 and json.loads(unbound.stdout)["unbound"] is True
-    assert locate(served).json()["hybrid"]["ran"] is True   # the Canopy's own embedder
+    assert locate(served).json()["hybrid"]["ran"] is True  # the Canopy's own embedder
     again = station_cli("unbind-embedder", "acme", "--root", root)
     assert again.returncode == 1
-    bad = station_cli("bind-embedder", "acme", "--root", root, "--endpoint", "ftp://x",
-                      "--model", "m")
+    bad = station_cli(
+        "bind-embedder", "acme", "--root", root, "--endpoint", "ftp://x", "--model", "m"
+    )
     assert bad.returncode == 2
 
 
 def test_the_station_mcp_tools_take_hybrid(served: dict[str, Any]) -> None:
-    got = run(calls, served, "reader", [
-        ("locate", {"forest": "acme", "query": PARAPHRASE, "hybrid": False}),
-        ("locate", {"forest": "acme", "query": PARAPHRASE}),
-        ("harvest", {"forest": "acme", "query": PARAPHRASE, "hybrid": "auto"}),
-        ("locate", {"forest": "acme", "query": PARAPHRASE, "hybrid": "maybe"}),
-    ])
+    got = run(
+        calls,
+        served,
+        "reader",
+        [
+            ("locate", {"forest": "acme", "query": PARAPHRASE, "hybrid": False}),
+            ("locate", {"forest": "acme", "query": PARAPHRASE}),
+            ("harvest", {"forest": "acme", "query": PARAPHRASE, "hybrid": "auto"}),
+            ("locate", {"forest": "acme", "query": PARAPHRASE, "hybrid": "maybe"}),
+        ],
+    )
     off, fused, harvested, wrong = (payload(r) for r in got)
     assert off["hybrid"]["reason"] == "off"
     assert fused["hybrid"]["ran"] is True and harvested["hybrid"]["ran"] is True
@@ -113,9 +162,10 @@ def test_vine_serve_over_stdio_takes_hybrid(tmp_path: Path) -> None:
             async with stdio_session("--forest", str(root)) as session:
                 tools = {t.name: t for t in (await session.list_tools()).tools}
                 assert "hybrid" in tools["locate"].input_schema["properties"]
-                return [await session.call_tool("locate", {"query": PARAPHRASE,
-                                                           "hybrid": flag})
-                        for flag in (True, False)]
+                return [
+                    await session.call_tool("locate", {"query": PARAPHRASE, "hybrid": flag})
+                    for flag in (True, False)
+                ]
 
         fused, lexical = (payload(r) for r in run(body))
     assert fused["hybrid"]["ran"] is True and lexical["hybrid"]["reason"] == "off"

@@ -22,10 +22,13 @@ def watch(request: pytest.FixtureRequest) -> bool:
 
 
 def _forest(tmp_path: Path) -> Path:
-    return make_forest(tmp_path / "f", {
-        "notes/alpha": ("note", {"summary": "Alpha ledger reconciliation."}, "# Alpha\n\nbody"),
-        "notes/beta": ("note", {"summary": "Beta rollout checklist."}, "# Beta\n\nbody"),
-    })
+    return make_forest(
+        tmp_path / "f",
+        {
+            "notes/alpha": ("note", {"summary": "Alpha ledger reconciliation."}, "# Alpha\n\nbody"),
+            "notes/beta": ("note", {"summary": "Beta rollout checklist."}, "# Beta\n\nbody"),
+        },
+    )
 
 
 def test_catalog_is_built_when_missing(tmp_path: Path) -> None:
@@ -47,8 +50,12 @@ def test_outside_edit_is_seen_by_the_next_call(tmp_path: Path, watch: bool) -> N
     root = _forest(tmp_path)
     with Vine(root, writable=False, watch=watch) as vine:
         assert assert_ok(vine.locate("reconciliation"))["results"][0]["id"] == "notes/alpha"
-        write_node(root, "notes/alpha", node_meta("notes/alpha", summary="Gamma forecast."),
-                   "# Alpha\n\nNew body with ZX-9981 inside.")
+        write_node(
+            root,
+            "notes/alpha",
+            node_meta("notes/alpha", summary="Gamma forecast."),
+            "# Alpha\n\nNew body with ZX-9981 inside.",
+        )
         _bump(root / "notes/alpha.md")
         assert vine.locate("reconciliation")["results"] == []
         assert vine.locate("gamma forecast")["results"][0]["id"] == "notes/alpha"
@@ -59,8 +66,12 @@ def test_outside_edit_is_seen_by_the_next_call(tmp_path: Path, watch: bool) -> N
 def test_added_and_deleted_files_are_seen(tmp_path: Path, watch: bool) -> None:
     root = _forest(tmp_path)
     with Vine(root, writable=False, watch=watch) as vine:
-        write_node(root, "notes/gamma", node_meta("notes/gamma", summary="Gamma unicorn."),
-                   "# Gamma\n\nunicornword")
+        write_node(
+            root,
+            "notes/gamma",
+            node_meta("notes/gamma", summary="Gamma unicorn."),
+            "# Gamma\n\nunicornword",
+        )
         assert vine.locate("unicorn")["results"][0]["id"] == "notes/gamma"
         assert vine.sniff("unicornword")["results"][0]["id"] == "notes/gamma"
         (root / "notes/beta.md").unlink()
@@ -71,8 +82,12 @@ def test_added_and_deleted_files_are_seen(tmp_path: Path, watch: bool) -> None:
 def test_new_folder_and_removed_folder_are_seen(tmp_path: Path, watch: bool) -> None:
     root = _forest(tmp_path)
     with Vine(root, writable=False, watch=watch) as vine:
-        write_node(root, "deep/er/leaf", node_meta("deep/er/leaf", summary="Quasar notes."),
-                   "# Leaf\n\nquasarword")
+        write_node(
+            root,
+            "deep/er/leaf",
+            node_meta("deep/er/leaf", summary="Quasar notes."),
+            "# Leaf\n\nquasarword",
+        )
         assert vine.locate("quasar")["results"][0]["id"] == "deep/er/leaf"
         shutil.rmtree(root / "deep")
         assert_error(vine.look("deep/er/leaf"), "E_NOT_FOUND")
@@ -136,7 +151,7 @@ def test_a_stored_walk_is_not_trusted_once_the_catalog_moved_on(tmp_path: Path) 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="inotify is Linux's")
 def test_a_long_lived_vine_watches_from_its_second_call(tmp_path: Path) -> None:
     root = _forest(tmp_path)
-    Vine(root, writable=False).close()          # builds the catalog
+    Vine(root, writable=False).close()  # builds the catalog
     with Vine(root, writable=False) as vine:
         watcher = vine._forest.catalog.watcher
         assert_ok(vine.look("notes/alpha"))
@@ -149,16 +164,20 @@ def test_a_long_lived_vine_watches_from_its_second_call(tmp_path: Path) -> None:
         assert not vine._forest.catalog.watcher.live
 
 
-@pytest.mark.parametrize("content, reason", [
-    (b"no frontmatter here\n", "no frontmatter"),
-    (b"---\nid: x\ntitle: [unclosed\n---\n\nbody\n", "bad YAML"),
-    (b"---\nid: x\ntitle: y\n", "unterminated"),
-    (b"---\n- a\n- b\n---\n\nbody\n", "not a mapping"),
-    (b"\x89PNG\r\n\x1a\n\x00\x00\x00binary", "binary"),
-    (b"---\nid: x\n---\n\n\xff\xfe bad utf8\n", "not UTF-8"),
-])
-def test_malformed_file_is_skipped_and_reported(tmp_path: Path, content: bytes,
-                                                reason: str) -> None:
+@pytest.mark.parametrize(
+    "content, reason",
+    [
+        (b"no frontmatter here\n", "no frontmatter"),
+        (b"---\nid: x\ntitle: [unclosed\n---\n\nbody\n", "bad YAML"),
+        (b"---\nid: x\ntitle: y\n", "unterminated"),
+        (b"---\n- a\n- b\n---\n\nbody\n", "not a mapping"),
+        (b"\x89PNG\r\n\x1a\n\x00\x00\x00binary", "binary"),
+        (b"---\nid: x\n---\n\n\xff\xfe bad utf8\n", "not UTF-8"),
+    ],
+)
+def test_malformed_file_is_skipped_and_reported(
+    tmp_path: Path, content: bytes, reason: str
+) -> None:
     root = _forest(tmp_path)
     (root / "notes" / "broken.md").write_bytes(content)
     with Vine(root, writable=False) as vine:
@@ -254,8 +273,7 @@ def test_noticing_an_edit_is_fast_enough_to_not_need_reindex(tmp_path: Path) -> 
     assert time.time()
 
 
-def test_an_older_walk_never_drops_a_node_another_process_just_indexed(
-        tmp_path: Path) -> None:
+def test_an_older_walk_never_drops_a_node_another_process_just_indexed(tmp_path: Path) -> None:
     """A reader walks the files, a writer then adds a node and indexes it, and only then
     does the reader apply its walk: the node is in the table but not in that walk. The
     reader must look again rather than drop it (a race seen with 16 processes)."""
@@ -264,12 +282,20 @@ def test_an_older_walk_never_drops_a_node_another_process_just_indexed(
     root = copy_sample(tmp_path / "brain", git=True)
     with Vine(root, writable=False) as reader, Vine(root) as writer:
         reader.look("_index")
-        walk = reader._forest.catalog.watcher.walk()            # before the node exists
-        out = writer.plant({"id": "sales/raced", "type": "note", "parent": "sales/_index",
-                            "title": "Raced", "summary": "Planted between walk and apply."})
+        walk = reader._forest.catalog.watcher.walk()  # before the node exists
+        out = writer.plant(
+            {
+                "id": "sales/raced",
+                "type": "note",
+                "parent": "sales/_index",
+                "title": "Raced",
+                "summary": "Planted between walk and apply.",
+            }
+        )
         assert out.get("commit"), out
-        reader._forest.catalog._sync_walk(walk)                 # the older walk lands
+        reader._forest.catalog._sync_walk(walk)  # the older walk lands
         row = reader._forest.catalog.conn.execute(
-            "SELECT id FROM nodes WHERE id = 'sales/raced'").fetchone()
+            "SELECT id FROM nodes WHERE id = 'sales/raced'"
+        ).fetchone()
         assert row is not None
         assert reader.look("sales/raced")["title"] == "Raced"

@@ -16,8 +16,9 @@ def test_garbage_in_the_files_table_is_rebuilt(tmp_path: Path) -> None:
     with Vine(root, writable=False) as vine:
         before = assert_ok(vine.look("sales/exchange-policy", fields=["summary"]))
     db = sqlite3.connect(root / "_derived" / "catalog.db")
-    db.execute("UPDATE files SET path = CAST(X'70656ff26c65' AS TEXT) "
-               "WHERE path = 'people/ana-ribeiro.md'")
+    db.execute(
+        "UPDATE files SET path = CAST(X'70656ff26c65' AS TEXT) WHERE path = 'people/ana-ribeiro.md'"
+    )
     # Forget the stored walk, so the next open compares the walk with the table.
     db.execute("DELETE FROM meta WHERE key IN ('walk', 'walk_gen')")
     db.commit()

@@ -75,9 +75,11 @@ def test_locate_table_shows_ids_titles_and_heat(brain: Vine) -> None:
 
 @pytest.mark.parametrize("call", ["locate", "sniff", "move"])
 def test_narrow_terminal_keeps_every_column(brain: Vine, call: str) -> None:
-    response = {"locate": lambda: brain.locate("invoice policy", k=3),
-                "sniff": lambda: brain.sniff(["NF-4412", "invoice"], k=2),
-                "move": lambda: brain.move("sales/exchange-policy", direction="both")}[call]()
+    response = {
+        "locate": lambda: brain.locate("invoice policy", k=3),
+        "sniff": lambda: brain.sniff(["NF-4412", "invoice"], k=2),
+        "move": lambda: brain.move("sales/exchange-policy", direction="both"),
+    }[call]()
     text = render(call, assert_ok(response), width=72)
     assert max(len(line) for line in text.splitlines()) <= 72
     header = next(line for line in text.splitlines() if line.startswith("┃"))
@@ -155,8 +157,10 @@ def test_look_cut_digest_says_what_was_cut(brain: Vine) -> None:
 
 
 def test_look_batch_over_budget_names_the_dropped(brain: Vine) -> None:
-    ids = [n["id"] for n in brain.scan("_index", recursive=True, fields=["id"], limit=10,
-                                       after="")["nodes"]]
+    ids = [
+        n["id"]
+        for n in brain.scan("_index", recursive=True, fields=["id"], limit=10, after="")["nodes"]
+    ]
     response = assert_ok(brain.look(ids))
     assert response["dropped"], "the sample's first ten digests no longer overflow 2000 tokens"
     text = render("look", response)
@@ -206,7 +210,7 @@ def test_pick_page_shows_the_next_cursor(brain: Vine) -> None:
     text = render("pick", response)
     assert f"next: {cursor}" in text
     assert f"after='{cursor}'" in text
-    with spelled(CLI):      # what `vine pick` prints: the option a person types
+    with spelled(CLI):  # what `vine pick` prints: the option a person types
         assert f"--after {cursor} for the next page" in render("pick", response)
     assert f"page: {response['returned']} of {response['total']} block(s)" in text
     assert TRUNCATED in text
@@ -236,8 +240,11 @@ def test_scan_truncated_by_budget(brain: Vine) -> None:
 
 
 def test_scan_page_shows_requested_fields_and_cursor(brain: Vine) -> None:
-    response = assert_ok(brain.scan("_index", recursive=True, limit=3, after="",
-                                    fields=["id", "title", "heat", "tags"]))
+    response = assert_ok(
+        brain.scan(
+            "_index", recursive=True, limit=3, after="", fields=["id", "title", "heat", "tags"]
+        )
+    )
     text = render("scan", response)
     header = next(line for line in text.splitlines() if "title" in line and "heat" in line)
     assert "tags" in header and "system" in header  # every field that came back
@@ -257,9 +264,12 @@ def test_sniff_table(brain: Vine) -> None:
 
 
 def test_query_columns_rows_and_nulls(brain: Vine) -> None:
-    response = assert_ok(brain.query("sales/pipeline/prospects-q2",
-                                      "SELECT prospect_id, company, next_step FROM prospects "
-                                      "ORDER BY prospect_id LIMIT 3"))
+    response = assert_ok(
+        brain.query(
+            "sales/pipeline/prospects-q2",
+            "SELECT prospect_id, company, next_step FROM prospects ORDER BY prospect_id LIMIT 3",
+        )
+    )
     assert any(None in row for row in response["rows"])
     text = render("query", response)
     for column in response["columns"]:
@@ -270,8 +280,9 @@ def test_query_columns_rows_and_nulls(brain: Vine) -> None:
 
 
 def test_query_cells_are_text_not_markup(brain: Vine) -> None:
-    response = assert_ok(brain.query("sales/orders-2026",
-                                      "SELECT '[bold]x[/bold] :smile:' AS odd, 1.5 AS ratio"))
+    response = assert_ok(
+        brain.query("sales/orders-2026", "SELECT '[bold]x[/bold] :smile:' AS odd, 1.5 AS ratio")
+    )
     text = render("query", response)
     assert "[bold]x[/bold] :smile:" in text
     assert "1.5" in text and "ratio" in text
@@ -291,16 +302,26 @@ def test_query_truncated_shows_its_hint(brain: Vine) -> None:
 
 def test_write_panels(brain_copy: Path) -> None:
     with Vine(brain_copy) as vine:
-        node = {"id": "sales/render-note", "type": "note", "parent": "sales/_index",
-                "title": "Render note", "summary": "A note planted to see how plant renders."}
+        node = {
+            "id": "sales/render-note",
+            "type": "note",
+            "parent": "sales/_index",
+            "title": "Render note",
+            "summary": "A note planted to see how plant renders.",
+        }
         planted = assert_ok(vine.plant(node))
-        dataset = assert_ok(vine.plant(PROSPECTING | {"id": "sales/prospecting-2026",
-                                                       "parent": "sales/_index"}))
+        dataset = assert_ok(
+            vine.plant(PROSPECTING | {"id": "sales/prospecting-2026", "parent": "sales/_index"})
+        )
         link = {"add_links": [{"rel": "related-to", "target": "sales/exchange-policy"}]}
         grafted = assert_ok(vine.graft("sales/render-note", link))
         fortified = assert_ok(vine.graft("sales/render-note", link))
-        tended = assert_ok(vine.tend(dataset["id"], "INSERT INTO clients VALUES "
-                                     "('Globex', 'globex.example', 'retail', '2026-08-14')"))
+        tended = assert_ok(
+            vine.tend(
+                dataset["id"],
+                "INSERT INTO clients VALUES ('Globex', 'globex.example', 'retail', '2026-08-14')",
+            )
+        )
     text = render("plant", planted)
     assert "planted sales/render-note" in text
     assert planted["commit"][:12] in text and planted["commit"] not in text
@@ -323,15 +344,31 @@ def test_harvest_results_and_content() -> None:
     response = {
         "query": "what is the deadline to exchange a retail order?",
         "terms": ["deadline", "exchange"],
-        "results": [{
-            "id": "sales/exchange-policy", "title": "Exchange policy", "type": "note",
-            "trail": ["_index", "sales/_index"], "summary": "Return and exchange windows.",
-            "score": 0.0328, "found_by": ["locate", "sniff"],
-            "matches": [{"section": "Deadlines", "line": 23,
-                         "snippet": "return with invoice NF-4412 within 30 days"}],
-            "content": [{"section": None, "body": "# Exchange policy\n\nRetail closes in 30.",
-                         "body_tokens": 12}],
-        }],
+        "results": [
+            {
+                "id": "sales/exchange-policy",
+                "title": "Exchange policy",
+                "type": "note",
+                "trail": ["_index", "sales/_index"],
+                "summary": "Return and exchange windows.",
+                "score": 0.0328,
+                "found_by": ["locate", "sniff"],
+                "matches": [
+                    {
+                        "section": "Deadlines",
+                        "line": 23,
+                        "snippet": "return with invoice NF-4412 within 30 days",
+                    }
+                ],
+                "content": [
+                    {
+                        "section": None,
+                        "body": "# Exchange policy\n\nRetail closes in 30.",
+                        "body_tokens": 12,
+                    }
+                ],
+            }
+        ],
         "truncated": True,
     }
     text = render("harvest", response)
@@ -343,10 +380,14 @@ def test_harvest_results_and_content() -> None:
 
 
 def test_unknown_call_falls_back_to_json() -> None:
-    response = {"nodes": 57, "skipped": 0, "odd_key": {"nested": [1, 2]},
-                "hint": "plain [bold]text[/bold]"}
+    response = {
+        "nodes": 57,
+        "skipped": 0,
+        "odd_key": {"nested": [1, 2]},
+        "hint": "plain [bold]text[/bold]",
+    }
     text = render("reindex", response)
-    for key in ("\"nodes\": 57", "\"skipped\": 0", "\"odd_key\"", "\"nested\""):
+    for key in ('"nodes": 57', '"skipped": 0', '"odd_key"', '"nested"'):
         assert key in text
     assert "hint: plain [bold]text[/bold]" in text
 
@@ -359,8 +400,16 @@ def test_error_envelope(brain: Vine) -> None:
 
 
 def test_truthy_truncated_and_hints_list() -> None:
-    text = render("scan", {"nodes": [], "truncated": "by budget", "total": 0, "returned": 0,
-                           "hints": ["first hint", "second hint"]})
+    text = render(
+        "scan",
+        {
+            "nodes": [],
+            "truncated": "by budget",
+            "total": 0,
+            "returned": 0,
+            "hints": ["first hint", "second hint"],
+        },
+    )
     assert TRUNCATED in text and "(by budget)" in text
     assert "hint: first hint" in text and "hint: second hint" in text
 
@@ -388,13 +437,15 @@ def test_heat_bar_out_of_range_keeps_the_value(heat: float) -> None:
 
 
 def test_colour_console_uses_colour_and_no_color_does_not(brain: Vine) -> None:
-    responses = [("locate", brain.locate("invoice", k=3)),
-                 ("look", brain.look("sales/orders-2026")),
-                 ("sniff", brain.sniff("invoice", k=2)),
-                 ("scan", brain.scan("_index", recursive=True)),
-                 ("query", brain.query("sales/orders-2026", "SELECT * FROM orders LIMIT 3")),
-                 ("pick", brain.pick("sales/exchange-policy", section="Deadlines")),
-                 ("reindex", {"nodes": 1})]
+    responses = [
+        ("locate", brain.locate("invoice", k=3)),
+        ("look", brain.look("sales/orders-2026")),
+        ("sniff", brain.sniff("invoice", k=2)),
+        ("scan", brain.scan("_index", recursive=True)),
+        ("query", brain.query("sales/orders-2026", "SELECT * FROM orders LIMIT 3")),
+        ("pick", brain.pick("sales/exchange-policy", section="Deadlines")),
+        ("reindex", {"nodes": 1}),
+    ]
     coloured, plain = console(), console(no_color=True)
     for call, response in responses:
         show(coloured, call, assert_ok(response))
@@ -407,8 +458,15 @@ def test_colour_console_uses_colour_and_no_color_does_not(brain: Vine) -> None:
 
 
 def test_init_reads_as_a_summary_not_json(tmp_path: Path) -> None:
-    text = render("init", {"forest": str(tmp_path / "brain"), "title": "Field notes",
-                           "commit": "b85b6b0c6005d1e2f3a4b5c6d7e8f9a0b1c2d3e4", "nodes": 1})
+    text = render(
+        "init",
+        {
+            "forest": str(tmp_path / "brain"),
+            "title": "Field notes",
+            "commit": "b85b6b0c6005d1e2f3a4b5c6d7e8f9a0b1c2d3e4",
+            "nodes": 1,
+        },
+    )
     assert "created forest 'Field notes'" in text
     assert str(tmp_path / "brain") in text and "b85b6b0c6005" in text
     assert "_meta/schema" in text and "vine browse" in text and "vine ingest" in text
@@ -421,12 +479,27 @@ def test_the_truncation_note_says_what_truncated_means_for_the_call(brain: Vine)
     cases = {
         "locate": (brain.locate("policy", k=1), "more entry points matched than k"),
         "sniff": (brain.sniff("the", k=1), "more bodies matched than k"),
-        "scan": (brain.scan("_index", recursive=True, limit=2), "more nodes matched than "
-                                                                 "the limit"),
-        "look": (brain.look(["_index", "sales/_index", "_meta/schema", "finance/_index",
-                             "sales/orders-2026", "people/_index", "products/_index",
-                             "engineering/_index", "operations/_index", "contracts/_index"]),
-                 "whole nodes were dropped to fit the look batch"),
+        "scan": (
+            brain.scan("_index", recursive=True, limit=2),
+            "more nodes matched than the limit",
+        ),
+        "look": (
+            brain.look(
+                [
+                    "_index",
+                    "sales/_index",
+                    "_meta/schema",
+                    "finance/_index",
+                    "sales/orders-2026",
+                    "people/_index",
+                    "products/_index",
+                    "engineering/_index",
+                    "operations/_index",
+                    "contracts/_index",
+                ]
+            ),
+            "whole nodes were dropped to fit the look batch",
+        ),
     }
     for call, (response, meaning) in cases.items():
         assert assert_ok(response)["truncated"], call

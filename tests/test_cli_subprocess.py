@@ -28,8 +28,13 @@ _BESIDE = Path(sys.executable).parent / "vine"
 SCRIPT = [str(_BESIDE) if _BESIDE.exists() else shutil.which("vine") or "vine"]
 ENTRY_POINTS = {"module": MODULE, "script": SCRIPT}
 
-NOTE = {"id": "sales/piped-note", "type": "note", "parent": "sales/_index",
-        "title": "Piped note", "summary": "Planted through a pipe."}
+NOTE = {
+    "id": "sales/piped-note",
+    "type": "note",
+    "parent": "sales/_index",
+    "title": "Piped note",
+    "summary": "Planted through a pipe.",
+}
 HEAVY = ("textual", "mcp", "starlette", "uvicorn", "pydantic", "anyio", "httpx")
 CSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 SGR = re.compile(r"\x1b\[([0-9;]*)m")
@@ -37,18 +42,29 @@ SGR = re.compile(r"\x1b\[([0-9;]*)m")
 
 def environ(**extra: str) -> dict[str, str]:
     """This environment without anything that would choose the forest or the colours."""
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("VINE_FOREST", "NO_COLOR", "FORCE_COLOR", "TTY_COMPATIBLE",
-                        "TTY_INTERACTIVE", "COLUMNS", "LINES")}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k
+        not in (
+            "VINE_FOREST",
+            "NO_COLOR",
+            "FORCE_COLOR",
+            "TTY_COMPATIBLE",
+            "TTY_INTERACTIVE",
+            "COLUMNS",
+            "LINES",
+        )
+    }
     env.update(extra)
     return env
 
 
-def run(entry: list[str], *args: str, input: str | None = None
-        ) -> subprocess.CompletedProcess[str]:
+def run(entry: list[str], *args: str, input: str | None = None) -> subprocess.CompletedProcess[str]:
     """One ``vine`` process with its stdout and stderr captured (pipes, not a terminal)."""
-    return subprocess.run([*entry, *args], capture_output=True, text=True, input=input,
-                          env=environ(), timeout=60)
+    return subprocess.run(
+        [*entry, *args], capture_output=True, text=True, input=input, env=environ(), timeout=60
+    )
 
 
 def cool(root: Path) -> None:
@@ -85,15 +101,19 @@ def forest(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 READS = [
     (["look", "sales/exchange-policy"], "look", {"id": "sales/exchange-policy"}),
-    (["locate", "exchange policy deadlines", "-k", "2"], "locate",
-     {"query": "exchange policy deadlines", "k": 2}),
+    (
+        ["locate", "exchange policy deadlines", "-k", "2"],
+        "locate",
+        {"query": "exchange policy deadlines", "k": 2},
+    ),
 ]
 
 
 @pytest.mark.parametrize("entry", list(ENTRY_POINTS))
 @pytest.mark.parametrize(("argv", "name", "args"), READS, ids=["look", "locate"])
-def test_piped_output_is_the_engines_object(forest: Path, entry: str, argv: list[str],
-                                            name: str, args: dict[str, Any]) -> None:
+def test_piped_output_is_the_engines_object(
+    forest: Path, entry: str, argv: list[str], name: str, args: dict[str, Any]
+) -> None:
     cool(forest)
     proc = run(ENTRY_POINTS[entry], *argv, "-f", str(forest))
     assert proc.returncode == 0, proc.stderr
@@ -135,12 +155,19 @@ def test_plant_from_a_pipe_makes_one_commit(brain_copy: Path) -> None:
 
 
 def test_a_writer_in_another_process_locks_out_writes_only(brain_copy: Path) -> None:
-    hold = ("import sys\nfrom monkeyllm import Vine\nwith Vine(sys.argv[1]):\n"
-            "    print('held', flush=True)\n    sys.stdin.read()\n")
+    hold = (
+        "import sys\nfrom monkeyllm import Vine\nwith Vine(sys.argv[1]):\n"
+        "    print('held', flush=True)\n    sys.stdin.read()\n"
+    )
     before = head(brain_copy)
-    with subprocess.Popen([sys.executable, "-c", hold, str(brain_copy)], stdin=subprocess.PIPE,
-                          stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
-                          env=environ()) as holder:
+    with subprocess.Popen(
+        [sys.executable, "-c", hold, str(brain_copy)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        env=environ(),
+    ) as holder:
         try:
             assert holder.stdout is not None and holder.stdout.readline() == "held\n"
             write = run(SCRIPT, "plant", json.dumps(NOTE), "-f", str(brain_copy))
@@ -177,10 +204,12 @@ with open(out, "w") as fh:
 """
 
 
-@pytest.mark.parametrize("argv", [["look", "sales/exchange-policy"], ["--help"]],
-                         ids=["look", "help"])
-def test_read_commands_do_not_import_the_heavy_stacks(forest: Path, tmp_path: Path,
-                                                      argv: list[str]) -> None:
+@pytest.mark.parametrize(
+    "argv", [["look", "sales/exchange-policy"], ["--help"]], ids=["look", "help"]
+)
+def test_read_commands_do_not_import_the_heavy_stacks(
+    forest: Path, tmp_path: Path, argv: list[str]
+) -> None:
     # The real packages where installed (vine serve needs mcp, starlette and uvicorn);
     # an empty stand-in for any that is not, so that an import of it still shows.
     stubs = tmp_path / "stubs"
@@ -190,12 +219,17 @@ def test_read_commands_do_not_import_the_heavy_stacks(forest: Path, tmp_path: Pa
             (stubs / name).mkdir(parents=True)
             (stubs / name / "__init__.py").write_text("")
     report = tmp_path / "modules.json"
-    env = environ(PYTHONPATH=os.pathsep.join(filter(None, [str(stubs),
-                                                           os.environ.get("PYTHONPATH")])),
-                  XDG_CACHE_HOME=str(tmp_path / "cache"))   # no kept help yet
-    proc = subprocess.run([sys.executable, "-c", PROBE, str(report),
-                           json.dumps([*argv, "-f", str(forest)])],
-                          capture_output=True, text=True, env=env, timeout=60)
+    env = environ(
+        PYTHONPATH=os.pathsep.join(filter(None, [str(stubs), os.environ.get("PYTHONPATH")])),
+        XDG_CACHE_HOME=str(tmp_path / "cache"),
+    )  # no kept help yet
+    proc = subprocess.run(
+        [sys.executable, "-c", PROBE, str(report), json.dumps([*argv, "-f", str(forest)])],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
     assert proc.returncode == 0, proc.stderr
     seen = json.loads(report.read_text())
     assert seen["code"] in (0, None), proc.stderr
@@ -217,22 +251,26 @@ def test_the_top_level_help_is_kept_and_printed_without_typer(tmp_path: Path) ->
 
     def helped(columns: str) -> tuple[str, list[str]]:
         report = tmp_path / "modules.json"
-        proc = subprocess.run([*probe, str(report), json.dumps(["--help"])],
-                              capture_output=True, text=True, timeout=60,
-                              env=environ(XDG_CACHE_HOME=str(cache), COLUMNS=columns))
+        proc = subprocess.run(
+            [*probe, str(report), json.dumps(["--help"])],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            env=environ(XDG_CACHE_HOME=str(cache), COLUMNS=columns),
+        )
         assert proc.returncode == 0, proc.stderr
         return proc.stdout, json.loads(report.read_text())["modules"]
 
     first, loaded = helped("80")
     assert "typer" in loaded and first.startswith("Usage: vine [OPTIONS] COMMAND")
     again, loaded = helped("80")
-    assert again == first and "typer" not in loaded        # kept: no Typer at all
-    narrow, loaded = helped("60")                          # another width: rendered
+    assert again == first and "typer" not in loaded  # kept: no Typer at all
+    narrow, loaded = helped("60")  # another width: rendered
     assert "typer" in loaded and narrow != first
     assert max(len(line) for line in narrow.splitlines()) <= 58
     assert len(list((cache / "monkeyllm").glob("help-*.txt"))) == 2
-    cache = tmp_path / "not-a-folder"                      # nowhere to keep it:
-    cache.write_text("")                                   # rendered every time
+    cache = tmp_path / "not-a-folder"  # nowhere to keep it:
+    cache.write_text("")  # rendered every time
     assert helped("80") == (first, helped("80")[1])
     assert "typer" in helped("80")[1]
 
@@ -248,8 +286,13 @@ def run_in_terminal(*args: str, **env: str) -> tuple[int, str, str]:
         master, slave = pty.openpty()
     except OSError as exc:  # no pseudo-terminals in this sandbox
         pytest.skip(f"no pseudo-terminal: {exc}")
-    with subprocess.Popen([*SCRIPT, *args], stdin=subprocess.DEVNULL, stdout=slave,
-                          stderr=subprocess.PIPE, env=environ(COLUMNS="120", **env)) as proc:
+    with subprocess.Popen(
+        [*SCRIPT, *args],
+        stdin=subprocess.DEVNULL,
+        stdout=slave,
+        stderr=subprocess.PIPE,
+        env=environ(COLUMNS="120", **env),
+    ) as proc:
         os.close(slave)
         chunks: list[bytes] = []
         deadline = time.monotonic() + 60
@@ -283,7 +326,7 @@ def colours(text: str) -> set[int]:
             code = codes[i]
             if code in (38, 48):
                 found.add(code)
-                i += 3 if codes[i + 1:i + 2] == [5] else 5
+                i += 3 if codes[i + 1 : i + 2] == [5] else 5
                 continue
             if 30 <= code <= 37 or 40 <= code <= 47 or 90 <= code <= 97 or 100 <= code <= 107:
                 found.add(code)
@@ -301,8 +344,9 @@ def is_json(text: str) -> bool:
 
 def test_terminal_gets_rich_output_in_colour(forest: Path) -> None:
     title = engine(forest, "look", id="sales/exchange-policy")["title"]
-    code, out, err = run_in_terminal("look", "sales/exchange-policy", "-f", str(forest),
-                                     TERM="xterm-256color")
+    code, out, err = run_in_terminal(
+        "look", "sales/exchange-policy", "-f", str(forest), TERM="xterm-256color"
+    )
     assert code == 0, err
     assert not is_json(CSI.sub("", out))
     assert title in CSI.sub("", out)
@@ -311,8 +355,9 @@ def test_terminal_gets_rich_output_in_colour(forest: Path) -> None:
 
 def test_no_color_turns_the_colours_off(forest: Path) -> None:
     title = engine(forest, "look", id="sales/exchange-policy")["title"]
-    code, out, err = run_in_terminal("look", "sales/exchange-policy", "-f", str(forest),
-                                     TERM="xterm-256color", NO_COLOR="1")
+    code, out, err = run_in_terminal(
+        "look", "sales/exchange-policy", "-f", str(forest), TERM="xterm-256color", NO_COLOR="1"
+    )
     assert code == 0, err
     assert title in CSI.sub("", out)
     assert colours(out) == set(), repr(out[:300])
@@ -320,15 +365,15 @@ def test_no_color_turns_the_colours_off(forest: Path) -> None:
 
 def test_json_flag_on_a_terminal(forest: Path) -> None:
     cool(forest)
-    code, out, err = run_in_terminal("look", "sales/exchange-policy", "--json",
-                                     "-f", str(forest), TERM="xterm-256color")
+    code, out, err = run_in_terminal(
+        "look", "sales/exchange-policy", "--json", "-f", str(forest), TERM="xterm-256color"
+    )
     assert code == 0, err
     assert json.loads(out) == engine(forest, "look", id="sales/exchange-policy")
 
 
 def test_error_on_a_terminal_goes_to_stderr_only(forest: Path) -> None:
-    code, out, err = run_in_terminal("look", "nope/ghost", "-f", str(forest),
-                                     TERM="xterm-256color")
+    code, out, err = run_in_terminal("look", "nope/ghost", "-f", str(forest), TERM="xterm-256color")
     assert code == 1
     assert out == ""
     lines = err.splitlines()
@@ -336,16 +381,22 @@ def test_error_on_a_terminal_goes_to_stderr_only(forest: Path) -> None:
 
 
 @pytest.mark.skipif(not hasattr(signal, "SIGPIPE"), reason="no SIGPIPE here")
-@pytest.mark.parametrize("args", [["look", "sales/exchange-policy"], ["--help"]],
-                         ids=["look", "help"])
+@pytest.mark.parametrize(
+    "args", [["look", "sales/exchange-policy"], ["--help"]], ids=["look", "help"]
+)
 def test_a_reader_that_hangs_up_ends_vine_quietly(forest: Path, args: list[str]) -> None:
     """`vine look x | head -c 10`: no BrokenPipeError traceback, the SIGPIPE status."""
     read, write = os.pipe()
-    os.close(read)                                  # the reader is gone before vine writes
+    os.close(read)  # the reader is gone before vine writes
     try:
-        proc = subprocess.run([*SCRIPT, *args, "-f", str(forest)] if args[0] != "--help"
-                              else [*SCRIPT, *args], stdout=write, stderr=subprocess.PIPE,
-                              text=True, timeout=60, env=environ())
+        proc = subprocess.run(
+            [*SCRIPT, *args, "-f", str(forest)] if args[0] != "--help" else [*SCRIPT, *args],
+            stdout=write,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=60,
+            env=environ(),
+        )
     finally:
         os.close(write)
     assert proc.returncode == -signal.SIGPIPE, proc.stderr

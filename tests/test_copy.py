@@ -23,8 +23,9 @@ def test_the_shipped_sample_says_why_it_cannot_be_written() -> None:
 def test_a_plain_folder_and_an_own_repository(tmp_path: Path) -> None:
     plain = copy_sample(tmp_path / "plain")
     with Vine(plain, writable=False) as vine:
-        assert vine.cannot_write() == ("it is not a git repository, and every write is a "
-                                       "git commit")
+        assert vine.cannot_write() == (
+            "it is not a git repository, and every write is a git commit"
+        )
     own = copy_sample(tmp_path / "own", git=True)
     with Vine(own, writable=False) as vine:
         assert vine.cannot_write() is None
@@ -34,11 +35,13 @@ def test_copy_makes_a_writable_forest_of_its_own(tmp_path: Path) -> None:
     dest = tmp_path / "deep" / "mine"
     with Vine.copy(SAMPLE, dest) as vine:
         assert vine.writable and vine.cannot_write() is None
-        assert (dest / ".git").is_dir()                 # a repository of its own
-        assert git(dest, "log", "--format=%s").strip() == \
-            "copy: forest 'Acme Trading brain' from sample-brain"
+        assert (dest / ".git").is_dir()  # a repository of its own
+        assert (
+            git(dest, "log", "--format=%s").strip()
+            == "copy: forest 'Acme Trading brain' from sample-brain"
+        )
         assert status(dest) == ""
-        assert (dest / "sales/orders-2026.db").is_file()            # payloads come along
+        assert (dest / "sales/orders-2026.db").is_file()  # payloads come along
         assert assert_ok(vine.query("sales/orders-2026", "SELECT COUNT(*) FROM orders"))
         out = assert_ok(vine.graft("sales/price-list", {"set_frontmatter": {"tags": ["x"]}}))
         assert out["commit"] == git(dest, "rev-parse", "HEAD").strip()
@@ -66,8 +69,11 @@ def test_vine_browse_copy_refuses_a_full_folder_with_the_envelope(tmp_path: Path
     full = tmp_path / "full"
     full.mkdir()
     (full / "x").write_text("x")
-    done = subprocess.run([sys.executable, "-m", "monkeyllm.commands", "browse",
-                           str(SAMPLE), "--copy", str(full)],
-                          capture_output=True, text=True, timeout=60)
+    done = subprocess.run(
+        [sys.executable, "-m", "monkeyllm.commands", "browse", str(SAMPLE), "--copy", str(full)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert done.returncode == 1
     assert "E_SCHEMA" in done.stderr and "not an empty folder" in done.stderr

@@ -17,14 +17,23 @@ from .forestkit import assert_error, assert_ok, make_forest
 def forest(tmp_path_factory: pytest.TempPathFactory) -> Path:
     docs = "https://intranet.example.com/docs/"
     nodes = {
-        "docs/a": ("document", {"created": "2026-02-01", "origin": docs + "a.pdf",
-                                "source": "ingest"}, "# a\n"),
-        "docs/b": ("document", {"created": "2026-03-05", "origin": docs + "sub/b.pdf",
-                                "source": "ingest"}, "# b\n"),
+        "docs/a": (
+            "document",
+            {"created": "2026-02-01", "origin": docs + "a.pdf", "source": "ingest"},
+            "# a\n",
+        ),
+        "docs/b": (
+            "document",
+            {"created": "2026-03-05", "origin": docs + "sub/b.pdf", "source": "ingest"},
+            "# b\n",
+        ),
         "docs/c": ("note", {"created": "2025-11-30", "source": "agent"}, "# c\n"),
         "docs/deep/d": ("note", {"created": "", "source": "agent"}, "# d\n"),
-        "people/ana": ("entity", {"created": "2025-01-02", "entity_kind": "person",
-                                  "source": "manual"}, "# ana\n"),
+        "people/ana": (
+            "entity",
+            {"created": "2025-01-02", "entity_kind": "person", "source": "manual"},
+            "# ana\n",
+        ),
         "loose": ("note", {"created": "2026-01-01"}, "# loose\n"),
     }
     return make_forest(tmp_path_factory.mktemp("cov") / "f", nodes)
@@ -40,9 +49,16 @@ def test_regions_and_totals_that_add_up(vine: Vine) -> None:
     out = assert_ok(vine.coverage())
     assert [r["id"] for r in out["roots"]] == ["docs/_index", "people/_index"]
     docs = out["roots"][0]
-    assert docs == {"id": "docs/_index", "title": "Docs", "nodes": 6, "branches": 2,
-                    "first": "2025-11-30", "last": "2026-03-05",
-                    "origin": "https://intranet.example.com/docs/", "without_origin": 4}
+    assert docs == {
+        "id": "docs/_index",
+        "title": "Docs",
+        "nodes": 6,
+        "branches": 2,
+        "first": "2025-11-30",
+        "last": "2026-03-05",
+        "origin": "https://intranet.example.com/docs/",
+        "without_origin": 4,
+    }
     assert out["roots"][1]["nodes"] == 2 and out["roots"][1]["origin"] is None
     # Every node but _meta/*: the regions, the leaf beside them, and the root itself.
     assert out["total"] == 10 and out["system"] == 1
@@ -56,20 +72,31 @@ def test_regions_and_totals_that_add_up(vine: Vine) -> None:
 
 def test_the_origin_is_what_scan_takes(vine: Vine) -> None:
     docs = assert_ok(vine.coverage())["roots"][0]
-    scanned = assert_ok(vine.scan("docs", recursive=True, fields=["id", "origin"],
-                                  filter={"origin_prefix": docs["origin"]}))
+    scanned = assert_ok(
+        vine.scan(
+            "docs",
+            recursive=True,
+            fields=["id", "origin"],
+            filter={"origin_prefix": docs["origin"]},
+        )
+    )
     assert scanned["total"] == docs["nodes"] - docs["without_origin"] == 2
 
 
-@pytest.mark.parametrize("low, high, common", [
-    ("https://x.com/docs/a.pdf", "https://x.com/docs/sub/b.pdf", "https://x.com/docs/"),
-    ("https://x.com/docs/a.pdf", "https://x.com/docs/a.pdf", "https://x.com/docs/a.pdf"),
-    ("file:///srv/a/x.docx", "file:///srv/b/y.docx", "file:///srv/"),
-    ("https://a.com/x", "https://b.com/y", None), ("s3://b/x", "urn:isbn:1", None),
-    (None, None, None),
-])
-def test_a_common_origin_ends_at_a_path_boundary(low: str | None, high: str | None,
-                                                 common: str | None) -> None:
+@pytest.mark.parametrize(
+    "low, high, common",
+    [
+        ("https://x.com/docs/a.pdf", "https://x.com/docs/sub/b.pdf", "https://x.com/docs/"),
+        ("https://x.com/docs/a.pdf", "https://x.com/docs/a.pdf", "https://x.com/docs/a.pdf"),
+        ("file:///srv/a/x.docx", "file:///srv/b/y.docx", "file:///srv/"),
+        ("https://a.com/x", "https://b.com/y", None),
+        ("s3://b/x", "urn:isbn:1", None),
+        (None, None, None),
+    ],
+)
+def test_a_common_origin_ends_at_a_path_boundary(
+    low: str | None, high: str | None, common: str | None
+) -> None:
     assert common_origin(low, high) == common
 
 
@@ -84,8 +111,7 @@ def test_a_scope_its_regions_and_its_date_field(vine: Vine) -> None:
 
 
 def test_it_deposits_no_heat_and_fits_its_budget(tmp_path: Path) -> None:
-    nodes = {f"region-{i:02d}-with-a-rather-long-name/n": ("note", {}, "# n\n")
-             for i in range(60)}
+    nodes = {f"region-{i:02d}-with-a-rather-long-name/n": ("note", {}, "# n\n") for i in range(60)}
     root = make_forest(tmp_path / "f", nodes)
     with Vine(root, writable=False) as vine:
         out = assert_ok(vine.coverage())

@@ -47,8 +47,12 @@ CHILD = textwrap.dedent("""
 
 
 def run_child(root: Path, limit: int, body: int) -> dict:
-    done = subprocess.run([sys.executable, "-c", CHILD, str(root), str(limit), str(body)],
-                          capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-c", CHILD, str(root), str(limit), str(body)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout)
 
@@ -71,8 +75,9 @@ def test_a_write_past_the_file_size_limit_is_refused_and_undone(tmp_path: Path) 
 def test_a_full_file_system_is_refused_and_undone(tmp_path: Path) -> None:
     mount = tmp_path / "small"
     mount.mkdir()
-    tried = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=3m", "tmpfs", str(mount)],
-                           capture_output=True)
+    tried = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=3m", "tmpfs", str(mount)], capture_output=True
+    )
     if tried.returncode != 0:
         pytest.skip("cannot mount a small tmpfs here")
     try:

@@ -19,15 +19,45 @@ from monkeyllm.nodes import ParseError, parse_text
 from .forestkit import SAMPLE
 
 scalars = st.one_of(
-    st.text(max_size=120), st.integers(-10**6, 10**6), st.booleans(), st.none(),
+    st.text(max_size=120),
+    st.integers(-(10**6), 10**6),
+    st.booleans(),
+    st.none(),
     st.floats(allow_nan=False, allow_infinity=False, width=32),
     st.dates(min_value=datetime.date(1900, 1, 1), max_value=datetime.date(2100, 1, 1)),
-    st.sampled_from(["yes", "No", "on", "~", "null", "007", "1_000", "0x1f", "1:30", ".5",
-                     "2026-05-04", "2026-05-04T10:00:00", "a: b", "x #y", "- z", "'q'",
-                     "C#", "e-mail", "NF-4412", "ação", "=", "<<", "1e5", ""]),
+    st.sampled_from(
+        [
+            "yes",
+            "No",
+            "on",
+            "~",
+            "null",
+            "007",
+            "1_000",
+            "0x1f",
+            "1:30",
+            ".5",
+            "2026-05-04",
+            "2026-05-04T10:00:00",
+            "a: b",
+            "x #y",
+            "- z",
+            "'q'",
+            "C#",
+            "e-mail",
+            "NF-4412",
+            "ação",
+            "=",
+            "<<",
+            "1e5",
+            "",
+        ]
+    ),
 )
-keys = st.one_of(st.from_regex(r"[a-z_][a-z0-9_-]{0,12}", fullmatch=True),
-                 st.sampled_from(["on", "yes", "1", "null", "true", "id", "links"]))
+keys = st.one_of(
+    st.from_regex(r"[a-z_][a-z0-9_-]{0,12}", fullmatch=True),
+    st.sampled_from(["on", "yes", "1", "null", "true", "id", "links"]),
+)
 values = st.one_of(
     scalars,
     st.lists(scalars, max_size=4),
@@ -85,14 +115,18 @@ def test_pyyaml_is_consulted_for_every_scalar_it_could_resolve() -> None:
             assert set(re.findall(r"[A-Za-z]+|~", regexp.pattern)) <= handled, tag
 
 
-_RESOLVED = [regexp for first, resolvers in Resolver.yaml_implicit_resolvers.items()
-             if first in yamlfast.RESOLVED_FIRST for _, regexp in resolvers]
+_RESOLVED = [
+    regexp
+    for first, resolvers in Resolver.yaml_implicit_resolvers.items()
+    if first in yamlfast.RESOLVED_FIRST
+    for _, regexp in resolvers
+]
 
 
 @settings(max_examples=300, deadline=None)
 @given(st.one_of(*(st.from_regex(r) for r in dict.fromkeys(_RESOLVED))))
 def test_what_pyyaml_resolves_passes_the_resolvable_screen(text: str) -> None:
-    text = text.rstrip("\n")   # "$" admits one; a scalar of the fast path has none
+    text = text.rstrip("\n")  # "$" admits one; a scalar of the fast path has none
     if text and text[0] in yamlfast.RESOLVED_FIRST:
         assert yamlfast.RESOLVABLE.fullmatch(text), text
 
@@ -129,13 +163,16 @@ def test_headers_skip_fenced_code_and_trailing_hashes() -> None:
     assert node.section_of_line(12) == "One point one"
 
 
-@pytest.mark.parametrize("text, reason", [
-    ("no frontmatter", "no frontmatter"),
-    ("---\ntitle: x\n", "unterminated"),
-    ("---\ntitle: [x\n---\n", "bad YAML"),
-    ("---\n- a\n---\n", "not a mapping"),
-    ("---\nx: 1\n---\n\x00", "binary"),
-])
+@pytest.mark.parametrize(
+    "text, reason",
+    [
+        ("no frontmatter", "no frontmatter"),
+        ("---\ntitle: x\n", "unterminated"),
+        ("---\ntitle: [x\n---\n", "bad YAML"),
+        ("---\n- a\n---\n", "not a mapping"),
+        ("---\nx: 1\n---\n\x00", "binary"),
+    ],
+)
 def test_parse_errors_say_why(text: str, reason: str) -> None:
     with pytest.raises(ParseError, match=reason):
         parse_text("x", text)

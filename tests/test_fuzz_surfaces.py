@@ -23,22 +23,60 @@ from monkeyllm.serve.forests import Forests
 from .forestkit import copy_sample
 
 # Values that reach deep into the calls: real ids, sections, SQL and terms of sample-brain.
-REAL = ["sales/exchange-policy", "sales/orders-2026", "sales/_index", "sales", "_index",
-        "Exchange window", "orders", "SELECT * FROM orders LIMIT 3",
-        "UPDATE orders SET region = 'x' WHERE id = 'none'", "related-to", "children",
-        "exchange", "2026-01-01", "note", "branch", "dataset"]
+REAL = [
+    "sales/exchange-policy",
+    "sales/orders-2026",
+    "sales/_index",
+    "sales",
+    "_index",
+    "Exchange window",
+    "orders",
+    "SELECT * FROM orders LIMIT 3",
+    "UPDATE orders SET region = 'x' WHERE id = 'none'",
+    "related-to",
+    "children",
+    "exchange",
+    "2026-01-01",
+    "note",
+    "branch",
+    "dataset",
+]
 
 JUNK_TEXT = st.one_of(
     st.text(max_size=40),
     st.text(alphabet=st.characters(codec="utf-8"), max_size=20),
-    st.sampled_from(["", "\x00", "a\x00b", "../..", "/etc/passwd", "é" * 300,
-                     "x" * 20_000, "[[", "---", "\ud7ff", "💥" * 50, " ", "\n"]),
+    st.sampled_from(
+        [
+            "",
+            "\x00",
+            "a\x00b",
+            "../..",
+            "/etc/passwd",
+            "é" * 300,
+            "x" * 20_000,
+            "[[",
+            "---",
+            "\ud7ff",
+            "💥" * 50,
+            " ",
+            "\n",
+        ]
+    ),
 )
 TEXT = st.one_of(st.sampled_from(REAL), JUNK_TEXT)
-SCALAR = st.one_of(st.none(), st.booleans(), st.integers(), st.floats(allow_nan=False),
-                   st.integers(min_value=2**63, max_value=2**80), TEXT)
-JUNK = st.recursive(SCALAR, lambda inner: st.one_of(
-    st.lists(inner, max_size=4), st.dictionaries(TEXT, inner, max_size=4)), max_leaves=8)
+SCALAR = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(),
+    st.floats(allow_nan=False),
+    st.integers(min_value=2**63, max_value=2**80),
+    TEXT,
+)
+JUNK = st.recursive(
+    SCALAR,
+    lambda inner: st.one_of(st.lists(inner, max_size=4), st.dictionaries(TEXT, inner, max_size=4)),
+    max_leaves=8,
+)
 
 
 def _of(schema: dict[str, Any]) -> st.SearchStrategy[Any]:
@@ -67,19 +105,37 @@ def _of(schema: dict[str, Any]) -> st.SearchStrategy[Any]:
 
 
 NODE = st.fixed_dictionaries(
-    {"id": st.one_of(st.just("sales/fuzzed"), TEXT), "type": TEXT,
-     "parent": st.one_of(st.just("sales/_index"), TEXT), "title": TEXT, "summary": TEXT},
-    optional={"body": TEXT, "tags": JUNK, "links": JUNK, "confidence": SCALAR,
-              "schema": JUNK, "rows": JUNK, "aliases": JUNK, "source": JUNK})
-PATCH = st.fixed_dictionaries({}, optional={
-    "set_frontmatter": st.one_of(st.dictionaries(TEXT, SCALAR, max_size=3), JUNK),
-    "add_links": st.one_of(st.lists(st.fixed_dictionaries(
-        {"rel": TEXT, "target": TEXT}), max_size=3), JUNK),
-    "remove_links": JUNK,
-    "append_section": st.one_of(st.fixed_dictionaries({"header": TEXT, "body": TEXT}), JUNK),
-    "replace_section": st.one_of(st.fixed_dictionaries({"header": TEXT, "body": TEXT}),
-                                 JUNK),
-    "replace_body": TEXT})
+    {
+        "id": st.one_of(st.just("sales/fuzzed"), TEXT),
+        "type": TEXT,
+        "parent": st.one_of(st.just("sales/_index"), TEXT),
+        "title": TEXT,
+        "summary": TEXT,
+    },
+    optional={
+        "body": TEXT,
+        "tags": JUNK,
+        "links": JUNK,
+        "confidence": SCALAR,
+        "schema": JUNK,
+        "rows": JUNK,
+        "aliases": JUNK,
+        "source": JUNK,
+    },
+)
+PATCH = st.fixed_dictionaries(
+    {},
+    optional={
+        "set_frontmatter": st.one_of(st.dictionaries(TEXT, SCALAR, max_size=3), JUNK),
+        "add_links": st.one_of(
+            st.lists(st.fixed_dictionaries({"rel": TEXT, "target": TEXT}), max_size=3), JUNK
+        ),
+        "remove_links": JUNK,
+        "append_section": st.one_of(st.fixed_dictionaries({"header": TEXT, "body": TEXT}), JUNK),
+        "replace_section": st.one_of(st.fixed_dictionaries({"header": TEXT, "body": TEXT}), JUNK),
+        "replace_body": TEXT,
+    },
+)
 OBJECTS = st.one_of(NODE, PATCH, st.dictionaries(TEXT, JUNK, max_size=4))
 
 
@@ -87,20 +143,30 @@ def arguments(spec: Call) -> st.SearchStrategy[dict[str, Any]]:
     """Argument objects for a call: its parameters drawn from its schema (required ones
     mostly present), sometimes an unknown key."""
     schema = spec.input_schema()
-    required = {k: _of(v) for k, v in schema["properties"].items()
-                if k in schema["required"]}
-    optional = {k: _of(v) for k, v in schema["properties"].items()
-                if k not in schema["required"]}
+    required = {k: _of(v) for k, v in schema["properties"].items() if k in schema["required"]}
+    optional = {k: _of(v) for k, v in schema["properties"].items() if k not in schema["required"]}
     base = st.fixed_dictionaries(required, optional=optional)
     extra = st.dictionaries(st.sampled_from(["bogus", "forest", "id", ""]), JUNK, max_size=1)
-    return st.one_of(base, base, base, st.tuples(base, extra).map(lambda t: {**t[0], **t[1]}),
-                     st.dictionaries(TEXT, JUNK, max_size=3))
+    return st.one_of(
+        base,
+        base,
+        base,
+        st.tuples(base, extra).map(lambda t: {**t[0], **t[1]}),
+        st.dictionaries(TEXT, JUNK, max_size=3),
+    )
 
 
 NAMES = [name for name in CALLS if name != "answer"]
-FUZZ = settings(max_examples=12, deadline=None, derandomize=True,
-                suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
-                                       HealthCheck.function_scoped_fixture])
+FUZZ = settings(
+    max_examples=12,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[
+        HealthCheck.too_slow,
+        HealthCheck.data_too_large,
+        HealthCheck.function_scoped_fixture,
+    ],
+)
 
 
 def check(name: str, args: Any, out: Any) -> None:
@@ -126,8 +192,13 @@ def forests(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]
     with Vine(reads, writable=False) as reader, Vine(engine_w) as writer:
         served = Forests(forest=mcp_w, writable=True)
         try:
-            yield {"reads": reads, "cli": cli_w, "reader": reader, "writer": writer,
-                   "mcp": Dispatcher(served)}
+            yield {
+                "reads": reads,
+                "cli": cli_w,
+                "reader": reader,
+                "writer": writer,
+                "mcp": Dispatcher(served),
+            }
         finally:
             served.close()
 
@@ -152,19 +223,19 @@ def test_cli_answers_every_argument_object(forests: dict[str, Any], name: str) -
     @settings(FUZZ, max_examples=6)
     @given(args=arguments(CALLS[name]))
     def run(args: dict[str, Any]) -> None:
-        done = runner.invoke(app, ["call", name, json.dumps(args), "--forest", str(root),
-                                   "--json"])
+        done = runner.invoke(app, ["call", name, json.dumps(args), "--forest", str(root), "--json"])
         assert done.exit_code in (0, 1), (args, done.exit_code, done.output[-500:])
         assert done.exception is None or isinstance(done.exception, SystemExit), (
-            args, repr(done.exception))
+            args,
+            repr(done.exception),
+        )
         check(name, args, json.loads(done.stdout))
 
     run()
 
 
 @pytest.mark.parametrize("name", NAMES)
-def test_mcp_dispatch_answers_every_argument_object(forests: dict[str, Any],
-                                                    name: str) -> None:
+def test_mcp_dispatch_answers_every_argument_object(forests: dict[str, Any], name: str) -> None:
     dispatcher: Dispatcher = forests["mcp"]
     tool = next(s.name for s in dispatcher.specs if s.call == name)
 
@@ -181,20 +252,26 @@ def test_the_check_catches_an_internal_error() -> None:
         check("look", {}, {"error": {"code": "E_INTERNAL", "message": "boom"}})
 
 
-@pytest.mark.parametrize("args", [
-    {"query": "x" * 20_000},                                  # echoed whole, no results
-    {"query": "exchange", "terms": ["y" * 20_000] * 8},       # explicit terms echoed
-])
+@pytest.mark.parametrize(
+    "args",
+    [
+        {"query": "x" * 20_000},  # echoed whole, no results
+        {"query": "exchange", "terms": ["y" * 20_000] * 8},  # explicit terms echoed
+    ],
+)
 def test_harvest_refuses_what_it_could_not_echo_within_budget(
-        forests: dict[str, Any], args: dict[str, Any]) -> None:
+    forests: dict[str, Any], args: dict[str, Any]
+) -> None:
     out = forests["reader"].call("harvest", args)
     assert out["error"]["code"] == "E_SCHEMA", out
     check("harvest", args, out)
 
 
 def test_harvest_at_its_length_limits_fits_its_budget(forests: dict[str, Any]) -> None:
-    args = {"query": " ".join(f"w{i}" + "x" * 95 for i in range(10)),
-            "terms": [f"t{i}" + "y" * 198 for i in range(8)]}
+    args = {
+        "query": " ".join(f"w{i}" + "x" * 95 for i in range(10)),
+        "terms": [f"t{i}" + "y" * 198 for i in range(8)],
+    }
     out = forests["reader"].call("harvest", args)
     assert "error" not in out, out
     check("harvest", args, out)
@@ -207,13 +284,17 @@ def test_an_unknown_parameter_is_not_echoed_whole(forests: dict[str, Any]) -> No
     check("harvest", args, out)
 
 
-@pytest.mark.parametrize("name, args", [
-    ("scan", {"parent_id": "x" * 20_000}),
-    ("look", {"id": "x" * 20_000}),
-    ("move", {"id": "y" * 20_000}),
-])
+@pytest.mark.parametrize(
+    "name, args",
+    [
+        ("scan", {"parent_id": "x" * 20_000}),
+        ("look", {"id": "x" * 20_000}),
+        ("move", {"id": "y" * 20_000}),
+    ],
+)
 def test_an_envelope_quoting_a_huge_argument_fits_the_budget(
-        forests: dict[str, Any], name: str, args: dict[str, Any]) -> None:
+    forests: dict[str, Any], name: str, args: dict[str, Any]
+) -> None:
     out = forests["reader"].call(name, args)
     assert "error" in out, out
     check(name, args, out)

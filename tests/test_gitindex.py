@@ -15,8 +15,14 @@ from .forestkit import assert_error, assert_ok, copy_sample, git, head, status
 
 
 def note(node_id: str, parent: str = "clients/_index") -> dict:
-    return {"id": node_id, "type": "note", "parent": parent, "title": node_id.split("/")[-1],
-            "summary": "A note for the index tests.", "body": "# Note\n\n## Body\n\nText."}
+    return {
+        "id": node_id,
+        "type": "note",
+        "parent": parent,
+        "title": node_id.split("/")[-1],
+        "summary": "A note for the index tests.",
+        "body": "# Note\n\n## Body\n\nText.",
+    }
 
 
 def index_version(root: Path) -> int:
@@ -29,8 +35,9 @@ def assert_in_sync(root: Path) -> None:
     assert git(root, "diff-index", "--cached", "--name-status", "HEAD") == ""
     assert git(root, "write-tree").strip() == git(root, "rev-parse", "HEAD^{tree}").strip()
     assert status(root) == ""
-    subprocess.run(["git", "fsck", "--strict", "--no-progress"], cwd=root, check=True,
-                   capture_output=True)
+    subprocess.run(
+        ["git", "fsck", "--strict", "--no-progress"], cwd=root, check=True, capture_output=True
+    )
 
 
 @pytest.fixture
@@ -57,7 +64,7 @@ def test_writes_leave_the_index_in_sync_by_stat(forest: Path) -> None:
 def test_the_index_is_spliced_not_rewritten_by_git(forest: Path) -> None:
     """No git process updates the index: its cache-tree extension, which git would
     keep, is dropped by the splice (git rebuilds it on demand)."""
-    git(forest, "write-tree")          # gives the index a cache-tree (TREE) extension
+    git(forest, "write-tree")  # gives the index a cache-tree (TREE) extension
     assert b"TREE" in (forest / ".git" / "index").read_bytes()
     with Vine(forest) as vine:
         assert_ok(vine.plant(note("clients/alpha")))
@@ -73,19 +80,23 @@ def test_entries_it_does_not_touch_are_kept_byte_for_byte(forest: Path) -> None:
     git(forest, "add", "scratch.txt")
     git(forest, "add", "-N", "later.txt")
     git(forest, "update-index", "--skip-worktree", "acme-trading.md")
-    before = git(forest, "ls-files", "-s", "-v", "--debug", "scratch.txt", "later.txt",
-                 "acme-trading.md")
+    before = git(
+        forest, "ls-files", "-s", "-v", "--debug", "scratch.txt", "later.txt", "acme-trading.md"
+    )
     assert index_version(forest) == 3
     with Vine(forest) as vine:
         assert_ok(vine.plant(note("clients/alpha")))
         assert_ok(vine.plant(note("clients/beta")))
     assert index_version(forest) == 3
-    after = git(forest, "ls-files", "-s", "-v", "--debug", "scratch.txt", "later.txt",
-                "acme-trading.md")
+    after = git(
+        forest, "ls-files", "-s", "-v", "--debug", "scratch.txt", "later.txt", "acme-trading.md"
+    )
     assert after == before
     assert git(forest, "diff", "--cached", "--name-only", "HEAD") == "scratch.txt\n"
     assert git(forest, "show", "--name-only", "--format=", "HEAD").split() == [
-        "clients/_index.md", "clients/beta.md"]
+        "clients/_index.md",
+        "clients/beta.md",
+    ]
 
 
 def test_a_change_staged_between_writes_is_kept(forest: Path) -> None:
@@ -104,10 +115,11 @@ def test_a_change_staged_between_writes_is_kept(forest: Path) -> None:
     assert_in_sync(forest)
 
 
-@pytest.mark.parametrize("setup", [
-    ["update-index", "--index-version", "4"],
-    ["update-index", "--split-index"],
-], ids=["version-4", "split-index"])
+@pytest.mark.parametrize(
+    "setup",
+    [["update-index", "--index-version", "4"], ["update-index", "--split-index"]],
+    ids=["version-4", "split-index"],
+)
 def test_indexes_it_cannot_splice_go_through_git(forest: Path, setup: list[str]) -> None:
     git(forest, *setup)
     raw = (forest / ".git" / "index").read_bytes()
@@ -132,7 +144,9 @@ def test_a_removed_file_leaves_the_index(forest: Path) -> None:
     repo.close()
     assert "clients/alpha.md" not in git(forest, "ls-files")
     assert git(forest, "show", "--name-status", "--format=", "HEAD").split() == [
-        "D", "clients/alpha.md"]
+        "D",
+        "clients/alpha.md",
+    ]
     assert_in_sync(forest)
 
 

@@ -21,20 +21,29 @@ from monkeyllm.heat import LIST_DEPOSIT, READ_DEPOSIT, STRONG_DEPOSIT
 
 from .forestkit import assert_ok, copy_sample, make_forest
 
-SECONDS = 1 / 86400          # one second, in days
-TINY = 0.002 * SECONDS       # a half-life of 2 ms
-FADE = 0.1                   # 50 half-lives at TINY: any heat rounds to 0.0
+SECONDS = 1 / 86400  # one second, in days
+TINY = 0.002 * SECONDS  # a half-life of 2 ms
+FADE = 0.1  # 50 half-lives at TINY: any heat rounds to 0.0
 
 
 @pytest.fixture
 def twins(tmp_path: Path) -> Path:
     """Two nodes that tie for locate("otter") and sniff("otter")."""
-    return make_forest(tmp_path / "twins", {
-        "a/first": ("note", {"title": "Otter one", "summary": "otter"},
-                    "# One\n\nThe otter swims.\n"),
-        "a/second": ("note", {"title": "Otter two", "summary": "otter"},
-                     "# Two\n\nThe otter dives.\n"),
-    })
+    return make_forest(
+        tmp_path / "twins",
+        {
+            "a/first": (
+                "note",
+                {"title": "Otter one", "summary": "otter"},
+                "# One\n\nThe otter swims.\n",
+            ),
+            "a/second": (
+                "note",
+                {"title": "Otter two", "summary": "otter"},
+                "# Two\n\nThe otter dives.\n",
+            ),
+        },
+    )
 
 
 def ranked(out: dict[str, Any]) -> list[tuple[str, float]]:
@@ -146,12 +155,21 @@ def test_heat_survives_reopening_and_catalog_rebuilds(twins: Path) -> None:
 
 @pytest.fixture
 def hunt(tmp_path: Path) -> Path:
-    return make_forest(tmp_path / "hunt", {
-        "h/found": ("note", {"title": "Heron notes", "summary": "Heron."},
-                    "# Found\n\nheron\n"),
-        "h/plain": ("note", {"title": "Stork notes", "summary": "Stork."},
-                    "# Plain\n\nstork\n"),
-    })
+    return make_forest(
+        tmp_path / "hunt",
+        {
+            "h/found": (
+                "note",
+                {"title": "Heron notes", "summary": "Heron."},
+                "# Found\n\nheron\n",
+            ),
+            "h/plain": (
+                "note",
+                {"title": "Stork notes", "summary": "Stork."},
+                "# Plain\n\nstork\n",
+            ),
+        },
+    )
 
 
 def increments(vine: Vine, *reads: tuple[str, Any]) -> dict[str, float]:
@@ -171,7 +189,8 @@ def test_a_pick_of_what_a_search_found_is_a_successful_hunt(hunt: Path, search: 
         gain = increments(vine, ("pick", "h/found"), ("pick", "h/plain"))
         assert gain["h/found"] > gain["h/plain"] > 0
         assert gain["h/found"] - gain["h/plain"] == pytest.approx(
-            STRONG_DEPOSIT - READ_DEPOSIT, abs=2e-4)
+            STRONG_DEPOSIT - READ_DEPOSIT, abs=2e-4
+        )
         # the find is spent: the next pick of the same node is a plain read again
         again = increments(vine, ("pick", "h/found"), ("pick", "h/plain"))
         assert again["h/found"] == pytest.approx(again["h/plain"], abs=2e-4)
@@ -188,15 +207,17 @@ def test_a_look_between_the_find_and_the_pick_keeps_the_hunt(hunt: Path) -> None
         assert looked["h/found"] == pytest.approx(looked["h/plain"], abs=2e-4)
         picked = increments(vine, ("pick", "h/found"), ("pick", "h/plain"))
         assert picked["h/found"] - picked["h/plain"] == pytest.approx(
-            STRONG_DEPOSIT - READ_DEPOSIT, abs=2e-4)
+            STRONG_DEPOSIT - READ_DEPOSIT, abs=2e-4
+        )
 
 
 def test_a_batch_pick_rewards_only_what_was_found(hunt: Path) -> None:
     with Vine(hunt, writable=False) as vine:
         assert order(vine.locate("heron")) == ["h/found"]
         gain = increments(vine, ("pick", ["h/found", "h/plain"]))
-    assert gain["h/found"] - gain["h/plain"] == pytest.approx(STRONG_DEPOSIT - READ_DEPOSIT,
-                                                              abs=2e-4)
+    assert gain["h/found"] - gain["h/plain"] == pytest.approx(
+        STRONG_DEPOSIT - READ_DEPOSIT, abs=2e-4
+    )
 
 
 def test_without_a_search_a_pick_is_a_plain_read(hunt: Path) -> None:
@@ -211,15 +232,17 @@ def test_without_a_search_a_pick_is_a_plain_read(hunt: Path) -> None:
     assert gain["h/found"] == pytest.approx(gain["h/plain"], abs=2e-4)
 
 
-@pytest.mark.parametrize(("search", "arg"), [("sniff", "total_invoice"),
-                                             ("locate", "orders 2026 ledger")])
-def test_a_query_after_a_search_is_a_successful_hunt(tmp_path: Path, search: str,
-                                                     arg: str) -> None:
+@pytest.mark.parametrize(
+    ("search", "arg"), [("sniff", "total_invoice"), ("locate", "orders 2026 ledger")]
+)
+def test_a_query_after_a_search_is_a_successful_hunt(tmp_path: Path, search: str, arg: str) -> None:
     root = copy_sample(tmp_path / "brain")
     orders, prospects = "sales/orders-2026", "sales/pipeline/prospects-q2"
     with Vine(root, writable=False) as vine:
-        sql = {d: "SELECT COUNT(*) FROM " + next(iter(vine.look(d)["query_manual"]["tables"]))
-               for d in (orders, prospects)}
+        sql = {
+            d: "SELECT COUNT(*) FROM " + next(iter(vine.look(d)["query_manual"]["tables"]))
+            for d in (orders, prospects)
+        }
 
         def gained(*ids: str) -> dict[str, float]:
             before = heats(vine, "sales", recursive=True, filter={"type": "dataset"})
@@ -232,7 +255,8 @@ def test_a_query_after_a_search_is_a_successful_hunt(tmp_path: Path, search: str
         assert orders in found and prospects not in found
         hunted = gained(orders, prospects)
         assert hunted[orders] - hunted[prospects] == pytest.approx(
-            STRONG_DEPOSIT - READ_DEPOSIT, abs=2e-4)
+            STRONG_DEPOSIT - READ_DEPOSIT, abs=2e-4
+        )
         plain = gained(orders, prospects)
         assert plain[orders] == pytest.approx(plain[prospects], abs=2e-4)
 
@@ -242,19 +266,40 @@ def test_a_query_after_a_search_is_a_successful_hunt(tmp_path: Path, search: str
 
 @pytest.fixture
 def graph(tmp_path: Path) -> Path:
-    return make_forest(tmp_path / "graph", {
-        "g/hub": ("note", {"title": "Hub", "links": [{"rel": "related-to", "target": "g/a"},
-                                                     {"rel": "related-to", "target": "g/b"},
-                                                     {"rel": "related-to", "target": "g/c"}]},
-                  "# Hub\n"),
-        "g/a": ("note", {"title": "A"}, "# A\n"),
-        "g/b": ("note", {"title": "B"}, "# B\n"),
-        "g/c": ("note", {"title": "C"}, "# C\n"),
-        "g/d": ("note", {"title": "D", "links": [{"rel": "related-to", "target": "g/hub"}]},
-                "# D\n"),
-        "g/e": ("entity", {"title": "E", "entity_kind": "person",
-                           "links": [{"rel": "mentioned-in", "target": "g/hub"}]}, "# E\n"),
-    })
+    return make_forest(
+        tmp_path / "graph",
+        {
+            "g/hub": (
+                "note",
+                {
+                    "title": "Hub",
+                    "links": [
+                        {"rel": "related-to", "target": "g/a"},
+                        {"rel": "related-to", "target": "g/b"},
+                        {"rel": "related-to", "target": "g/c"},
+                    ],
+                },
+                "# Hub\n",
+            ),
+            "g/a": ("note", {"title": "A"}, "# A\n"),
+            "g/b": ("note", {"title": "B"}, "# B\n"),
+            "g/c": ("note", {"title": "C"}, "# C\n"),
+            "g/d": (
+                "note",
+                {"title": "D", "links": [{"rel": "related-to", "target": "g/hub"}]},
+                "# D\n",
+            ),
+            "g/e": (
+                "entity",
+                {
+                    "title": "E",
+                    "entity_kind": "person",
+                    "links": [{"rel": "mentioned-in", "target": "g/hub"}],
+                },
+                "# E\n",
+            ),
+        },
+    )
 
 
 def hottest_first(cold: list[str], heat: dict[str, float]) -> list[str]:
@@ -268,8 +313,7 @@ def test_look_and_move_order_neighbours_hottest_first(graph: Path) -> None:
         cold_out = [e["target"] for e in cold["edges_out"]]
         cold_in = [e["source"] for e in cold["edges_in"]]
         cold_children = [c["id"] for c in assert_ok(vine.look("g/_index"))["children"]]
-        cold_both = [n["id"] for n in assert_ok(vine.move("g/hub", direction="both"))
-                     ["neighbors"]]
+        cold_both = [n["id"] for n in assert_ok(vine.move("g/hub", direction="both"))["neighbors"]]
         assert cold_out == ["g/a", "g/b", "g/c"] and set(cold_in) == {"g/d", "g/e"}
         for node_id, times in (("g/c", 3), ("g/b", 2), (cold_in[1], 1)):
             for _ in range(times):
@@ -303,18 +347,21 @@ def test_a_few_ids_read_alone_agree_with_the_whole_table(tmp_path: Path) -> None
     writer.deposit([f"n/{i}" for i in range(PARTIAL_MAX + 10)], READ_DEPOSIT)
     writer.deposit(["n/1", "n/2"], STRONG_DEPOSIT)
     clock[0] += 3600
-    few = writer.many(["n/1", "n/3", "absent"])          # pending, not yet written
+    few = writer.many(["n/1", "n/3", "absent"])  # pending, not yet written
     writer.flush()
     writer.close()
     reader = HeatStore(tmp_path, half_life_days=1.0, clock=lambda: clock[0])
     reader.deposit(["n/3"], STRONG_DEPOSIT)
     alone = reader.many(["n/1", "n/3", "absent"])
-    everything = reader.hot()                            # loads the whole table
+    everything = reader.hot()  # loads the whole table
     reader.close()
     decayed = 0.5 ** (3600 / 86400)
     assert few["n/1"] == pytest.approx((READ_DEPOSIT + STRONG_DEPOSIT) * decayed, abs=1e-4)
     assert alone["n/1"] == few["n/1"] == everything["n/1"]
-    assert alone["n/3"] == everything["n/3"] == pytest.approx(
-        READ_DEPOSIT * decayed + STRONG_DEPOSIT, abs=1e-4)
+    assert (
+        alone["n/3"]
+        == everything["n/3"]
+        == pytest.approx(READ_DEPOSIT * decayed + STRONG_DEPOSIT, abs=1e-4)
+    )
     assert alone["absent"] == 0.0 and "absent" not in everything
     assert len(everything) == PARTIAL_MAX + 10

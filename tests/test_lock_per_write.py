@@ -20,8 +20,12 @@ from monkeyllm.lock import LOCK_NAME, timeout_from_env
 
 from .forestkit import assert_error, assert_ok, copy_sample, git, head, status
 
-NOTE = {"type": "note", "parent": "sales/_index", "title": "Shared",
-        "summary": "Planted while another process writes the same forest."}
+NOTE = {
+    "type": "note",
+    "parent": "sales/_index",
+    "title": "Shared",
+    "summary": "Planted while another process writes the same forest.",
+}
 
 
 @pytest.fixture
@@ -43,8 +47,11 @@ class Child:
     def __init__(self, root: Path, script: str) -> None:
         self.proc = subprocess.Popen(
             [sys.executable, "-c", textwrap.dedent(script), str(root)],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-            text=True)
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
 
     def line(self) -> str:
         assert self.proc.stdout is not None
@@ -100,7 +107,7 @@ def test_per_write_takes_the_lock_only_inside_each_write(root: Path) -> None:
         assert vine.lock == "per-write" and vine.writable
         assert not (root / LOCK_NAME).exists()
         assert_ok(vine.look("sales/exchange-policy"))
-        assert not (root / LOCK_NAME).exists()      # reads never take it
+        assert not (root / LOCK_NAME).exists()  # reads never take it
         seen: dict[str, Any] = {}
 
         def peek(step: str) -> None:
@@ -108,6 +115,7 @@ def test_per_write_takes_the_lock_only_inside_each_write(root: Path) -> None:
                 seen.update(json.loads((root / LOCK_NAME).read_text()))
 
         from monkeyllm.writes import transaction
+
         transaction.FAULT = peek
         try:
             out = assert_ok(vine.plant(note("sales/shared-1")))
@@ -117,11 +125,20 @@ def test_per_write_takes_the_lock_only_inside_each_write(root: Path) -> None:
         assert seen["pid"] == os.getpid() and seen["hold"] == "per-write"
         assert not (root / LOCK_NAME).exists()
         # Between its writes another process's plain Vine(path) gets the forest.
-        done = subprocess.run([sys.executable, "-c", textwrap.dedent(f"""
+        done = subprocess.run(
+            [
+                sys.executable,
+                "-c",
+                textwrap.dedent(f"""
             from monkeyllm import Vine
             with Vine({str(root)!r}) as v:
                 print(v.plant({note("sales/shared-2")!r})["commit"])
-        """)], capture_output=True, text=True, check=True)
+        """),
+            ],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
         assert done.stdout.strip() == head(root)
         # ... and this Vine's next write commits on top of it.
         again = assert_ok(vine.plant(note("sales/shared-3")))
@@ -145,7 +162,7 @@ def test_a_write_waits_for_a_write_in_progress_then_commits_on_top(root: Path) -
     finally:
         child.finish()
     assert took >= 0.5, took
-    assert [w["pid"] for w in waited] == [child.pid]    # told once, naming the holder
+    assert [w["pid"] for w in waited] == [child.pid]  # told once, naming the holder
     assert parent_of(root, out["commit"]) == theirs["commit"]
     assert status(root) == ""
 
@@ -155,7 +172,7 @@ def test_a_plain_vine_waits_at_open_for_a_write_in_progress(root: Path) -> None:
     try:
         child.say("0.8")
         assert child.line() == "writing"
-        with Vine(root) as vine:                       # while-open: waits its turn
+        with Vine(root) as vine:  # while-open: waits its turn
             out = assert_ok(vine.plant(note("sales/after-open")))
         theirs = json.loads(child.line())
     finally:
@@ -191,12 +208,12 @@ def test_a_holder_for_life_answers_e_locked_at_once_naming_it(root: Path) -> Non
         with Vine(root, lock="per-write", lock_timeout=5) as vine:
             started = time.monotonic()
             err = assert_error(vine.plant(note("sales/refused")), "E_LOCKED")
-            assert time.monotonic() - started < 1.0       # not the 5 s timeout
+            assert time.monotonic() - started < 1.0  # not the 5 s timeout
             assert f"pid {child.pid}" in err["message"]
-            assert "python -c" in err["message"]           # what kind of process
+            assert "python -c" in err["message"]  # what kind of process
             assert "as long as it has the forest open" in err["message"]
             assert 'lock="per-write"' in err["hint"] and "Stop that process" in err["hint"]
-            assert_ok(vine.look("sales/exchange-policy"))   # reads go on
+            assert_ok(vine.look("sales/exchange-policy"))  # reads go on
             before = head(root)
             child.say()
             child.finish()
@@ -209,7 +226,8 @@ def test_a_holder_for_life_answers_e_locked_at_once_naming_it(root: Path) -> Non
 
 
 def test_the_timeout_comes_from_the_keyword_or_the_environment(
-        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     monkeypatch.delenv("VINE_LOCK_TIMEOUT", raising=False)
     assert timeout_from_env(None) == 5.0
     assert timeout_from_env(0.25) == 0.25
@@ -251,10 +269,13 @@ KILLED_MID_WRITE = """
 def test_a_writer_killed_mid_write_is_recovered_by_the_next_writer(root: Path) -> None:
     before = head(root)
     text = (root / "sales/exchange-policy.md").read_text()
-    with Vine(root, lock="per-write") as vine:          # open before the crash
+    with Vine(root, lock="per-write") as vine:  # open before the crash
         assert_ok(vine.look("sales/exchange-policy"))
-        done = subprocess.run([sys.executable, "-c", textwrap.dedent(KILLED_MID_WRITE),
-                               str(root)], capture_output=True, text=True)
+        done = subprocess.run(
+            [sys.executable, "-c", textwrap.dedent(KILLED_MID_WRITE), str(root)],
+            capture_output=True,
+            text=True,
+        )
         assert done.returncode == 9, done.stderr
         assert (root / "_derived" / "journal.json").exists()
         assert "Half written." in (root / "sales/exchange-policy.md").read_text()
@@ -269,8 +290,11 @@ def test_a_writer_killed_mid_write_is_recovered_by_the_next_writer(root: Path) -
 
 def test_a_reader_opened_after_the_crash_settles_it_when_the_lock_is_free(root: Path) -> None:
     text = (root / "sales/exchange-policy.md").read_text()
-    done = subprocess.run([sys.executable, "-c", textwrap.dedent(KILLED_MID_WRITE),
-                           str(root)], capture_output=True, text=True)
+    done = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(KILLED_MID_WRITE), str(root)],
+        capture_output=True,
+        text=True,
+    )
     assert done.returncode == 9, done.stderr
     with Vine(root, lock="per-write") as vine:
         assert not (root / "_derived" / "journal.json").exists()
@@ -291,12 +315,17 @@ def test_each_write_starts_from_what_another_process_committed(root: Path) -> No
                         {{"set_frontmatter": {{"summary": "Changed by the other process."}}}})
                 print(v.head())
         """)
-        theirs = subprocess.run([sys.executable, "-c", script], capture_output=True,
-                                text=True, check=True).stdout.strip()
+        theirs = subprocess.run(
+            [sys.executable, "-c", script], capture_output=True, text=True, check=True
+        ).stdout.strip()
         assert theirs == head(root)
         # A node the other process planted is there for this one's next write ...
-        out = assert_ok(vine.graft("sales/theirs", {"append_section": {
-            "header": "Seen", "body": "Grafted by the long-lived writer."}}))
+        out = assert_ok(
+            vine.graft(
+                "sales/theirs",
+                {"append_section": {"header": "Seen", "body": "Grafted by the long-lived writer."}},
+            )
+        )
         assert parent_of(root, out["commit"]) == theirs
         # ... which kept the other process's edit of the index and of the summary.
         digest = assert_ok(vine.look("sales/exchange-policy"))
@@ -304,8 +333,20 @@ def test_each_write_starts_from_what_another_process_committed(root: Path) -> No
         index = (root / "sales/_index.md").read_text()
         assert "sales/theirs" in index and "Changed by the other process." in index
     assert status(root) == ""
-    done = subprocess.run([sys.executable, "-m", "monkeyllm.commands", "validate", "-f",
-                           str(root), "--format", "json"], capture_output=True, text=True)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "monkeyllm.commands",
+            "validate",
+            "-f",
+            str(root),
+            "--format",
+            "json",
+        ],
+        capture_output=True,
+        text=True,
+    )
     assert done.returncode == 0, done.stdout[-2000:]
 
 
@@ -320,12 +361,23 @@ def test_a_graft_of_a_node_changed_since_it_was_read_is_refused(root: Path) -> N
                     "header": "Deadlines", "body": "Fourteen days, says the person."}}}})
                       ["commit"])
         """)
-        theirs = subprocess.run([sys.executable, "-c", script], capture_output=True,
-                                text=True, check=True).stdout.strip()
+        theirs = subprocess.run(
+            [sys.executable, "-c", script], capture_output=True, text=True, check=True
+        ).stdout.strip()
         after = (root / "sales/exchange-policy.md").read_bytes()
-        err = assert_error(agent.graft("sales/exchange-policy", {
-            "replace_section": {"header": "Deadlines", "body": "Thirty days, says the agent."},
-            "if_revision": seen["revision"]}), "E_CONFLICT")
+        err = assert_error(
+            agent.graft(
+                "sales/exchange-policy",
+                {
+                    "replace_section": {
+                        "header": "Deadlines",
+                        "body": "Thirty days, says the agent.",
+                    },
+                    "if_revision": seen["revision"],
+                },
+            ),
+            "E_CONFLICT",
+        )
         assert seen["revision"] in err["message"] and err["revision"] != seen["revision"]
         assert "pick(id)" in err["hint"]
         assert (root / "sales/exchange-policy.md").read_bytes() == after
@@ -333,16 +385,26 @@ def test_a_graft_of_a_node_changed_since_it_was_read_is_refused(root: Path) -> N
         # Read again, edit again: the graft with the new revision lands.
         fresh = assert_ok(agent.pick("sales/exchange-policy", section="Deadlines"))
         assert fresh["revision"] == err["revision"] and "Fourteen" in fresh["body"]
-        out = assert_ok(agent.graft("sales/exchange-policy", {
-            "replace_section": {"header": "Deadlines", "body": "Fourteen days, confirmed."},
-            "if_revision": fresh["revision"]}))
+        out = assert_ok(
+            agent.graft(
+                "sales/exchange-policy",
+                {
+                    "replace_section": {"header": "Deadlines", "body": "Fourteen days, confirmed."},
+                    "if_revision": fresh["revision"],
+                },
+            )
+        )
         assert parent_of(root, out["commit"]) == theirs
         assert out["revision"] == assert_ok(agent.look("sales/exchange-policy"))["revision"]
         # A revision is the file's git blob id, cut short: a longer prefix works too.
         blob = git(root, "rev-parse", "HEAD:sales/exchange-policy.md").strip()
         assert blob.startswith(out["revision"])
-        assert_ok(agent.graft("sales/exchange-policy", {
-            "set_frontmatter": {"tags": ["policy"]}, "if_revision": blob.upper()}))
+        assert_ok(
+            agent.graft(
+                "sales/exchange-policy",
+                {"set_frontmatter": {"tags": ["policy"]}, "if_revision": blob.upper()},
+            )
+        )
     assert status(root) == ""
 
 
@@ -350,8 +412,12 @@ def test_a_graft_of_a_node_changed_since_it_was_read_is_refused(root: Path) -> N
 def test_a_malformed_revision_is_refused_before_any_write(root: Path, value: Any) -> None:
     before = head(root)
     with Vine(root, lock="per-write") as vine:
-        err = assert_error(vine.graft("sales/exchange-policy", {
-            "set_frontmatter": {"tags": ["x"]}, "if_revision": value}), "E_SCHEMA")
+        err = assert_error(
+            vine.graft(
+                "sales/exchange-policy", {"set_frontmatter": {"tags": ["x"]}, "if_revision": value}
+            ),
+            "E_SCHEMA",
+        )
         assert "if_revision" in err["message"]
     assert head(root) == before
 
@@ -362,8 +428,7 @@ def test_a_patch_of_if_revision_alone_checks_and_changes_nothing(root: Path) -> 
         rev = assert_ok(vine.look("sales/exchange-policy"))["revision"]
         out = assert_ok(vine.graft("sales/exchange-policy", {"if_revision": rev}))
         assert out["commit"] is None and out["revision"] == rev
-        assert_error(vine.graft("sales/exchange-policy", {"if_revision": "abcdef1"}),
-                     "E_CONFLICT")
+        assert_error(vine.graft("sales/exchange-policy", {"if_revision": "abcdef1"}), "E_CONFLICT")
     assert head(root) == before and status(root) == ""
 
 
@@ -379,10 +444,16 @@ def test_a_graft_of_a_node_pruned_or_moved_meanwhile_says_so(root: Path) -> None
         """)
         subprocess.run([sys.executable, "-c", script], check=True)
         before = head(root)
-        assert_error(agent.graft("sales/exchange-policy-2025", {
-            "set_frontmatter": {"tags": ["x"]}, "if_revision": rev}), "E_NOT_FOUND")
-        moved = assert_error(agent.graft("people/ana-ribeiro", {
-            "set_frontmatter": {"tags": ["x"]}}), "E_MOVED")
+        assert_error(
+            agent.graft(
+                "sales/exchange-policy-2025",
+                {"set_frontmatter": {"tags": ["x"]}, "if_revision": rev},
+            ),
+            "E_NOT_FOUND",
+        )
+        moved = assert_error(
+            agent.graft("people/ana-ribeiro", {"set_frontmatter": {"tags": ["x"]}}), "E_MOVED"
+        )
         assert moved["moved_to"] == "sales/ana-ribeiro"
         assert head(root) == before
     assert status(root) == ""
@@ -392,7 +463,7 @@ def test_a_write_waits_a_moment_for_a_git_command_to_let_go(root: Path) -> None:
     import threading
 
     lock = root / ".git" / "index.lock"
-    lock.write_text("")                      # as `git status` holds it for a moment
+    lock.write_text("")  # as `git status` holds it for a moment
     threading.Timer(0.3, lock.unlink).start()
     with Vine(root, lock="per-write") as vine:
         started = time.monotonic()
@@ -424,6 +495,7 @@ def test_a_process_that_keeps_writing_lets_another_process_write_between(root: P
 
     stop = time.monotonic() + 60
     with Vine(root, lock="per-write") as busy:
+
         def hog(t: int) -> None:
             j = 0
             while time.monotonic() < stop:
@@ -434,8 +506,12 @@ def test_a_process_that_keeps_writing_lets_another_process_write_between(root: P
         for thread in threads:
             thread.start()
         try:
-            done = subprocess.run([sys.executable, "-c", textwrap.dedent(NOW_AND_THEN),
-                                   str(root)], capture_output=True, text=True, timeout=120)
+            done = subprocess.run(
+                [sys.executable, "-c", textwrap.dedent(NOW_AND_THEN), str(root)],
+                capture_output=True,
+                text=True,
+                timeout=120,
+            )
         finally:
             stop = 0
             for thread in threads:
@@ -451,10 +527,10 @@ def test_a_lock_just_let_go_waits_for_a_writer_that_queued(root: Path) -> None:
 
     lock = ForestLock(root, "per-write")
     lock.acquire()
-    lock.release()                              # this process just wrote
+    lock.release()  # this process just wrote
     marker = root / "_derived" / "lock-waiters" / f"{os.getppid()}-1"
     marker.parent.mkdir(parents=True, exist_ok=True)
-    marker.touch()                              # a live process waits
+    marker.touch()  # a live process waits
     threading.Timer(0.03, marker.unlink).start()
     started = time.monotonic()
     lock.acquire()

@@ -11,32 +11,65 @@ from monkeyllm import Vine, budget
 
 from .forestkit import assert_error, assert_ok, make_forest, node_meta, write_node
 
-DIGEST_HEAD = ["id", "type", "title", "summary", "tags", "confidence", "created", "updated",
-               "source"]
+DIGEST_HEAD = [
+    "id",
+    "type",
+    "title",
+    "summary",
+    "tags",
+    "confidence",
+    "created",
+    "updated",
+    "source",
+]
 
 
 @pytest.fixture
 def forest(tmp_path: Path) -> Path:
-    root = make_forest(tmp_path / "f", {
-        "sales/policy": ("note", {"summary": "Return windows.", "tags": ["sales"],
-                                  "links": [{"rel": "related-to", "target": "sales/ledger"},
-                                            {"rel": "part-of", "target": "sales/_index"},
-                                            {"rel": "related-to", "target": "ghost/node"}]},
-                         "# Policy\n\n## Channels\n\ntext\n\n### Retail\n\n## Deadlines\n\n"
-                         "```sh\n# not a header\n```\n"),
-        "people/ana": ("entity", {"summary": "Commercial director.", "entity_kind": "person",
-                                  "links": [{"rel": "mentioned-in", "target": "sales/policy"}]},
-                       "# Ana\n"),
-        "sales/ledger": ("dataset", {"summary": "Orders, one row each.", "payload": "ledger.db",
-                                     "payload_type": "sqlite"},
-                         "# Ledger\n\n## Query manual\n\nTables:\n- `orders(id INTEGER)`\n\n"
-                         "Example queries:\n- `SELECT * FROM orders LIMIT 5`\n"
-                         "- `SELECT COUNT(*) FROM orders`\n\n## Notes\n\nvalue is in cents."),
-    })
+    root = make_forest(
+        tmp_path / "f",
+        {
+            "sales/policy": (
+                "note",
+                {
+                    "summary": "Return windows.",
+                    "tags": ["sales"],
+                    "links": [
+                        {"rel": "related-to", "target": "sales/ledger"},
+                        {"rel": "part-of", "target": "sales/_index"},
+                        {"rel": "related-to", "target": "ghost/node"},
+                    ],
+                },
+                "# Policy\n\n## Channels\n\ntext\n\n### Retail\n\n## Deadlines\n\n"
+                "```sh\n# not a header\n```\n",
+            ),
+            "people/ana": (
+                "entity",
+                {
+                    "summary": "Commercial director.",
+                    "entity_kind": "person",
+                    "links": [{"rel": "mentioned-in", "target": "sales/policy"}],
+                },
+                "# Ana\n",
+            ),
+            "sales/ledger": (
+                "dataset",
+                {
+                    "summary": "Orders, one row each.",
+                    "payload": "ledger.db",
+                    "payload_type": "sqlite",
+                },
+                "# Ledger\n\n## Query manual\n\nTables:\n- `orders(id INTEGER)`\n\n"
+                "Example queries:\n- `SELECT * FROM orders LIMIT 5`\n"
+                "- `SELECT COUNT(*) FROM orders`\n\n## Notes\n\nvalue is in cents.",
+            ),
+        },
+    )
     db = sqlite3.connect(root / "sales" / "ledger.db")
     db.execute("CREATE TABLE orders(id INTEGER, customer TEXT, value BLOB)")
-    db.executemany("INSERT INTO orders VALUES(?,?,?)",
-                   [(i, f"c{i}", b"\x00\x01") for i in range(10)])
+    db.executemany(
+        "INSERT INTO orders VALUES(?,?,?)", [(i, f"c{i}", b"\x00\x01") for i in range(10)]
+    )
     db.commit()
     db.close()
     return root
@@ -45,11 +78,14 @@ def forest(tmp_path: Path) -> Path:
 def test_leaf_digest_shape(forest: Path) -> None:
     with Vine(forest, writable=False, alpha=0) as vine:
         out = assert_ok(vine.look("sales/policy"))
-    assert list(out)[:len(DIGEST_HEAD)] == DIGEST_HEAD
+    assert list(out)[: len(DIGEST_HEAD)] == DIGEST_HEAD
     assert out["outline"] == ["Channels", "Retail", "Deadlines"]
     assert out["tags"] == ["sales"]
-    assert out["edges_out"][0] == {"rel": "related-to", "target": "sales/ledger",
-                                   "target_summary": "Orders, one row each."}
+    assert out["edges_out"][0] == {
+        "rel": "related-to",
+        "target": "sales/ledger",
+        "target_summary": "Orders, one row each.",
+    }
     ghost = next(e for e in out["edges_out"] if e["target"] == "ghost/node")
     assert ghost["target_summary"] == ""
     assert out["edges_in"] == [{"rel": "mentions", "source": "people/ana"}]
@@ -78,7 +114,8 @@ def test_dataset_digest(forest: Path) -> None:
         out = assert_ok(vine.look("sales/ledger"))
     assert out["query_manual"] == {
         "tables": {"orders": ["id", "customer", "value"]},
-        "example_queries": ["SELECT * FROM orders LIMIT 5", "SELECT COUNT(*) FROM orders"]}
+        "example_queries": ["SELECT * FROM orders LIMIT 5", "SELECT COUNT(*) FROM orders"],
+    }
     assert out["sample_rows"]["columns"] == ["id", "customer", "value"]
     assert out["sample_rows"]["rows"][0] == [0, "c0", "<blob 2 bytes>"]
     assert len(out["sample_rows"]["rows"]) == 3
@@ -87,30 +124,43 @@ def test_dataset_digest(forest: Path) -> None:
 
 MANUALS = [
     # labelled bullets, as the existing engine's forests and people write them
-    ("Example queries:\n- Total by region: `SELECT region, SUM(v) FROM orders GROUP BY region`"
-     "\n- Orders per month — `SELECT substr(d, 1, 7), COUNT(*) FROM orders GROUP BY 1`\n"
-     "* `SELECT COUNT(*) FROM orders`\n- `SELECT 1`\n",
-     ["SELECT region, SUM(v) FROM orders GROUP BY region",
-      "SELECT substr(d, 1, 7), COUNT(*) FROM orders GROUP BY 1", "SELECT COUNT(*) FROM orders"]),
+    (
+        "Example queries:\n- Total by region: `SELECT region, SUM(v) FROM orders GROUP BY region`"
+        "\n- Orders per month — `SELECT substr(d, 1, 7), COUNT(*) FROM orders GROUP BY 1`\n"
+        "* `SELECT COUNT(*) FROM orders`\n- `SELECT 1`\n",
+        [
+            "SELECT region, SUM(v) FROM orders GROUP BY region",
+            "SELECT substr(d, 1, 7), COUNT(*) FROM orders GROUP BY 1",
+            "SELECT COUNT(*) FROM orders",
+        ],
+    ),
     # a fenced block of statements, a numbered item and an unquoted bullet
-    ("```sql\n-- the biggest orders\nSELECT id, v FROM orders\nORDER BY v DESC LIMIT 5;\n"
-     "WITH t AS (SELECT 1 AS x) SELECT x FROM t;\n```\n\n1. SELECT * FROM orders LIMIT 5\n",
-     ["SELECT id, v FROM orders\nORDER BY v DESC LIMIT 5",
-      "WITH t AS (SELECT 1 AS x) SELECT x FROM t", "SELECT * FROM orders LIMIT 5"]),
+    (
+        "```sql\n-- the biggest orders\nSELECT id, v FROM orders\nORDER BY v DESC LIMIT 5;\n"
+        "WITH t AS (SELECT 1 AS x) SELECT x FROM t;\n```\n\n1. SELECT * FROM orders LIMIT 5\n",
+        [
+            "SELECT id, v FROM orders\nORDER BY v DESC LIMIT 5",
+            "WITH t AS (SELECT 1 AS x) SELECT x FROM t",
+            "SELECT * FROM orders LIMIT 5",
+        ],
+    ),
     # prose and table lists are not statements
-    ("Tables:\n- `orders(id INTEGER)`\n\nSelect the rows you need; `id` is the key.\n"
-     "- Sum by hand: `SELECT SUM(v) FROM orders`\n", ["SELECT SUM(v) FROM orders"]),
+    (
+        "Tables:\n- `orders(id INTEGER)`\n\nSelect the rows you need; `id` is the key.\n"
+        "- Sum by hand: `SELECT SUM(v) FROM orders`\n",
+        ["SELECT SUM(v) FROM orders"],
+    ),
 ]
 
 
 @pytest.mark.parametrize("manual, expected", MANUALS, ids=["labelled", "fenced", "prose"])
-def test_example_queries_in_the_forms_people_write(forest: Path, manual: str,
-                                                   expected: list[str]) -> None:
+def test_example_queries_in_the_forms_people_write(
+    forest: Path, manual: str, expected: list[str]
+) -> None:
     path = forest / "sales" / "ledger.md"
     text = path.read_text(encoding="utf-8")
     head, _, _ = text.partition("## Query manual")
-    path.write_text(head + "## Query manual\n\n" + manual + "\n## Notes\n\nx\n",
-                    encoding="utf-8")
+    path.write_text(head + "## Query manual\n\n" + manual + "\n## Notes\n\nx\n", encoding="utf-8")
     with Vine(forest, writable=False) as vine:
         out = assert_ok(vine.look("sales/ledger"))
     assert out["query_manual"]["example_queries"] == expected
@@ -119,14 +169,16 @@ def test_example_queries_in_the_forms_people_write(forest: Path, manual: str,
 def test_fields_keeps_only_what_was_asked(forest: Path) -> None:
     with Vine(forest, writable=False) as vine:
         assert vine.look("sales/policy", fields=["summary"]) == {
-            "id": "sales/policy", "summary": "Return windows."}
-        assert set(vine.look("sales/ledger", fields=["notes", "stats"])) == {
-            "id", "notes", "stats"}
+            "id": "sales/policy",
+            "summary": "Return windows.",
+        }
+        assert set(vine.look("sales/ledger", fields=["notes", "stats"])) == {"id", "notes", "stats"}
 
 
 @pytest.mark.parametrize("fields", [["summry"], ["notes", "nope"], ['["summary"]']])
-def test_an_unknown_field_is_an_error_naming_the_valid_ones(forest: Path,
-                                                           fields: list[str]) -> None:
+def test_an_unknown_field_is_an_error_naming_the_valid_ones(
+    forest: Path, fields: list[str]
+) -> None:
     """An unknown field used to return only the id, as if the node had nothing."""
     with Vine(forest, writable=False) as vine:
         for ids in ("sales/policy", ["sales/policy", "sales/ledger"]):
@@ -146,8 +198,9 @@ def test_missing_and_escaping_ids(forest: Path) -> None:
 
 
 def test_moved_id_answers_e_moved(forest: Path) -> None:
-    write_node(forest, "sales/policy-new", node_meta("sales/policy-new",
-                                                     moved_from=["sales/old-policy"]))
+    write_node(
+        forest, "sales/policy-new", node_meta("sales/policy-new", moved_from=["sales/old-policy"])
+    )
     with Vine(forest, writable=False) as vine:
         err = assert_error(vine.look("sales/old-policy"), "E_MOVED")
     assert err["moved_to"] == "sales/policy-new"
@@ -165,11 +218,20 @@ def test_batch(forest: Path) -> None:
 
 def test_budget_sheds_lists_then_sample_rows(tmp_path: Path) -> None:
     links = [{"rel": "related-to", "target": f"hub/n{i:02d}"} for i in range(40)]
-    nodes = {f"hub/n{i:02d}": ("note", {"summary": "A neighbour with a long summary " * 3,
-                                        "links": [{"rel": "related-to", "target": "hub/center"}]},
-                               "") for i in range(40)}
-    body = "# Center\n\n" + "\n\n".join(f"## Section number {i} with a long title"
-                                        for i in range(60))
+    nodes = {
+        f"hub/n{i:02d}": (
+            "note",
+            {
+                "summary": "A neighbour with a long summary " * 3,
+                "links": [{"rel": "related-to", "target": "hub/center"}],
+            },
+            "",
+        )
+        for i in range(40)
+    }
+    body = "# Center\n\n" + "\n\n".join(
+        f"## Section number {i} with a long title" for i in range(60)
+    )
     nodes["hub/center"] = ("note", {"summary": "The hub.", "links": links}, body)
     with Vine(make_forest(tmp_path / "f", nodes), writable=False) as vine:
         out = assert_ok(vine.look("hub/center"))

@@ -38,28 +38,46 @@ READS: dict[str, dict[str, Any]] = {
 }
 # One wrong argument per tool: a mistyped value or a missing required parameter.
 INVALID: dict[str, dict[str, Any]] = {
-    "locate": {"query": 3}, "look": {}, "move": {"id": "sales/_index", "direction": "up"},
-    "pick": {"id": ["a"] * 3, "section": 7}, "scan": {"parent_id": "sales", "limit": "x"},
-    "sniff": {"terms": None}, "query": {"id": "sales/orders-2026"}, "harvest": {"k": 3},
-    "plant": {"node": "not an object"}, "graft": {"id": "sales/exchange-policy"},
-    "tend": {"id": "sales/orders-2026", "sql": 1}, "view": {}, "ingest": {"files": "x"},
+    "locate": {"query": 3},
+    "look": {},
+    "move": {"id": "sales/_index", "direction": "up"},
+    "pick": {"id": ["a"] * 3, "section": 7},
+    "scan": {"parent_id": "sales", "limit": "x"},
+    "sniff": {"terms": None},
+    "query": {"id": "sales/orders-2026"},
+    "harvest": {"k": 3},
+    "plant": {"node": "not an object"},
+    "graft": {"id": "sales/exchange-policy"},
+    "tend": {"id": "sales/orders-2026", "sql": 1},
+    "view": {},
+    "ingest": {"files": "x"},
     "forests": {"bogus": 1},
 }
-NOTE = {"id": "sales/mcp-note", "type": "note", "parent": "sales/_index",
-        "title": "MCP note", "summary": "Planted over the Model Context Protocol.",
-        "body": "# MCP note\n\nPlanted by an agent.\n"}
+NOTE = {
+    "id": "sales/mcp-note",
+    "type": "note",
+    "parent": "sales/_index",
+    "title": "MCP note",
+    "summary": "Planted over the Model Context Protocol.",
+    "body": "# MCP note\n\nPlanted by an agent.\n",
+}
 EXPECTED_HINTS = {
-    "plant": (False, False, False), "graft": (False, True, False),
-    "tend": (False, True, False), "ingest": (False, False, False),
-    "prune": (False, True, False), "transplant": (False, True, False),
+    "plant": (False, False, False),
+    "graft": (False, True, False),
+    "tend": (False, True, False),
+    "ingest": (False, False, False),
+    "prune": (False, True, False),
+    "transplant": (False, True, False),
 }
 
 
 def run(fn: Any, *args: Any) -> Any:
     """Run an async test body with a deadline."""
+
     async def bounded() -> Any:
         with anyio.fail_after(TIMEOUT * 2):
             return await fn(*args)
+
     return anyio.run(bounded)
 
 
@@ -70,12 +88,22 @@ def cool(root: Path) -> None:
 
 def tiny_png() -> bytes:
     """A valid 1x1 PNG."""
+
     def chunk(kind: bytes, data: bytes) -> bytes:
-        return (struct.pack(">I", len(data)) + kind + data
-                + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF))
+        return (
+            struct.pack(">I", len(data))
+            + kind
+            + data
+            + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF)
+        )
+
     header = struct.pack(">IIBBBBB", 1, 1, 8, 2, 0, 0, 0)
-    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header)
-            + chunk(b"IDAT", zlib.compress(b"\x00\xff\x00\x00")) + chunk(b"IEND", b""))
+    return (
+        b"\x89PNG\r\n\x1a\n"
+        + chunk(b"IHDR", header)
+        + chunk(b"IDAT", zlib.compress(b"\x00\xff\x00\x00"))
+        + chunk(b"IEND", b"")
+    )
 
 
 @pytest.fixture
@@ -87,8 +115,7 @@ def forest(tmp_path: Path) -> Path:
 
 
 @pytest.mark.parametrize("era", ERAS)
-def test_tools_carry_the_registry_schemas_and_explicit_annotations(forest: Path,
-                                                                    era: str) -> None:
+def test_tools_carry_the_registry_schemas_and_explicit_annotations(forest: Path, era: str) -> None:
     async def body() -> tuple[Any, list[Any]]:
         async with stdio_session("--forest", str(forest), era=era) as session:
             return session.protocol_version, (await session.list_tools()).tools
@@ -102,17 +129,23 @@ def test_tools_carry_the_registry_schemas_and_explicit_annotations(forest: Path,
         assert tools[name].input_schema == CALLS[name].input_schema(), name
         assert tools[name].output_schema == {
             "$schema": "http://json-schema.org/draft-07/schema#",
-            **shapes.or_envelope(CALLS[name].output_schema())}
+            **shapes.or_envelope(CALLS[name].output_schema()),
+        }
         assert tools[name].description and "Args:" not in tools[name].description
         assert CALLS[name].summary in tools[name].description
     for tool in tools.values():
         hints = tool.annotations
-        assert None not in (hints.read_only_hint, hints.destructive_hint,
-                            hints.idempotent_hint, hints.open_world_hint), tool.name
+        assert None not in (
+            hints.read_only_hint,
+            hints.destructive_hint,
+            hints.idempotent_hint,
+            hints.open_world_hint,
+        ), tool.name
         assert hints.open_world_hint is False
         expected = EXPECTED_HINTS.get(tool.name, (True, False, True))
-        assert (hints.read_only_hint, hints.destructive_hint, hints.idempotent_hint) == \
-            expected, tool.name
+        assert (hints.read_only_hint, hints.destructive_hint, hints.idempotent_hint) == expected, (
+            tool.name
+        )
         assert tool.input_schema["type"] == "object"
 
 
@@ -137,14 +170,18 @@ def test_a_readonly_server_lists_only_what_it_can_run(forest: Path, era: str) ->
 
 def test_tool_prefix_renames_every_tool(forest: Path) -> None:
     async def body() -> tuple[list[str], dict[str, Any]]:
-        async with stdio_session("-f", str(forest), "--readonly",
-                                 "--tool-prefix", "vine_") as session:
+        async with stdio_session(
+            "-f", str(forest), "--readonly", "--tool-prefix", "vine_"
+        ) as session:
             names = [t.name for t in (await session.list_tools()).tools]
             return names, payload(await session.call_tool("vine_look", READS["look"]))
 
     names, looked = run(body)
-    assert names == ["vine_forests", *(f"vine_{n}" for n in ENGINE_TOOLS if n not in WRITES),
-                     "vine_view"]
+    assert names == [
+        "vine_forests",
+        *(f"vine_{n}" for n in ENGINE_TOOLS if n not in WRITES),
+        "vine_view",
+    ]
     assert looked["id"] == "sales/exchange-policy"
 
 
@@ -169,17 +206,32 @@ def test_every_tool_answers_like_the_python_api(forest: Path, era: str) -> None:
             got["unknown"] = payload(await session.call_tool("answer", {"question": "x"}))
             got["forests"] = payload(await session.call_tool("forests", {}))
             got["plant"] = payload(await session.call_tool("plant", {"node": NOTE}))
-            got["graft"] = payload(await session.call_tool("graft", {
-                "id": NOTE["id"], "patch": {"append_section": {
-                    "header": "Notes", "body": "Grafted too."}}}))
-            got["tend"] = payload(await session.call_tool("tend", {
-                "id": "sales/orders-2026",
-                "sql": "DELETE FROM orders WHERE id = '1001'"}))
-            got["wrong forest"] = payload(await session.call_tool(
-                "look", {"forest": "elsewhere", "id": "sales/exchange-policy"}))
-            got["named forest"] = payload(await session.call_tool(
-                "look", {"forest": forest.name, "id": "sales/exchange-policy",
-                         "fields": ["summary"]}))
+            got["graft"] = payload(
+                await session.call_tool(
+                    "graft",
+                    {
+                        "id": NOTE["id"],
+                        "patch": {"append_section": {"header": "Notes", "body": "Grafted too."}},
+                    },
+                )
+            )
+            got["tend"] = payload(
+                await session.call_tool(
+                    "tend",
+                    {"id": "sales/orders-2026", "sql": "DELETE FROM orders WHERE id = '1001'"},
+                )
+            )
+            got["wrong forest"] = payload(
+                await session.call_tool(
+                    "look", {"forest": "elsewhere", "id": "sales/exchange-policy"}
+                )
+            )
+            got["named forest"] = payload(
+                await session.call_tool(
+                    "look",
+                    {"forest": forest.name, "id": "sales/exchange-policy", "fields": ["summary"]},
+                )
+            )
         return got
 
     got = run(body)
@@ -195,9 +247,10 @@ def test_every_tool_answers_like_the_python_api(forest: Path, era: str) -> None:
         assert error["code"] == "E_SCHEMA", (name, error)
         assert error["message"]
     assert got["unknown"]["error"]["code"] == "E_SCHEMA"
-    assert got["forests"] == {"forests": [{"id": forest.name, "active": True,
-                                           "writable": True, "locked": False}],
-                              "mode": "single"}
+    assert got["forests"] == {
+        "forests": [{"id": forest.name, "active": True, "writable": True, "locked": False}],
+        "mode": "single",
+    }
     assert got["wrong forest"]["error"]["code"] == "E_SCHEMA"
     assert got["named forest"]["summary"]
     # The three writes committed, one commit each, in order.
@@ -205,15 +258,20 @@ def test_every_tool_answers_like_the_python_api(forest: Path, era: str) -> None:
     assert got["tend"]["rows_affected"] == 1 and got["tend"]["commit"]
     log = git(forest, "log", "--format=%H %s", f"{before}..HEAD").splitlines()
     assert [line.split(" ", 1)[0] for line in log] == [
-        got["tend"]["commit"], got["graft"]["commit"], got["plant"]["commit"]]
+        got["tend"]["commit"],
+        got["graft"]["commit"],
+        got["plant"]["commit"],
+    ]
     assert (forest / "sales" / "mcp-note.md").is_file()
 
 
 def test_a_readonly_server_beside_a_writable_one(forest: Path) -> None:
     async def body() -> dict[str, Any]:
         out: dict[str, Any] = {}
-        async with stdio_session("-f", str(forest)) as writer, \
-                stdio_session("-f", str(forest), "--readonly") as reader:
+        async with (
+            stdio_session("-f", str(forest)) as writer,
+            stdio_session("-f", str(forest), "--readonly") as reader,
+        ):
             out["refused"] = payload(await reader.call_tool("plant", {"node": NOTE}))
             out["forests"] = payload(await reader.call_tool("forests", {}))
             out["planted"] = payload(await writer.call_tool("plant", {"node": NOTE}))
@@ -235,35 +293,67 @@ def test_a_readonly_server_beside_a_writable_one(forest: Path) -> None:
 
 def test_a_forest_held_open_is_served_and_the_start_says_who_holds_it(forest: Path) -> None:
     with Vine(forest):
-        done = subprocess.run([VINE, "serve", "-f", str(forest)], capture_output=True,
-                              text=True, timeout=TIMEOUT, stdin=subprocess.DEVNULL)
+        done = subprocess.run(
+            [VINE, "serve", "-f", str(forest)],
+            capture_output=True,
+            text=True,
+            timeout=TIMEOUT,
+            stdin=subprocess.DEVNULL,
+        )
     assert done.returncode == 0, done.stderr
     assert f"pid {os.getpid()}" in done.stderr and "writes answer E_LOCKED" in done.stderr
     assert done.stdout == ""
 
 
-MODERN_META = {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
-               "io.modelcontextprotocol/clientInfo": {"name": "raw", "version": "0"},
-               "io.modelcontextprotocol/clientCapabilities": {}}
+MODERN_META = {
+    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+    "io.modelcontextprotocol/clientInfo": {"name": "raw", "version": "0"},
+    "io.modelcontextprotocol/clientCapabilities": {},
+}
 
 
 def raw_messages(era: str) -> list[dict[str, Any]]:
     """A raw session: the opening of ``era``, an unknown tool, a bad argument, a write
     that runs git and a read of what it wrote."""
-    calls = [("nope", {}), ("look", {"id": 42}), ("plant", {"node": NOTE}),
-             ("look", {"id": NOTE["id"]})]
+    calls = [
+        ("nope", {}),
+        ("look", {"id": 42}),
+        ("plant", {"node": NOTE}),
+        ("look", {"id": NOTE["id"]}),
+    ]
     if era == "modern":
-        opening = [{"jsonrpc": "2.0", "id": 1, "method": "server/discover",
-                    "params": {"_meta": MODERN_META}}]
+        opening = [
+            {
+                "jsonrpc": "2.0",
+                "id": 1,
+                "method": "server/discover",
+                "params": {"_meta": MODERN_META},
+            }
+        ]
     else:
-        opening = [{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-            "protocolVersion": "2025-06-18", "capabilities": {},
-            "clientInfo": {"name": "raw", "version": "0"}}},
-            {"jsonrpc": "2.0", "method": "notifications/initialized"}]
+        opening = [
+            {
+                "jsonrpc": "2.0",
+                "id": 1,
+                "method": "initialize",
+                "params": {
+                    "protocolVersion": "2025-06-18",
+                    "capabilities": {},
+                    "clientInfo": {"name": "raw", "version": "0"},
+                },
+            },
+            {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        ]
     meta = {"_meta": MODERN_META} if era == "modern" else {}
-    return opening + [{"jsonrpc": "2.0", "id": n, "method": "tools/call",
-                       "params": {"name": name, "arguments": args, **meta}}
-                      for n, (name, args) in enumerate(calls, start=2)]
+    return opening + [
+        {
+            "jsonrpc": "2.0",
+            "id": n,
+            "method": "tools/call",
+            "params": {"name": name, "arguments": args, **meta},
+        }
+        for n, (name, args) in enumerate(calls, start=2)
+    ]
 
 
 @pytest.mark.parametrize("era", ERAS)
@@ -274,8 +364,13 @@ def test_stdout_carries_only_protocol(forest: Path, era: str) -> None:
     messages = raw_messages(era)
     errors = forest.parent / "stderr.log"
     with open(errors, "w", encoding="utf-8") as err:
-        proc = subprocess.Popen([VINE, "serve", "-f", str(forest)], stdin=subprocess.PIPE,
-                                stdout=subprocess.PIPE, stderr=err, text=True)
+        proc = subprocess.Popen(
+            [VINE, "serve", "-f", str(forest)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=err,
+            text=True,
+        )
     assert proc.stdin is not None and proc.stdout is not None
     replies = {}
     try:
@@ -324,14 +419,18 @@ def test_root_mode_serves_every_forest_and_requires_forest(tmp_path: Path) -> No
             out["tools"] = {t.name: t for t in (await session.list_tools()).tools}
             out["forests before"] = payload(await session.call_tool("forests", {}))
             out["missing"] = payload(await session.call_tool("look", READS["look"]))
-            out["acme"] = payload(await session.call_tool(
-                "look", {"forest": "acme", **READS["look"]}))
-            out["escape"] = payload(await session.call_tool(
-                "look", {"forest": "../forests/acme", **READS["look"]}))
-            out["other"] = payload(await session.call_tool(
-                "look", {"forest": "not-a-forest", **READS["look"]}))
-            out["plant"] = payload(await session.call_tool(
-                "plant", {"forest": "globex", "node": NOTE}))
+            out["acme"] = payload(
+                await session.call_tool("look", {"forest": "acme", **READS["look"]})
+            )
+            out["escape"] = payload(
+                await session.call_tool("look", {"forest": "../forests/acme", **READS["look"]})
+            )
+            out["other"] = payload(
+                await session.call_tool("look", {"forest": "not-a-forest", **READS["look"]})
+            )
+            out["plant"] = payload(
+                await session.call_tool("plant", {"forest": "globex", "node": NOTE})
+            )
             out["forests after"] = payload(await session.call_tool("forests", {}))
         return out
 
@@ -340,12 +439,17 @@ def test_root_mode_serves_every_forest_and_requires_forest(tmp_path: Path) -> No
         schema = out["tools"][name].input_schema
         plain = CALLS[name].input_schema()
         assert schema["required"] == ["forest", *plain["required"]]
-        assert {k: v for k, v in schema["properties"].items() if k != "forest"} == \
-            plain["properties"]
+        assert {k: v for k, v in schema["properties"].items() if k != "forest"} == plain[
+            "properties"
+        ]
     assert "forest" not in out["tools"]["forests"].input_schema["properties"]
-    assert out["forests before"] == {"mode": "registry", "forests": [
-        {"id": "acme", "active": False, "writable": True, "locked": False},
-        {"id": "globex", "active": False, "writable": True, "locked": False}]}
+    assert out["forests before"] == {
+        "mode": "registry",
+        "forests": [
+            {"id": "acme", "active": False, "writable": True, "locked": False},
+            {"id": "globex", "active": False, "writable": True, "locked": False},
+        ],
+    }
     assert out["missing"]["error"]["code"] == "E_SCHEMA"
     assert "acme, globex" in out["missing"]["error"]["hint"]
     assert out["acme"]["id"] == "sales/exchange-policy"
@@ -361,34 +465,35 @@ def test_root_mode_serves_every_forest_and_requires_forest(tmp_path: Path) -> No
 
 def test_ingest_then_view_an_image(forest: Path) -> None:
     png = tiny_png()
-    files = [{"name": "pics/dot.png", "b64": base64.b64encode(png).decode()},
-             {"name": "notes/first.md", "content": "# First\n\nA note sent by an agent."}]
+    files = [
+        {"name": "pics/dot.png", "b64": base64.b64encode(png).decode()},
+        {"name": "notes/first.md", "content": "# First\n\nA note sent by an agent."},
+    ]
 
     async def body() -> dict[str, Any]:
         out: dict[str, Any] = {}
         async with stdio_session("-f", str(forest)) as session:
-            out["ingest"] = payload(await session.call_tool(
-                "ingest", {"files": files, "into": "inbox"}))
-            out["again"] = payload(await session.call_tool(
-                "ingest", {"files": files, "into": "inbox"}))
+            out["ingest"] = payload(
+                await session.call_tool("ingest", {"files": files, "into": "inbox"})
+            )
+            out["again"] = payload(
+                await session.call_tool("ingest", {"files": files, "into": "inbox"})
+            )
             out["view"] = await session.call_tool("view", {"id": "inbox/pics/dot"})
-            out["view note"] = payload(await session.call_tool(
-                "view", {"id": "inbox/notes/first"}))
+            out["view note"] = payload(await session.call_tool("view", {"id": "inbox/notes/first"}))
             out["view none"] = payload(await session.call_tool("view", {"id": "nope"}))
-            out["escape"] = payload(await session.call_tool(
-                "ingest", {"files": [{"name": "../x.md", "content": "x"}]}))
-            out["look"] = payload(await session.call_tool(
-                "look", {"id": "inbox/notes/first"}))
+            out["escape"] = payload(
+                await session.call_tool("ingest", {"files": [{"name": "../x.md", "content": "x"}]})
+            )
+            out["look"] = payload(await session.call_tool("look", {"id": "inbox/notes/first"}))
         async with stdio_session("-f", str(forest), "--readonly") as session:
             out["readonly"] = payload(await session.call_tool("ingest", {"files": files}))
         return out
 
     out = run(body)
     report = out["ingest"]
-    assert sorted(e["id"] for e in report["created"]) == ["inbox/notes/first",
-                                                           "inbox/pics/dot"]
-    assert sorted(e["path"] for e in report["created"]) == ["notes/first.md",
-                                                             "pics/dot.png"]
+    assert sorted(e["id"] for e in report["created"]) == ["inbox/notes/first", "inbox/pics/dot"]
+    assert sorted(e["path"] for e in report["created"]) == ["notes/first.md", "pics/dot.png"]
     assert report["commit"] == head(forest)
     assert out["again"]["commit"] is None and out["again"]["counts"]["unchanged"] == 2
     view = out["view"]
@@ -418,10 +523,17 @@ def test_forests_says_which_forest_another_writer_holds(tmp_path: Path) -> None:
     copy_sample(root / "acme", git=True)
     copy_sample(root / "globex", git=True)
     holder = subprocess.Popen(
-        [sys.executable, "-c", "import sys; from monkeyllm import Vine; "
-         f"v = Vine({str(root / 'globex')!r}); print('held', flush=True); "
-         "sys.stdin.readline(); v.close()"],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        [
+            sys.executable,
+            "-c",
+            "import sys; from monkeyllm import Vine; "
+            f"v = Vine({str(root / 'globex')!r}); print('held', flush=True); "
+            "sys.stdin.readline(); v.close()",
+        ],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert holder.stdout.readline().strip() == "held"
         forests = Forests(root=root, writable=False)
@@ -430,5 +542,7 @@ def test_forests_says_which_forest_another_writer_holds(tmp_path: Path) -> None:
     finally:
         holder.communicate("\n", timeout=30)
     assert {f["id"]: f["locked"] for f in forests.describe()["forests"]} == {
-        "acme": False, "globex": False}
+        "acme": False,
+        "globex": False,
+    }
     forests.close()

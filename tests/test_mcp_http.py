@@ -18,17 +18,24 @@ from .forestkit import copy_sample, head
 from .mcpkit import ERAS, TIMEOUT, http_server, http_session, payload, stable, stdio_session
 from .test_mcp import NOTE, READS, cool
 
-PING = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-    "protocolVersion": "2025-06-18", "capabilities": {},
-    "clientInfo": {"name": "raw", "version": "0"}}}
-HEADERS = {"Accept": "application/json, text/event-stream",
-           "Content-Type": "application/json"}
+PING = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-06-18",
+        "capabilities": {},
+        "clientInfo": {"name": "raw", "version": "0"},
+    },
+}
+HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
 
 
 def run(fn: Any, *args: Any) -> Any:
     async def bounded() -> Any:
         with anyio.fail_after(TIMEOUT * 2):
             return await fn(*args)
+
     return anyio.run(bounded)
 
 
@@ -38,8 +45,7 @@ def forest(tmp_path: Path) -> Path:
 
 
 @pytest.mark.parametrize("era", ERAS)
-def test_http_serves_the_same_tools_and_answers(forest: Path, tmp_path: Path,
-                                                era: str) -> None:
+def test_http_serves_the_same_tools_and_answers(forest: Path, tmp_path: Path, era: str) -> None:
     cool(forest)
     with Vine(forest, writable=False) as vine:
         expected = {name: vine.call(name, args) for name, args in READS.items()}
@@ -68,7 +74,8 @@ def test_http_serves_the_same_tools_and_answers(forest: Path, tmp_path: Path,
         assert tools[name].input_schema == CALLS[name].input_schema()
         assert tools[name].output_schema == {
             "$schema": "http://json-schema.org/draft-07/schema#",
-            **shapes.or_envelope(CALLS[name].output_schema())}
+            **shapes.or_envelope(CALLS[name].output_schema()),
+        }
     for name in READS:
         if name == "query":
             expected[name].pop("elapsed_ms"), out[name].pop("elapsed_ms")
@@ -76,8 +83,11 @@ def test_http_serves_the_same_tools_and_answers(forest: Path, tmp_path: Path,
     assert out["bad"]["error"]["code"] == "E_SCHEMA"
     assert out["plant"]["commit"] == head(forest)
     assert out["seen"]["title"] == "MCP note"
-    lines = [line for line in log.read_text().splitlines()
-             if line.startswith("vine serve: ") and " forest=" in line]
+    lines = [
+        line
+        for line in log.read_text().splitlines()
+        if line.startswith("vine serve: ") and " forest=" in line
+    ]
     assert len(lines) == len(READS) + 2
     assert lines[0].startswith("vine serve: locate forest=brain ")
     assert lines[0].endswith("ms ok")
@@ -86,17 +96,31 @@ def test_http_serves_the_same_tools_and_answers(forest: Path, tmp_path: Path,
 
 
 def test_http_answers_only_the_hosts_it_is_told(forest: Path, tmp_path: Path) -> None:
-    with http_server("-f", str(forest), "--readonly", "--allow-host", "brain.internal",
-                     stderr=tmp_path / "serve.log") as url:
+    with http_server(
+        "-f",
+        str(forest),
+        "--readonly",
+        "--allow-host",
+        "brain.internal",
+        stderr=tmp_path / "serve.log",
+    ) as url:
         port = url.split(":")[2].split("/")[0]
         codes = {}
-        for host in ("evil.example", f"evil.example:{port}", f"127.0.0.1:{port}",
-                     f"localhost:{port}", "brain.internal", f"brain.internal:{port}"):
-            response = httpx.post(url, json=PING, headers={**HEADERS, "Host": host},
-                                  timeout=TIMEOUT)
+        for host in (
+            "evil.example",
+            f"evil.example:{port}",
+            f"127.0.0.1:{port}",
+            f"localhost:{port}",
+            "brain.internal",
+            f"brain.internal:{port}",
+        ):
+            response = httpx.post(
+                url, json=PING, headers={**HEADERS, "Host": host}, timeout=TIMEOUT
+            )
             codes[host] = response.status_code
-        origin = httpx.post(url, json=PING, timeout=TIMEOUT,
-                            headers={**HEADERS, "Origin": "http://evil.example"})
+        origin = httpx.post(
+            url, json=PING, timeout=TIMEOUT, headers={**HEADERS, "Origin": "http://evil.example"}
+        )
     assert codes.pop("evil.example") == 421
     assert codes.pop(f"evil.example:{port}") == 421
     assert set(codes.values()) == {200}, codes

@@ -10,31 +10,59 @@ from .forestkit import assert_error, assert_ok, make_forest
 
 
 def _forest(tmp_path: Path) -> Path:
-    return make_forest(tmp_path / "f", {
-        "s/policy": ("note", {"summary": "Policy.",
-                              "links": [{"rel": "related-to", "target": "s/ledger"},
-                                        {"rel": "supersedes", "target": "s/old"}]}, ""),
-        "s/ledger": ("dataset", {"summary": "Ledger."}, ""),
-        "s/old": ("note", {"summary": "Old policy."}, ""),
-        "p/ana": ("entity", {"summary": "Ana.", "entity_kind": "person",
-                             "links": [{"rel": "mentioned-in", "target": "s/policy"}]}, ""),
-    })
+    return make_forest(
+        tmp_path / "f",
+        {
+            "s/policy": (
+                "note",
+                {
+                    "summary": "Policy.",
+                    "links": [
+                        {"rel": "related-to", "target": "s/ledger"},
+                        {"rel": "supersedes", "target": "s/old"},
+                    ],
+                },
+                "",
+            ),
+            "s/ledger": ("dataset", {"summary": "Ledger."}, ""),
+            "s/old": ("note", {"summary": "Old policy."}, ""),
+            "p/ana": (
+                "entity",
+                {
+                    "summary": "Ana.",
+                    "entity_kind": "person",
+                    "links": [{"rel": "mentioned-in", "target": "s/policy"}],
+                },
+                "",
+            ),
+        },
+    )
 
 
 def test_out_in_both_and_inverse_names(tmp_path: Path) -> None:
     with Vine(_forest(tmp_path), writable=False, alpha=0) as vine:
         out = assert_ok(vine.move("s/policy"))["neighbors"]
         assert {(n["id"], n["rel"], n["direction"]) for n in out} == {
-            ("s/ledger", "related-to", "out"), ("s/old", "supersedes", "out")}
+            ("s/ledger", "related-to", "out"),
+            ("s/old", "supersedes", "out"),
+        }
         ins = assert_ok(vine.move("s/policy", direction="in"))["neighbors"]
-        assert ins == [{"id": "p/ana", "rel": "mentions", "direction": "in", "type": "entity",
-                        "summary": "Ana.", "heat": 0.0}]
+        assert ins == [
+            {
+                "id": "p/ana",
+                "rel": "mentions",
+                "direction": "in",
+                "type": "entity",
+                "summary": "Ana.",
+                "heat": 0.0,
+            }
+        ]
         both = assert_ok(vine.move("s/policy", direction="both"))["neighbors"]
         assert len(both) == 3
         by_rel = assert_ok(vine.move("s/old", rel="superseded-by", direction="in"))["neighbors"]
         assert [n["id"] for n in by_rel] == ["s/policy"]
         by_stored = assert_ok(vine.move("s/old", rel="supersedes", direction="in"))["neighbors"]
-        assert [(n['id'], n['rel']) for n in by_stored] == [('s/policy', 'superseded-by')]
+        assert [(n["id"], n["rel"]) for n in by_stored] == [("s/policy", "superseded-by")]
 
 
 def test_children(tmp_path: Path) -> None:
@@ -63,8 +91,9 @@ def test_a_rel_the_dialect_does_not_declare_is_an_error(tmp_path: Path) -> None:
     """A misspelt rel used to answer an empty list, as if the node had no neighbours."""
     with Vine(_forest(tmp_path), writable=False) as vine:
         for direction in ("out", "in", "both"):
-            err = assert_error(vine.move("s/policy", rel="relatd-to", direction=direction),
-                               "E_SCHEMA")
+            err = assert_error(
+                vine.move("s/policy", rel="relatd-to", direction=direction), "E_SCHEMA"
+            )
             assert "did you mean 'related-to'" in err["message"]
             assert "supersedes" in err["hint"] and "superseded-by" in err["hint"]
         # declared rels, their inverses and children all still answer
@@ -73,8 +102,7 @@ def test_a_rel_the_dialect_does_not_declare_is_an_error(tmp_path: Path) -> None:
 
 
 def test_hub_truncates_with_a_hint(tmp_path: Path) -> None:
-    nodes = {f"h/n{i:02d}": ("note", {"summary": "neighbour summary " * 8}, "")
-             for i in range(60)}
+    nodes = {f"h/n{i:02d}": ("note", {"summary": "neighbour summary " * 8}, "") for i in range(60)}
     with Vine(make_forest(tmp_path / "f", nodes), writable=False) as vine:
         out = assert_ok(vine.move("h/_index", rel="children"))
     assert budget.cost(out) <= budget.MOVE

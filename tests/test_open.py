@@ -72,8 +72,9 @@ def test_live_writer_in_another_process_blocks(tmp_path: Path) -> None:
         print("ready", flush=True)
         sys.stdin.readline()
     """)
-    proc = subprocess.Popen([sys.executable, "-c", script], stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", script], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
     try:
         assert proc.stdout.readline().strip() == "ready"
         with pytest.raises(VineError) as info:
@@ -106,8 +107,9 @@ def test_alpha_must_be_a_non_negative_number(tmp_path: Path) -> None:
             Vine(root, writable=False, alpha=bad)
 
 
-def test_trace_files_are_pruned_to_the_newest(tmp_path: Path,
-                                              monkeypatch: pytest.MonkeyPatch) -> None:
+def test_trace_files_are_pruned_to_the_newest(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Each session writes one trace file; one-shot processes in a loop must not pile
     them up without end: opening a new one keeps the newest TRACES_KEPT."""
     from monkeyllm import traces

@@ -42,13 +42,17 @@ Reissue under the same series.
 @pytest.fixture
 def forest(tmp_path: Path) -> Path:
     big = "# Big\n\n" + "\n\n".join(
-        f"## Part {i}\n\n" + " ".join(f"word{i}x{j}" for j in range(300)) for i in range(12))
+        f"## Part {i}\n\n" + " ".join(f"word{i}x{j}" for j in range(300)) for i in range(12)
+    )
     giant = "# Giant\n\n" + " ".join(f"token{j}" for j in range(6000))
-    return make_forest(tmp_path / "f", {
-        "s/policy": ("note", {"title": "Policy"}, POLICY),
-        "s/big": ("document", {"title": "Big"}, big),
-        "s/giant": ("document", {"title": "Giant"}, giant),
-    })
+    return make_forest(
+        tmp_path / "f",
+        {
+            "s/policy": ("note", {"title": "Policy"}, POLICY),
+            "s/big": ("document", {"title": "Big"}, big),
+            "s/giant": ("document", {"title": "Giant"}, giant),
+        },
+    )
 
 
 def test_whole_body(forest: Path) -> None:
@@ -57,14 +61,27 @@ def test_whole_body(forest: Path) -> None:
     data = (forest / "s/policy.md").read_bytes()
     blob = hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
     # The revision is the file's git blob id (git hash-object), cut to 12 characters.
-    assert out == {"id": "s/policy", "title": "Policy", "body": POLICY.strip(),
-                   "body_tokens": budget.tokens(POLICY.strip()), "truncated": False,
-                   "revision": blob[:12]}
+    assert out == {
+        "id": "s/policy",
+        "title": "Policy",
+        "body": POLICY.strip(),
+        "body_tokens": budget.tokens(POLICY.strip()),
+        "truncated": False,
+        "revision": blob[:12],
+    }
 
 
-@pytest.mark.parametrize("name, header", [
-    ("Deadlines", "Deadlines"), ("deadlines", "Deadlines"), ("DEAD", "Deadlines"),
-    ("## Deadlines", "Deadlines"), ("Retail", "Retail"), ("invoice", "Invoice rules")])
+@pytest.mark.parametrize(
+    "name, header",
+    [
+        ("Deadlines", "Deadlines"),
+        ("deadlines", "Deadlines"),
+        ("DEAD", "Deadlines"),
+        ("## Deadlines", "Deadlines"),
+        ("Retail", "Retail"),
+        ("invoice", "Invoice rules"),
+    ],
+)
 def test_section_matching(forest: Path, name: str, header: str) -> None:
     with Vine(forest, writable=False) as vine:
         out = assert_ok(vine.pick("s/policy", section=name))

@@ -13,8 +13,9 @@ from .forestkit import assert_error, assert_ok
 
 
 def _git(root: Path, *args: str) -> str:
-    return subprocess.run(["git", *args], cwd=root, check=True, capture_output=True,
-                          text=True).stdout
+    return subprocess.run(
+        ["git", *args], cwd=root, check=True, capture_output=True, text=True
+    ).stdout
 
 
 @pytest.fixture
@@ -24,19 +25,33 @@ def vine(tmp_path: Path):  # noqa: ANN201
 
 
 def _note(node_id: str, parent: str, summary: str = "A note.") -> dict:
-    return {"id": node_id, "type": "note", "parent": parent, "title": node_id.title(),
-            "summary": summary}
+    return {
+        "id": node_id,
+        "type": "note",
+        "parent": parent,
+        "title": node_id.title(),
+        "summary": summary,
+    }
 
 
 def test_a_branch_ships_with_its_children_in_one_commit(vine: Vine) -> None:
     before = _git(vine.root, "rev-parse", "HEAD").strip()
-    out = assert_ok(vine.plant([
-        {"id": "ops/_index", "type": "branch", "parent": "_index", "title": "Ops",
-         "summary": "Operations."},
-        _note("ops/a", "ops/_index", "First."),
-        _note("ops/b", "ops/_index", "Second."),
-        _note("top", "_index", "At the root."),
-    ]))
+    out = assert_ok(
+        vine.plant(
+            [
+                {
+                    "id": "ops/_index",
+                    "type": "branch",
+                    "parent": "_index",
+                    "title": "Ops",
+                    "summary": "Operations.",
+                },
+                _note("ops/a", "ops/_index", "First."),
+                _note("ops/b", "ops/_index", "Second."),
+                _note("top", "_index", "At the root."),
+            ]
+        )
+    )
     assert out["created"] == ["ops/_index", "ops/a", "ops/b", "top"]
     assert out["count"] == 4 and out["commit"] == _git(vine.root, "rev-parse", "HEAD").strip()
     assert _git(vine.root, "log", "-1", "--format=%s") == "plant(batch): 4 nodes\n"
@@ -55,22 +70,38 @@ def test_a_branch_ships_with_its_children_in_one_commit(vine: Vine) -> None:
 
 def test_one_bad_node_refuses_the_whole_batch(vine: Vine) -> None:
     before = _git(vine.root, "rev-parse", "HEAD").strip()
-    err = assert_error(vine.plant([_note("fine", "_index"),
-                                   {**_note("bad", "_index"), "type": "widget"}]), "E_SCHEMA")
+    err = assert_error(
+        vine.plant([_note("fine", "_index"), {**_note("bad", "_index"), "type": "widget"}]),
+        "E_SCHEMA",
+    )
     assert err["message"].startswith("bad: ")
     assert _git(vine.root, "rev-parse", "HEAD").strip() == before
     assert not (vine.root / "fine.md").exists()
     assert _git(vine.root, "status", "--porcelain") == ""
 
 
-@pytest.mark.parametrize("nodes, code", [
-    ([], "E_SCHEMA"),
-    ([_note(f"n{i}", "_index") for i in range(21)], "E_SCHEMA"),
-    ([_note("twice", "_index"), _note("twice", "_index")], "E_SCHEMA"),
-    ([{"id": "ds", "type": "dataset", "parent": "_index", "title": "D", "summary": "Rows.",
-       "schema": {"t": {"columns": {"a": "TEXT"}}}}], "E_SCHEMA"),
-    ([_note("orphan/x", "orphan/_index")], "E_NOT_FOUND"),
-])
+@pytest.mark.parametrize(
+    "nodes, code",
+    [
+        ([], "E_SCHEMA"),
+        ([_note(f"n{i}", "_index") for i in range(21)], "E_SCHEMA"),
+        ([_note("twice", "_index"), _note("twice", "_index")], "E_SCHEMA"),
+        (
+            [
+                {
+                    "id": "ds",
+                    "type": "dataset",
+                    "parent": "_index",
+                    "title": "D",
+                    "summary": "Rows.",
+                    "schema": {"t": {"columns": {"a": "TEXT"}}},
+                }
+            ],
+            "E_SCHEMA",
+        ),
+        ([_note("orphan/x", "orphan/_index")], "E_NOT_FOUND"),
+    ],
+)
 def test_refusals(vine: Vine, nodes: list, code: str) -> None:
     assert_error(vine.plant(nodes), code)
     assert _git(vine.root, "status", "--porcelain") == ""
@@ -79,8 +110,7 @@ def test_refusals(vine: Vine, nodes: list, code: str) -> None:
 def test_existing_ids_with_if_absent(vine: Vine) -> None:
     assert_ok(vine.plant(_note("old", "_index")))
     assert_error(vine.plant([_note("old", "_index"), _note("new", "_index")]), "E_SCHEMA")
-    out = assert_ok(vine.plant([_note("old", "_index"), _note("new", "_index")],
-                               if_absent=True))
+    out = assert_ok(vine.plant([_note("old", "_index"), _note("new", "_index")], if_absent=True))
     assert out["created"] == ["new"] and out["existing"] == ["old"]
     again = assert_ok(vine.plant([_note("old", "_index")], if_absent=True))
     assert again == {"created": [], "count": 0, "existing": ["old"]}
@@ -89,8 +119,12 @@ def test_existing_ids_with_if_absent(vine: Vine) -> None:
 def test_dry_run_lists_every_problem(vine: Vine) -> None:
     ok = assert_ok(vine.plant([_note("a", "_index"), _note("b", "_index")], dry_run=True))
     assert ok == {"valid": True, "count": 2, "dry_run": True}
-    err = assert_error(vine.plant([{**_note("a", "_index"), "summary": ""},
-                                   {**_note("b", "_index"), "type": "widget"}],
-                                  dry_run=True), "E_FRONTMATTER")
+    err = assert_error(
+        vine.plant(
+            [{**_note("a", "_index"), "summary": ""}, {**_note("b", "_index"), "type": "widget"}],
+            dry_run=True,
+        ),
+        "E_FRONTMATTER",
+    )
     assert [e["index"] for e in err["errors"]] == [0, 1]
     assert not (vine.root / "a.md").exists()

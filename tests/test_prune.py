@@ -29,8 +29,13 @@ def test_a_leaf_goes_in_one_commit_and_git_keeps_it(vine: Vine, root: Path) -> N
     before = head(root)
     coverage = meta_of(root / "kb/_index.md")["coverage"]
     out = assert_ok(vine.prune("kb/stray"))
-    assert out == {"id": "kb/stray", "pruned": True, "backlinks_removed": 0,
-                   "payload_moved": None, "commit": head(root)}
+    assert out == {
+        "id": "kb/stray",
+        "pruned": True,
+        "backlinks_removed": 0,
+        "payload_moved": None,
+        "commit": head(root),
+    }
     assert git(root, "log", "-1", "--format=%s").strip() == "prune(kb/stray)"
     assert git(root, "rev-parse", "HEAD~1").strip() == before
     assert changed_in(root, out["commit"]) == {"kb/stray.md": "D", "kb/_index.md": "M"}
@@ -47,17 +52,18 @@ def test_a_leaf_goes_in_one_commit_and_git_keeps_it(vine: Vine, root: Path) -> N
     with Vine(root, writable=False) as fresh:
         assert_error(fresh.look("kb/stray"), "E_NOT_FOUND")
     # History keeps it: git revert brings it back.
-    git(root, "-c", "user.name=t", "-c", "user.email=t@example.com", "revert", "--no-edit",
-        "HEAD")
+    git(root, "-c", "user.name=t", "-c", "user.email=t@example.com", "revert", "--no-edit", "HEAD")
     assert assert_ok(vine.look("kb/stray"))["summary"] == "A note planted by mistake."
 
 
 def test_an_anchored_node_is_refused_then_forced(vine: Vine, root: Path) -> None:
     before, files = head(root), files_of(root)
     err = assert_error(vine.prune("kb/alpha"), "E_ANCHORED")
-    assert err["anchors"] == [{"source": "kb/beta", "rel": "related-to"},
-                              {"source": "other/gamma", "rel": "related-to"},
-                              {"source": "other/gamma", "rel": "mentioned-in"}]
+    assert err["anchors"] == [
+        {"source": "kb/beta", "rel": "related-to"},
+        {"source": "other/gamma", "rel": "related-to"},
+        {"source": "other/gamma", "rel": "mentioned-in"},
+    ]
     assert err["anchor_count"] == 3 and "force" in err["hint"]
     assert head(root) == before and files_of(root) == files and status(root) == ""
     assert assert_ok(vine.look("kb/alpha"))["id"] == "kb/alpha"
@@ -66,14 +72,18 @@ def test_an_anchored_node_is_refused_then_forced(vine: Vine, root: Path) -> None
     assert out["pruned"] is True and out["backlinks_removed"] == 3
     # Every pointing node lost exactly its links to alpha, in the same commit.
     assert changed_in(root, out["commit"]) == {
-        "kb/alpha.md": "D", "kb/_index.md": "M", "_index.md": "M", "kb/beta.md": "M",
-        "other/gamma.md": "M"}
+        "kb/alpha.md": "D",
+        "kb/_index.md": "M",
+        "_index.md": "M",
+        "kb/beta.md": "M",
+        "other/gamma.md": "M",
+    }
     assert "links" not in meta_of(root / "kb/beta.md")
     assert "links" not in meta_of(root / "other/gamma.md")
     assert meta_of(root / "kb/beta.md")["updated"] == meta_of(root / "kb/_index.md")["updated"]
     # Body wikilinks are prose: they stay (validate reports them as broken).
     assert "[[kb/alpha]]" in body_of(root / "kb/beta.md")
-    assert "[[kb/alpha]]" not in body_of(root / "_index.md")      # the Landmarks entry
+    assert "[[kb/alpha]]" not in body_of(root / "_index.md")  # the Landmarks entry
     assert meta_of(root / "kb/_index.md")["coverage"] == "2 bananas, 0 sub-branches"
     assert assert_ok(vine.look("kb/beta"))["edges_out"] == []
     assert_error(vine.look("kb/alpha"), "E_NOT_FOUND")
@@ -82,9 +92,20 @@ def test_an_anchored_node_is_refused_then_forced(vine: Vine, root: Path) -> None
 
 def test_anchors_show_twenty_and_count_them_all(vine: Vine, root: Path) -> None:
     for batch in (range(0, 20), range(20, 25)):
-        assert_ok(vine.plant([node(f"kb/fan-{i:02d}", "kb", f"Fan {i}", f"Fan number {i}.",
-                                   links=[{"rel": "related-to", "target": "kb/data"}])
-                              for i in batch]))
+        assert_ok(
+            vine.plant(
+                [
+                    node(
+                        f"kb/fan-{i:02d}",
+                        "kb",
+                        f"Fan {i}",
+                        f"Fan number {i}.",
+                        links=[{"rel": "related-to", "target": "kb/data"}],
+                    )
+                    for i in batch
+                ]
+            )
+        )
     err = assert_error(vine.prune("kb/data"), "E_ANCHORED")
     assert len(err["anchors"]) == 20 and err["anchor_count"] == 25
     assert err["anchors"][0] == {"source": "kb/fan-00", "rel": "related-to"}
@@ -100,8 +121,19 @@ def test_a_payload_goes_to_the_graveyard_never_deleted(vine: Vine, root: Path) -
     assert_error(vine.query("kb/data", "SELECT 1"), "E_NOT_FOUND")
     assert status(root) == ""
     # The id is free again: a new dataset, and a second prune keeps both payloads.
-    assert_ok(vine.plant(node("kb/data", "kb", "Data", "A new counter.", type="dataset",
-                              schema=DATA_SCHEMA, rows={"t": [[1, 7]]})))
+    assert_ok(
+        vine.plant(
+            node(
+                "kb/data",
+                "kb",
+                "Data",
+                "A new counter.",
+                type="dataset",
+                schema=DATA_SCHEMA,
+                rows={"t": [[1, 7]]},
+            )
+        )
+    )
     again = assert_ok(vine.prune("kb/data"))
     assert again["payload_moved"] == "_derived/graveyard/kb/data/data-2.db"
     assert (root / out["payload_moved"]).read_bytes() == data
@@ -111,11 +143,31 @@ def test_an_asset_moves_and_a_remote_payload_stays(vine: Vine, root: Path) -> No
     asset = root / "kb/_assets/ab12cd34-photo.png"
     asset.parent.mkdir()
     asset.write_bytes(b"\x89PNG fake")
-    assert_ok(vine.plant(node("kb/photo", "kb", "Photo", "A photograph of the kb.",
-                              type="media", payload="_assets/ab12cd34-photo.png",
-                              payload_type="image")))
-    assert_ok(vine.plant(node("kb/remote", "kb", "Remote", "Rows kept in a bucket.",
-                              payload="s3://bucket/rows.db", payload_type="sqlite")))
+    assert_ok(
+        vine.plant(
+            node(
+                "kb/photo",
+                "kb",
+                "Photo",
+                "A photograph of the kb.",
+                type="media",
+                payload="_assets/ab12cd34-photo.png",
+                payload_type="image",
+            )
+        )
+    )
+    assert_ok(
+        vine.plant(
+            node(
+                "kb/remote",
+                "kb",
+                "Remote",
+                "Rows kept in a bucket.",
+                payload="s3://bucket/rows.db",
+                payload_type="sqlite",
+            )
+        )
+    )
     out = assert_ok(vine.prune("kb/photo"))
     assert out["payload_moved"] == "_derived/graveyard/kb/photo/ab12cd34-photo.png"
     assert not asset.exists() and (root / out["payload_moved"]).read_bytes() == b"\x89PNG fake"
@@ -123,8 +175,18 @@ def test_an_asset_moves_and_a_remote_payload_stays(vine: Vine, root: Path) -> No
 
 
 def test_a_shared_payload_stays_for_the_other_node(vine: Vine, root: Path) -> None:
-    assert_ok(vine.plant(node("kb/twin", "kb", "Twin", "The same rows, described again.",
-                              payload="data.db", payload_type="sqlite")))
+    assert_ok(
+        vine.plant(
+            node(
+                "kb/twin",
+                "kb",
+                "Twin",
+                "The same rows, described again.",
+                payload="data.db",
+                payload_type="sqlite",
+            )
+        )
+    )
     assert assert_ok(vine.prune("kb/twin"))["payload_moved"] is None
     assert (root / "kb/data.db").exists()
     assert assert_ok(vine.query("kb/data", "SELECT v FROM t"))["rows"] == [[0]]
@@ -153,13 +215,16 @@ def test_the_frame_is_never_pruned(vine: Vine, root: Path, target: str) -> None:
     assert head(root) == before and files_of(root) == files
 
 
-@pytest.mark.parametrize("args, code", [
-    ({"id": "kb/nowhere"}, "E_NOT_FOUND"),
-    ({"id": "../outside"}, "E_NOT_FOUND"),
-    ({"id": 7}, "E_SCHEMA"),
-    ({"id": "kb/alpha", "force": "yes"}, "E_SCHEMA"),
-    ({"id": "kb/alpha", "extra": 1}, "E_SCHEMA"),
-])
+@pytest.mark.parametrize(
+    "args, code",
+    [
+        ({"id": "kb/nowhere"}, "E_NOT_FOUND"),
+        ({"id": "../outside"}, "E_NOT_FOUND"),
+        ({"id": 7}, "E_SCHEMA"),
+        ({"id": "kb/alpha", "force": "yes"}, "E_SCHEMA"),
+        ({"id": "kb/alpha", "extra": 1}, "E_SCHEMA"),
+    ],
+)
 def test_bad_arguments_change_nothing(vine: Vine, root: Path, args: dict, code: str) -> None:
     before, files = head(root), files_of(root)
     assert_error(vine.call("prune", args), code)
@@ -175,9 +240,9 @@ def test_a_pruned_id_is_planted_again_as_a_new_node(vine: Vine, root: Path) -> N
     assert_ok(vine.plant(node("kb/beta", "kb", "Beta again", "A new beta, from scratch.")))
     fresh = assert_ok(vine.look("kb/beta"))
     assert fresh["title"] == "Beta again" and fresh["summary"] == "A new beta, from scratch."
-    assert fresh["stats"]["heat"] < hot / 2          # it does not inherit the old heat
+    assert fresh["stats"]["heat"] < hot / 2  # it does not inherit the old heat
     assert "links" not in meta_of(root / "kb/beta.md")
-    assert assert_ok(vine.look("kb/beta"))["edges_in"] == []   # alpha's link went with it
+    assert assert_ok(vine.look("kb/beta"))["edges_in"] == []  # alpha's link went with it
     index = body_of(root / "kb/_index.md")
     assert index.count("[[kb/beta]]") == 1
     assert status(root) == ""

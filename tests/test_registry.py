@@ -12,8 +12,18 @@ from monkeyllm import CALLS, Vine
 
 from .forestkit import REPO
 
-READS = ["locate", "look", "move", "pick", "scan", "sniff", "history", "calendar",
-         "coverage", "query"]
+READS = [
+    "locate",
+    "look",
+    "move",
+    "pick",
+    "scan",
+    "sniff",
+    "history",
+    "calendar",
+    "coverage",
+    "query",
+]
 WRITES = ["plant", "graft", "tend", "prune", "transplant"]
 # Calls whose every parameter has a default (they cover the whole forest unless told).
 NO_REQUIRED = ("calendar", "coverage")
@@ -46,11 +56,14 @@ def test_the_readme_lists_every_call(name: str) -> None:
 
 
 def test_importing_the_engine_loads_no_surface_stack() -> None:
-    code = ("import sys, monkeyllm; from monkeyllm import Vine; "
-            "print(sorted(m for m in sys.modules if m.split('.')[0] in "
-            "{'typer','rich','textual','starlette','mcp','uvicorn','fastapi','httpx'}))")
-    out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True,
-                         text=True).stdout.strip()
+    code = (
+        "import sys, monkeyllm; from monkeyllm import Vine; "
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in "
+        "{'typer','rich','textual','starlette','mcp','uvicorn','fastapi','httpx'}))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], check=True, capture_output=True, text=True
+    ).stdout.strip()
     assert out == "[]"
 
 
@@ -81,10 +94,12 @@ def test_the_bounded_parameters_are_the_ones_the_issue_names() -> None:
     assert {("locate", "k"), ("sniff", "k"), ("scan", "limit"), ("harvest", "k")} <= found
 
 
-@pytest.mark.parametrize(("name", "param", "lo", "hi"), RANGES,
-                         ids=[f"{n}.{p}" for n, p, _, _ in RANGES])
+@pytest.mark.parametrize(
+    ("name", "param", "lo", "hi"), RANGES, ids=[f"{n}.{p}" for n, p, _, _ in RANGES]
+)
 def test_a_bound_reaches_the_check_the_schema_and_the_help(
-        name: str, param: str, lo: int, hi: int) -> None:
+    name: str, param: str, lo: int, hi: int
+) -> None:
     from monkeyllm.commands.calls import param_help
     from monkeyllm.commands.params import shape_of
     from monkeyllm.registry import check_args
@@ -99,7 +114,7 @@ def test_a_bound_reaches_the_check_the_schema_and_the_help(
             check_args(spec, {**base, param: bad})
         assert f"from {lo} to {hi}" in str(refused.value)
     assert check_args(spec, {**base, param: hi})[param] == hi
-    assert check_args(spec, {**base, param: float(lo)})[param] == lo   # JSON's 3.0 is 3
+    assert check_args(spec, {**base, param: float(lo)})[param] == lo  # JSON's 3.0 is 3
     assert f"from {lo} to {hi}" in param_help(p, shape_of(p))
 
 
@@ -113,13 +128,14 @@ def test_null_is_declared_exactly_where_it_means_absent(name: str) -> None:
     for p in spec.params:
         declared = schema["properties"][p.name]
         kind = declared.get("type")
-        takes_null = (isinstance(kind, list) and "null" in kind) or \
-            {"type": "null"} in declared.get("anyOf", [])
+        takes_null = (isinstance(kind, list) and "null" in kind) or {
+            "type": "null"
+        } in declared.get("anyOf", [])
         assert takes_null == (not p.required), (name, p.name)
         if not p.required and all(isinstance(base[q], str) for q in base):
             try:
                 clean = check_args(spec, {**base, p.name: None})
-            except Exception:   # the required ones here are not of their type: plant, graft
+            except Exception:  # the required ones here are not of their type: plant, graft
                 continue
             assert p.name not in clean
 
@@ -132,8 +148,7 @@ def test_closed_sets_are_enums() -> None:
     scan = CALLS["scan"].input_schema()["properties"]["fields"]["items"]["enum"]
     assert {"id", "payload_type", "heat"} <= set(scan)
     with Vine(REPO / "sample-brain", writable=False) as vine:
-        assert vine.look("sales/exchange-policy", fields=["nope"])["error"]["code"] == \
-            "E_SCHEMA"
+        assert vine.look("sales/exchange-policy", fields=["nope"])["error"]["code"] == "E_SCHEMA"
         assert vine.locate("x", include=["body"])["error"]["code"] == "E_SCHEMA"
 
 
@@ -150,9 +165,18 @@ def test_every_call_has_a_result_shape(name: str) -> None:
     assert shape.get("required") or all(a.get("required") for a in shape["anyOf"])
 
 
-NEWER_DRAFT_KEYWORDS = {"$defs", "$dynamicRef", "$dynamicAnchor", "prefixItems",
-                        "dependentRequired", "dependentSchemas", "unevaluatedItems",
-                        "unevaluatedProperties", "$anchor", "$vocabulary"}
+NEWER_DRAFT_KEYWORDS = {
+    "$defs",
+    "$dynamicRef",
+    "$dynamicAnchor",
+    "prefixItems",
+    "dependentRequired",
+    "dependentSchemas",
+    "unevaluatedItems",
+    "unevaluatedProperties",
+    "$anchor",
+    "$vocabulary",
+}
 
 
 def _keywords(schema: object) -> set[str]:
@@ -203,8 +227,13 @@ def test_the_kind_words_a_signature_accepts_are_the_kind_table() -> None:
     assert kinds.SCOPES["notes"] == kinds.FILTER_KINDS["note"] == kinds.BANANA
     with Vine(REPO / "sample-brain", writable=False) as vine:
         notes = vine.locate("exchange policy", k=20, scope="notes")["results"]
-        leaves = vine.scan("_index", filter={"kind": "note"}, fields=["id", "type", "kind"],
-                           recursive=True, limit=50)["nodes"]
+        leaves = vine.scan(
+            "_index",
+            filter={"kind": "note"},
+            fields=["id", "type", "kind"],
+            recursive=True,
+            limit=50,
+        )["nodes"]
     assert notes and {r["kind"] for r in notes} == {kinds.BANANA}
     assert {n["kind"] for n in leaves} == {kinds.BANANA}
-    assert len({n["type"] for n in leaves}) > 1     # every leaf, not only type: note
+    assert len({n["type"] for n in leaves}) > 1  # every leaf, not only type: note

@@ -20,22 +20,27 @@ def _frontmatter(path: Path) -> dict:
 
 def test_every_file_is_a_well_formed_node(brain: Vine) -> None:
     assert brain.problems() == []
-    out = assert_ok(brain.scan("_index", recursive=True, fields=["id", "type"], limit=50,
-                               after=""))
+    out = assert_ok(brain.scan("_index", recursive=True, fields=["id", "type"], limit=50, after=""))
     assert out["total"] >= 40
 
 
 def test_the_bundle_is_sample_brains_history(tmp_path: Path) -> None:
     clone = tmp_path / "clone"
     subprocess.run(["git", "clone", "-q", str(HISTORY), str(clone)], check=True)
-    log = subprocess.run(["git", "log", "--format=%s"], cwd=clone, check=True,
-                         capture_output=True, text=True).stdout.splitlines()
+    log = subprocess.run(
+        ["git", "log", "--format=%s"], cwd=clone, check=True, capture_output=True, text=True
+    ).stdout.splitlines()
     assert len(log) > 5 and log[-1].startswith("init: forest")
-    tracked = {p.relative_to(clone) for p in clone.rglob("*")
-               if p.is_file() and ".git" not in p.parts}
-    expected = {p.relative_to(SAMPLE) for p in SAMPLE.rglob("*")
-                if p.is_file() and (p.suffix == ".md" or p.name == ".gitignore")
-                and "_derived" not in p.parts}
+    tracked = {
+        p.relative_to(clone) for p in clone.rglob("*") if p.is_file() and ".git" not in p.parts
+    }
+    expected = {
+        p.relative_to(SAMPLE)
+        for p in SAMPLE.rglob("*")
+        if p.is_file()
+        and (p.suffix == ".md" or p.name == ".gitignore")
+        and "_derived" not in p.parts
+    }
     assert tracked == expected
     for rel in expected:
         assert (clone / rel).read_bytes() == (SAMPLE / rel).read_bytes(), rel
@@ -68,16 +73,25 @@ def test_the_seeds_examples_work_literally(brain: Vine) -> None:
     sniffed = assert_ok(brain.sniff(["NF-4412", "exchange"], scope="sales", k=5))
     assert sniffed["results"][0]["id"] == "sales/exchange-policy"
     assert any("NF-4412" in m["snippet"] for m in sniffed["results"][0]["matches"])
-    orders = assert_ok(brain.query(
-        "sales/orders-2026", "SELECT region, COUNT(*) AS orders FROM orders GROUP BY region "
-                             "ORDER BY orders DESC"))
+    orders = assert_ok(
+        brain.query(
+            "sales/orders-2026",
+            "SELECT region, COUNT(*) AS orders FROM orders GROUP BY region ORDER BY orders DESC",
+        )
+    )
     assert orders["columns"] == ["region", "orders"]
     assert orders["rows"][0][0] == "Southeast"
     dataset = assert_ok(brain.look("sales/orders-2026"))
     assert "value_cents" in dataset["query_manual"]["tables"]["orders"]
     assert "SUM() returns 0" in dataset["notes"]
-    scan = assert_ok(brain.scan("_index", filter={"type": "dataset", "tags_any": ["sales"]},
-                                fields=["id", "summary", "payload_type"], recursive=True))
+    scan = assert_ok(
+        brain.scan(
+            "_index",
+            filter={"type": "dataset", "tags_any": ["sales"]},
+            fields=["id", "summary", "payload_type"],
+            recursive=True,
+        )
+    )
     assert {"sales/orders-2026", "sales/pipeline/prospects-q2"} <= {n["id"] for n in scan["nodes"]}
     agreement = assert_ok(brain.pick("contracts/master-agreement"))
     assert agreement["truncated"] is True and agreement["body_tokens"] > 4000

@@ -15,7 +15,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from monkeyllm import Vine, bodyindex, catalogschema, gitindex, indexing
+from monkeyllm import Vine, bodyindex, bulkbuild, catalogschema, gitindex
 from monkeyllm.reads import locate as locate_module
 from monkeyllm.reads import sniff as sniff_module
 from monkeyllm.reads import topk
@@ -38,36 +38,44 @@ FIELD_OFFICE = Path(__file__).resolve().parent.parent / "bench" / "forests" / "f
 def catalog_contents(conn: sqlite3.Connection) -> dict[str, list[tuple]]:
     """Everything a catalog says about its nodes, keyed so that two builds compare:
     body index rows by node id and line (body versions are numbered differently)."""
-    conn.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.lines "
-                 "USING fts5vocab(main, body_fts, 'instance')")
+    conn.execute(
+        "CREATE VIRTUAL TABLE IF NOT EXISTS temp.lines USING fts5vocab(main, body_fts, 'instance')"
+    )
     shift, mask = bodyindex.LINE_BITS, bodyindex.LINE_MASK
     out = {
         "lines": conn.execute(
             f"SELECT n.id, i.doc & {mask}, i.term FROM temp.lines i "
-            f"JOIN nodes n ON n.body_gen = i.doc >> {shift} ORDER BY 1, 2, 3").fetchall(),
+            f"JOIN nodes n ON n.body_gen = i.doc >> {shift} ORDER BY 1, 2, 3"
+        ).fetchall(),
         "nodes": conn.execute(
             "SELECT id, kind, type, title, summary, tags, aliases, created, updated, "
             "confidence, source, entity_kind, payload, payload_type, payload_hash, parent, "
             "trail, coverage, body_tokens, outline, body_hash, origin, body_lines "
-            "FROM nodes ORDER BY id").fetchall(),
+            "FROM nodes ORDER BY id"
+        ).fetchall(),
         "fts": conn.execute(
             "SELECT f.id, f.title, f.aliases, f.tags, f.summary, f.headers, f.title_stems, "
             "f.label_stems, f.summary_stems, f.header_stems FROM nodes_fts f "
-            "ORDER BY f.id").fetchall(),
+            "ORDER BY f.id"
+        ).fetchall(),
         "edges": conn.execute("SELECT * FROM edges ORDER BY 1, 2, 3").fetchall(),
         "moves": conn.execute("SELECT * FROM moves ORDER BY 1").fetchall(),
         "listings": conn.execute("SELECT * FROM listings ORDER BY 1, 2").fetchall(),
         "files": conn.execute("SELECT path, size, error FROM files ORDER BY 1").fetchall(),
-        "indexes": sorted(conn.execute(
-            "SELECT name, sql FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL")),
+        "indexes": sorted(
+            conn.execute(
+                "SELECT name, sql FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL"
+            )
+        ),
     }
     conn.execute("DROP TABLE temp.lines")
     return out
 
 
 @pytest.mark.parametrize("source", [SAMPLE, FIELD_OFFICE], ids=["sample-brain", "field-office"])
-def test_a_rebuild_writes_the_catalog_the_incremental_path_writes(tmp_path: Path,
-                                                                  source: Path) -> None:
+def test_a_rebuild_writes_the_catalog_the_incremental_path_writes(
+    tmp_path: Path, source: Path
+) -> None:
     root = tmp_path / "f"
     shutil.copytree(source, root, ignore=shutil.ignore_patterns("_derived", ".git"))
     with Vine(root, writable=False) as vine:
@@ -91,35 +99,55 @@ def test_the_rebuild_drops_and_makes_again_every_secondary_index(tmp_path: Path)
     root = make_forest(tmp_path / "f")
     with Vine(root, writable=False) as vine:
         conn = vine._forest.catalog.conn
-        names = {r[0] for r in conn.execute(
-            "SELECT name FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL")}
+        names = {
+            r[0]
+            for r in conn.execute(
+                "SELECT name FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL"
+            )
+        }
         assert names == set(catalogschema.INDEX_NAMES)
         vine._forest.catalog.build()
-        again = {r[0] for r in conn.execute(
-            "SELECT name FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL")}
+        again = {
+            r[0]
+            for r in conn.execute(
+                "SELECT name FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL"
+            )
+        }
         assert again == names
         # A type filter reads its ids from the index alone.
-        plan = " ".join(r[3] for r in conn.execute(
-            "EXPLAIN QUERY PLAN SELECT id FROM nodes WHERE id != '_index' AND type = 'note'"))
+        plan = " ".join(
+            r[3]
+            for r in conn.execute(
+                "EXPLAIN QUERY PLAN SELECT id FROM nodes WHERE id != '_index' AND type = 'note'"
+            )
+        )
         assert "COVERING INDEX nodes_type" in plan
 
 
-BODIES = ["exchange rate of the day", "the exchanges and the changes", "exchange",
-          "changed hands", "a change of plans", "nf 4412 exchange", "x-change", "changing"]
+BODIES = [
+    "exchange rate of the day",
+    "the exchanges and the changes",
+    "exchange",
+    "changed hands",
+    "a change of plans",
+    "nf 4412 exchange",
+    "x-change",
+    "changing",
+]
 
 
-def test_the_vocabulary_keeps_the_line_counts_of_common_tokens(tmp_path: Path,
-                                                                monkeypatch) -> None:
+def test_the_vocabulary_keeps_the_line_counts_of_common_tokens(tmp_path: Path, monkeypatch) -> None:
     monkeypatch.setattr(bodyindex, "COMMON_LINES", 3)
-    nodes = {f"n/{i}": ("note", {}, "# T\n\n" + "\n".join(BODIES[:i + 1])) for i in range(8)}
+    nodes = {f"n/{i}": ("note", {}, "# T\n\n" + "\n".join(BODIES[: i + 1])) for i in range(8)}
     nodes["n/rare"] = ("note", {}, "# T\n\nan exchanger, once")
     root = make_forest(tmp_path / "f", nodes)
     with Vine(root, writable=False) as vine:
         vocab = vine._forest.vocabulary()
         conn = vine._forest.catalog.conn
         for token in ("exchange", "change", "the", "changed", "nf", "exchanger"):
-            lines = conn.execute("SELECT count(*) FROM body_fts WHERE body_fts MATCH ?",
-                                 (f'"{token}"',)).fetchone()[0]
+            lines = conn.execute(
+                "SELECT count(*) FROM body_fts WHERE body_fts MATCH ?", (f'"{token}"',)
+            ).fetchone()[0]
             assert vocab.lines(token) == (lines if lines >= 3 else 0), token
         plan = bodyindex.plan("change", vocab)
         assert plan is not None and len(plan.groups[0]) > 2
@@ -130,8 +158,25 @@ def test_the_vocabulary_keeps_the_line_counts_of_common_tokens(tmp_path: Path,
         assert bodyindex.expressions(plan) == [" OR ".join(f'"{t}"' for t in plan.groups[0])]
 
 
-WORDS = ["exchange", "Exchange", "change", "changes", "the", "them", "other", "NF-4412",
-         "4412", "ação", "acao", "x", "de", "des", "a.b", "-", "  "]
+WORDS = [
+    "exchange",
+    "Exchange",
+    "change",
+    "changes",
+    "the",
+    "them",
+    "other",
+    "NF-4412",
+    "4412",
+    "ação",
+    "acao",
+    "x",
+    "de",
+    "des",
+    "a.b",
+    "-",
+    "  ",
+]
 
 
 @pytest.fixture(scope="module")
@@ -141,17 +186,31 @@ def common_vine(tmp_path_factory: pytest.TempPathFactory):  # noqa: ANN201
         yield root, vine
 
 
-@settings(max_examples=50, deadline=None,
-          suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(bodies=st.lists(st.lists(st.lists(st.sampled_from(WORDS), min_size=1, max_size=7)
-                                .map(" ".join), max_size=6).map("\n".join),
-                       min_size=3, max_size=9),
-       terms=st.lists(st.sampled_from(["change", "exchange", "the", "he", "4412", "nf-4412",
-                                       "ação", "de", "ex", "ch"]), min_size=1, max_size=4),
-       k=st.integers(min_value=1, max_value=4), heated=st.integers(min_value=0, max_value=3),
-       seed=st.integers(min_value=0, max_value=10**6))
-def test_sniff_shortcuts_rank_as_the_full_tiers_do(common_vine, monkeypatch, bodies, terms,
-                                                   k, heated, seed) -> None:
+@settings(
+    max_examples=50, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    bodies=st.lists(
+        st.lists(
+            st.lists(st.sampled_from(WORDS), min_size=1, max_size=7).map(" ".join), max_size=6
+        ).map("\n".join),
+        min_size=3,
+        max_size=9,
+    ),
+    terms=st.lists(
+        st.sampled_from(
+            ["change", "exchange", "the", "he", "4412", "nf-4412", "ação", "de", "ex", "ch"]
+        ),
+        min_size=1,
+        max_size=4,
+    ),
+    k=st.integers(min_value=1, max_value=4),
+    heated=st.integers(min_value=0, max_value=3),
+    seed=st.integers(min_value=0, max_value=10**6),
+)
+def test_sniff_shortcuts_rank_as_the_full_tiers_do(
+    common_vine, monkeypatch, bodies, terms, k, heated, seed
+) -> None:
     """Common tokens read apart (every token counts as common here), the top tier settled
     before the others are counted, and a partial sort: the first k are those of the
     ranking of every node a direct scan of the bodies finds."""
@@ -171,28 +230,40 @@ def test_sniff_shortcuts_rank_as_the_full_tiers_do(common_vine, monkeypatch, bod
     direct, _ = sniff_module.direct_hits(forest, folded, "", ())
     expected = sniff_module._rank(forest, direct, len(folded))[:k]
     got = sniff_module._rank(forest, found[0], len(folded), k)
-    assert [(r[0], r[1], r[3].count, r[3].lines) for r in got] == \
-        [(r[0], r[1], r[3].count, r[3].lines) for r in expected]
+    assert [(r[0], r[1], r[3].count, r[3].lines) for r in got] == [
+        (r[0], r[1], r[3].count, r[3].lines) for r in expected
+    ]
     assert all(found[0][node_id].lines == direct[node_id].lines for node_id in found[0])
 
 
-def test_the_git_index_kept_in_chunks_stays_what_git_writes(tmp_path: Path,
-                                                            monkeypatch) -> None:
+def test_the_git_index_kept_in_chunks_stays_what_git_writes(tmp_path: Path, monkeypatch) -> None:
     """Chunks of two entries: writes land before the first entry, after the last, across
     chunk boundaries, grow chunks past twice their size and empty them."""
     monkeypatch.setattr(gitindex, "CHUNK", 2)
     gitindex._CACHE.clear()
     root = copy_sample(tmp_path / "brain", git=True)
     with Vine(root) as vine:
-        for node_id, parent in (("0first", "_index"), ("zzz-last", "_index"),
-                                ("clients/aa", "clients/_index"),
-                                ("clients/ab", "clients/_index"),
-                                ("clients/ac", "clients/_index"),
-                                ("clients/ad", "clients/_index"),
-                                ("clients/ae", "clients/_index")):
-            assert_ok(vine.plant({"id": node_id, "type": "note", "parent": parent,
-                                  "title": node_id, "summary": "A note for the chunks.",
-                                  "body": "# N\n\n## Body\n\nText."}))
+        for node_id, parent in (
+            ("0first", "_index"),
+            ("zzz-last", "_index"),
+            ("clients/aa", "clients/_index"),
+            ("clients/ab", "clients/_index"),
+            ("clients/ac", "clients/_index"),
+            ("clients/ad", "clients/_index"),
+            ("clients/ae", "clients/_index"),
+        ):
+            assert_ok(
+                vine.plant(
+                    {
+                        "id": node_id,
+                        "type": "note",
+                        "parent": parent,
+                        "title": node_id,
+                        "summary": "A note for the chunks.",
+                        "body": "# N\n\n## Body\n\nText.",
+                    }
+                )
+            )
             assert status(root) == "", node_id
         assert len(gitindex._CACHE[Path(vine._repository().repo.git_dir)].chunks) > 4
         for node_id in ("clients/ab", "clients/ac", "0first"):
@@ -212,19 +283,20 @@ def test_the_git_index_kept_in_chunks_stays_what_git_writes(tmp_path: Path,
 def parsed_here(monkeypatch) -> list[int]:  # noqa: ANN001
     """The sizes of the batches this process parses itself during a build."""
     sizes: list[int] = []
-    parse = indexing.parse_batch
+    parse = bulkbuild.parse_batch
 
     def counting(root: str, first_gen: int, items: list) -> list:
         sizes.append(len(items))
         return parse(root, first_gen, items)
 
-    monkeypatch.setattr(indexing, "parse_batch", counting)
+    monkeypatch.setattr(bulkbuild, "parse_batch", counting)
     return sizes
 
 
 @pytest.mark.parametrize("workers", ["2", "1"])
 def test_a_build_parsed_by_worker_processes_writes_what_one_process_writes(
-        tmp_path: Path, monkeypatch, workers: str) -> None:
+    tmp_path: Path, monkeypatch, workers: str
+) -> None:
     root = tmp_path / "f"
     shutil.copytree(FIELD_OFFICE, root, ignore=shutil.ignore_patterns("_derived", ".git"))
     monkeypatch.setenv("VINE_BUILD_WORKERS", "0")
@@ -236,29 +308,33 @@ def test_a_build_parsed_by_worker_processes_writes_what_one_process_writes(
     with Vine(root, writable=False) as vine:
         assert catalog_contents(vine._forest.catalog.conn) == alone
         assert vine._forest.catalog.problems() == []
-    assert here == []   # every batch came from a worker
+    assert here == []  # every batch came from a worker
 
 
 def test_a_rebuild_leaves_the_body_index_in_one_segment(tmp_path: Path, monkeypatch) -> None:
     """Written without merging (segments flushed every 4 kB here), then merged once: no
     level of segments is left for the first edit to merge all at once."""
-    monkeypatch.setattr(indexing.BulkBuilder, "HASHSIZE", 4096)
+    monkeypatch.setattr(bulkbuild.BulkBuilder, "HASHSIZE", 4096)
     root = tmp_path / "f"
     shutil.copytree(FIELD_OFFICE, root, ignore=shutil.ignore_patterns("_derived", ".git"))
     with Vine(root, writable=False) as vine:
         conn = vine._forest.catalog.conn
         # FTS5 numbers its data rows segment << 37 | height << 31 | page.
-        segments = {r[0] for r in conn.execute(
-            "SELECT id >> 37 FROM body_fts_data WHERE id >= 1 << 37")}
+        segments = {
+            r[0] for r in conn.execute("SELECT id >> 37 FROM body_fts_data WHERE id >= 1 << 37")
+        }
         assert len(segments) == 1
-        assert conn.execute("SELECT count(*) FROM body_fts WHERE body_fts MATCH "
-                            "'\"the\"'").fetchone()[0] > 100
+        assert (
+            conn.execute("SELECT count(*) FROM body_fts WHERE body_fts MATCH '\"the\"'").fetchone()[
+                0
+            ]
+            > 100
+        )
         config = dict(conn.execute("SELECT k, v FROM body_fts_config"))
         assert config.get("automerge", bodyindex.AUTOMERGE) == bodyindex.AUTOMERGE
 
 
-def test_a_build_whose_workers_fail_parses_their_files_itself(tmp_path: Path,
-                                                               monkeypatch) -> None:
+def test_a_build_whose_workers_fail_parses_their_files_itself(tmp_path: Path, monkeypatch) -> None:
     root = tmp_path / "f"
     shutil.copytree(FIELD_OFFICE, root, ignore=shutil.ignore_patterns("_derived", ".git"))
     with Vine(root, writable=False) as vine:
@@ -276,8 +352,20 @@ def test_a_build_whose_workers_fail_parses_their_files_itself(tmp_path: Path,
 
 
 COMMON = ["notes", "working", "plan", "review"]
-MEDIUM = ["harbor", "ledger", "canyon", "signal", "orchard", "beacon", "meadow", "copper",
-          "falcon", "garnet", "summit", "willow"]
+MEDIUM = [
+    "harbor",
+    "ledger",
+    "canyon",
+    "signal",
+    "orchard",
+    "beacon",
+    "meadow",
+    "copper",
+    "falcon",
+    "garnet",
+    "summit",
+    "willow",
+]
 RARE = ["zephyr", "quill", "marlow", "tundra", "vesper", "nimbus", "opal", "cobalt"]
 
 
@@ -292,13 +380,17 @@ def tiered_forest(root: Path, n: int = 420) -> Path:
             words.append(rng.choice(RARE))
         rng.shuffle(words)
         title = " ".join(words).capitalize()
-        nodes[f"t{i % 7}/n{i}"] = ("note", {"title": title, "summary": f"Item {i}."},
-                                   "# T\n\nBody.")
+        nodes[f"t{i % 7}/n{i}"] = (
+            "note",
+            {"title": title, "summary": f"Item {i}."},
+            "# T\n\nBody.",
+        )
     return make_forest(root, nodes)
 
 
 def test_locate_bounded_by_its_common_words_ranks_as_the_full_query(
-        tmp_path: Path, monkeypatch) -> None:
+    tmp_path: Path, monkeypatch
+) -> None:
     """The bounded top gives what scoring every row gives, before and after edits (which
     loosen the bounds). Two copies of one forest take the same calls (so the same heat),
     one of them scoring every row."""
@@ -320,8 +412,14 @@ def test_locate_bounded_by_its_common_words_ranks_as_the_full_query(
     fast, full = vines
     try:
         rng = random.Random(5)
-        queries = [" ".join(rng.sample(COMMON, rng.randint(1, 2)) + rng.sample(MEDIUM, 1)
-                            + rng.sample(RARE, rng.randint(0, 1))) for _ in range(40)]
+        queries = [
+            " ".join(
+                rng.sample(COMMON, rng.randint(1, 2))
+                + rng.sample(MEDIUM, 1)
+                + rng.sample(RARE, rng.randint(0, 1))
+            )
+            for _ in range(40)
+        ]
         # Every common word beside a weaker one: rows of common words alone can win.
         queries += [" ".join([*COMMON, word]) for word in MEDIUM[:6]]
 
@@ -339,11 +437,12 @@ def test_locate_bounded_by_its_common_words_ranks_as_the_full_query(
             conn = fast._forest.catalog.conn
             for query in queries:
                 expr = locate_module.expression(locate_module.query_words(query))
-                common, rarer, bound = topk.split(expr.split(" OR "),
-                                                  fast._forest.locate_stats())
+                common, rarer, bound = topk.split(expr.split(" OR "), fast._forest.locate_stats())
                 if common:
-                    best = conn.execute("SELECT min(rank) FROM nodes_fts WHERE nodes_fts "
-                                        "MATCH ?", (" OR ".join(common),)).fetchone()[0]
+                    best = conn.execute(
+                        "SELECT min(rank) FROM nodes_fts WHERE nodes_fts MATCH ?",
+                        (" OR ".join(common),),
+                    ).fetchone()[0]
                     assert best is None or -best < bound, query
                     assert bounded(conn, common, rarer, 1e9, 25) is None
 
@@ -353,8 +452,17 @@ def test_locate_bounded_by_its_common_words_ranks_as_the_full_query(
         ids = [f"t{i % 7}/n{i}" for i in rng.sample(range(420), 30)]
         for i, node_id in enumerate(ids):
             for vine in vines:
-                assert_ok(vine.graft(node_id, {"set_frontmatter": {
-                    "title": f"Harbor ledger {i}", "summary": "Notes on the harbor ledger."}}))
+                assert_ok(
+                    vine.graft(
+                        node_id,
+                        {
+                            "set_frontmatter": {
+                                "title": f"Harbor ledger {i}",
+                                "summary": "Notes on the harbor ledger.",
+                            }
+                        },
+                    )
+                )
         assert fast._forest.locate_stats()[2] >= 30
         used.clear()
         compare()

@@ -13,16 +13,33 @@ from .forestkit import assert_error, assert_ok, make_forest
 
 @pytest.fixture
 def forest(tmp_path: Path) -> Path:
-    return make_forest(tmp_path / "f", {
-        "sales/orders": ("dataset", {"tags": ["sales", "ledger"], "updated": "2026-06-30",
-                                     "payload_type": "sqlite"}, ""),
-        "sales/policy": ("note", {"tags": ["sales", "policy"], "updated": "2026-02-01",
-                                  "confidence": 0.6, "origin": "https://example.com/p"}, ""),
-        "sales/pipe/prospects": ("dataset", {"tags": ["sales"], "updated": "2026-04-02",
-                                             "payload_type": "sqlite"}, ""),
-        "sales_archive/old": ("note", {"tags": ["sales"]}, ""),
-        "people/ana": ("entity", {"entity_kind": "person", "tags": ["people"]}, ""),
-    })
+    return make_forest(
+        tmp_path / "f",
+        {
+            "sales/orders": (
+                "dataset",
+                {"tags": ["sales", "ledger"], "updated": "2026-06-30", "payload_type": "sqlite"},
+                "",
+            ),
+            "sales/policy": (
+                "note",
+                {
+                    "tags": ["sales", "policy"],
+                    "updated": "2026-02-01",
+                    "confidence": 0.6,
+                    "origin": "https://example.com/p",
+                },
+                "",
+            ),
+            "sales/pipe/prospects": (
+                "dataset",
+                {"tags": ["sales"], "updated": "2026-04-02", "payload_type": "sqlite"},
+                "",
+            ),
+            "sales_archive/old": ("note", {"tags": ["sales"]}, ""),
+            "people/ana": ("entity", {"entity_kind": "person", "tags": ["people"]}, ""),
+        },
+    )
 
 
 def ids(out: dict) -> set[str]:
@@ -33,7 +50,11 @@ def test_children_and_subtree(forest: Path) -> None:
     with Vine(forest, writable=False) as vine:
         assert ids(vine.scan("sales")) == {"sales/orders", "sales/policy", "sales/pipe/_index"}
         assert ids(vine.scan("sales/_index", recursive=True)) == {
-            "sales/orders", "sales/policy", "sales/pipe/_index", "sales/pipe/prospects"}
+            "sales/orders",
+            "sales/policy",
+            "sales/pipe/_index",
+            "sales/pipe/prospects",
+        }
         everything = ids(vine.scan("_index", recursive=True))
         assert "_meta/schema" in everything and "_index" not in everything
 
@@ -45,22 +66,29 @@ def test_prefix_is_exact_not_like(forest: Path) -> None:
 
 def test_seed_example_filter(forest: Path) -> None:
     with Vine(forest, writable=False) as vine:
-        out = vine.scan("_index", filter={"type": "dataset", "updated_after": "2026-03-01",
-                                          "tags_any": ["sales"]},
-                        fields=["id", "summary", "payload_type"], recursive=True, limit=20)
+        out = vine.scan(
+            "_index",
+            filter={"type": "dataset", "updated_after": "2026-03-01", "tags_any": ["sales"]},
+            fields=["id", "summary", "payload_type"],
+            recursive=True,
+            limit=20,
+        )
     assert ids(out) == {"sales/orders", "sales/pipe/prospects"}
     assert all(set(n) == {"id", "summary", "payload_type"} for n in out["nodes"])
     assert out["total"] == 2 and out["returned"] == 2 and out["truncated"] is False
 
 
-@pytest.mark.parametrize("spec, expected", [
-    ({"tags_any": ["policy", "ledger"]}, {"sales/orders", "sales/policy"}),
-    ({"updated_before": "2026-03-01"}, {"sales/policy", "sales/pipe/_index"}),
-    ({"min_confidence": 0.9}, {"sales/orders", "sales/pipe/prospects", "sales/pipe/_index"}),
-    ({"origin_prefix": "https://example.com"}, {"sales/policy"}),
-    ({"kind": "branch"}, {"sales/pipe/_index"}),
-    ({"kind": "note", "type": "note"}, {"sales/policy"}),
-])
+@pytest.mark.parametrize(
+    "spec, expected",
+    [
+        ({"tags_any": ["policy", "ledger"]}, {"sales/orders", "sales/policy"}),
+        ({"updated_before": "2026-03-01"}, {"sales/policy", "sales/pipe/_index"}),
+        ({"min_confidence": 0.9}, {"sales/orders", "sales/pipe/prospects", "sales/pipe/_index"}),
+        ({"origin_prefix": "https://example.com"}, {"sales/policy"}),
+        ({"kind": "branch"}, {"sales/pipe/_index"}),
+        ({"kind": "note", "type": "note"}, {"sales/policy"}),
+    ],
+)
 def test_filters(forest: Path, spec: dict, expected: set[str]) -> None:
     with Vine(forest, writable=False) as vine:
         assert ids(vine.scan("sales", filter=spec, recursive=True)) == expected
@@ -68,12 +96,12 @@ def test_filters(forest: Path, spec: dict, expected: set[str]) -> None:
 
 def test_json_fields_are_decoded_and_meta_is_marked(forest: Path) -> None:
     with Vine(forest, writable=False) as vine:
-        out = assert_ok(vine.scan("_index", fields=["tags", "trail", "kind", "heat", "outline"],
-                                  recursive=True))
+        out = assert_ok(
+            vine.scan("_index", fields=["tags", "trail", "kind", "heat", "outline"], recursive=True)
+        )
     by_id = {n["id"]: n for n in out["nodes"]}
     assert by_id["sales/orders"]["tags"] == ["sales", "ledger"]
-    assert by_id["sales/pipe/prospects"]["trail"] == ["_index", "sales/_index",
-                                                      "sales/pipe/_index"]
+    assert by_id["sales/pipe/prospects"]["trail"] == ["_index", "sales/_index", "sales/pipe/_index"]
     assert by_id["sales/pipe/_index"]["kind"] == "branch"
     assert by_id["_meta/schema"]["system"] is True
 
@@ -106,8 +134,9 @@ def test_limit_cursor_and_total(tmp_path: Path) -> None:
 
 
 def test_budget_cut_says_so(tmp_path: Path) -> None:
-    nodes = {f"b/n{i:02d}": ("note", {"summary": "long summary words " * 10}, "")
-             for i in range(50)}
+    nodes = {
+        f"b/n{i:02d}": ("note", {"summary": "long summary words " * 10}, "") for i in range(50)
+    }
     with Vine(make_forest(tmp_path / "f", nodes), writable=False) as vine:
         out = assert_ok(vine.scan("b", fields=["id", "summary"]))
     assert budget.cost(out) <= budget.SCAN
@@ -125,7 +154,6 @@ def test_heat_orders_nodes(forest: Path) -> None:
 
 def test_window(forest: Path) -> None:
     with Vine(forest, writable=False) as vine:
-        out = assert_ok(vine.scan("sales", recursive=True, since="2026-04",
-                                  date_field="updated"))
+        out = assert_ok(vine.scan("sales", recursive=True, since="2026-04", date_field="updated"))
     assert ids(out) == {"sales/orders", "sales/pipe/prospects"}
     assert out["window"] == {"since": "2026-04", "until": None, "date_field": "updated"}

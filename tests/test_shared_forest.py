@@ -36,14 +36,25 @@ def root(tmp_path: Path) -> Path:
 
 
 def note(node_id: str, title: str) -> dict[str, Any]:
-    return {"id": node_id, "type": "note", "parent": "sales/_index", "title": title,
-            "summary": f"{title}, planted while others write the same forest."}
+    return {
+        "id": node_id,
+        "type": "note",
+        "parent": "sales/_index",
+        "title": title,
+        "summary": f"{title}, planted while others write the same forest.",
+    }
 
 
-def cli(root: Path, *args: str, env: dict[str, str] | None = None
-        ) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([VINE, *args, "-f", str(root), "--json"], capture_output=True,
-                          text=True, timeout=TIMEOUT, env=env or CLI_ENV)
+def cli(
+    root: Path, *args: str, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [VINE, *args, "-f", str(root), "--json"],
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+        env=env or CLI_ENV,
+    )
 
 
 @asynccontextmanager
@@ -73,19 +84,22 @@ async def browser_saves_summary(root: Path, node_id: str, summary: str) -> None:
 
 
 @pytest.mark.parametrize("transport", ["stdio", "http"])
-def test_a_server_the_cli_and_the_browser_all_commit(root: Path, tmp_path: Path,
-                                                     transport: str) -> None:
+def test_a_server_the_cli_and_the_browser_all_commit(
+    root: Path, tmp_path: Path, transport: str
+) -> None:
     async def body() -> None:
         async with served(root, transport, tmp_path / "serve.log") as session:
             first = await tool(session, "plant", {"node": note("sales/agent-1", "Agent one")})
             assert first["commit"] == head(root)
-            assert not (root / LOCK_NAME).exists()   # the server holds no lock between writes
+            assert not (root / LOCK_NAME).exists()  # the server holds no lock between writes
             planted = await asyncio.to_thread(
-                cli, root, "plant", json.dumps(note("sales/person-1", "Person one")))
+                cli, root, "plant", json.dumps(note("sales/person-1", "Person one"))
+            )
             assert planted.returncode == 0, planted.stderr
             by_cli = json.loads(planted.stdout)["commit"]
-            await browser_saves_summary(root, "sales/exchange-policy",
-                                        "Return windows per channel, edited in the browser.")
+            await browser_saves_summary(
+                root, "sales/exchange-policy", "Return windows per channel, edited in the browser."
+            )
             by_browser = head(root)
             assert by_browser != by_cli
             # The server sees both and writes on top of them.
@@ -93,28 +107,45 @@ def test_a_server_the_cli_and_the_browser_all_commit(root: Path, tmp_path: Path,
             assert seen["title"] == "Person one"
             edited = await tool(session, "look", {"id": "sales/exchange-policy"})
             assert edited["summary"].endswith("edited in the browser.")
-            last = await tool(session, "graft", {"id": "sales/person-1", "patch": {
-                "append_section": {"header": "Agent", "body": "Seen by the agent."},
-                "if_revision": seen["revision"]}})
+            last = await tool(
+                session,
+                "graft",
+                {
+                    "id": "sales/person-1",
+                    "patch": {
+                        "append_section": {"header": "Agent", "body": "Seen by the agent."},
+                        "if_revision": seen["revision"],
+                    },
+                },
+            )
             assert git(root, "rev-parse", f"{last['commit']}^").strip() == by_browser
         log = git(root, "log", "--format=%H %s", "-4").splitlines()
         assert [line.split()[0] for line in log] == [
-            last["commit"], by_browser, by_cli, first["commit"]]
+            last["commit"],
+            by_browser,
+            by_cli,
+            first["commit"],
+        ]
         assert [line.split(" ", 1)[1] for line in log] == [
             "graft(sales/person-1): append 'Agent'",
             "graft(sales/exchange-policy): set summary",
             "plant(sales/person-1): Person one [source=manual]",
-            "plant(sales/agent-1): Agent one [source=agent]"]
+            "plant(sales/agent-1): Agent one [source=agent]",
+        ]
         assert git(root, "rev-parse", f"{by_cli}^").strip() == first["commit"]
         assert git(root, "rev-parse", f"{by_browser}^").strip() == by_cli
 
     asyncio.run(asyncio.wait_for(body(), TIMEOUT * 4))
     assert status(root) == ""
-    fsck = subprocess.run(["git", "fsck", "--strict"], cwd=root, capture_output=True,
-                          text=True)
+    fsck = subprocess.run(["git", "fsck", "--strict"], cwd=root, capture_output=True, text=True)
     assert fsck.returncode == 0 and "error" not in fsck.stderr, fsck.stderr
-    checked = subprocess.run([VINE, "validate", "-f", str(root), "--format", "json"],
-                             capture_output=True, text=True, timeout=TIMEOUT, env=CLI_ENV)
+    checked = subprocess.run(
+        [VINE, "validate", "-f", str(root), "--format", "json"],
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+        env=CLI_ENV,
+    )
     assert checked.returncode == 0, checked.stdout[-2000:]
     assert not (root / LOCK_NAME).exists()
 
@@ -137,8 +168,11 @@ SLOW = """
 
 
 def slow_writer(root: Path, seconds: float) -> subprocess.Popen[str]:
-    proc = subprocess.Popen([sys.executable, "-c", textwrap.dedent(SLOW), str(root),
-                             str(seconds)], stdout=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", textwrap.dedent(SLOW), str(root), str(seconds)],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     assert proc.stdout is not None and proc.stdout.readline().strip() == "writing"
     return proc
 
@@ -159,8 +193,12 @@ def test_the_cli_gives_up_after_vine_lock_timeout(root: Path) -> None:
     proc = slow_writer(root, 4)
     try:
         started = time.monotonic()
-        done = cli(root, "plant", json.dumps(note("sales/late", "Late")),
-                   env={**CLI_ENV, "VINE_LOCK_TIMEOUT": "0.8"})
+        done = cli(
+            root,
+            "plant",
+            json.dumps(note("sales/late", "Late")),
+            env={**CLI_ENV, "VINE_LOCK_TIMEOUT": "0.8"},
+        )
         took = time.monotonic() - started
     finally:
         proc.communicate(timeout=TIMEOUT)
@@ -180,13 +218,17 @@ def test_a_cli_write_beside_a_holder_for_life_names_it_at_once(root: Path) -> No
         print("holding", flush=True)
         sys.stdin.readline()
     """)
-    holder = subprocess.Popen([sys.executable, "-c", script, str(root)],
-                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    holder = subprocess.Popen(
+        [sys.executable, "-c", script, str(root)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert holder.stdout is not None and holder.stdout.readline().strip() == "holding"
         started = time.monotonic()
         done = cli(root, "plant", json.dumps(note("sales/refused", "Refused")))
-        assert time.monotonic() - started < 4      # no 5 s wait for a holder for life
+        assert time.monotonic() - started < 4  # no 5 s wait for a holder for life
         assert done.returncode == 1
         err = json.loads(done.stdout)["error"]
         assert err["code"] == "E_LOCKED" and f"pid {holder.pid}" in err["message"]
@@ -203,9 +245,14 @@ def test_a_browser_edit_of_a_node_changed_meanwhile_is_refused(root: Path) -> No
             app = await press_at(pilot, "sales/exchange-policy", "e")
             app.screen.query_one("#edit-summary", Input).value = "The person's summary."
             # Meanwhile someone else edits the node from the command line.
-            done = await asyncio.to_thread(cli, root, "graft", "sales/exchange-policy",
-                                           "--patch", json.dumps({"set_frontmatter": {
-                                               "summary": "The other writer's summary."}}))
+            done = await asyncio.to_thread(
+                cli,
+                root,
+                "graft",
+                "sales/exchange-policy",
+                "--patch",
+                json.dumps({"set_frontmatter": {"summary": "The other writer's summary."}}),
+            )
             assert done.returncode == 0, done.stderr
             theirs = head(root)
             await pilot.press("ctrl+s")

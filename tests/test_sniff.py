@@ -41,11 +41,14 @@ An exchange reissues the invoice under the same series.
 
 @pytest.fixture
 def forest(tmp_path: Path) -> Path:
-    return make_forest(tmp_path / "f", {
-        "sales/policy": ("note", {"title": "Secret title word", "summary": "metaonly"}, POLICY),
-        "sales/other": ("note", {}, "# Other\n\nexchange once.\n"),
-        "ops/ação": ("note", {}, "# Ação\n\n## Estoque\n\nA correção do ESTOQUE foi feita.\n"),
-    })
+    return make_forest(
+        tmp_path / "f",
+        {
+            "sales/policy": ("note", {"title": "Secret title word", "summary": "metaonly"}, POLICY),
+            "sales/other": ("note", {}, "# Other\n\nexchange once.\n"),
+            "ops/ação": ("note", {}, "# Ação\n\n## Estoque\n\nA correção do ESTOQUE foi feita.\n"),
+        },
+    )
 
 
 def test_result_shape(forest: Path) -> None:
@@ -57,10 +60,12 @@ def test_result_shape(forest: Path) -> None:
     # Lines are the file's (the frontmatter counts), as validate and an editor count.
     off = body_offset(forest, "sales/policy")
     assert off > 5
-    assert top["matches"][0] == {"section": None, "line": off + 1,
-                                 "snippet": "# Exchange policy"}
-    assert top["matches"][1] == {"section": "Channels", "line": off + 5,
-                                 "snippet": "Retail exchange is handled at the counter."}
+    assert top["matches"][0] == {"section": None, "line": off + 1, "snippet": "# Exchange policy"}
+    assert top["matches"][1] == {
+        "section": "Channels",
+        "line": off + 5,
+        "snippet": "Retail exchange is handled at the counter.",
+    }
     text = file_lines(forest, "sales/policy")
     for m in top["matches"]:
         assert text[m["line"] - 1].strip().startswith(m["snippet"].strip("…"))
@@ -96,10 +101,13 @@ def test_folding_is_case_and_accent_blind(forest: Path) -> None:
 
 def test_and_preferred_ranking(tmp_path: Path) -> None:
     many = "\n".join("alpha again" for _ in range(40))
-    root = make_forest(tmp_path / "f", {
-        "a/one": ("note", {}, f"# One\n\n{many}\n"),
-        "a/three": ("note", {}, "# Three\n\nalpha beta gamma\n"),
-    })
+    root = make_forest(
+        tmp_path / "f",
+        {
+            "a/one": ("note", {}, f"# One\n\n{many}\n"),
+            "a/three": ("note", {}, "# Three\n\nalpha beta gamma\n"),
+        },
+    )
     with Vine(root, writable=False, alpha=0) as vine:
         out = vine.sniff(["alpha", "beta", "gamma", "delta"])
     assert [r["id"] for r in out["results"]] == ["a/three", "a/one"]
@@ -107,8 +115,9 @@ def test_and_preferred_ranking(tmp_path: Path) -> None:
 
 def test_index_hits_are_demoted(tmp_path: Path) -> None:
     root = make_forest(tmp_path / "f", {"a/leaf": ("note", {}, "# Leaf\n\nwombat\n")})
-    write_node(root, "a/_index", node_meta("a/_index", "branch"),
-               "# A\n\n- wombat\n- wombat\n- wombat\n")
+    write_node(
+        root, "a/_index", node_meta("a/_index", "branch"), "# A\n\n- wombat\n- wombat\n- wombat\n"
+    )
     with Vine(root, writable=False) as vine:
         out = vine.sniff("wombat")["results"]
     assert [r["id"] for r in out] == ["a/leaf", "a/_index"]
@@ -119,11 +128,16 @@ def test_index_hits_are_demoted(tmp_path: Path) -> None:
 def test_scope_forms(forest: Path) -> None:
     with Vine(forest, writable=False) as vine:
         assert {r["id"] for r in vine.sniff("exchange", scope="sales")["results"]} == {
-            "sales/policy", "sales/other"}
+            "sales/policy",
+            "sales/other",
+        }
         assert {r["id"] for r in vine.sniff("exchange", scope="sales/_index")["results"]} == {
-            "sales/policy", "sales/other"}
+            "sales/policy",
+            "sales/other",
+        }
         assert [r["id"] for r in vine.sniff("exchange", scope="sales/other")["results"]] == [
-            "sales/other"]
+            "sales/other"
+        ]
         assert vine.sniff("exchange", scope="ops")["results"] == []
         assert_error(vine.sniff("exchange", scope="nowhere"), "E_NOT_FOUND")
 
@@ -139,8 +153,14 @@ def test_term_rules(forest: Path) -> None:
 
 
 def test_k_and_budget(tmp_path: Path) -> None:
-    nodes = {f"n/x{i:02d}": ("note", {}, "# X\n\n" + "\n".join(
-        f"narwhal line {j} " + "filler " * 30 for j in range(5))) for i in range(30)}
+    nodes = {
+        f"n/x{i:02d}": (
+            "note",
+            {},
+            "# X\n\n" + "\n".join(f"narwhal line {j} " + "filler " * 30 for j in range(5)),
+        )
+        for i in range(30)
+    }
     with Vine(make_forest(tmp_path / "f", nodes), writable=False) as vine:
         out = assert_ok(vine.sniff("narwhal", k=20))
         assert budget.cost(out) <= budget.SNIFF
@@ -160,8 +180,28 @@ def test_snippet_window() -> None:
 
 # -- the body index answers exactly what a direct scan answers ------------------------
 
-WORDS = ["exchange", "Exchange", "invoice", "NF-4412", "nf 4412", "ação", "acao", "correção",
-         "x", "ex", "change", "30", "days", "çã", "--", "a.b", "_id", "über", "straße", "ﬁn"]
+WORDS = [
+    "exchange",
+    "Exchange",
+    "invoice",
+    "NF-4412",
+    "nf 4412",
+    "ação",
+    "acao",
+    "correção",
+    "x",
+    "ex",
+    "change",
+    "30",
+    "days",
+    "çã",
+    "--",
+    "a.b",
+    "_id",
+    "über",
+    "straße",
+    "ﬁn",
+]
 
 
 @pytest.fixture(scope="module")
@@ -171,14 +211,26 @@ def fuzz_vine(tmp_path_factory: pytest.TempPathFactory):  # noqa: ANN201
         yield root, vine
 
 
-@settings(max_examples=60, deadline=None,
-          suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(bodies=st.lists(st.lists(st.lists(st.sampled_from(WORDS + [" ", ", ", "-", "\u00a0"]),
-                                         max_size=8).map("".join), max_size=6).map("\n".join),
-                       min_size=1, max_size=4),
-       terms=st.lists(st.sampled_from([w for w in WORDS if len(w.strip()) >= 2]
-                                      + ["nge inv", "ge-", "4412", "ção", "ss"]),
-                      min_size=1, max_size=3))
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    bodies=st.lists(
+        st.lists(
+            st.lists(st.sampled_from(WORDS + [" ", ", ", "-", "\u00a0"]), max_size=8).map("".join),
+            max_size=6,
+        ).map("\n".join),
+        min_size=1,
+        max_size=4,
+    ),
+    terms=st.lists(
+        st.sampled_from(
+            [w for w in WORDS if len(w.strip()) >= 2] + ["nge inv", "ge-", "4412", "ção", "ss"]
+        ),
+        min_size=1,
+        max_size=3,
+    ),
+)
 def test_index_equals_direct_scan(fuzz_vine, bodies: list[str], terms: list[str]) -> None:
     root, vine = fuzz_vine
     for i, body in enumerate(bodies):
@@ -192,20 +244,30 @@ def test_index_equals_direct_scan(fuzz_vine, bodies: list[str], terms: list[str]
         return
     indexed, matched = found
     assert matched == len(direct)
-    assert {k: (v.count, v.terms, v.lines) for k, v in indexed.items()} == \
-        {k: (v.count, v.terms, v.lines) for k, v in direct.items()}
+    assert {k: (v.count, v.terms, v.lines) for k, v in indexed.items()} == {
+        k: (v.count, v.terms, v.lines) for k, v in direct.items()
+    }
 
 
 def test_confirmed_lines_come_from_the_body_in_the_file(tmp_path: Path) -> None:
     """A term with punctuation is confirmed by reading candidate lines from the file's
     body (without parsing its frontmatter); line numbers are the file's (the
     frontmatter counts, as in validate), and a file turned into a symlink is not read."""
-    root = make_forest(tmp_path / "f", {
-        "a": ("note", {"title": "A", "summary": "Holds the code in its body.",
-                       "tags": ["ab-12"]}, "# A\n\nfirst\n\nthe code ab-12 here\n"),
-        "b": ("note", {"title": "B", "summary": "Mentions ab and 12 apart only."},
-              "# B\n\nab here\n\nand 12 there, ab 12 too\n"),
-    })
+    root = make_forest(
+        tmp_path / "f",
+        {
+            "a": (
+                "note",
+                {"title": "A", "summary": "Holds the code in its body.", "tags": ["ab-12"]},
+                "# A\n\nfirst\n\nthe code ab-12 here\n",
+            ),
+            "b": (
+                "note",
+                {"title": "B", "summary": "Mentions ab and 12 apart only."},
+                "# B\n\nab here\n\nand 12 there, ab 12 too\n",
+            ),
+        },
+    )
     with Vine(root, writable=False) as vine:
         out = vine.sniff("ab-12")
         assert [r["id"] for r in out["results"]] == ["a"]
@@ -224,11 +286,21 @@ def test_sniff_harvest_and_validate_give_the_same_file_line(tmp_path: Path) -> N
     from monkeyllm.validate import validate
 
     body = "# Dangle\n\nIntro.\n\n## Links\n\nSee [[nowhere/zz-unique-target]] for it.\n"
-    root = make_forest(tmp_path / "f", {
-        "kb/dangle": ("note", {"summary": "A note with a broken link.",
-                               "tags": ["a", "b", "c"], "aliases": ["d1", "d2"]}, body)})
-    want = file_lines(root, "kb/dangle").index(
-        "See [[nowhere/zz-unique-target]] for it.") + 1
+    root = make_forest(
+        tmp_path / "f",
+        {
+            "kb/dangle": (
+                "note",
+                {
+                    "summary": "A note with a broken link.",
+                    "tags": ["a", "b", "c"],
+                    "aliases": ["d1", "d2"],
+                },
+                body,
+            )
+        },
+    )
+    want = file_lines(root, "kb/dangle").index("See [[nowhere/zz-unique-target]] for it.") + 1
     assert want == body_offset(root, "kb/dangle") + 7 > 7
     [finding] = [f for f in validate(root) if f.code == "body.broken-wikilink"]
     assert finding.line == want

@@ -33,25 +33,67 @@ from monkeyllm.serve.station.store import Store
 from .test_fuzz_surfaces import JUNK, TEXT, _of
 from .test_station import _key, _serve, two_forests
 
-FUZZ = settings(max_examples=60, deadline=None, derandomize=True, database=None,
-                suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
-                                       HealthCheck.function_scoped_fixture])
+FUZZ = settings(
+    max_examples=60,
+    deadline=None,
+    derandomize=True,
+    database=None,
+    suppress_health_check=[
+        HealthCheck.too_slow,
+        HealthCheck.data_too_large,
+        HealthCheck.function_scoped_fixture,
+    ],
+)
 MANY = settings(FUZZ, max_examples=300)
 # Every (status, code) the fuzz met, so the last test can show it reached each outcome.
 SEEN: Counter[tuple[int, str]] = Counter()
 
 # Ids, scopes and parents that try to leave the forest or break a path.
-ESCAPES = ["..", "../outside", "../../etc/passwd", "/etc/passwd", "sales/../../x",
-           "secret/plan", "secret/_index", "secret", ".git/config", "_derived/catalog",
-           ".station/station", "\x00", "sales/exchange-policy\x00", "a" * 5000,
-           "/".join(["a"] * 400), "%2e%2e/x", "..\\x", "\uff0e\uff0e/x", "~/x", " "]
+ESCAPES = [
+    "..",
+    "../outside",
+    "../../etc/passwd",
+    "/etc/passwd",
+    "sales/../../x",
+    "secret/plan",
+    "secret/_index",
+    "secret",
+    ".git/config",
+    "_derived/catalog",
+    ".station/station",
+    "\x00",
+    "sales/exchange-policy\x00",
+    "a" * 5000,
+    "/".join(["a"] * 400),
+    "%2e%2e/x",
+    "..\\x",
+    "\uff0e\uff0e/x",
+    "~/x",
+    " ",
+]
 ID = st.one_of(TEXT, st.sampled_from(ESCAPES))
 # A forest in the path: one segment (a "/" is another route, "." and ".." are resolved
 # away by the client), the real ones most of the time.
 FOREST = st.one_of(
-    st.sampled_from(["acme", "acme", "acme", "other", ".station", "nowhere", "ACME",
-                     "acme ", "a" * 300, "%00", "é", "_index", "~"]),
-    st.text(min_size=1, max_size=30).filter(lambda s: "/" not in s and s not in (".", "..")))
+    st.sampled_from(
+        [
+            "acme",
+            "acme",
+            "acme",
+            "other",
+            ".station",
+            "nowhere",
+            "ACME",
+            "acme ",
+            "a" * 300,
+            "%00",
+            "é",
+            "_index",
+            "~",
+        ]
+    ),
+    st.text(min_size=1, max_size=30).filter(lambda s: "/" not in s and s not in (".", "..")),
+)
 WHO = st.sampled_from(["admin", "admin", "scoped", "scoped", "revoked", "bad", None])
 
 
@@ -68,11 +110,13 @@ def station(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]
 
     root = tmp_path_factory.mktemp("station-fuzz")
     two_forests(root)
-    made: dict[str, Any] = _Quiet({
-        "admin": _key(root, "admin", caps="read,query,write,tend,answer,admin")[1],
-        "scoped": _key(root, "scoped", deny=("secret/",), caps="read,query,write,answer")[1],
-        "bad": "mk_" + "x" * 43,
-    })
+    made: dict[str, Any] = _Quiet(
+        {
+            "admin": _key(root, "admin", caps="read,query,write,tend,answer,admin")[1],
+            "scoped": _key(root, "scoped", deny=("secret/",), caps="read,query,write,answer")[1],
+            "bad": "mk_" + "x" * 43,
+        }
+    )
     revoked_id, made["revoked"] = _key(root, "gone", caps="read,query,write")
     with Store(root) as store:
         assert keys.revoke(store, revoked_id)
@@ -108,8 +152,11 @@ def _check(got: httpx.Response, what: Any) -> dict[str, Any]:
     assert isinstance(error["message"], str) and error["message"], body
     assert isinstance(error.get("hint", ""), str), body
     assert error["code"] != "E_INTERNAL", (what, body)
-    expected = UNAUTHORIZED if got.status_code == UNAUTHORIZED and \
-        error["code"] == "E_FORBIDDEN" else status_of(body)
+    expected = (
+        UNAUTHORIZED
+        if got.status_code == UNAUTHORIZED and error["code"] == "E_FORBIDDEN"
+        else status_of(body)
+    )
     assert got.status_code == expected, (what, got.status_code, body)
     SEEN[(got.status_code, error["code"])] += 1
     return body
@@ -132,31 +179,63 @@ def shaped(schema: dict[str, Any]) -> st.SearchStrategy[Any]:
             return st.one_of(ID, st.lists(ID, max_size=4), _of(sub))
         return _of(sub)
 
-    base = st.fixed_dictionaries({k: of(k, v) for k, v in props.items() if k in required},
-                                 optional={k: of(k, v) for k, v in props.items()
-                                           if k not in required})
-    extra = st.dictionaries(st.sampled_from(["bogus", "forest", "", "\x00", "id" * 50]),
-                            JUNK, max_size=2)
-    return st.one_of(base, base, st.tuples(base, extra).map(lambda t: {**t[0], **t[1]}),
-                     base.map(lambda d: {k: v for k, v in d.items() if k not in required}))
+    base = st.fixed_dictionaries(
+        {k: of(k, v) for k, v in props.items() if k in required},
+        optional={k: of(k, v) for k, v in props.items() if k not in required},
+    )
+    extra = st.dictionaries(
+        st.sampled_from(["bogus", "forest", "", "\x00", "id" * 50]), JUNK, max_size=2
+    )
+    return st.one_of(
+        base,
+        base,
+        st.tuples(base, extra).map(lambda t: {**t[0], **t[1]}),
+        base.map(lambda d: {k: v for k, v in d.items() if k not in required}),
+    )
 
 
 RAW = st.one_of(
     st.binary(max_size=200),
-    st.sampled_from([b"", b" ", b"{", b"}", b"[1, 2]", b"null", b"3", b'"text"',
-                     b"\xff\xfe{}", b'{"id": "\xff"}', b"\x00", b'{"id": "a"}\x00',
-                     b'{"id": NaN}', b'{"id": Infinity}', b"{" * 5000 + b"}" * 5000,
-                     b'{"id": "' + b"x" * 300_000 + b'"}', b'{"a": 1, "a": 2}',
-                     b'{"id": "\\ud800"}', "{\"id\": \"é\"}".encode("utf-16")]),
+    st.sampled_from(
+        [
+            b"",
+            b" ",
+            b"{",
+            b"}",
+            b"[1, 2]",
+            b"null",
+            b"3",
+            b'"text"',
+            b"\xff\xfe{}",
+            b'{"id": "\xff"}',
+            b"\x00",
+            b'{"id": "a"}\x00',
+            b'{"id": NaN}',
+            b'{"id": Infinity}',
+            b"{" * 5000 + b"}" * 5000,
+            b'{"id": "' + b"x" * 300_000 + b'"}',
+            b'{"a": 1, "a": 2}',
+            b'{"id": "\\ud800"}',
+            '{"id": "é"}'.encode("utf-16"),
+        ]
+    ),
     st.text(max_size=100).map(lambda s: s.encode("utf-8", "surrogatepass")),
 )
 
 
-def _post(st_: dict[str, Any], forest: str, name: str, content: bytes,
-          who: str | None, ctype: str = "application/json") -> httpx.Response:
-    return st_["client"].post(f"/v1/forests/{quote(forest, safe='')}/{name}",
-                              content=content,
-                              headers={**_headers(st_, who), "Content-Type": ctype})
+def _post(
+    st_: dict[str, Any],
+    forest: str,
+    name: str,
+    content: bytes,
+    who: str | None,
+    ctype: str = "application/json",
+) -> httpx.Response:
+    return st_["client"].post(
+        f"/v1/forests/{quote(forest, safe='')}/{name}",
+        content=content,
+        headers={**_headers(st_, who), "Content-Type": ctype},
+    )
 
 
 NAMES = sorted(STATION_CALLS)
@@ -173,8 +252,11 @@ def test_shaped_bodies_never_answer_a_5xx(station: dict[str, Any], name: str) ->
     schema = _route(station, name)
 
     @FUZZ
-    @given(body=st.one_of(shaped(schema), shaped(schema), JUNK), who=WHO,
-           forest=st.one_of(st.just("acme"), st.just("acme"), FOREST))
+    @given(
+        body=st.one_of(shaped(schema), shaped(schema), JUNK),
+        who=WHO,
+        forest=st.one_of(st.just("acme"), st.just("acme"), FOREST),
+    )
     def run(body: Any, who: str | None, forest: str) -> None:
         content = json.dumps(body, ensure_ascii=False).encode("utf-8", "surrogatepass")
         got = _post(station, forest, name, content, who)
@@ -186,38 +268,77 @@ def test_shaped_bodies_never_answer_a_5xx(station: dict[str, Any], name: str) ->
 
 
 @MANY
-@given(name=st.one_of(st.sampled_from(NAMES), st.sampled_from(["nosuch", "LOOK", "look ",
-                                                                "%00", "_index"])),
-       content=RAW, who=WHO, forest=FOREST,
-       ctype=st.sampled_from(["application/json", "text/plain", "",
-                              "application/json; charset=latin-1",
-                              "multipart/form-data; boundary=x"]))
-def test_raw_bytes_never_answer_a_5xx(station: dict[str, Any], name: str, content: bytes,
-                                      who: str | None, forest: str, ctype: str) -> None:
+@given(
+    name=st.one_of(
+        st.sampled_from(NAMES), st.sampled_from(["nosuch", "LOOK", "look ", "%00", "_index"])
+    ),
+    content=RAW,
+    who=WHO,
+    forest=FOREST,
+    ctype=st.sampled_from(
+        [
+            "application/json",
+            "text/plain",
+            "",
+            "application/json; charset=latin-1",
+            "multipart/form-data; boundary=x",
+        ]
+    ),
+)
+def test_raw_bytes_never_answer_a_5xx(
+    station: dict[str, Any], name: str, content: bytes, who: str | None, forest: str, ctype: str
+) -> None:
     got = _post(station, forest, name, content, who, ctype)
     _check(got, (name, forest, who, content[:200]))
 
 
 # Header values as a client may send them (printable ASCII, no surrounding blanks).
-HEADER_TEXT = st.text(alphabet=st.characters(min_codepoint=0x20, max_codepoint=0x7e),
-                      max_size=80).map(str.strip)
+HEADER_TEXT = st.text(
+    alphabet=st.characters(min_codepoint=0x20, max_codepoint=0x7E), max_size=80
+).map(str.strip)
 
 
 @MANY
-@given(path=st.sampled_from(["/v1/health", "/v1/openapi.json", "/v1/forests"]),
-       who=WHO, auth=st.one_of(st.none(), HEADER_TEXT, st.just("Bearer"),
-                               st.just("Bearer mk_"), st.just("bearer  mk_x"),
-                               HEADER_TEXT.map(lambda s: ("Bearer " + s).strip())),
-       api_key=st.one_of(st.none(), HEADER_TEXT, st.just("mk_")),
-       extra=st.dictionaries(st.sampled_from(["Accept", "Content-Type", "Origin", "Host",
-                                              "X-Forwarded-For", "Accept-Encoding",
-                                              "Cookie", "Range", "If-None-Match"]),
-                             HEADER_TEXT, max_size=4))
-def test_get_routes_with_random_headers(station: dict[str, Any], path: str,
-                                        who: str | None, auth: str | None,
-                                        api_key: str | None, extra: dict[str, str]) -> None:
+@given(
+    path=st.sampled_from(["/v1/health", "/v1/openapi.json", "/v1/forests"]),
+    who=WHO,
+    auth=st.one_of(
+        st.none(),
+        HEADER_TEXT,
+        st.just("Bearer"),
+        st.just("Bearer mk_"),
+        st.just("bearer  mk_x"),
+        HEADER_TEXT.map(lambda s: ("Bearer " + s).strip()),
+    ),
+    api_key=st.one_of(st.none(), HEADER_TEXT, st.just("mk_")),
+    extra=st.dictionaries(
+        st.sampled_from(
+            [
+                "Accept",
+                "Content-Type",
+                "Origin",
+                "Host",
+                "X-Forwarded-For",
+                "Accept-Encoding",
+                "Cookie",
+                "Range",
+                "If-None-Match",
+            ]
+        ),
+        HEADER_TEXT,
+        max_size=4,
+    ),
+)
+def test_get_routes_with_random_headers(
+    station: dict[str, Any],
+    path: str,
+    who: str | None,
+    auth: str | None,
+    api_key: str | None,
+    extra: dict[str, str],
+) -> None:
     headers = {k: v for k, v in extra.items() if k != "Host" or v.strip()}
-    headers.pop("Host", None)      # a Host the server does not serve is a proxy's concern
+    headers.pop("Host", None)  # a Host the server does not serve is a proxy's concern
     if auth is not None:
         headers["Authorization"] = auth
     if api_key is not None:
@@ -266,11 +387,15 @@ def test_a_revoked_key_is_refused_on_the_very_next_request(station: dict[str, An
     for how in ("cli", "store"):
         key_id, key = _key(root, f"short-{how}")
         station[f"short-{how}"] = key
-        for _ in range(3):                                  # verified, then cached
+        for _ in range(3):  # verified, then cached
             assert _post(station, "acme", "look", args, f"short-{how}").status_code == 200
         if how == "cli" and vine.exists():
-            done = subprocess.run([str(vine), "station", "key", "revoke", key_id, "--root",
-                                   str(root)], capture_output=True, text=True, timeout=60)
+            done = subprocess.run(
+                [str(vine), "station", "key", "revoke", key_id, "--root", str(root)],
+                capture_output=True,
+                text=True,
+                timeout=60,
+            )
             assert done.returncode == 0, done.stderr
         else:
             with Store(root) as store:
@@ -289,7 +414,8 @@ def _tool_args(name: str) -> st.SearchStrategy[dict[str, Any]]:
     schema = STATION_CALLS[name].input_schema()
     forest = st.one_of(st.just("acme"), st.just("acme"), FOREST, JUNK)
     return st.tuples(shaped(schema), forest, st.integers(0, 5)).map(
-        lambda t: {**t[0], "forest": t[1]} if t[2] else t[0])
+        lambda t: {**t[0], "forest": t[1]} if t[2] else t[0]
+    )
 
 
 @pytest.mark.parametrize("who", ["admin", "scoped"])
@@ -297,7 +423,8 @@ def _tool_args(name: str) -> st.SearchStrategy[dict[str, Any]]:
 @settings(FUZZ, max_examples=2)
 @given(data=st.data())
 def test_every_station_mcp_tool_answers_random_arguments(
-        station: dict[str, Any], name: str, who: str, data: st.DataObject) -> None:
+    station: dict[str, Any], name: str, who: str, data: st.DataObject
+) -> None:
     """Over the SDK's real client: every tool answers a result or an envelope (isError
     set exactly for one), never E_INTERNAL, the engine's calls within their budget."""
     import anyio
@@ -309,8 +436,9 @@ def test_every_station_mcp_tool_answers_random_arguments(
     batch = data.draw(st.lists(_tool_args(name), min_size=6, max_size=6))
 
     async def calls() -> list[tuple[Any, Any]]:
-        async with http_session(str(station["client"].base_url) + "/mcp",
-                                headers=_headers(station, who)) as client:
+        async with http_session(
+            str(station["client"].base_url) + "/mcp", headers=_headers(station, who)
+        ) as client:
             return [(args, await client.call_tool(name, args)) for args in batch]
 
     for args, result in anyio.run(calls):

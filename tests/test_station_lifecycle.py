@@ -39,18 +39,20 @@ def unchanged(st: dict[str, Any]) -> tuple[str, dict[str, bytes]]:
 
 
 def test_capabilities(station: dict[str, Any]) -> None:
-    for call, args in (("prune", {"id": "sales/price-list"}),
-                       ("transplant", {"id": "sales/price-list", "new_id": "sales/x"})):
+    for call, args in (
+        ("prune", {"id": "sales/price-list"}),
+        ("transplant", {"id": "sales/price-list", "new_id": "sales/x"}),
+    ):
         got = post(station, "reader", call, args)
         assert got.status_code == 403 and got.json()["error"]["code"] == "E_FORBIDDEN"
         assert "write" in got.json()["error"]["message"]
-    for call, args in (("history", {"id": "sales/price-list"}), ("calendar", {}),
-                       ("coverage", {})):
+    for call, args in (("history", {"id": "sales/price-list"}), ("calendar", {}), ("coverage", {})):
         assert post(station, "reader", call, args).status_code == 200, call
 
 
 def test_prune_is_409_while_anchored_and_names_only_visible_anchors(
-        station: dict[str, Any]) -> None:
+    station: dict[str, Any],
+) -> None:
     before = unchanged(station)
     full = post(station, "all", "prune", {"id": "sales/exchange-policy"})
     assert full.status_code == 409
@@ -59,8 +61,7 @@ def test_prune_is_409_while_anchored_and_names_only_visible_anchors(
     assert {"source": "secret/plan", "rel": "related-to"} in error["anchors"]
     assert "out_of_scope" not in error
     for force in (False, True):
-        scoped = post(station, "deny", "prune", {"id": "sales/exchange-policy",
-                                                 "force": force})
+        scoped = post(station, "deny", "prune", {"id": "sales/exchange-policy", "force": force})
         assert scoped.status_code == 409
         hidden_nothing(scoped.text)
         err = scoped.json()["error"]
@@ -76,12 +77,21 @@ def test_prune_is_409_while_anchored_and_names_only_visible_anchors(
 def test_hidden_ids_are_absent_ones(tmp_path: Path) -> None:
     """The same question about a hidden node (or subtree), before and after it is gone,
     gets the same bytes: the 404 of an absent one."""
-    probes = [(call, {"id": node, **extra}) for node in ("secret/plan", "secret/plam")
-              for call, extra in (("prune", {}), ("prune", {"force": True}),
-                                  ("history", {}),
-                                  ("transplant", {"new_id": "sales/moved-plan"}))]
-    probes += [(call, {"scope": scope}) for call in ("calendar", "coverage")
-               for scope in ("secret", "secret/plan")]
+    probes = [
+        (call, {"id": node, **extra})
+        for node in ("secret/plan", "secret/plam")
+        for call, extra in (
+            ("prune", {}),
+            ("prune", {"force": True}),
+            ("history", {}),
+            ("transplant", {"new_id": "sales/moved-plan"}),
+        )
+    ]
+    probes += [
+        (call, {"scope": scope})
+        for call in ("calendar", "coverage")
+        for scope in ("secret", "secret/plan")
+    ]
     with serving_station(tmp_path) as st:
         before = [post(st, "deny", call, args) for call, args in probes]
         assert {r.status_code for r in before} == {404}, [r.text for r in before]
@@ -95,39 +105,52 @@ def test_hidden_ids_are_absent_ones(tmp_path: Path) -> None:
         assert heads[0] == head(acme(st))
 
 
-def test_transplant_source_like_a_read_destination_like_a_plant(
-        station: dict[str, Any]) -> None:
+def test_transplant_source_like_a_read_destination_like_a_plant(station: dict[str, Any]) -> None:
     before = unchanged(station)
     # A backlink outside the key's scope cannot be rewritten: the whole call refuses.
-    for key, node, count in (("deny", "sales/exchange-policy", 1),
-                             ("sales", "sales/discount-ladder", 4)):
+    for key, node, count in (
+        ("deny", "sales/exchange-policy", 1),
+        ("sales", "sales/discount-ladder", 4),
+    ):
         got = post(station, key, "transplant", {"id": node, "new_id": node + "-moved"})
         assert got.status_code == 409, got.text
         hidden_nothing(got.text)
         assert got.json()["error"]["out_of_scope"] == count
-    for key, new_id in (("sales", "people/price-list"), ("deny", "secret/price-list"),
-                        ("sales", "price-list")):
-        got = post(station, key, "transplant", {"id": "sales/pipeline/playbook",
-                                                "new_id": new_id})
+    for key, new_id in (
+        ("sales", "people/price-list"),
+        ("deny", "secret/price-list"),
+        ("sales", "price-list"),
+    ):
+        got = post(station, key, "transplant", {"id": "sales/pipeline/playbook", "new_id": new_id})
         assert got.status_code == 403 and got.json()["error"]["code"] == "E_FORBIDDEN"
         assert "sales/" in got.json()["error"]["hint"] or key == "deny"
     assert unchanged(station) == before
 
 
 def test_a_scoped_move_commits_audited_with_its_principal(station: dict[str, Any]) -> None:
-    got = post(station, "sales", "transplant", {"id": "sales/pipeline/playbook",
-                                                "new_id": "sales/playbook"})
+    got = post(
+        station,
+        "sales",
+        "transplant",
+        {"id": "sales/pipeline/playbook", "new_id": "sales/playbook"},
+    )
     assert got.status_code == 200, got.text
     out = got.json()
-    assert out["trail"] == ["sales/_index"]           # the hidden root is not named
+    assert out["trail"] == ["sales/_index"]  # the hidden root is not named
     sha = out["commit"]
-    assert git(acme(station), "log", "-1", "--format=%B", sha).rstrip().endswith(
-        "station-principal: sales")
+    assert (
+        git(acme(station), "log", "-1", "--format=%B", sha)
+        .rstrip()
+        .endswith("station-principal: sales")
+    )
     history = post(station, "sales", "history", {"id": "sales/playbook"}).json()
-    assert history["entries"][0] == {"commit": sha, "at": history["entries"][0]["at"],
-                                     "action": "transplant", "by": "sales",
-                                     "message": "transplant(sales/pipeline/playbook -> "
-                                                "sales/playbook)"}
+    assert history["entries"][0] == {
+        "commit": sha,
+        "at": history["entries"][0]["at"],
+        "action": "transplant",
+        "by": "sales",
+        "message": "transplant(sales/pipeline/playbook -> sales/playbook)",
+    }
     moved = post(station, "sales", "look", {"id": "sales/pipeline/playbook"})
     assert moved.status_code == 404
     assert moved.json()["error"]["code"] == "E_MOVED"
@@ -139,17 +162,22 @@ def test_a_scoped_move_commits_audited_with_its_principal(station: dict[str, Any
 
 
 def test_moved_to_outside_the_scope_answers_not_found(station: dict[str, Any]) -> None:
-    note = {"id": "sales/to-hide", "type": "note", "parent": "sales/_index",
-            "title": "To hide", "summary": f"Moved into the {WORD} subtree later."}
+    note = {
+        "id": "sales/to-hide",
+        "type": "note",
+        "parent": "sales/_index",
+        "title": "To hide",
+        "summary": f"Moved into the {WORD} subtree later.",
+    }
     assert post(station, "all", "plant", {"node": note}).status_code == 200
-    got = post(station, "all", "transplant", {"id": "sales/to-hide",
-                                              "new_id": "secret/to-hide"})
+    got = post(station, "all", "transplant", {"id": "sales/to-hide", "new_id": "secret/to-hide"})
     assert got.status_code == 200, got.text
-    hidden = {key: post(station, key, "look", {"id": "sales/to-hide"})
-              for key in ("deny", "sales")}
+    hidden = {key: post(station, key, "look", {"id": "sales/to-hide"}) for key in ("deny", "sales")}
     # The one who can see where it went learns it moved.
-    assert post(station, "all", "look", {"id": "sales/to-hide"}).json()["error"][
-        "moved_to"] == "secret/to-hide"
+    assert (
+        post(station, "all", "look", {"id": "sales/to-hide"}).json()["error"]["moved_to"]
+        == "secret/to-hide"
+    )
     # Once the moved node is gone, the old id is absent: the same bytes as before.
     assert post(station, "all", "prune", {"id": "secret/to-hide"}).status_code == 200
     for key, before in hidden.items():
@@ -161,7 +189,7 @@ def test_moved_to_outside_the_scope_answers_not_found(station: dict[str, Any]) -
 
 def test_history_names_no_hidden_node(station: dict[str, Any]) -> None:
     full = post(station, "all", "history", {"id": "_index", "limit": 50}).json()
-    assert any(WORD in e["message"] for e in full["entries"])   # the probe reaches it
+    assert any(WORD in e["message"] for e in full["entries"])  # the probe reaches it
     scoped = post(station, "deny", "history", {"id": "_index", "limit": 50})
     assert scoped.status_code == 200
     hidden_nothing(scoped.text)
@@ -190,15 +218,26 @@ def test_calendar_and_coverage_count_only_the_visible(station: dict[str, Any]) -
     assert sales["total"] == sales["roots"][0]["nodes"] and sales["system"] == 0
     whole = post(station, "all", "calendar", {"granularity": "year"}).json()
     mine = post(station, "deny", "calendar", {"granularity": "year"}).json()
-    assert mine["range"]["nodes"] + mine["undated"] == \
-        whole["range"]["nodes"] + whole["undated"] - hidden
+    assert (
+        mine["range"]["nodes"] + mine["undated"]
+        == whole["range"]["nodes"] + whole["undated"] - hidden
+    )
     only = post(station, "sales", "calendar", {"granularity": "year"}).json()
     assert only["range"]["nodes"] + only["undated"] == sales["total"]
     pipeline = post(station, "sales", "calendar", {"scope": "sales", "granularity": "month"})
     for bucket in pipeline.json()["buckets"]:
-        scan = post(station, "sales", "scan", {"parent_id": "sales", "recursive": True,
-                                               "since": bucket["since"],
-                                               "until": bucket["until"], "fields": ["id"]})
+        scan = post(
+            station,
+            "sales",
+            "scan",
+            {
+                "parent_id": "sales",
+                "recursive": True,
+                "since": bucket["since"],
+                "until": bucket["until"],
+                "fields": ["id"],
+            },
+        )
         assert scan.json()["total"] == bucket["nodes"], bucket
 
 
@@ -210,11 +249,13 @@ def test_the_station_mcp_answers_the_same(station: dict[str, Any]) -> None:
     async def calls() -> list[Any]:
         headers = {"Authorization": f"Bearer {station['deny']}"}
         async with http_session(station["url"] + "/mcp", headers=headers) as client:
-            return [await client.call_tool("prune", {"forest": "acme",
-                                                     "id": "sales/exchange-policy",
-                                                     "force": True}),
-                    await client.call_tool("coverage", {"forest": "acme"}),
-                    await client.call_tool("history", {"forest": "acme", "id": "_index"})]
+            return [
+                await client.call_tool(
+                    "prune", {"forest": "acme", "id": "sales/exchange-policy", "force": True}
+                ),
+                await client.call_tool("coverage", {"forest": "acme"}),
+                await client.call_tool("history", {"forest": "acme", "id": "_index"}),
+            ]
 
     pruned, covered, history = anyio.run(calls)
     text = pruned.content[0].text

@@ -46,8 +46,10 @@ def station(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]
     with ModelServer() as kit, _serve(root) as url:
         kit.script = lambda seen: "The deadline is thirty days [sales/exchange-policy]."
         with Store(root) as store:
-            bindings.put(store, bindings.Binding(forest="acme", endpoint=kit.url,
-                                                 model="kit-model", timeout_s=5.0))
+            bindings.put(
+                store,
+                bindings.Binding(forest="acme", endpoint=kit.url, model="kit-model", timeout_s=5.0),
+            )
         yield {"root": root, "url": url, "key": key}
 
 
@@ -55,18 +57,33 @@ def test_schemathesis_finds_nothing(station: dict[str, Any], tmp_path: Path) -> 
     config = tmp_path / "schemathesis.toml"
     config.write_text(CONFIG, encoding="utf-8")
     st = Path(sys.executable).with_name("st")
-    argv = [str(st) if st.exists() else "st", "--no-color", "--config-file", str(config),
-            "run",
-            station["url"] + "/v1/openapi.json", "--checks", "all",
-            "-H", f"Authorization: Bearer {station['key']}",
-            "--phases", "examples,coverage,fuzzing,stateful", "--max-examples", "40",
-            "--seed", "21", "--workers", "1", "--max-time", "60",
-            "--request-timeout", "30"]
-    env = {**os.environ, "SCHEMATHESIS_HOOKS": "tests.schemathesis_hooks",
-           "PYTHONPATH": str(REPO)}
+    argv = [
+        str(st) if st.exists() else "st",
+        "--no-color",
+        "--config-file",
+        str(config),
+        "run",
+        station["url"] + "/v1/openapi.json",
+        "--checks",
+        "all",
+        "-H",
+        f"Authorization: Bearer {station['key']}",
+        "--phases",
+        "examples,coverage,fuzzing,stateful",
+        "--max-examples",
+        "40",
+        "--seed",
+        "21",
+        "--workers",
+        "1",
+        "--max-time",
+        "60",
+        "--request-timeout",
+        "30",
+    ]
+    env = {**os.environ, "SCHEMATHESIS_HOOKS": "tests.schemathesis_hooks", "PYTHONPATH": str(REPO)}
     # Run from the temporary folder: Schemathesis keeps a cache beside where it runs.
-    done = subprocess.run(argv, capture_output=True, text=True, cwd=tmp_path, env=env,
-                          timeout=240)
+    done = subprocess.run(argv, capture_output=True, text=True, cwd=tmp_path, env=env, timeout=240)
     report = done.stdout + done.stderr
     assert done.returncode == 0, report[-20000:]
     generated = re.search(r"(\d+) generated", report)

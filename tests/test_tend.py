@@ -39,15 +39,37 @@ def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The contract's dataset planted under clients/_index, plus a note; aged files."""
     root = tmp_path_factory.mktemp("tend") / "f"
     with Vine.init(root, "Title") as v:
-        assert_ok(v.plant({"id": "clients", "type": "branch", "parent": "_index",
-                           "title": "Clients", "summary": "Clients and prospects."}))
+        assert_ok(
+            v.plant(
+                {
+                    "id": "clients",
+                    "type": "branch",
+                    "parent": "_index",
+                    "title": "Clients",
+                    "summary": "Clients and prospects.",
+                }
+            )
+        )
         assert_ok(v.plant(dict(PROSPECTING)))
-        assert_ok(v.plant({"id": "clients/memo", "type": "note", "parent": "clients",
-                           "title": "Memo", "summary": "A note, not a dataset."}))
+        assert_ok(
+            v.plant(
+                {
+                    "id": "clients/memo",
+                    "type": "note",
+                    "parent": "clients",
+                    "title": "Memo",
+                    "summary": "A note, not a dataset.",
+                }
+            )
+        )
     for path in root.rglob("*.md"):
         if ".git" not in path.parts:
-            path.write_text(path.read_text(encoding="utf-8").replace(
-                f"updated: '{TODAY}'", f"updated: '{OLD}'"), encoding="utf-8")
+            path.write_text(
+                path.read_text(encoding="utf-8").replace(
+                    f"updated: '{TODAY}'", f"updated: '{OLD}'"
+                ),
+                encoding="utf-8",
+            )
     git(root, "-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-qam", "age")
     return root
 
@@ -70,10 +92,12 @@ class Forest:
         assert out["commit"] == head(self.root)
         assert git(self.root, "rev-parse", "HEAD~1").strip() == before
         log = git(self.root, "log", "-1", "--format=%s|%an <%ae>|%cn <%ce>").strip()
-        assert log == (f"tend({DS}): {verb} {n} row(s)|vine <vine@monkeyllm.local>"
-                       "|vine <vine@monkeyllm.local>")
+        assert log == (
+            f"tend({DS}): {verb} {n} row(s)|vine <vine@monkeyllm.local>|vine <vine@monkeyllm.local>"
+        )
         assert git(self.root, "show", "--name-only", "--format=", "HEAD").split() == [
-            "clients/prospecting-2026.md"]
+            "clients/prospecting-2026.md"
+        ]
         assert status(self.root) == ""
 
     def refused(self, sql: str, code: str, node_id: str = DS) -> dict[str, Any]:
@@ -117,14 +141,18 @@ def shared(template: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator
 def test_seed_examples(forest: Forest) -> None:
     vine = forest.vine
     before = head(forest.root)
-    out = assert_ok(vine.tend(DS, "INSERT INTO clients VALUES ('Globex', 'globex.example', "
-                                  "'retail', '2026-08-14')"))
+    out = assert_ok(
+        vine.tend(
+            DS, "INSERT INTO clients VALUES ('Globex', 'globex.example', 'retail', '2026-08-14')"
+        )
+    )
     forest.check_tended(out, "INSERT", 1, before)
-    assert rows_of(forest.db) == [("Acme", "acme.example", "industry", "2026-01-14"),
-                                  ("Globex", "globex.example", "retail", "2026-08-14")]
+    assert rows_of(forest.db) == [
+        ("Acme", "acme.example", "industry", "2026-01-14"),
+        ("Globex", "globex.example", "retail", "2026-08-14"),
+    ]
     before = head(forest.root)
-    out = assert_ok(vine.tend(DS, "UPDATE clients SET segment = 'industry' "
-                                  "WHERE name = 'Globex'"))
+    out = assert_ok(vine.tend(DS, "UPDATE clients SET segment = 'industry' WHERE name = 'Globex'"))
     forest.check_tended(out, "UPDATE", 1, before)
     assert rows_of(forest.db)[1][2] == "industry"
     # query sees the rows at once, in this Vine and in a new read-only one.
@@ -147,17 +175,27 @@ def test_query_then_tend_then_query(forest: Forest) -> None:
     assert assert_ok(vine.query(DS, "SELECT COUNT(*) FROM clients"))["rows"] == [[1]]
 
 
-@pytest.mark.parametrize("sql, verb, n, names", [
-    ("INSERT INTO clients VALUES ('B', 'b', 's', 'd'), ('C', 'c', 's', 'd')", "INSERT", 2,
-     ["Acme", "B", "C"]),
-    ("INSERT INTO clients (name, site) VALUES ('Z', 'z.example');", "INSERT", 1,
-     ["Acme", "Z"]),
-    ("INSERT INTO clients SELECT name || '2', site, segment, collected_at FROM clients",
-     "INSERT", 1, ["Acme", "Acme2"]),
-    ("update clients set site = 'new.example' where name = 'Acme'", "UPDATE", 1, ["Acme"]),
-    ("DELETE FROM clients WHERE name = 'Acme'", "DELETE", 1, []),
-    ("DELETE FROM clients WHERE 1=1", "DELETE", 1, []),
-])
+@pytest.mark.parametrize(
+    "sql, verb, n, names",
+    [
+        (
+            "INSERT INTO clients VALUES ('B', 'b', 's', 'd'), ('C', 'c', 's', 'd')",
+            "INSERT",
+            2,
+            ["Acme", "B", "C"],
+        ),
+        ("INSERT INTO clients (name, site) VALUES ('Z', 'z.example');", "INSERT", 1, ["Acme", "Z"]),
+        (
+            "INSERT INTO clients SELECT name || '2', site, segment, collected_at FROM clients",
+            "INSERT",
+            1,
+            ["Acme", "Acme2"],
+        ),
+        ("update clients set site = 'new.example' where name = 'Acme'", "UPDATE", 1, ["Acme"]),
+        ("DELETE FROM clients WHERE name = 'Acme'", "DELETE", 1, []),
+        ("DELETE FROM clients WHERE 1=1", "DELETE", 1, []),
+    ],
+)
 def test_dml(forest: Forest, sql: str, verb: str, n: int, names: list[str]) -> None:
     before = head(forest.root)
     out = assert_ok(forest.vine.tend(DS, sql))
@@ -165,11 +203,14 @@ def test_dml(forest: Forest, sql: str, verb: str, n: int, names: list[str]) -> N
     assert [r[0] for r in rows_of(forest.db)] == names
 
 
-@pytest.mark.parametrize("sql", [
-    "UPDATE clients SET site = 'x' WHERE name = 'Nobody'",
-    "DELETE FROM clients WHERE name = 'Nobody'",
-    "INSERT OR IGNORE INTO clients VALUES ('Acme', 'a', 'b', 'c')",
-])
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "UPDATE clients SET site = 'x' WHERE name = 'Nobody'",
+        "DELETE FROM clients WHERE name = 'Nobody'",
+        "INSERT OR IGNORE INTO clients VALUES ('Acme', 'a', 'b', 'c')",
+    ],
+)
 def test_a_statement_that_changes_no_row_makes_no_commit(forest: Forest, sql: str) -> None:
     """Like a graft that changes no file: commit null, the passport and history alone."""
     before, md, data = head(forest.root), forest.md.read_bytes(), forest.db.read_bytes()
@@ -191,20 +232,25 @@ def test_no_row_changed_still_records_a_drifted_hash(forest: Forest) -> None:
 
 def test_many_rows_counted(forest: Forest) -> None:
     values = ", ".join(f"('n{i:03d}', 's', 'seg', '2026')" for i in range(120))
-    assert assert_ok(forest.vine.tend(DS, f"INSERT INTO clients VALUES {values}"))[
-        "rows_affected"] == 120
+    assert (
+        assert_ok(forest.vine.tend(DS, f"INSERT INTO clients VALUES {values}"))["rows_affected"]
+        == 120
+    )
     before = head(forest.root)
-    out = assert_ok(forest.vine.tend(DS, "UPDATE clients SET segment = 'big' "
-                                         "WHERE name LIKE 'n%'"))
+    out = assert_ok(forest.vine.tend(DS, "UPDATE clients SET segment = 'big' WHERE name LIKE 'n%'"))
     forest.check_tended(out, "UPDATE", 120, before)
 
 
 def test_with_clause_counts_its_rows(forest: Forest) -> None:
     """A DML statement led by a CTE is still one INSERT; its count must be real."""
     before = head(forest.root)
-    out = assert_ok(forest.vine.tend(
-        DS, "WITH n(x) AS (SELECT 'Initech') "
-            "INSERT INTO clients SELECT x, 'initech.example', 'tech', '2026-09-01' FROM n"))
+    out = assert_ok(
+        forest.vine.tend(
+            DS,
+            "WITH n(x) AS (SELECT 'Initech') "
+            "INSERT INTO clients SELECT x, 'initech.example', 'tech', '2026-09-01' FROM n",
+        )
+    )
     assert [r[0] for r in rows_of(forest.db)] == ["Acme", "Initech"]
     forest.check_tended(out, "INSERT", 1, before)
 
@@ -213,8 +259,7 @@ def test_returning_clause_is_handled(forest: Forest) -> None:
     """INSERT ... RETURNING passes the guard; it must then either work or be refused as
     forbidden, never fail inside the engine with the payload half-done."""
     data = forest.db.read_bytes()
-    out = forest.vine.tend(DS, "INSERT INTO clients VALUES ('R', 'r', 's', 'd') "
-                               "RETURNING name")
+    out = forest.vine.tend(DS, "INSERT INTO clients VALUES ('R', 'r', 's', 'd') RETURNING name")
     if "error" in out:
         assert_error(out, "E_QUERY_FORBIDDEN")
         assert forest.db.read_bytes() == data
@@ -226,8 +271,7 @@ def test_returning_clause_is_handled(forest: Forest) -> None:
 
 def test_hash_drift_is_healed_by_the_next_tend(forest: Forest) -> None:
     forest.change_outside()
-    assert meta_of(forest.md)["payload_hash"] != hashlib.sha256(
-        forest.db.read_bytes()).hexdigest()
+    assert meta_of(forest.md)["payload_hash"] != hashlib.sha256(forest.db.read_bytes()).hexdigest()
     before = head(forest.root)
     out = assert_ok(forest.vine.tend(DS, "DELETE FROM clients WHERE name = 'Side'"))
     forest.check_tended(out, "DELETE", 1, before)
@@ -238,8 +282,9 @@ def test_frontmatter_and_body_otherwise_kept(forest: Forest) -> None:
     old_body = forest.md.read_text(encoding="utf-8").partition("\n---\n\n")[2]
     assert_ok(forest.vine.tend(DS, "DELETE FROM clients WHERE name = 'Acme'"))
     meta = meta_of(forest.md)
-    assert {k: v for k, v in meta.items() if k not in ("payload_hash", "updated")} == \
-        {k: v for k, v in old_meta.items() if k not in ("payload_hash", "updated")}
+    assert {k: v for k, v in meta.items() if k not in ("payload_hash", "updated")} == {
+        k: v for k, v in old_meta.items() if k not in ("payload_hash", "updated")
+    }
     assert list(meta) == list(old_meta)
     assert forest.md.read_text(encoding="utf-8").partition("\n---\n\n")[2] == old_body
 
@@ -247,34 +292,57 @@ def test_frontmatter_and_body_otherwise_kept(forest: Forest) -> None:
 # -- refusals ------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("sql", [
-    "SELECT * FROM clients",
-    "WITH a AS (SELECT 1) SELECT * FROM a",
-    "UPDATE clients SET segment = 'x'",
-    "DELETE FROM clients",
-    "DELETE FROM clients WHERE name IN (SELECT name FROM clients WHERE 1=1) OR 1; "
-    "DELETE FROM clients",
-    "INSERT INTO clients VALUES ('A1', 'a', 'b', 'c'); INSERT INTO clients VALUES "
-    "('A2', 'a', 'b', 'c')",
-    "ATTACH DATABASE 'other.db' AS other",
-    "DETACH DATABASE other",
-    "PRAGMA user_version = 7",
-    "PRAGMA journal_mode = WAL",
-    "DROP TABLE clients",
-    "CREATE TABLE other (a TEXT)",
-    "CREATE INDEX i ON clients(site)",
-    "ALTER TABLE clients ADD COLUMN x TEXT",
-    "VACUUM",
-    "REINDEX clients",
-    "BEGIN",
-    "COMMIT",
-    "REPLACE INTO clients VALUES ('Acme', 'a', 'b', 'c')",
-    "INSERT INTO clients SELECT name, type, 'x', 'y' FROM pragma_table_info('clients')",
-    "INSERT INTO clients VALUES (load_extension('evil'), 'a', 'b', 'c')",
-], ids=["select", "with-select", "update-no-where", "delete-no-where", "two-deletes",
-        "two-inserts", "attach", "detach", "pragma", "pragma-journal", "drop", "create",
-        "create-index", "alter", "vacuum", "reindex", "begin", "commit", "replace",
-        "pragma-function", "load-extension"])
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "SELECT * FROM clients",
+        "WITH a AS (SELECT 1) SELECT * FROM a",
+        "UPDATE clients SET segment = 'x'",
+        "DELETE FROM clients",
+        "DELETE FROM clients WHERE name IN (SELECT name FROM clients WHERE 1=1) OR 1; "
+        "DELETE FROM clients",
+        "INSERT INTO clients VALUES ('A1', 'a', 'b', 'c'); INSERT INTO clients VALUES "
+        "('A2', 'a', 'b', 'c')",
+        "ATTACH DATABASE 'other.db' AS other",
+        "DETACH DATABASE other",
+        "PRAGMA user_version = 7",
+        "PRAGMA journal_mode = WAL",
+        "DROP TABLE clients",
+        "CREATE TABLE other (a TEXT)",
+        "CREATE INDEX i ON clients(site)",
+        "ALTER TABLE clients ADD COLUMN x TEXT",
+        "VACUUM",
+        "REINDEX clients",
+        "BEGIN",
+        "COMMIT",
+        "REPLACE INTO clients VALUES ('Acme', 'a', 'b', 'c')",
+        "INSERT INTO clients SELECT name, type, 'x', 'y' FROM pragma_table_info('clients')",
+        "INSERT INTO clients VALUES (load_extension('evil'), 'a', 'b', 'c')",
+    ],
+    ids=[
+        "select",
+        "with-select",
+        "update-no-where",
+        "delete-no-where",
+        "two-deletes",
+        "two-inserts",
+        "attach",
+        "detach",
+        "pragma",
+        "pragma-journal",
+        "drop",
+        "create",
+        "create-index",
+        "alter",
+        "vacuum",
+        "reindex",
+        "begin",
+        "commit",
+        "replace",
+        "pragma-function",
+        "load-extension",
+    ],
+)
 def test_forbidden_statements(shared: Forest, sql: str) -> None:
     shared.refused(sql, "E_QUERY_FORBIDDEN")
 
@@ -293,15 +361,25 @@ def test_not_a_dataset(shared: Forest) -> None:
     shared.refused(sql, "E_NOT_FOUND", "clients/nothing")
 
 
-@pytest.mark.parametrize("sql, hint", [
-    ("INSERT INTO prospects VALUES ('x')", "clients"),
-    ("UPDATE clients SET revenue = 1 WHERE name = 'Acme'", "collected_at"),
-    ("DELETE FROM clients WHERE region = 'south'", "segment"),
-    ("INSERT INTO clients VALUES ('too', 'few')", None),
-    ("INSERT INTO clients VALUES ('Acme', 'dup.example', 'x', 'y')", None),
-    ("INSERT INTO clients VALUES (", None),
-], ids=["no-table", "no-column-update", "no-column-delete", "wrong-width",
-        "duplicate-key", "syntax"])
+@pytest.mark.parametrize(
+    "sql, hint",
+    [
+        ("INSERT INTO prospects VALUES ('x')", "clients"),
+        ("UPDATE clients SET revenue = 1 WHERE name = 'Acme'", "collected_at"),
+        ("DELETE FROM clients WHERE region = 'south'", "segment"),
+        ("INSERT INTO clients VALUES ('too', 'few')", None),
+        ("INSERT INTO clients VALUES ('Acme', 'dup.example', 'x', 'y')", None),
+        ("INSERT INTO clients VALUES (", None),
+    ],
+    ids=[
+        "no-table",
+        "no-column-update",
+        "no-column-delete",
+        "wrong-width",
+        "duplicate-key",
+        "syntax",
+    ],
+)
 def test_invalid_statements(shared: Forest, sql: str, hint: str | None) -> None:
     err = shared.refused(sql, "E_QUERY_INVALID")
     if hint is not None:
@@ -322,16 +400,23 @@ def test_missing_payload(forest: Forest) -> None:
 def test_constraint_violation_rolls_back_the_whole_statement(forest: Forest) -> None:
     """A multi-row INSERT whose second row collides leaves no first row behind."""
     data = forest.db.read_bytes()
-    err = assert_error(forest.vine.tend(DS, "INSERT INTO clients VALUES "
-                                            "('New', 'n', 's', 'd'), ('Acme', 'a', 's', 'd')"),
-                       "E_QUERY_INVALID")
+    err = assert_error(
+        forest.vine.tend(
+            DS, "INSERT INTO clients VALUES ('New', 'n', 's', 'd'), ('Acme', 'a', 's', 'd')"
+        ),
+        "E_QUERY_INVALID",
+    )
     assert "UNIQUE" in err["message"] or "constraint" in err["message"].lower()
     assert forest.db.read_bytes() == data
     assert [r[0] for r in rows_of(forest.db)] == ["Acme"]
     assert status(forest.root) == ""
     # A corrected statement then goes through.
-    assert assert_ok(forest.vine.tend(DS, "INSERT INTO clients VALUES "
-                                          "('New', 'n', 's', 'd')"))["rows_affected"] == 1
+    assert (
+        assert_ok(forest.vine.tend(DS, "INSERT INTO clients VALUES ('New', 'n', 's', 'd')"))[
+            "rows_affected"
+        ]
+        == 1
+    )
 
 
 def test_read_only_vine_refuses(forest: Forest) -> None:
@@ -342,8 +427,9 @@ def test_read_only_vine_refuses(forest: Forest) -> None:
 
 
 def test_tend_through_call(forest: Forest) -> None:
-    out = assert_ok(forest.vine.call("tend", {"id": DS, "sql": "DELETE FROM clients "
-                                                                "WHERE name = 'Acme'"}))
+    out = assert_ok(
+        forest.vine.call("tend", {"id": DS, "sql": "DELETE FROM clients WHERE name = 'Acme'"})
+    )
     assert out["rows_affected"] == 1
     assert_error(forest.vine.call("tend", {"id": DS}), "E_SCHEMA")
     assert_error(forest.vine.call("tend", {"id": DS, "sql": 3}), "E_SCHEMA")
@@ -355,15 +441,19 @@ def test_a_payload_in_the_engines_private_folder_is_refused(forest: Forest) -> N
     just as ids under ``_derived`` are refused."""
     root = forest.root
     text = forest.md.read_text(encoding="utf-8").replace(
-        "payload: prospecting-2026.db", "payload: ../_derived/trails.db")
+        "payload: prospecting-2026.db", "payload: ../_derived/trails.db"
+    )
     (root / "clients" / "heat.md").write_text(
-        text.replace(f"id: {DS}", "id: clients/heat"), encoding="utf-8")
+        text.replace(f"id: {DS}", "id: clients/heat"), encoding="utf-8"
+    )
     assert_ok(forest.vine.look(DS))
     trails = root / "_derived" / "trails.db"
     conn = sqlite3.connect(trails)
     try:
-        conn.execute("INSERT OR REPLACE INTO heat(scope, node_id, heat, updated) "
-                     "VALUES ('', 'marker', 0.5, 0)")
+        conn.execute(
+            "INSERT OR REPLACE INTO heat(scope, node_id, heat, updated) "
+            "VALUES ('', 'marker', 0.5, 0)"
+        )
         conn.commit()
     finally:
         conn.close()
@@ -371,16 +461,17 @@ def test_a_payload_in_the_engines_private_folder_is_refused(forest: Forest) -> N
     assert out.get("error", {}).get("code") in ("E_NOT_FOUND", "E_QUERY_FORBIDDEN"), out
     conn = sqlite3.connect(trails)
     try:
-        assert conn.execute("SELECT COUNT(*) FROM heat WHERE node_id = 'marker'").fetchone() \
-            == (1,)
+        assert conn.execute("SELECT COUNT(*) FROM heat WHERE node_id = 'marker'").fetchone() == (1,)
     finally:
         conn.close()
 
 
 def test_timeout_leaves_the_payload_and_history_alone(shared: Forest) -> None:
-    slow = ("INSERT INTO clients SELECT 'slow', 's', 's', 's' WHERE (WITH RECURSIVE "
-            "c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 1000000000) "
-            "SELECT COUNT(*) FROM c) < 0")
+    slow = (
+        "INSERT INTO clients SELECT 'slow', 's', 's', 's' WHERE (WITH RECURSIVE "
+        "c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 1000000000) "
+        "SELECT COUNT(*) FROM c) < 0"
+    )
     started = time.perf_counter()
     shared.refused(slow, "E_TIMEOUT")
     assert time.perf_counter() - started < 10

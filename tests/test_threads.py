@@ -44,9 +44,17 @@ def test_writes_from_many_threads_serialize(tmp_path: Path) -> None:
 
         def worker(n: int) -> None:
             for i in range(5):
-                results.append(vine.plant({"id": f"t{n}-{i}", "type": "note",
-                                           "parent": "_index", "title": f"T {n} {i}",
-                                           "summary": "Planted from a thread."}))
+                results.append(
+                    vine.plant(
+                        {
+                            "id": f"t{n}-{i}",
+                            "type": "note",
+                            "parent": "_index",
+                            "title": f"T {n} {i}",
+                            "summary": "Planted from a thread.",
+                        }
+                    )
+                )
 
         threads = [threading.Thread(target=worker, args=(n,)) for n in range(3)]
         for t in threads:

@@ -25,10 +25,22 @@ def test_the_corpus_covers_every_family() -> None:
     corpus = torture.sql_corpus()
     assert len(corpus) >= 500
     text = "\n".join(corpus).upper()
-    for needle in ("WITH W AS", "ATTACH", "PRAGMA_", "PRAGMA ", "LOAD_EXTENSION", "; SELECT",
-                   "/*", "--", "CREATE TRIGGER", "CREATE VIEW", "WITH RECURSIVE", "VACUUM"):
+    for needle in (
+        "WITH W AS",
+        "ATTACH",
+        "PRAGMA_",
+        "PRAGMA ",
+        "LOAD_EXTENSION",
+        "; SELECT",
+        "/*",
+        "--",
+        "CREATE TRIGGER",
+        "CREATE VIEW",
+        "WITH RECURSIVE",
+        "VACUUM",
+    ):
         assert needle in text, needle
-    assert max(len(s) for s in corpus) > 1_000_000          # a huge statement
+    assert max(len(s) for s in corpus) > 1_000_000  # a huge statement
 
 
 def test_no_hostile_statement_runs_or_changes_a_byte(workdir: Path) -> None:
@@ -59,8 +71,9 @@ def test_the_probe_notices_a_leak(workdir: Path) -> None:
     """A node inside the forest holding the secret is found, so a leak would be too."""
     torture.prepare_outside(workdir)
     inside = workdir / "forest" / "sales" / "leaky.md"
-    inside.write_text((workdir / "outside" / "secret.md").read_text()
-                      .replace("id: secret", "id: sales/leaky"))
+    inside.write_text(
+        (workdir / "outside" / "secret.md").read_text().replace("id: secret", "id: sales/leaky")
+    )
     try:
         figures = torture.probe_scopes(workdir)
     finally:
@@ -76,7 +89,7 @@ def test_an_exception_at_every_write_step_leaves_the_forest_sound(tmp_path: Path
     figures = torture.fault_matrix(_fresh(tmp_path))
     assert figures.failures == []
     assert figures.faults >= 40 and figures.lost == 0
-    assert set(figures.kinds) == set(torture.WRITE_KINDS)   # prune and transplant too
+    assert set(figures.kinds) == set(torture.WRITE_KINDS)  # prune and transplant too
 
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
@@ -86,9 +99,8 @@ def test_sigkill_of_a_writer_at_random_moments(tmp_path: Path) -> None:
     assert figures.failures == []
     assert figures.kills == 10 and figures.lost == 0
     assert figures.committed > 10 and figures.attempted > figures.committed
-    kinds = {c.split("/")[1][0] for c in torture.node_ids_of(forest)
-             if c.startswith("torture/")}
-    assert {"n", "b", "d"} <= kinds          # notes, branches and datasets were planted
+    kinds = {c.split("/")[1][0] for c in torture.node_ids_of(forest) if c.startswith("torture/")}
+    assert {"n", "b", "d"} <= kinds  # notes, branches and datasets were planted
 
 
 def test_the_kill_checks_notice_a_dirty_forest(tmp_path: Path) -> None:
@@ -96,8 +108,9 @@ def test_the_kill_checks_notice_a_dirty_forest(tmp_path: Path) -> None:
     forest = _fresh(tmp_path)
     with torture.Vine(forest) as vine:
         vine.look("_index")
-        (forest / "sales" / "stray.md").write_text(torture.note(
-            "sales/stray", "A stray.", "# Stray"))
+        (forest / "sales" / "stray.md").write_text(
+            torture.note("sales/stray", "A stray.", "# Stray")
+        )
         found = torture.forest_faults(vine, forest)
     assert any("not clean" in m for m in found)
 
@@ -118,8 +131,7 @@ def test_writers_and_readers_race_without_a_failure(tmp_path: Path) -> None:
     assert figures.writes > 0 and figures.reads > 0
     assert figures.writes == figures.committed + figures.locked
     assert set(figures.surfaces) == {"engine", "cli", "station"}
-    assert all(row["reads"] > 0 and row["committed"] > 0
-               for row in figures.surfaces.values())
+    assert all(row["reads"] > 0 and row["committed"] > 0 for row in figures.surfaces.values())
     assert figures.locked_share < 5, figures.surfaces
     assert figures.held_writes > 0 and figures.held_refused == figures.held_writes
 
@@ -134,7 +146,8 @@ def test_the_scope_probes_over_the_station_rest(workdir: Path) -> None:
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="needs RLIMIT_FSIZE")
 def test_a_write_the_file_system_refuses_answers_e_readonly_and_changes_nothing(
-        tmp_path: Path) -> None:
+    tmp_path: Path,
+) -> None:
     figures = torture.disk_full(_fresh(tmp_path))
     assert figures.attempted == 8
     assert figures.changed == 0, figures.failures

@@ -49,7 +49,7 @@ async def test_delete_shows_the_anchors_and_asks_before_forcing(tmp_path: Path) 
         assert "people/ana-ribeiro" in anchors
         delete = dialog.query_one("#prune-go", Button)
         assert delete.disabled
-        await pilot.click("#prune-go")                  # nothing: the box is not ticked
+        await pilot.click("#prune-go")  # nothing: the box is not ticked
         await settle(pilot)
         assert app.screen is dialog
         assert git(root, "rev-parse", "HEAD").strip() == before
@@ -87,8 +87,7 @@ async def test_delete_a_free_leaf(tmp_path: Path) -> None:
     async with BrowseApp(root).run_test(size=SIZE) as pilot:
         app = await press_at(pilot, "sales/pipeline/2026/q2-forecast", "delete")
         dialog = app.screen
-        assert "Its entry leaves sales/pipeline/2026/_index" in text_of(dialog,
-                                                                        "#prune-preview")
+        assert "Its entry leaves sales/pipeline/2026/_index" in text_of(dialog, "#prune-preview")
         await pilot.click("#prune-go")
         await settle(pilot)
         assert not (root / "sales/pipeline/2026/q2-forecast.md").exists()
@@ -103,7 +102,7 @@ async def test_move_shows_what_it_rewrites_then_moves(tmp_path: Path) -> None:
         dialog = app.screen
         assert isinstance(dialog, TransplantDialog)
         field = dialog.query_one("#move-id", Input)
-        assert field.value == "sales/price-list"      # named after its title: the same
+        assert field.value == "sales/price-list"  # named after its title: the same
         field.value = "nowhere/price-list"
         await settle(pilot)
         assert "parent branch not found" in text_of(dialog, "#move-plan")
@@ -111,7 +110,7 @@ async def test_move_shows_what_it_rewrites_then_moves(tmp_path: Path) -> None:
         await settle(pilot)
         plan = text_of(dialog, "#move-plan")
         assert "Rewrites" in plan and "contracts/master-agreement" in plan
-        assert git(root, "status", "--porcelain").strip() == ""   # a dry run wrote nothing
+        assert git(root, "status", "--porcelain").strip() == ""  # a dry run wrote nothing
         await pilot.press("ctrl+s")
         await settle(pilot)
         assert app.screen is app.browse
@@ -131,7 +130,8 @@ async def test_move_shows_what_it_rewrites_then_moves(tmp_path: Path) -> None:
         await pilot.press("escape")
         await settle(pilot)
         assert "transplant(sales/price-list -> sales/pipeline/price-list)" in git(
-            root, "log", "-1", "--format=%s")
+            root, "log", "-1", "--format=%s"
+        )
 
 
 @drive

@@ -22,29 +22,53 @@ from .forestkit import assert_ok, git_init, make_forest
 from .mcpkit import TIMEOUT, VINE, payload, stdio_session
 
 FOREST: dict[str, tuple[str, dict[str, Any], str]] = {
-    "sales/return-policy": ("note", {
-        "title": "Return policy", "summary": "How a customer brings goods back, and the "
-                                             "deadline to do it."},
-        "# Return policy\n\n## Deadline\n\nThirty days from the invoice date.\n"),
-    "vendas/politica-de-trocas": ("note", {
-        "title": "Política de trocas", "summary": "O prazo de troca nas lojas e a regra "
-                                                  "da nota fiscal."},
-        "# Política de trocas\n\nO prazo é de trinta dias para trocar o produto.\n"),
-    "ops/devolucoes": ("note", {
-        "title": "Devoluções no armazém", "summary": "Como o armazém recebe e confere o que "
-                                                     "volta das lojas."},
-        "# Devoluções\n\nA triagem é feita no mesmo dia.\n"),
-    "ops/meeting-notes": ("note", {
-        "title": "Meeting notes", "summary": "What the warehouse team agreed in March."},
-        "# Meeting notes\n\nNothing was decided about the dock.\n"),
-    "fiscal/nota-4412": ("note", {
-        "title": "Invoice record", "summary": "A retail invoice kept for the audit.",
-        "aliases": ["NF-4412"]},
-        "# Invoice\n\nThe invoice NF-4412 was issued on a Monday.\n"),
-    "fiscal/nota-4413": ("note", {
-        "title": "Invoice record, the next one", "summary": "Invoices in series.",
-        "aliases": ["NF-4413"]},
-        "# Invoice\n\nThe invoice NF-4413 followed it.\n"),
+    "sales/return-policy": (
+        "note",
+        {
+            "title": "Return policy",
+            "summary": "How a customer brings goods back, and the deadline to do it.",
+        },
+        "# Return policy\n\n## Deadline\n\nThirty days from the invoice date.\n",
+    ),
+    "vendas/politica-de-trocas": (
+        "note",
+        {
+            "title": "Política de trocas",
+            "summary": "O prazo de troca nas lojas e a regra da nota fiscal.",
+        },
+        "# Política de trocas\n\nO prazo é de trinta dias para trocar o produto.\n",
+    ),
+    "ops/devolucoes": (
+        "note",
+        {
+            "title": "Devoluções no armazém",
+            "summary": "Como o armazém recebe e confere o que volta das lojas.",
+        },
+        "# Devoluções\n\nA triagem é feita no mesmo dia.\n",
+    ),
+    "ops/meeting-notes": (
+        "note",
+        {"title": "Meeting notes", "summary": "What the warehouse team agreed in March."},
+        "# Meeting notes\n\nNothing was decided about the dock.\n",
+    ),
+    "fiscal/nota-4412": (
+        "note",
+        {
+            "title": "Invoice record",
+            "summary": "A retail invoice kept for the audit.",
+            "aliases": ["NF-4412"],
+        },
+        "# Invoice\n\nThe invoice NF-4412 was issued on a Monday.\n",
+    ),
+    "fiscal/nota-4413": (
+        "note",
+        {
+            "title": "Invoice record, the next one",
+            "summary": "Invoices in series.",
+            "aliases": ["NF-4413"],
+        },
+        "# Invoice\n\nThe invoice NF-4413 followed it.\n",
+    ),
 }
 
 
@@ -66,16 +90,19 @@ def located(vine: Vine, query: str, k: int = 5) -> list[str]:
 # -- word forms --------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("query", "node"), [
-    ("returns", "sales/return-policy"),
-    ("deadlines", "sales/return-policy"),
-    ("prazos", "vendas/politica-de-trocas"),
-    ("políticas", "vendas/politica-de-trocas"),
-    ("politicas", "vendas/politica-de-trocas"),   # typed without accents
-    ("trocar", "vendas/politica-de-trocas"),      # a verb form of troca
-    ("devolução", "ops/devolucoes"),              # the singular of the title's plural
-    ("devolucao", "ops/devolucoes"),              # the singular without its accents
-])
+@pytest.mark.parametrize(
+    ("query", "node"),
+    [
+        ("returns", "sales/return-policy"),
+        ("deadlines", "sales/return-policy"),
+        ("prazos", "vendas/politica-de-trocas"),
+        ("políticas", "vendas/politica-de-trocas"),
+        ("politicas", "vendas/politica-de-trocas"),  # typed without accents
+        ("trocar", "vendas/politica-de-trocas"),  # a verb form of troca
+        ("devolução", "ops/devolucoes"),  # the singular of the title's plural
+        ("devolucao", "ops/devolucoes"),  # the singular without its accents
+    ],
+)
 def test_locate_finds_other_forms_of_a_word(vine: Vine, query: str, node: str) -> None:
     assert located(vine, query)[0] == node
     with features.without("stems"):
@@ -83,10 +110,13 @@ def test_locate_finds_other_forms_of_a_word(vine: Vine, query: str, node: str) -
 
 
 def test_an_exact_word_outranks_another_form_of_it(tmp_path: Path) -> None:
-    root = make_forest(tmp_path / "exact", {
-        "a/singular": ("note", {"title": "Deadline", "summary": "One date."}, "# D\n"),
-        "a/plural": ("note", {"title": "Deadlines", "summary": "Several dates."}, "# D\n"),
-    })
+    root = make_forest(
+        tmp_path / "exact",
+        {
+            "a/singular": ("note", {"title": "Deadline", "summary": "One date."}, "# D\n"),
+            "a/plural": ("note", {"title": "Deadlines", "summary": "Several dates."}, "# D\n"),
+        },
+    )
     with Vine(root, writable=False, alpha=0) as vine:
         assert located(vine, "deadlines") == ["a/plural", "a/singular"]
         assert located(vine, "deadline") == ["a/singular", "a/plural"]
@@ -118,32 +148,44 @@ def test_sniff_stays_literal_while_harvest_reaches_word_forms(vine: Vine) -> Non
     assert "prazo" in hit["matches"][0]["snippet"]
     with features.without("forms"):
         plain = assert_ok(vine.harvest(question, k=3))
-    assert all("sniff" not in r["found_by"] for r in plain["results"]
-               if r["id"] == "vendas/politica-de-trocas")
+    assert all(
+        "sniff" not in r["found_by"]
+        for r in plain["results"]
+        if r["id"] == "vendas/politica-de-trocas"
+    )
 
 
 # -- natural questions -------------------------------------------------------------
 
 
 def test_a_natural_question_ranks_its_answer_first(vine: Vine) -> None:
-    assert located(vine, "what is the deadline to bring goods back?")[0] == \
-        "sales/return-policy"
-    assert located(vine, "qual é o prazo para trocar um produto na loja?")[0] == \
-        "vendas/politica-de-trocas"
+    assert located(vine, "what is the deadline to bring goods back?")[0] == "sales/return-policy"
+    assert (
+        located(vine, "qual é o prazo para trocar um produto na loja?")[0]
+        == "vendas/politica-de-trocas"
+    )
 
 
-@pytest.mark.parametrize("query", ["the", "what is the", "o que é", "qual é o de",
-                                   "?!... --", "Who? What? When?"])
+@pytest.mark.parametrize(
+    "query", ["the", "what is the", "o que é", "qual é o de", "?!... --", "Who? What? When?"]
+)
 def test_a_query_of_function_words_answers_empty_with_a_hint(vine: Vine, query: str) -> None:
     out = assert_ok(vine.locate(query))
     assert out["results"] == [] and out["truncated"] is False
     assert "nothing to search for" in out["hint"]
 
 
-@pytest.mark.parametrize("query", [
-    "!!!" * 50, "deadline " * 111, "prazo prazos PRAZO " * 50,
-    "deadline 截止日期 срок 🚚 prazo", "\u200b\u200b", "Ω≈ç√ NF-4412 ∫˜µ",
-])
+@pytest.mark.parametrize(
+    "query",
+    [
+        "!!!" * 50,
+        "deadline " * 111,
+        "prazo prazos PRAZO " * 50,
+        "deadline 截止日期 срок 🚚 prazo",
+        "\u200b\u200b",
+        "Ω≈ç√ NF-4412 ∫˜µ",
+    ],
+)
 def test_bad_queries_answer_a_result_or_an_envelope(vine: Vine, query: str) -> None:
     for out in (vine.locate(query), vine.harvest(query[:1000], k=3)):
         if "error" in out:
@@ -157,26 +199,56 @@ def test_bad_queries_answer_a_result_or_an_envelope(vine: Vine, query: str) -> N
 
 @pytest.fixture
 def policies(tmp_path: Path) -> Path:
-    return make_forest(tmp_path / "policies", {
-        "p/exchange-2025": ("note", {
-            "title": "Exchange policy 2025", "summary": "Retail exchange rules and the "
-                                                        "retail deadline, kept for history."},
-            "# 2025\n"),
-        "p/exchange": ("note", {
-            "title": "Exchange policy", "summary": "Retail and online exchange windows, "
-                                                   "with the deadline per channel.",
-            "links": [{"rel": "succeeds", "target": "p/exchange-2025"}]}, "# Now\n"),
-        "p/q1": ("note", {"title": "Q1 review", "summary": "How the first quarter closed."},
-                 "# Q1\n"),
-        "p/q2": ("note", {"title": "Q2 forecast", "summary": "The second quarter ahead.",
-                          "links": [{"rel": "succeeds", "target": "p/q1"}]}, "# Q2\n"),
-        "p/old-terms": ("note", {"title": "Payment terms", "summary": "Terms of payment."},
-                        "# Old\n"),
-        "p/new-terms": ("note", {"title": "Terms sheet 2026", "summary": "Replaces the old "
-                                                                         "one.",
-                                 "links": [{"rel": "supersedes", "target": "p/old-terms"}]},
-                        "# New\n"),
-    })
+    return make_forest(
+        tmp_path / "policies",
+        {
+            "p/exchange-2025": (
+                "note",
+                {
+                    "title": "Exchange policy 2025",
+                    "summary": "Retail exchange rules and the retail deadline, kept for history.",
+                },
+                "# 2025\n",
+            ),
+            "p/exchange": (
+                "note",
+                {
+                    "title": "Exchange policy",
+                    "summary": "Retail and online exchange windows, with the deadline per channel.",
+                    "links": [{"rel": "succeeds", "target": "p/exchange-2025"}],
+                },
+                "# Now\n",
+            ),
+            "p/q1": (
+                "note",
+                {"title": "Q1 review", "summary": "How the first quarter closed."},
+                "# Q1\n",
+            ),
+            "p/q2": (
+                "note",
+                {
+                    "title": "Q2 forecast",
+                    "summary": "The second quarter ahead.",
+                    "links": [{"rel": "succeeds", "target": "p/q1"}],
+                },
+                "# Q2\n",
+            ),
+            "p/old-terms": (
+                "note",
+                {"title": "Payment terms", "summary": "Terms of payment."},
+                "# Old\n",
+            ),
+            "p/new-terms": (
+                "note",
+                {
+                    "title": "Terms sheet 2026",
+                    "summary": "Replaces the old one.",
+                    "links": [{"rel": "supersedes", "target": "p/old-terms"}],
+                },
+                "# New\n",
+            ),
+        },
+    )
 
 
 def test_a_superseded_node_ranks_below_its_successor(policies: Path) -> None:
@@ -206,27 +278,53 @@ def test_an_older_record_that_answers_much_better_stays_first(policies: Path) ->
 
 # -- evidence one edge away --------------------------------------------------------
 
-PEOPLE = {f"people/p{i}": ("entity", {
-    "title": name, "summary": f"Engineer; lives in the city of {city}.",
-    "entity_kind": "person"}, f"# {name}\n\nOn the payroll since 20{10 + i}.\n")
-    for i, (name, city) in enumerate([("Ana Dias", "Recife"), ("Caio Reis", "Natal"),
-                                      ("Duda Melo", "Olinda"), ("Edu Braga", "Caruaru"),
-                                      ("Fabi Nunes", "Salvador"), ("Gil Rocha", "Maceio"),
-                                      ("Iara Luz", "Aracaju")])}
+PEOPLE = {
+    f"people/p{i}": (
+        "entity",
+        {
+            "title": name,
+            "summary": f"Engineer; lives in the city of {city}.",
+            "entity_kind": "person",
+        },
+        f"# {name}\n\nOn the payroll since 20{10 + i}.\n",
+    )
+    for i, (name, city) in enumerate(
+        [
+            ("Ana Dias", "Recife"),
+            ("Caio Reis", "Natal"),
+            ("Duda Melo", "Olinda"),
+            ("Edu Braga", "Caruaru"),
+            ("Fabi Nunes", "Salvador"),
+            ("Gil Rocha", "Maceio"),
+            ("Iara Luz", "Aracaju"),
+        ]
+    )
+}
 TEAM: dict[str, tuple[str, dict[str, Any], str]] = {
     **PEOPLE,
-    "projects/alvorada": ("note", {
-        "title": "Alvorada solar farm", "summary": "A 12 MW solar farm under construction "
-                                                   "near Petrolina.",
-        "links": [{"rel": "related-to", "target": "people/rita"}]},
-        "# Alvorada\n\nPanels arrive in May; the grid connection follows in July.\n"),
-    "people/rita": ("entity", {
-        "title": "Rita Soares", "summary": "Site engineer; lives in the city of Juazeiro.",
-        "entity_kind": "person"},
-        "# Rita Soares\n\nCivil engineer since 2014.\n"),
-    "projects/aurora": ("note", {"title": "Aurora wind farm", "summary": "A wind farm in "
-                                                                         "the south."},
-                        "# Aurora\n\nTurbines.\n"),
+    "projects/alvorada": (
+        "note",
+        {
+            "title": "Alvorada solar farm",
+            "summary": "A 12 MW solar farm under construction near Petrolina.",
+            "links": [{"rel": "related-to", "target": "people/rita"}],
+        },
+        "# Alvorada\n\nPanels arrive in May; the grid connection follows in July.\n",
+    ),
+    "people/rita": (
+        "entity",
+        {
+            "title": "Rita Soares",
+            "summary": "Site engineer; lives in the city of Juazeiro.",
+            "entity_kind": "person",
+        },
+        "# Rita Soares\n\nCivil engineer since 2014.\n",
+    ),
+    "projects/aurora": (
+        "note",
+        {"title": "Aurora wind farm", "summary": "A wind farm in the south."},
+        "# Aurora\n\nTurbines.\n",
+    ),
 }
 
 
@@ -256,13 +354,15 @@ def test_a_linked_node_that_holds_what_the_hit_lacks_joins_the_bundle(team: Path
 
 def test_a_link_named_by_the_question_brings_its_other_end(tmp_path: Path) -> None:
     nodes = dict(TEAM)
-    nodes["projects/alvorada"] = ("note", {**TEAM["projects/alvorada"][1], "links": [
-        {"rel": "author", "target": "people/rita"}]}, TEAM["projects/alvorada"][2])
+    nodes["projects/alvorada"] = (
+        "note",
+        {**TEAM["projects/alvorada"][1], "links": [{"rel": "author", "target": "people/rita"}]},
+        TEAM["projects/alvorada"][2],
+    )
     root = make_forest(tmp_path / "author", nodes)
     with Vine(root, writable=False, alpha=0) as vine:
         out = assert_ok(vine.harvest("Who is the author of the Alvorada farm plan?", k=3))
-        located_ids = [r["id"] for r in vine.locate("author Alvorada farm plan", k=6)[
-            "results"]]
+        located_ids = [r["id"] for r in vine.locate("author Alvorada farm plan", k=6)["results"]]
     assert "people/rita" not in located_ids
     person = next(r for r in out["results"] if r["id"] == "people/rita")
     assert person["found_by"] == ["edge"]
@@ -271,10 +371,19 @@ def test_a_link_named_by_the_question_brings_its_other_end(tmp_path: Path) -> No
 
 def test_the_edge_works_from_the_other_end_with_the_inverse_rel(tmp_path: Path) -> None:
     nodes = dict(TEAM)
-    nodes["projects/alvorada"] = ("note", {**TEAM["projects/alvorada"][1], "links": []},
-                                  TEAM["projects/alvorada"][2])
-    nodes["people/rita"] = ("entity", {**TEAM["people/rita"][1], "links": [
-        {"rel": "mentioned-in", "target": "projects/alvorada"}]}, TEAM["people/rita"][2])
+    nodes["projects/alvorada"] = (
+        "note",
+        {**TEAM["projects/alvorada"][1], "links": []},
+        TEAM["projects/alvorada"][2],
+    )
+    nodes["people/rita"] = (
+        "entity",
+        {
+            **TEAM["people/rita"][1],
+            "links": [{"rel": "mentioned-in", "target": "projects/alvorada"}],
+        },
+        TEAM["people/rita"][2],
+    )
     root = make_forest(tmp_path / "inverse", nodes)
     with Vine(root, writable=False, alpha=0) as vine:
         out = assert_ok(vine.harvest(QUESTION, k=3))
@@ -295,13 +404,21 @@ def test_a_neighbour_never_displaces_a_direct_hit_that_scored_higher(team: Path)
 
 
 def test_the_cli_finds_word_forms_and_explains_an_empty_query(forest: Path) -> None:
-    got = subprocess.run([VINE, "locate", "deadlines", "-f", str(forest), "--json"],
-                         capture_output=True, text=True, check=True,
-                         env={"VINE_WATCH": "0", "PATH": ""})
+    got = subprocess.run(
+        [VINE, "locate", "deadlines", "-f", str(forest), "--json"],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={"VINE_WATCH": "0", "PATH": ""},
+    )
     assert json.loads(got.stdout)["results"][0]["id"] == "sales/return-policy"
-    empty = subprocess.run([VINE, "locate", "what is the", "-f", str(forest), "--json"],
-                           capture_output=True, text=True, check=True,
-                           env={"VINE_WATCH": "0", "PATH": ""})
+    empty = subprocess.run(
+        [VINE, "locate", "what is the", "-f", str(forest), "--json"],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={"VINE_WATCH": "0", "PATH": ""},
+    )
     assert json.loads(empty.stdout)["results"] == []
 
 
@@ -315,16 +432,34 @@ def test_mcp_finds_word_forms_and_edges(forest: Path, team: Path) -> None:
                 got = payload(await session.call_tool("harvest", {"query": QUESTION}))
                 person = next(r for r in got["results"] if r["id"] == "people/rita")
                 assert person["via"]["from"] == "projects/alvorada"
+
     anyio.run(body)
 
 
 def test_two_nodes_that_each_claim_to_replace_the_other_cancel_out(tmp_path: Path) -> None:
-    root = make_forest(tmp_path / "loop", {
-        "p/a": ("note", {"title": "Tariff table", "summary": "Tariffs.",
-                         "links": [{"rel": "supersedes", "target": "p/b"}]}, "# A\n"),
-        "p/b": ("note", {"title": "Tariff table", "summary": "Tariffs.",
-                         "links": [{"rel": "supersedes", "target": "p/a"}]}, "# B\n"),
-    })
+    root = make_forest(
+        tmp_path / "loop",
+        {
+            "p/a": (
+                "note",
+                {
+                    "title": "Tariff table",
+                    "summary": "Tariffs.",
+                    "links": [{"rel": "supersedes", "target": "p/b"}],
+                },
+                "# A\n",
+            ),
+            "p/b": (
+                "note",
+                {
+                    "title": "Tariff table",
+                    "summary": "Tariffs.",
+                    "links": [{"rel": "supersedes", "target": "p/a"}],
+                },
+                "# B\n",
+            ),
+        },
+    )
     with Vine(root, writable=False, alpha=0) as vine:
         out = assert_ok(vine.locate("tariff table"))
     assert {r["id"] for r in out["results"]} == {"p/a", "p/b"}
@@ -332,18 +467,26 @@ def test_two_nodes_that_each_claim_to_replace_the_other_cancel_out(tmp_path: Pat
 
 
 def test_a_link_added_later_is_seen_by_the_next_locate(tmp_path: Path) -> None:
-    root = make_forest(tmp_path / "later", {
-        "p/old": ("note", {"title": "Freight rules", "summary": "Who pays the freight."},
-                  "# Old\n"),
-        "p/new": ("note", {"title": "Freight rules 2027", "summary": "Who pays the "
-                                                                    "freight from 2027."},
-                  "# New\n"),
-    })
+    root = make_forest(
+        tmp_path / "later",
+        {
+            "p/old": (
+                "note",
+                {"title": "Freight rules", "summary": "Who pays the freight."},
+                "# Old\n",
+            ),
+            "p/new": (
+                "note",
+                {"title": "Freight rules 2027", "summary": "Who pays the freight from 2027."},
+                "# New\n",
+            ),
+        },
+    )
     git_init(root)
     with Vine(root, alpha=0) as vine:
-        assert all("superseded_by" not in r
-                   for r in assert_ok(vine.locate("freight rules"))["results"])
-        assert_ok(vine.graft("p/new", {"add_links": [{"rel": "supersedes",
-                                                      "target": "p/old"}]}))
+        assert all(
+            "superseded_by" not in r for r in assert_ok(vine.locate("freight rules"))["results"]
+        )
+        assert_ok(vine.graft("p/new", {"add_links": [{"rel": "supersedes", "target": "p/old"}]}))
         after = {r["id"]: r for r in assert_ok(vine.locate("freight rules"))["results"]}
     assert after["p/old"]["superseded_by"] == ["p/new"]

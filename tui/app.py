@@ -66,7 +66,7 @@ class BrowseApp(App[None]):
         text = f"Waiting for the writer lock: {who(card)} is writing."
         try:
             self.call_from_thread(self.notify, text, title="Saving", timeout=4)
-        except RuntimeError:   # called on the app's own thread
+        except RuntimeError:  # called on the app's own thread
             self.notify(text, title="Saving", timeout=4)
 
     def report(self, envelope: dict[str, Any], title: str) -> None:
@@ -74,11 +74,15 @@ class BrowseApp(App[None]):
         err = error_of(envelope) or {}
         text = f"{err.get('code', 'E_INTERNAL')}: {err.get('message', '')}"
         if err.get("code") == "E_LOCKED":
-            text = ("Another writer holds the forest, so nothing was saved. "
-                    f"Browsing goes on. ({err.get('message', '')})")
+            text = (
+                "Another writer holds the forest, so nothing was saved. "
+                f"Browsing goes on. ({err.get('message', '')})"
+            )
         elif err.get("code") == "E_CONFLICT":
-            text = ("Someone else changed this node since it was shown, so nothing was "
-                    f"saved; it is shown as it is now. ({err.get('message', '')})")
+            text = (
+                "Someone else changed this node since it was shown, so nothing was "
+                f"saved; it is shown as it is now. ({err.get('message', '')})"
+            )
         if err.get("hint") and err.get("code") != "E_CONFLICT":
             text += f"\n{err['hint']}"
         self.notify(text, title=title, severity="error", timeout=8)
@@ -91,28 +95,37 @@ class BrowseApp(App[None]):
     def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)
         browse = self.browse
-        yield SystemCommand("Search", "Search the forest (locate or sniff)",
-                            browse.action_search)
+        yield SystemCommand("Search", "Search the forest (locate or sniff)", browse.action_search)
         yield SystemCommand("Read", "Read the current node's body", browse.action_read)
         yield SystemCommand("Dataset", "Query the current dataset", browse.action_dataset)
         yield SystemCommand("Back", "Go back in the history", browse.action_back)
         yield SystemCommand("Forward", "Go forward in the history", browse.action_forward)
-        yield SystemCommand("Edit", "Edit the title, summary and tags (graft)",
-                            browse.action_edit)
-        yield SystemCommand("Add link", "Add a typed link to another node (graft)",
-                            browse.action_link)
-        yield SystemCommand("Append section", "Append a section to the body (graft)",
-                            browse.action_append)
-        yield SystemCommand("Plant note", "Plant a new note under the current branch",
-                            browse.action_plant)
-        yield SystemCommand("Move", "Move or rename the current leaf (transplant)",
-                            browse.action_transplant)
+        yield SystemCommand("Edit", "Edit the title, summary and tags (graft)", browse.action_edit)
+        yield SystemCommand(
+            "Add link", "Add a typed link to another node (graft)", browse.action_link
+        )
+        yield SystemCommand(
+            "Append section", "Append a section to the body (graft)", browse.action_append
+        )
+        yield SystemCommand(
+            "Plant note", "Plant a new note under the current branch", browse.action_plant
+        )
+        yield SystemCommand(
+            "Move", "Move or rename the current leaf (transplant)", browse.action_transplant
+        )
         yield SystemCommand("Delete", "Delete the current node (prune)", browse.action_prune)
-        yield SystemCommand("History", "The commits that changed the current node",
-                            browse.action_history)
-        yield SystemCommand("Overview", "What the forest holds, and when (coverage, "
-                            "calendar)", browse.action_overview)
+        yield SystemCommand(
+            "History", "The commits that changed the current node", browse.action_history
+        )
+        yield SystemCommand(
+            "Overview",
+            "What the forest holds, and when (coverage, calendar)",
+            browse.action_overview,
+        )
         yield SystemCommand("Key map", "Show every key", self.action_help)
         for ancestor in trail_of(browse.current or "_index"):
-            yield SystemCommand(f"Go to {crumb(ancestor)}", f"Jump to the ancestor {ancestor}",
-                                lambda a=ancestor: browse.go(a))
+            yield SystemCommand(
+                f"Go to {crumb(ancestor)}",
+                f"Jump to the ancestor {ancestor}",
+                lambda a=ancestor: browse.go(a),
+            )

@@ -11,7 +11,7 @@ class History:
 
     items: list[str] = field(default_factory=list)
     index: int = -1
-    glancing: bool = False      # the current entry is a glance (the tree's cursor)
+    glancing: bool = False  # the current entry is a glance (the tree's cursor)
 
     @property
     def current(self) -> str | None:
@@ -25,7 +25,7 @@ class History:
         if self.current == node_id:
             self.glancing = self.glancing and glance
             return
-        del self.items[self.index + 1:]
+        del self.items[self.index + 1 :]
         if glance and self.glancing and self.items:
             self.items[-1] = node_id
         else:

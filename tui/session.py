@@ -34,8 +34,9 @@ class Session:
             save has waited a moment for another writer.
     """
 
-    def __init__(self, root: Path,
-                 on_lock_wait: Callable[[dict[str, object]], None] | None = None) -> None:
+    def __init__(
+        self, root: Path, on_lock_wait: Callable[[dict[str, object]], None] | None = None
+    ) -> None:
         self.root = Path(root).expanduser().resolve()
         with spelled(CLI):
             self._vine = Vine(self.root, lock="per-write", on_lock_wait=on_lock_wait)
@@ -69,8 +70,12 @@ class Session:
             except VineError as exc:
                 return exc.envelope()
             except OSError as exc:
-                return {"error": {"code": "E_READONLY", "message": f"cannot copy to {dest}: "
-                                  f"{exc.strerror or exc}"}}
+                return {
+                    "error": {
+                        "code": "E_READONLY",
+                        "message": f"cannot copy to {dest}: {exc.strerror or exc}",
+                    }
+                }
         return {"forest": str(Path(dest).expanduser().resolve())}
 
     def writer(self) -> str | None:

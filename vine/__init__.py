@@ -1,9 +1,9 @@
 """monkeyllm: forests of markdown knowledge that agents and people navigate.
 
-    from monkeyllm import Vine
+from monkeyllm import Vine
 
-    with Vine("./brain", writable=False) as vine:
-        vine.locate("exchange policy deadlines", k=3)
+with Vine("./brain", writable=False) as vine:
+    vine.locate("exchange policy deadlines", k=3)
 """
 
 from typing import Any

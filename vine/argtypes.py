@@ -15,8 +15,10 @@ from .limits import Apart, Described, MaxLen, MinLen, Open, Pattern, Range, Shap
 
 # Whitespace as str.strip() sees it, spelled out: ``\s`` differs between Python's
 # regular expressions and JSON Schema's (ECMAScript's) at a few code points.
-SPACE = ("\\t\\n\\x0b\\x0c\\r\\x1c-\\x1f \\x85\\xa0\\u1680\\u2000-\\u200a"
-         "\\u2028\\u2029\\u202f\\u205f\\u3000")
+SPACE = (
+    "\\t\\n\\x0b\\x0c\\r\\x1c-\\x1f \\x85\\xa0\\u1680\\u2000-\\u200a"
+    "\\u2028\\u2029\\u202f\\u205f\\u3000"
+)
 INK = f"[^{SPACE}]"
 """One character that is not whitespace."""
 NO_NUL = Pattern("^[^\\x00]*$", "free of NUL characters")
@@ -30,8 +32,11 @@ NewId = Annotated[str, MinLen(1)]
 """The id of a node to create."""
 Text = Annotated[str, MinLen(1)]
 """A string with at least one character."""
-Term = Annotated[str, Pattern(f"{INK}[\\s\\S]*{INK}", "at least 2 characters besides spaces"),
-                 MaxLen(budget.HARVEST_TERM_CHARS_MAX)]
+Term = Annotated[
+    str,
+    Pattern(f"{INK}[\\s\\S]*{INK}", "at least 2 characters besides spaces"),
+    MaxLen(budget.HARVEST_TERM_CHARS_MAX),
+]
 """A literal substring searched in bodies."""
 Terms = Term | Annotated[list[Term], MinLen(1), MaxLen(budget.SNIFF_TERMS_MAX)]
 Question = Annotated[str, Pattern(INK, "non-blank"), MaxLen(budget.HARVEST_QUERY_CHARS_MAX)]
@@ -45,8 +50,7 @@ Body = Annotated[str, NO_NUL]
 """Markdown: text, so no NUL (a file holding one is binary)."""
 Alias = Annotated[str, Pattern(INK, "non-blank"), MaxLen(80)]
 Aliases = Annotated[list[Alias], MaxLen(16)]
-Uri = Annotated[str, Pattern(r"^[^\x00-\x20\x7f]+$", "one URI, without spaces"),
-                MaxLen(2048)]
+Uri = Annotated[str, Pattern(r"^[^\x00-\x20\x7f]+$", "one URI, without spaces"), MaxLen(2048)]
 
 # -- closed sets -------------------------------------------------------------------------
 
@@ -58,13 +62,50 @@ LocateInclude = Literal["outline"]
 Hybrid = bool | Literal["auto"]
 """Whether locate and harvest fuse the Canopy's vector ranking: "auto", true or false."""
 LookField = Literal[
-    "id", "type", "title", "summary", "tags", "confidence", "created", "updated", "source",
-    "aliases", "origin", "edges_out", "edges_in", "children", "cross_trails", "coverage",
-    "outline", "query_manual", "sample_rows", "notes", "stats"]
+    "id",
+    "type",
+    "title",
+    "summary",
+    "tags",
+    "confidence",
+    "created",
+    "updated",
+    "source",
+    "aliases",
+    "origin",
+    "edges_out",
+    "edges_in",
+    "children",
+    "cross_trails",
+    "coverage",
+    "outline",
+    "query_manual",
+    "sample_rows",
+    "notes",
+    "stats",
+]
 ScanField = Literal[
-    "id", "kind", "type", "title", "summary", "tags", "aliases", "created", "updated",
-    "confidence", "source", "entity_kind", "payload_type", "parent", "trail", "coverage",
-    "body_tokens", "outline", "heat", "origin"]
+    "id",
+    "kind",
+    "type",
+    "title",
+    "summary",
+    "tags",
+    "aliases",
+    "created",
+    "updated",
+    "confidence",
+    "source",
+    "entity_kind",
+    "payload_type",
+    "parent",
+    "trail",
+    "coverage",
+    "body_tokens",
+    "outline",
+    "heat",
+    "origin",
+]
 
 # -- dates ---------------------------------------------------------------------------------
 
@@ -86,10 +127,20 @@ def _is_bound(value: str) -> bool:
     return True
 
 
-DateBound = Annotated[str, Shape(
-    {"anyOf": [{"pattern": f"^{_YEAR}$"}, {"pattern": f"^{_YEAR}-{_MONTH}$"},
-               {"format": "date"}]},
-    _is_bound, "a year (YYYY), a month (YYYY-MM) or a day (YYYY-MM-DD)")]
+DateBound = Annotated[
+    str,
+    Shape(
+        {
+            "anyOf": [
+                {"pattern": f"^{_YEAR}$"},
+                {"pattern": f"^{_YEAR}-{_MONTH}$"},
+                {"format": "date"},
+            ]
+        },
+        _is_bound,
+        "a year (YYYY), a month (YYYY-MM) or a day (YYYY-MM-DD)",
+    ),
+]
 """One end of a date window; a year or a month covers its whole period."""
 
 # -- counts --------------------------------------------------------------------------------
@@ -106,8 +157,12 @@ SniffK = Annotated[int, Range(1, budget.SNIFF_K_MAX)]
 ScanLimit = Annotated[int, Range(1, budget.SCAN_LIMIT_MAX)]
 HarvestK = Annotated[int, Range(1, _harvest_max_k)]
 Ids = Annotated[list[Id], MinLen(1)]
-PageCursor = Annotated[str, Pattern("^(b[0-9]{1,12}(:[0-9]{1,12})?)?$",
-                                    "'' (the first page) or a cursor like 'b7' or 'b7:120'")]
+PageCursor = Annotated[
+    str,
+    Pattern(
+        "^(b[0-9]{1,12}(:[0-9]{1,12})?)?$", "'' (the first page) or a cursor like 'b7' or 'b7:120'"
+    ),
+]
 Sections = Text | Annotated[list[Text], MinLen(1), MaxLen(budget.PICK_SECTIONS_MAX)]
 
 # -- nested objects -------------------------------------------------------------------------
@@ -125,7 +180,7 @@ class ScanFilter(TypedDict, total=False):
     created_before: str
     min_confidence: float
     origin_prefix: str
-    kind: Literal["note", "banana", "branch"]   # kinds.FILTER_KINDS: note is every leaf
+    kind: Literal["note", "banana", "branch"]  # kinds.FILTER_KINDS: note is every leaf
     type: Scalar
     source: Scalar
     entity_kind: Scalar
@@ -168,8 +223,11 @@ Unlink = Annotated[_Unlink, Open()]
 class Section(TypedDict):
     """A section: its header and its markdown body."""
 
-    header: Annotated[str, Pattern(f"^[^\\r\\n]*[^#{SPACE}][^\\r\\n]*$",
-                                   "a one-line header with words in it"), NO_NUL]
+    header: Annotated[
+        str,
+        Pattern(f"^[^\\r\\n]*[^#{SPACE}][^\\r\\n]*$", "a one-line header with words in it"),
+        NO_NUL,
+    ]
     body: Body
 
 
@@ -223,7 +281,16 @@ class Patch(TypedDict, total=False):
     if_revision: Annotated[str, Pattern("^[0-9a-fA-F]{7,40}$", "7 to 40 hex digits")]
 
 
-Edit = Annotated[Patch, Described(), MinLen(1), Apart("replace_body", "append_section",
-                              "replace_body cannot be combined with a section operation"),
-                 Apart("replace_body", "replace_section",
-                       "replace_body cannot be combined with a section operation")]
+Edit = Annotated[
+    Patch,
+    Described(),
+    MinLen(1),
+    Apart(
+        "replace_body", "append_section", "replace_body cannot be combined with a section operation"
+    ),
+    Apart(
+        "replace_body",
+        "replace_section",
+        "replace_body cannot be combined with a section operation",
+    ),
+]

@@ -82,9 +82,8 @@ def bulk_rows(body: str, gen: int, rows: list[str]) -> int:
     base = gen << LINE_BITS
     lines = index_text(body).split("\n")
     if len(lines) > LINE_MASK + 1:
-        del lines[LINE_MASK + 1:]
-    new = [f'[{base | i},"{line}"]' for i, line in enumerate(lines)
-           if line and not line.isspace()]
+        del lines[LINE_MASK + 1 :]
+    new = [f'[{base | i},"{line}"]' for i, line in enumerate(lines) if line and not line.isspace()]
     rows += new
     return len(new)
 
@@ -99,20 +98,24 @@ def clear(conn: sqlite3.Connection) -> None:
 
 def finish_bulk(conn: sqlite3.Connection, next_gen: int) -> None:
     """After a rebuild: the vocabulary, read back from the index itself, and counters."""
-    conn.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.body_terms "
-                 "USING fts5vocab(main, body_fts, 'row')")
+    conn.execute(
+        "CREATE VIRTUAL TABLE IF NOT EXISTS temp.body_terms USING fts5vocab(main, body_fts, 'row')"
+    )
     conn.execute("CREATE TEMP TABLE body_counts AS SELECT term, doc FROM temp.body_terms")
     conn.execute("DROP TABLE temp.body_terms")
-    conn.execute("INSERT OR IGNORE INTO body_vocab(term) SELECT term FROM temp.body_counts "
-                 "ORDER BY term")
+    conn.execute(
+        "INSERT OR IGNORE INTO body_vocab(term) SELECT term FROM temp.body_counts ORDER BY term"
+    )
     # The whole vocabulary as one text, so a fresh reader loads it in one read, and the
     # line counts of the common tokens.
-    conn.execute("INSERT OR REPLACE INTO body_vocab_blob VALUES(1, "
-                 "(SELECT coalesce(max(id), 0) FROM body_vocab), "
-                 "(SELECT group_concat(term, char(10)) FROM (SELECT term FROM body_vocab "
-                 "ORDER BY id)), "
-                 "(SELECT json_group_object(term, doc) FROM temp.body_counts WHERE doc >= ?))",
-                 (COMMON_LINES,))
+    conn.execute(
+        "INSERT OR REPLACE INTO body_vocab_blob VALUES(1, "
+        "(SELECT coalesce(max(id), 0) FROM body_vocab), "
+        "(SELECT group_concat(term, char(10)) FROM (SELECT term FROM body_vocab "
+        "ORDER BY id)), "
+        "(SELECT json_group_object(term, doc) FROM temp.body_counts WHERE doc >= ?))",
+        (COMMON_LINES,),
+    )
     conn.execute("DROP TABLE temp.body_counts")
     _set_meta(conn, "next_gen", next_gen)
     _set_meta(conn, "vocab_gen", meta_int(conn, "vocab_gen") + 1)
@@ -155,14 +158,17 @@ class BodyWriter:
     def finish(self) -> None:
         """Write what is pending: new vocabulary and counters."""
         if self._vocab:
-            self.conn.executemany("INSERT OR IGNORE INTO body_vocab(term) VALUES(?)",
-                                  ((t,) for t in sorted(self._vocab)))
+            self.conn.executemany(
+                "INSERT OR IGNORE INTO body_vocab(term) VALUES(?)",
+                ((t,) for t in sorted(self._vocab)),
+            )
             self._vocab = set()
         if self._next_gen is not None:
             _set_meta(self.conn, "next_gen", self._next_gen)
         if self._garbage:
-            _set_meta(self.conn, "body_garbage",
-                      meta_int(self.conn, "body_garbage") + self._garbage)
+            _set_meta(
+                self.conn, "body_garbage", meta_int(self.conn, "body_garbage") + self._garbage
+            )
             self._garbage = 0
 
 
@@ -197,8 +203,9 @@ class Vocabulary:
             self._last = row[0] if row else 0
             self._common = json.loads(row[2]) if row and row[2] else {}
             self._gen = gen
-        new = conn.execute("SELECT id, term FROM body_vocab WHERE id > ? ORDER BY id",
-                           (self._last,)).fetchall()
+        new = conn.execute(
+            "SELECT id, term FROM body_vocab WHERE id > ? ORDER BY id", (self._last,)
+        ).fetchall()
         if new:
             self._text += "\n".join(t for _, t in new) + "\n"
             self._last = new[-1][0]
@@ -221,7 +228,7 @@ class Vocabulary:
             pos = text.find("\n" + part)
             while pos != -1:
                 end = text.find("\n", pos + 1)
-                out.append(text[pos + 1:end])
+                out.append(text[pos + 1 : end])
                 pos = text.find("\n" + part, end)
             return out
         pos = text.find(part)
@@ -265,16 +272,15 @@ def plan(term: str, vocab: Vocabulary) -> TermPlan | None:
     for i, run in enumerate(runs):
         first, last = i == 0, i == len(runs) - 1
         # A run bounded by punctuation inside the term is a whole token on that side.
-        groups.append(vocab.containing(
-            run,
-            prefix=not first or not starts_inside,
-            suffix=not last or not ends_inside,
-        ))
+        groups.append(
+            vocab.containing(
+                run, prefix=not first or not starts_inside, suffix=not last or not ends_inside
+            )
+        )
     return TermPlan(groups, exact=False)
 
 
-def plan_forms(term: str, forms: Sequence[str],
-               vocab: Vocabulary) -> TermPlan | None:
+def plan_forms(term: str, forms: Sequence[str], vocab: Vocabulary) -> TermPlan | None:
     """Plan a term searched with its word forms: a line holding the term (as a substring,
     as :func:`plan` does) or one of ``forms`` (whole tokens) is a hit."""
     tp = plan(term, vocab)
@@ -300,14 +306,21 @@ def expressions(tp: TermPlan, vocab: Vocabulary | None = None) -> list[str]:
         common = [t for t in toks if vocab.lines(t)] if vocab is not None else []
         if common and len(toks) > len(common):
             rare = [t for t in toks if not vocab.lines(t)]  # type: ignore[union-attr]
-            return [" OR ".join(map(_quote, part)) for part in (
-                *(common[i:i + COMMON_CHUNK] for i in range(0, len(common), COMMON_CHUNK)),
-                *(rare[i:i + RARE_CHUNK] for i in range(0, len(rare), RARE_CHUNK)))]
-        return [" OR ".join(map(_quote, toks[i:i + OR_CHUNK]))
-                for i in range(0, len(toks), OR_CHUNK)]
+            return [
+                " OR ".join(map(_quote, part))
+                for part in (
+                    *(common[i : i + COMMON_CHUNK] for i in range(0, len(common), COMMON_CHUNK)),
+                    *(rare[i : i + RARE_CHUNK] for i in range(0, len(rare), RARE_CHUNK)),
+                )
+            ]
+        return [
+            " OR ".join(map(_quote, toks[i : i + OR_CHUNK])) for i in range(0, len(toks), OR_CHUNK)
+        ]
     # Multi-run terms: AND of the groups, each group an OR (chunking the largest).
     groups = sorted(tp.groups, key=len)
     head, rest = groups[-1], groups[:-1]
-    tail = " AND ".join("(" + " OR ".join(map(_quote, g[:OR_CHUNK * 4])) + ")" for g in rest)
-    return ["(" + " OR ".join(map(_quote, head[i:i + OR_CHUNK])) + ") AND " + tail
-            for i in range(0, len(head), OR_CHUNK)]
+    tail = " AND ".join("(" + " OR ".join(map(_quote, g[: OR_CHUNK * 4])) + ")" for g in rest)
+    return [
+        "(" + " OR ".join(map(_quote, head[i : i + OR_CHUNK])) + ") AND " + tail
+        for i in range(0, len(head), OR_CHUNK)
+    ]

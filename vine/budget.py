@@ -99,8 +99,9 @@ def tokens_of_chars(chars: int) -> int:
     return 0 if chars <= 0 else max(1, math.ceil(chars / 4))
 
 
-def shrink_with_hint(payload: dict[str, Any], key: str, limit: int,
-                     hint: Callable[[int], str]) -> bool:
+def shrink_with_hint(
+    payload: dict[str, Any], key: str, limit: int, hint: Callable[[int], str]
+) -> bool:
     """Like :func:`shrink_list`, adding ``hint(kept)`` when anything is dropped.
 
     Room for the hint is reserved first at its longest (the count can only
@@ -125,27 +126,29 @@ def truncation_note(call: str, response: dict[str, Any]) -> str | None:
 
     k, after = hints.parameter(call, "k"), hints.parameter(call, "after")
     if isinstance(response.get("nodes"), list) and "dropped" in response:
-        return (f"whole nodes were dropped to fit the {call} batch's budget: the ids in "
-                "dropped exist, ask for them in another call.")
+        return (
+            f"whole nodes were dropped to fit the {call} batch's budget: the ids in "
+            "dropped exist, ask for them in another call."
+        )
     if call == "pick" and response.get("next"):
         return "more of the body follows this page: the next one starts at the cursor below."
     notes = {
         "locate": f"more entry points matched than {k} (or than fit {LOCATE} tokens): "
-                  "narrow the query rather than concluding the forest is small.",
+        "narrow the query rather than concluding the forest is small.",
         "look": f"the digest shed items to fit {LOOK} tokens (cut to fit names which): the "
-                "node has more than is shown here.",
+        "node has more than is shown here.",
         "move": f"more neighbours exist than fit {MOVE} tokens: name a rel, or "
-                f"{hints.call('scan', 'parent_id', 'filter')} for a filtered list.",
+        f"{hints.call('scan', 'parent_id', 'filter')} for a filtered list.",
         "pick": f"the body is over {PICK} tokens, so its outline is shown instead: read one "
-                f"section with {hints.option('pick', 'section', hints.Hole('header'))}, or "
-                f"page it with {hints.option('pick', 'after', '')}.",
+        f"section with {hints.option('pick', 'section', hints.Hole('header'))}, or "
+        f"page it with {hints.option('pick', 'after', '')}.",
         "scan": f"more nodes matched than the limit (or than fit {SCAN} tokens): total "
-                f"counts them all; page with {after} or ask for fewer fields.",
+        f"counts them all; page with {after} or ask for fewer fields.",
         "sniff": f"more bodies matched than {k} (or than fit {SNIFF} tokens): they exist; "
-                 f"raise {k} or narrow the scope.",
+        f"raise {k} or narrow the scope.",
         "query": f"rows that matched were dropped to fit {QUERY} tokens, not by the "
-                 "statement: these are not all of them; select fewer columns or aggregate.",
+        "statement: these are not all of them; select fewer columns or aggregate.",
         "harvest": f"whole results were dropped to fit {HARVEST} tokens: the rest exist; "
-                   f"ask for a smaller {k} or a narrower question.",
+        f"ask for a smaller {k} or a narrower question.",
     }
     return notes.get(call)

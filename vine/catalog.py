@@ -35,17 +35,20 @@ if TYPE_CHECKING:
 _COVERAGE = re.compile(r"^(\d+) bananas?, (\d+) sub-branch(?:es)?\.?$")
 
 # The files table's generation, and the stored walk with the generation it matched.
-_SNAPSHOT = ("SELECT (SELECT value FROM meta WHERE key='files_gen'), "
-             "(SELECT value FROM meta WHERE key='walk_gen'), "
-             "(SELECT value FROM meta WHERE key='walk')")
+_SNAPSHOT = (
+    "SELECT (SELECT value FROM meta WHERE key='files_gen'), "
+    "(SELECT value FROM meta WHERE key='walk_gen'), "
+    "(SELECT value FROM meta WHERE key='walk')"
+)
 
 
 def damaged(exc: BaseException) -> bool:
     """True for a SQLite error that says the file is damaged (not merely busy): corrupt,
     not a database, or text that is not UTF-8."""
     code = getattr(exc, "sqlite_errorcode", None)
-    return (isinstance(code, int) and code & 0xFF in (11, 26)) or \
-        "Could not decode to UTF-8" in str(exc)
+    return (
+        isinstance(code, int) and code & 0xFF in (11, 26)
+    ) or "Could not decode to UTF-8" in str(exc)
 
 
 def parse_coverage(raw: str | None) -> dict[str, int] | str | None:
@@ -216,8 +219,7 @@ class Catalog:
     def _sync(self, full: bool) -> int:
         with self._sync_lock:
             self._notice_others()
-            if not full and not self._walked and self.path is not None and \
-                    keeper.ask(self.root):
+            if not full and not self._walked and self.path is not None and keeper.ask(self.root):
                 # A keeper (`vine watch`) brought the shared catalog up to date.
                 self.last_sync = "keeper"
                 return 0
@@ -253,8 +255,8 @@ class Catalog:
         for folder in changes.folders:
             prefix = folder + "/"
             for (path,) in conn.execute(
-                    "SELECT path FROM files WHERE substr(path, 1, ?) = ?",
-                    (len(prefix), prefix)):
+                "SELECT path FROM files WHERE substr(path, 1, ?) = ?", (len(prefix), prefix)
+            ):
                 seen[path] = None
             if (self.root / folder).is_dir():
                 seen.update(self.watcher.walk(folder))
@@ -274,8 +276,10 @@ class Catalog:
         gen, walk_gen, walk = conn.execute(_SNAPSHOT).fetchone()
         if walk == snapshot and walk_gen == gen:
             return 0
-        known = {path: (mtime, size) for path, mtime, size in conn.execute(
-            "SELECT path, mtime_ns, size FROM files")}
+        known = {
+            path: (mtime, size)
+            for path, mtime, size in conn.execute("SELECT path, mtime_ns, size FROM files")
+        }
         if not known:
             return self.build(found)
         if known == found:
@@ -284,7 +288,8 @@ class Catalog:
                 self._remember(gen, snapshot)
             return 0
         seen: dict[str, Stat | None] = {
-            path: stat for path, stat in found.items() if known.get(path) != stat}
+            path: stat for path, stat in found.items() if known.get(path) != stat
+        }
         for path in known.keys() - found.keys():
             seen[path] = None
         return self._apply(seen)
@@ -296,8 +301,10 @@ class Catalog:
         conn.execute("PRAGMA busy_timeout=0")
         try:
             with conn:
-                conn.execute("INSERT OR REPLACE INTO meta VALUES('walk_gen', ?), ('walk', ?)",
-                             (gen, snapshot))
+                conn.execute(
+                    "INSERT OR REPLACE INTO meta VALUES('walk_gen', ?), ('walk', ?)",
+                    (gen, snapshot),
+                )
         except sqlite3.OperationalError:
             pass
         finally:
@@ -325,8 +332,9 @@ class Catalog:
             # writer just added is never dropped on the strength of an older walk.
             for path, _ in stale:
                 stat = self._stat_now(path)
-                row = conn.execute("SELECT mtime_ns, size FROM files WHERE path=?",
-                                   (path,)).fetchone()
+                row = conn.execute(
+                    "SELECT mtime_ns, size FROM files WHERE path=?", (path,)
+                ).fetchone()
                 if stat is None and row is None:
                     continue
                 if stat is not None and row is not None and (row[0], row[1]) == stat:
@@ -360,7 +368,7 @@ class Catalog:
         with self._sync_lock:
             if found is None:
                 found = self.watcher.walk()
-            from .indexing import BulkBuilder
+            from .bulkbuild import BulkBuilder
 
             conn = self.conn
             BulkBuilder(self).run(found)
@@ -391,13 +399,18 @@ class Catalog:
 
     def problems(self) -> list[Problem]:
         """Files skipped because they are not well-formed nodes."""
-        return [Problem(p, e) for p, e in self.conn.execute(
-            "SELECT path, error FROM files WHERE error IS NOT NULL ORDER BY path")]
+        return [
+            Problem(p, e)
+            for p, e in self.conn.execute(
+                "SELECT path, error FROM files WHERE error IS NOT NULL ORDER BY path"
+            )
+        ]
 
     def problem(self, node_id: str) -> str | None:
         """Why the file of ``node_id`` was skipped, if it was."""
-        row = self.conn.execute("SELECT error FROM files WHERE path=?",
-                                (node_id + ".md",)).fetchone()
+        row = self.conn.execute(
+            "SELECT error FROM files WHERE path=?", (node_id + ".md",)
+        ).fetchone()
         return row[0] if row else None
 
     def moved_to(self, node_id: str) -> str | None:
@@ -407,11 +420,13 @@ class Catalog:
 
     def listing_branches(self, node_id: str) -> list[str]:
         """The branches whose index has an entry line for ``node_id``."""
-        return [r[0] for r in self.conn.execute(
-            "SELECT branch FROM listings WHERE listed = ? ORDER BY branch", (node_id,))]
+        return [
+            r[0]
+            for r in self.conn.execute(
+                "SELECT branch FROM listings WHERE listed = ? ORDER BY branch", (node_id,)
+            )
+        ]
 
     def count(self) -> int:
         """Number of nodes."""
         return self.conn.execute("SELECT count(*) FROM nodes").fetchone()[0]
-
-

@@ -31,7 +31,8 @@ CREATE INDEX IF NOT EXISTS listings_listed ON listings(listed);
 # rows are in (one sort each, instead of a tree insert per row).
 INDEX_NAMES = tuple(re.findall(r"CREATE INDEX IF NOT EXISTS (\w+)", INDEXES))
 
-DDL = """
+DDL = (
+    """
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT);
 CREATE TABLE IF NOT EXISTS files(path TEXT PRIMARY KEY, mtime_ns INTEGER, size INTEGER,
     error TEXT);
@@ -49,10 +50,16 @@ CREATE TABLE IF NOT EXISTS listings(branch TEXT, listed TEXT, PRIMARY KEY(branch
 CREATE VIRTUAL TABLE IF NOT EXISTS nodes_fts USING fts5(
     id UNINDEXED, title, aliases, tags, summary, headers, title_stems, label_stems,
     summary_stems, header_stems, tokenize="unicode61 remove_diacritics 2");
-""" + INDEXES + "".join(f"""
+"""
+    + INDEXES
+    + "".join(
+        f"""
 CREATE TRIGGER IF NOT EXISTS files_{verb.lower()} AFTER {verb} ON files BEGIN
     INSERT INTO meta VALUES('files_gen', 1) ON CONFLICT(key) DO UPDATE SET value = value + 1;
-END;""" for verb in ("INSERT", "UPDATE", "DELETE"))
+END;"""
+        for verb in ("INSERT", "UPDATE", "DELETE")
+    )
+)
 
 
 def index_statements() -> list[str]:

@@ -16,8 +16,10 @@ from .ids import PRIVATE_DIRS
 # backticks), a fenced block, or a list item that is the bare statement itself.
 _SPAN = re.compile(r"(?<!`)(`+)(?!`)(.+?)(?<!`)\1(?!`)")
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
-_ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+(?:[^`:]{1,80}?(?::|\s[—–-])\s+)?"
-                   r"((?:SELECT|WITH)\s.*)$")
+_ITEM = re.compile(
+    r"^\s*(?:[-*+]|\d+[.)])\s+(?:[^`:]{1,80}?(?::|\s[—–-])\s+)?"
+    r"((?:SELECT|WITH)\s.*)$"
+)
 _STATEMENT = re.compile(r"^(?:SELECT|WITH)\b", re.IGNORECASE)
 
 
@@ -26,8 +28,10 @@ def payload_path(root: Path, node_id: str, payload: str | None) -> Path:
     if not payload:
         raise QueryForbidden(f"{node_id} has no payload", hint="Only datasets can be queried.")
     if "://" in payload:
-        raise QueryForbidden(f"{node_id}: remote payloads ({payload.split('://')[0]}://) are "
-                             "not served by this engine")
+        raise QueryForbidden(
+            f"{node_id}: remote payloads ({payload.split('://')[0]}://) are "
+            "not served by this engine"
+        )
     folder = os.path.dirname(node_id)
     full = os.path.realpath(os.path.join(root, folder, payload))
     base = str(root)  # resolved when the Vine opened
@@ -42,9 +46,11 @@ def payload_path(root: Path, node_id: str, payload: str | None) -> Path:
 def open_readonly(path: Path, node_id: str) -> sqlite3.Connection:
     """Open a payload read-only (SQLite enforces it), or ``E_NOT_FOUND``."""
     if not path.is_file():
-        raise NotFound(f"payload of {node_id} is missing: {path.name}",
-                       hint="The dataset's .db file is not in the forest; `vine validate` "
-                            "reports missing payloads.")
+        raise NotFound(
+            f"payload of {node_id} is missing: {path.name}",
+            hint="The dataset's .db file is not in the forest; `vine validate` "
+            "reports missing payloads.",
+        )
     uri = "file:" + _uri_path(path) + "?mode=ro"
     conn = sqlite3.connect(uri, uri=True, check_same_thread=False)
     conn.execute("PRAGMA query_only=1")
@@ -112,13 +118,17 @@ def damage(path: Path, tables: list[str]) -> str | None:
     for suffix in ("-journal", "-wal"):
         side = Path(str(path) + suffix)
         if side.is_file() and side.stat().st_size > 0:
-            return f"an unfinished write is beside it ({side.name}); open and close it " \
-                   "with sqlite3 to settle it"
+            return (
+                f"an unfinished write is beside it ({side.name}); open and close it "
+                "with sqlite3 to settle it"
+            )
     if page < 512 or page & (page - 1):
         return f"its header gives an impossible page size ({page})"
     if counted and size != pages * page:
-        return f"it is {size} bytes, but its header counts {pages} pages of {page} " \
-               f"({pages * page} bytes): bytes were added or cut off"
+        return (
+            f"it is {size} bytes, but its header counts {pages} pages of {page} "
+            f"({pages * page} bytes): bytes were added or cut off"
+        )
     if size % page:
         return f"it is {size} bytes, not a whole number of {page}-byte pages"
     try:
@@ -140,9 +150,13 @@ def damage(path: Path, tables: list[str]) -> str | None:
 
 def tables_of(conn: sqlite3.Connection) -> list[str]:
     """The names of the tables (views excluded) of a SQLite file."""
-    return [r[0] for r in conn.execute(
-        "SELECT name FROM sqlite_master WHERE type='table' AND name NOT LIKE 'sqlite_%' "
-        "ORDER BY rowid")]
+    return [
+        r[0]
+        for r in conn.execute(
+            "SELECT name FROM sqlite_master WHERE type='table' AND name NOT LIKE 'sqlite_%' "
+            "ORDER BY rowid"
+        )
+    ]
 
 
 def example_queries(manual: str, n: int = 3) -> list[str]:
@@ -206,7 +220,8 @@ class PayloadPool:
     def get(self, path: Path, node_id: str) -> tuple[sqlite3.Connection, Any]:
         """A guarded read-only connection to ``path`` and its per-connection state."""
         pool: dict[str, tuple[int, sqlite3.Connection, Any]] = self._local.__dict__.setdefault(
-            "conns", {})
+            "conns", {}
+        )
         try:
             inode = os.stat(path).st_ino
         except OSError:

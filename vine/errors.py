@@ -28,9 +28,10 @@ from typing import Any
 
 # What a file system that refuses a write says: full, read-only, over quota, a file
 # over its size limit, or no permission; and SQLite's words for the same.
-CANNOT_WRITE = frozenset({errno.ENOSPC, errno.EROFS, errno.EDQUOT, errno.EFBIG,
-                          errno.EACCES, errno.EPERM})
-_SQLITE_REFUSALS = frozenset({8, 10, 13, 14})   # READONLY, IOERR, FULL, CANTOPEN
+CANNOT_WRITE = frozenset(
+    {errno.ENOSPC, errno.EROFS, errno.EDQUOT, errno.EFBIG, errno.EACCES, errno.EPERM}
+)
+_SQLITE_REFUSALS = frozenset({8, 10, 13, 14})  # READONLY, IOERR, FULL, CANTOPEN
 
 
 class VineError(Exception):
@@ -49,8 +50,10 @@ class VineError(Exception):
         """The wire form: one ``error`` key holding code, message, hint and extras."""
         from .budget import ENVELOPE_TEXT_MAX
 
-        body: dict[str, Any] = {"code": self.code,
-                                "message": _clip(self.message, ENVELOPE_TEXT_MAX)}
+        body: dict[str, Any] = {
+            "code": self.code,
+            "message": _clip(self.message, ENVELOPE_TEXT_MAX),
+        }
         if self.hint:
             body["hint"] = _clip(self.hint, ENVELOPE_TEXT_MAX)
         body.update(self.extras)
@@ -58,7 +61,7 @@ class VineError(Exception):
 
 
 def _clip(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[:limit - 3] + "..."
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 class NotFound(VineError):
@@ -125,9 +128,22 @@ class Internal(VineError):
 
 ERRORS: dict[str, type[VineError]] = {
     cls.code: cls
-    for cls in (NotFound, Moved, SchemaError, FrontmatterError, ReadOnly, QueryForbidden,
-                QueryInvalid, Timeout, Locked, Conflict, Anchored, Forbidden, ProviderError,
-                Internal)
+    for cls in (
+        NotFound,
+        Moved,
+        SchemaError,
+        FrontmatterError,
+        ReadOnly,
+        QueryForbidden,
+        QueryInvalid,
+        Timeout,
+        Locked,
+        Conflict,
+        Anchored,
+        Forbidden,
+        ProviderError,
+        Internal,
+    )
 }
 ERROR_STATUS: dict[str, int] = {code: cls.status for code, cls in ERRORS.items()}
 
@@ -144,14 +160,17 @@ def refused_write(exc: BaseException) -> ReadOnly | None:
     disk, a read-only mount, a size limit), from the OS or from SQLite; else None."""
     if isinstance(exc, OSError) and exc.errno in CANNOT_WRITE:
         cause = exc.strerror or str(exc)
-    elif _is_sqlite_error(exc) and \
-            (getattr(exc, "sqlite_errorcode", 0) or 0) & 0xFF in _SQLITE_REFUSALS:
+    elif (
+        _is_sqlite_error(exc)
+        and (getattr(exc, "sqlite_errorcode", 0) or 0) & 0xFF in _SQLITE_REFUSALS
+    ):
         cause = str(exc)
     else:
         return None
-    return ReadOnly(f"the forest's files cannot be written: {cause}",
-                    hint="Nothing was changed. Free space, or make the forest writable, "
-                         "and try again.")
+    return ReadOnly(
+        f"the forest's files cannot be written: {cause}",
+        hint="Nothing was changed. Free space, or make the forest writable, and try again.",
+    )
 
 
 def provider_detail(raw: bytes, key: str | None, limit: int = 200) -> str:

@@ -28,30 +28,34 @@ if TYPE_CHECKING:
 
 SCHEMA_ID = "_meta/schema"
 _NODE_CACHE = 64
-_HUNT_MEMORY = 256      # ids that searches returned, remembered to reward a read
-REVISION_CHARS = 12     # of a node's blob id, in what reads answer
+_HUNT_MEMORY = 256  # ids that searches returned, remembered to reward a read
+REVISION_CHARS = 12  # of a node's blob id, in what reads answer
 
 
 def not_found(node_id: str, near: list[str] | tuple[str, ...] = ()) -> NotFound:
     """The one ``E_NOT_FOUND`` for a node that is not there (or not visible), with the
     nearest ids that are (``near``) in its hint."""
     guess = f"Did you mean {', '.join(repr(i) for i in near)}? " if near else ""
-    return NotFound(f"node not found: {node_id}",
-                    hint=guess + f"Use {hints.call('locate', 'query')} to find entry points, "
-                                 f"or {hints.call('scan', parent_id='_index')} to list the "
-                                 "forest.")
+    return NotFound(
+        f"node not found: {node_id}",
+        hint=guess + f"Use {hints.call('locate', 'query')} to find entry points, "
+        f"or {hints.call('scan', parent_id='_index')} to list the "
+        "forest.",
+    )
 
 
 class Forest:
     """Root, catalog, heat and dialect of one open forest."""
 
-    def __init__(self, root: Path, *, alpha: float, half_life_days: float,
-                 use_inotify: bool = True) -> None:
+    def __init__(
+        self, root: Path, *, alpha: float, half_life_days: float, use_inotify: bool = True
+    ) -> None:
         self.root = root
         self.alpha = alpha
         self.catalog = Catalog(root, use_inotify=use_inotify)
-        self.heat = HeatStore(self.catalog.path.parent if self.catalog.path else None,
-                              half_life_days=half_life_days)
+        self.heat = HeatStore(
+            self.catalog.path.parent if self.catalog.path else None, half_life_days=half_life_days
+        )
         self._dialect: Dialect | None = None
         self._nodes: dict[str, tuple[tuple[int, int], Node]] = {}
         self._revisions: dict[str, tuple[tuple[int, int, int], str]] = {}
@@ -148,13 +152,18 @@ class Forest:
         """The error for an id with no catalog row: moved, malformed or not found."""
         moved = self.catalog.moved_to(node_id)
         if moved:
-            return Moved(f"node moved: {node_id} is now {moved}", moved_to=moved,
-                         hint=f"Ask for '{moved}' instead.")
+            return Moved(
+                f"node moved: {node_id} is now {moved}",
+                moved_to=moved,
+                hint=f"Ask for '{moved}' instead.",
+            )
         problem = self.catalog.problem(node_id)
         if problem:
-            return FrontmatterError(f"{node_id}.md is not a well-formed node: {problem}",
-                                    hint="Fix the file; `vine validate` lists every problem. "
-                                         "The rest of the forest keeps working.")
+            return FrontmatterError(
+                f"{node_id}.md is not a well-formed node: {problem}",
+                hint="Fix the file; `vine validate` lists every problem. "
+                "The rest of the forest keeps working.",
+            )
         return not_found(node_id, self.near(node_id))
 
     def near(self, node_id: str, keep: Callable[[str], bool] | None = None) -> list[str]:
@@ -226,8 +235,10 @@ class Forest:
             # A cataloged id is a regular file inside the forest (the walk follows no
             # symlink); O_NOFOLLOW refuses one that became a link since.
             try:
-                fd = os.open(os.path.join(self.root, node_id + ".md"),
-                             os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+                fd = os.open(
+                    os.path.join(self.root, node_id + ".md"),
+                    os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0),
+                )
             except OSError:
                 return []
             try:
@@ -250,8 +261,10 @@ class Forest:
             try:
                 return cached.read_text(encoding="utf-8")
             except (OSError, UnicodeDecodeError):
-                raise NotFound(f"body of {node.id} is not reachable (cached copy missing)",
-                               hint="look still works; re-fetch the source.") from None
+                raise NotFound(
+                    f"body of {node.id} is not reachable (cached copy missing)",
+                    hint="look still works; re-fetch the source.",
+                ) from None
         if mode == "reference":
             return self._referenced_body(node)
         return node.body
@@ -273,6 +286,7 @@ class Forest:
     def _source_root(self) -> str | None:
         try:
             import yaml
+
             data = yaml.safe_load((self.root / "_meta" / "gardener.yaml").read_text("utf-8"))
         except (OSError, ValueError, ImportError):
             return None

@@ -26,8 +26,8 @@ from bisect import bisect_left, bisect_right
 from pathlib import Path
 
 _HEADER = struct.Struct(">4sLL")
-_STAT = struct.Struct(">10L20sH")        # ctime s/ns, mtime s/ns, dev, ino, mode, uid,
-_FLAGS_AT = 60                           # gid, size, sha, flags
+_STAT = struct.Struct(">10L20sH")  # ctime s/ns, mtime s/ns, dev, ino, mode, uid,
+_FLAGS_AT = 60  # gid, size, sha, flags
 _EXTENDED = 0x4000
 _NAME_MASK = 0x0FFF
 _MASK32 = 0xFFFFFFFF
@@ -58,7 +58,7 @@ def _entries(data: bytes, version: int, count: int) -> tuple[list[bytes], list[i
             if end < 0:
                 return None
             length = end - name_at
-        names.append(data[name_at:name_at + length])
+        names.append(data[name_at : name_at + length])
         starts.append(pos)
         # Entries are padded with 1..8 NULs to a multiple of 8 bytes.
         pos += (head + length + 8) & ~7
@@ -71,10 +71,19 @@ def _entry(rel: bytes, sha: bytes, mode: int, st: os.stat_result) -> bytes:
     """One stage-0 entry for ``rel`` with the file's stat data."""
     flags = min(len(rel), _NAME_MASK)
     head = _STAT.pack(
-        int(st.st_ctime) & _MASK32, st.st_ctime_ns % 1_000_000_000,
-        int(st.st_mtime) & _MASK32, st.st_mtime_ns % 1_000_000_000,
-        st.st_dev & _MASK32, st.st_ino & _MASK32, mode, st.st_uid & _MASK32,
-        st.st_gid & _MASK32, st.st_size & _MASK32, sha, flags)
+        int(st.st_ctime) & _MASK32,
+        st.st_ctime_ns % 1_000_000_000,
+        int(st.st_mtime) & _MASK32,
+        st.st_mtime_ns % 1_000_000_000,
+        st.st_dev & _MASK32,
+        st.st_ino & _MASK32,
+        mode,
+        st.st_uid & _MASK32,
+        st.st_gid & _MASK32,
+        st.st_size & _MASK32,
+        sha,
+        flags,
+    )
     size = (len(head) + len(rel) + 8) & ~7
     return head + rel + b"\0" * (size - len(head) - len(rel))
 
@@ -102,8 +111,7 @@ class _Index:
 
     __slots__ = ("identity", "version", "chunks", "firsts")
 
-    def __init__(self, identity: tuple[int, int, int], version: int,
-                 chunks: list[_Chunk]) -> None:
+    def __init__(self, identity: tuple[int, int, int], version: int, chunks: list[_Chunk]) -> None:
         self.identity = identity
         self.version = version
         self.chunks = chunks
@@ -120,8 +128,11 @@ class _Index:
         for lo in range(0, len(names), CHUNK):
             hi = min(lo + CHUNK, len(names))
             base = starts[lo]
-            chunks.append(_Chunk(names[lo:hi], [s - base for s in starts[lo:hi + 1]],
-                                 view[base:starts[hi]]))
+            chunks.append(
+                _Chunk(
+                    names[lo:hi], [s - base for s in starts[lo : hi + 1]], view[base : starts[hi]]
+                )
+            )
         return cls(identity, _HEADER.unpack_from(data)[1], chunks)
 
     def apply(self, new: dict[bytes, bytes | None]) -> None:
@@ -154,13 +165,13 @@ def _splice(chunk: _Chunk, new: dict[bytes, bytes | None]) -> _Chunk:
     out_names: list[bytes] = []
     out_starts: list[int] = []
     offset = 0
-    at = 0                                  # next entry to copy
+    at = 0  # next entry to copy
     for path in sorted(new):
         first = bisect_left(names, path, at)
         last = first
-        while last < len(names) and names[last] == path:   # every stage of the path
+        while last < len(names) and names[last] == path:  # every stage of the path
             last += 1
-        pieces.append(view[starts[at]:starts[first]])
+        pieces.append(view[starts[at] : starts[first]])
         out_names += names[at:first]
         out_starts += _shifted(starts, at, first, offset)
         offset += starts[first] - starts[at]
@@ -171,9 +182,9 @@ def _splice(chunk: _Chunk, new: dict[bytes, bytes | None]) -> _Chunk:
             out_starts.append(offset)
             offset += len(entry)
         at = last
-    pieces.append(view[starts[at]:starts[-1]])
+    pieces.append(view[starts[at] : starts[-1]])
     out_names += names[at:]
-    out_starts += _shifted(starts, at, len(starts), offset)   # the end marker included
+    out_starts += _shifted(starts, at, len(starts), offset)  # the end marker included
     return _Chunk(out_names, out_starts, b"".join(pieces))
 
 
@@ -184,8 +195,10 @@ def _split(chunk: _Chunk) -> list[_Chunk]:
     mid = len(chunk.names) // 2
     cut = chunk.starts[mid]
     view = memoryview(chunk.data)
-    return [_Chunk(chunk.names[:mid], chunk.starts[:mid + 1], view[:cut]),
-            _Chunk(chunk.names[mid:], [s - cut for s in chunk.starts[mid:]], view[cut:])]
+    return [
+        _Chunk(chunk.names[:mid], chunk.starts[: mid + 1], view[:cut]),
+        _Chunk(chunk.names[mid:], [s - cut for s in chunk.starts[mid:]], view[cut:]),
+    ]
 
 
 # The last index this process read or wrote, per repository (valid while the file's
@@ -218,7 +231,7 @@ def _parse(data: bytes) -> tuple[list[bytes], list[int]] | None:
     while pos < len(data) - 20:
         if pos + 8 > len(data) - 20:
             return None
-        sig = data[pos:pos + 4]
+        sig = data[pos : pos + 4]
         (size,) = struct.unpack_from(">L", data, pos + 4)
         if not (65 <= sig[0] <= 90):
             return None
@@ -232,7 +245,7 @@ def _parse(data: bytes) -> tuple[list[bytes], list[int]] | None:
 def _write_all(fd: int, data: bytes | memoryview) -> None:
     view = memoryview(data)
     while view:
-        view = view[os.write(fd, view):]
+        view = view[os.write(fd, view) :]
 
 
 def _shifted(starts: list[int], lo: int, hi: int, offset: int) -> list[int]:
@@ -299,7 +312,7 @@ def update(git_dir: Path, root: Path, changes: dict[str, bytes | None]) -> bool:
             finally:
                 hasher.join()
             _write_all(fd, digest.digest())
-            written = _identity(os.fstat(fd))   # after the last byte: the cache key
+            written = _identity(os.fstat(fd))  # after the last byte: the cache key
         finally:
             os.close(fd)
         os.replace(lock, git_dir / "index")

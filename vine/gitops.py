@@ -87,7 +87,7 @@ class Repository:
                 raw = zlib.decompress(fh.read())
         except FileNotFoundError:
             return self.repo.odb.stream(binsha).read()
-        return raw[raw.index(b"\0") + 1:]
+        return raw[raw.index(b"\0") + 1 :]
 
     @property
     def repo(self) -> git.Repo:
@@ -99,11 +99,14 @@ class Repository:
                 raise SchemaError(
                     f"{self.root} is not a git repository of its own",
                     hint="A forest owns its repository: run `git init` in it (or create "
-                         f"the forest with {hints.create_forest()}), then commit its "
-                         "files.") from None
+                    f"the forest with {hints.create_forest()}), then commit its "
+                    "files.",
+                ) from None
             if Path(repo.working_tree_dir or "").resolve() != self.root:
-                raise SchemaError(f"{self.root} is inside another repository, not its own",
-                                  hint="Run `git init` in the forest's folder.")
+                raise SchemaError(
+                    f"{self.root} is inside another repository, not its own",
+                    hint="Run `git init` in the forest's folder.",
+                )
             self._repo = repo
         return self._repo
 
@@ -211,8 +214,11 @@ class Repository:
             if gitindex.update(Path(self.repo.git_dir), self.root, changes):
                 return
         except gitindex.IndexBusy as busy:
-            raise Locked(str(busy), hint="Another git command is running in this forest; "
-                                         "if none is, remove .git/index.lock.") from None
+            raise Locked(
+                str(busy),
+                hint="Another git command is running in this forest; "
+                "if none is, remove .git/index.lock.",
+            ) from None
         # The files on disk are exactly what was committed: let git stage them with
         # their stat data (a missing one is removed).
         self.repo.git.update_index("--add", "--remove", "--", *changes)
@@ -238,8 +244,9 @@ class Repository:
             raise SchemaError(f"commit {hexsha[:12]} has no tree")
         return bytes.fromhex(data[5:45].decode("ascii"))
 
-    def _write_tree(self, entries: dict[str, tuple[bytes, int]],
-                    changes: dict[str, bytes | None]) -> bytes:
+    def _write_tree(
+        self, entries: dict[str, tuple[bytes, int]], changes: dict[str, bytes | None]
+    ) -> bytes:
         """Write the tree ``entries`` with ``changes`` applied (paths relative to it)."""
         here: dict[str, bytes | None] = {}
         below: dict[str, dict[str, bytes | None]] = {}
@@ -266,8 +273,10 @@ class Repository:
                 entries[name] = (sha, 0o040000)
         if not entries:
             return None  # type: ignore[return-value]
-        named = [(name.encode("utf-8", "surrogateescape"), sha, mode)
-                 for name, (sha, mode) in entries.items()]
+        named = [
+            (name.encode("utf-8", "surrogateescape"), sha, mode)
+            for name, (sha, mode) in entries.items()
+        ]
         # git orders a tree by name bytes, a subtree's name as if it ended in "/".
         named.sort(key=lambda e: e[0] + b"/" if e[2] == 0o040000 else e[0])
         data = b"".join(b"%o %s\0%s" % (mode, name, sha) for name, sha, mode in named)
@@ -297,8 +306,10 @@ class Repository:
         try:
             current = path.read_text(encoding="utf-8").strip()
             if current != old:
-                raise Locked(f"{ref} moved underneath this write ({current[:12]})",
-                             hint="Another git client committed; try again.")
+                raise Locked(
+                    f"{ref} moved underneath this write ({current[:12]})",
+                    hint="Another git client committed; try again.",
+                )
             os.write(fd, (new + "\n").encode("ascii"))
             os.close(fd)
             fd = -1
@@ -322,23 +333,33 @@ class Repository:
             branch = self.repo.head.reference.path
         except TypeError:
             branch = "HEAD"
-        names = ("index.lock", "HEAD.lock", f"{branch}.lock", "logs/HEAD.lock",
-                 f"logs/{branch}.lock")
+        names = (
+            "index.lock",
+            "HEAD.lock",
+            f"{branch}.lock",
+            "logs/HEAD.lock",
+            f"logs/{branch}.lock",
+        )
         deadline = time.monotonic() + wait
         while True:
             held = next((name for name in names if (git_dir / name).exists()), None)
             if held is None:
                 return
             if time.monotonic() >= deadline:
-                raise Locked(f"git is busy: .git/{held} exists",
-                             hint="Another git command is running in this forest; if none "
-                                  f"is, remove .git/{held} and try again.")
+                raise Locked(
+                    f"git is busy: .git/{held} exists",
+                    hint="Another git command is running in this forest; if none "
+                    f"is, remove .git/{held} and try again.",
+                )
             time.sleep(0.01)
 
     def reset(self, paths: list[Path]) -> None:
         """Put the index entries of ``paths`` back to HEAD (after a failed commit)."""
-        rels = [os.path.relpath(p, self.root) for p in paths
-                if not os.path.relpath(p, self.root).startswith("..")]
+        rels = [
+            os.path.relpath(p, self.root)
+            for p in paths
+            if not os.path.relpath(p, self.root).startswith("..")
+        ]
         if not rels:
             return
         try:
@@ -364,8 +385,10 @@ def _parse_tree(data: bytes) -> dict[str, tuple[bytes, int]]:
     while pos < size:
         space = find(b" ", pos)
         nul = find(b"\0", space)
-        out[data[space + 1:nul].decode("utf-8", "surrogateescape")] = (
-            data[nul + 1:nul + 21], int(data[pos:space], 8))
+        out[data[space + 1 : nul].decode("utf-8", "surrogateescape")] = (
+            data[nul + 1 : nul + 21],
+            int(data[pos:space], 8),
+        )
         pos = nul + 21
     return out
 
@@ -391,8 +414,10 @@ def ownership(root: Path) -> str | None:
         return None
     for folder in root.parents:
         if (folder / ".git").exists():
-            return (f"it is inside the git repository at {folder}, not a repository of "
-                    "its own, and writes commit to the forest's own repository")
+            return (
+                f"it is inside the git repository at {folder}, not a repository of "
+                "its own, and writes commit to the forest's own repository"
+            )
     return "it is not a git repository, and every write is a git commit"
 
 

@@ -27,19 +27,24 @@ from pathlib import Path
 
 from . import derived
 
-READ_DEPOSIT = 0.02     # a node read by look, pick or query
-LIST_DEPOSIT = 0.005    # a node returned in a list (locate, sniff, scan, move)
-STRONG_DEPOSIT = 0.1    # fortification, a successful hunt
-FLOOR = 0.00005         # rounds to 0.0 at 4 decimals
+READ_DEPOSIT = 0.02  # a node read by look, pick or query
+LIST_DEPOSIT = 0.005  # a node returned in a list (locate, sniff, scan, move)
+STRONG_DEPOSIT = 0.1  # fortification, a successful hunt
+FLOOR = 0.00005  # rounds to 0.0 at 4 decimals
 FLUSH_SECONDS = 1.0
-PARTIAL_MAX = 64        # ids read on their own before the whole table is loaded
+PARTIAL_MAX = 64  # ids read on their own before the whole table is loaded
 
 
 class HeatStore:
     """Persistent heat with lazy evaporation; safe across threads and processes."""
 
-    def __init__(self, derived: Path | None, *, half_life_days: float = 30.0,
-                 clock: Callable[[], float] = time.time) -> None:
+    def __init__(
+        self,
+        derived: Path | None,
+        *,
+        half_life_days: float = 30.0,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
         self.half_life = max(half_life_days, 1e-9) * 86400.0
         self.clock = clock
         self._lock = threading.RLock()
@@ -64,9 +69,9 @@ class HeatStore:
         ref = weakref.WeakMethod(self.flush)
         self._atexit = lambda: (ref() or (lambda: None))()
         atexit.register(self._atexit)
-        self._flusher = threading.Thread(target=_flush_loop, args=(weakref.ref(self),
-                                                                   self._wake),
-                                         name="heat-flush", daemon=True)
+        self._flusher = threading.Thread(
+            target=_flush_loop, args=(weakref.ref(self), self._wake), name="heat-flush", daemon=True
+        )
         self._flusher.start()
 
     def _open(self, folder: Path | None) -> sqlite3.Connection:
@@ -80,8 +85,10 @@ class HeatStore:
             return self._setup(derived.connect(path, "trails"))
 
     def _setup(self, conn: sqlite3.Connection) -> sqlite3.Connection:
-        conn.execute("CREATE TABLE IF NOT EXISTS heat(scope TEXT DEFAULT '', node_id TEXT, "
-                     "heat REAL, updated REAL, PRIMARY KEY(scope, node_id))")
+        conn.execute(
+            "CREATE TABLE IF NOT EXISTS heat(scope TEXT DEFAULT '', node_id TEXT, "
+            "heat REAL, updated REAL, PRIMARY KEY(scope, node_id))"
+        )
         conn.create_function("decayed", 3, self._decay, deterministic=True)
         conn.create_function("heat_key", 2, self._key, deterministic=True)
         conn.commit()
@@ -121,12 +128,17 @@ class HeatStore:
         now = self.clock()
         # Reading the table in storage order beats walking the primary key's index
         # (every row has scope ''), which costs a lookup per row.
-        keys = dict(self._conn.execute(
-            "SELECT node_id, heat_key(heat, updated) FROM heat NOT INDEXED "
-            "WHERE scope='' AND heat > 0"))
+        keys = dict(
+            self._conn.execute(
+                "SELECT node_id, heat_key(heat, updated) FROM heat NOT INDEXED "
+                "WHERE scope='' AND heat > 0"
+            )
+        )
         for nid, pending in self._pending.items():
-            keys[nid] = self._key(min(1.0, self._value(keys.get(nid, -math.inf), now)
-                                      + self._value(pending, now)), now)
+            keys[nid] = self._key(
+                min(1.0, self._value(keys.get(nid, -math.inf), now) + self._value(pending, now)),
+                now,
+            )
         self._keys = keys
         self._order = None
         self._version = version
@@ -139,16 +151,24 @@ class HeatStore:
             return None
         marks = ",".join("?" * len(ids))
         try:
-            keys = dict(self._conn.execute(
-                "SELECT node_id, heat_key(heat, updated) FROM heat "
-                f"WHERE scope='' AND heat > 0 AND node_id IN ({marks})", ids))
+            keys = dict(
+                self._conn.execute(
+                    "SELECT node_id, heat_key(heat, updated) FROM heat "
+                    f"WHERE scope='' AND heat > 0 AND node_id IN ({marks})",
+                    ids,
+                )
+            )
         except sqlite3.Error:
             keys = {}
         for nid in ids:
             pending = self._pending.get(nid)
             if pending is not None:
-                keys[nid] = self._key(min(1.0, self._value(keys.get(nid, -math.inf), now)
-                                          + self._value(pending, now)), now)
+                keys[nid] = self._key(
+                    min(
+                        1.0, self._value(keys.get(nid, -math.inf), now) + self._value(pending, now)
+                    ),
+                    now,
+                )
         return keys
 
     def _ordered(self) -> list[tuple[float, str]]:
@@ -170,8 +190,9 @@ class HeatStore:
             if keys is None:
                 self._load()
                 keys = self._keys
-            return {nid: round(self._value(keys[nid], now), 4) if nid in keys else 0.0
-                    for nid in wanted}
+            return {
+                nid: round(self._value(keys[nid], now), 4) if nid in keys else 0.0 for nid in wanted
+            }
 
     def hot(self) -> dict[str, float]:
         """Every node whose heat rounds above zero."""
@@ -179,8 +200,11 @@ class HeatStore:
         with self._lock:
             self._load()
             threshold = math.log2(FLOOR) + now / self.half_life
-            return {nid: round(self._value(k, now), 4)
-                    for nid, k in self._keys.items() if k >= threshold}
+            return {
+                nid: round(self._value(k, now), 4)
+                for nid, k in self._keys.items()
+                if k >= threshold
+            }
 
     def hottest(self, chunk: int = 256) -> Iterator[list[str]]:
         """Ids of heated nodes, hottest first (ties by id), ``chunk`` at a time."""
@@ -191,7 +215,7 @@ class HeatStore:
             end = bisect.bisect_right(order, (limit, "\U0010ffff"))
             snapshot = order[:end]
         for i in range(0, len(snapshot), chunk):
-            yield [nid for _, nid in snapshot[i:i + chunk]]
+            yield [nid for _, nid in snapshot[i : i + chunk]]
 
     def rank_keys(self) -> tuple[dict[str, float], float]:
         """The raw ranking keys and the threshold below which heat reads 0.0.
@@ -252,14 +276,17 @@ class HeatStore:
                 if new is not None:
                     rows = self._conn.execute(
                         "SELECT decayed(heat, updated, ?) FROM heat WHERE scope='' AND "
-                        f"node_id IN ({marks}, ?)", (now, *old, new)).fetchall()
+                        f"node_id IN ({marks}, ?)",
+                        (now, *old, new),
+                    ).fetchall()
                     best = max((r[0] for r in rows), default=0.0)
                     if best > 0:
                         self._conn.execute(
                             "INSERT OR REPLACE INTO heat(scope, node_id, heat, updated) "
-                            "VALUES('', ?, ?, ?)", (new, min(best, 1.0), now))
-                self._conn.execute(f"DELETE FROM heat WHERE scope='' AND node_id IN ({marks})",
-                                   old)
+                            "VALUES('', ?, ?, ?)",
+                            (new, min(best, 1.0), now),
+                        )
+                self._conn.execute(f"DELETE FROM heat WHERE scope='' AND node_id IN ({marks})", old)
                 self._conn.commit()
             except sqlite3.Error:
                 self._conn.rollback()
@@ -291,8 +318,13 @@ class HeatStore:
                     "VALUES('', ?, min(1.0, ?), ?) ON CONFLICT(scope, node_id) DO UPDATE SET "
                     "heat = min(1.0, decayed(heat, updated, excluded.updated) + ?), "
                     "updated = excluded.updated",
-                    [(nid, amount, now, amount) for nid, amount in
-                     ((nid, self._value(key, now)) for nid, key in self._pending.items())])
+                    [
+                        (nid, amount, now, amount)
+                        for nid, amount in (
+                            (nid, self._value(key, now)) for nid, key in self._pending.items()
+                        )
+                    ],
+                )
                 self._conn.commit()
             except sqlite3.Error:
                 # A busy or read-only store keeps the deposits for the next flush.

@@ -54,8 +54,9 @@ class Spelling:
         for arg in args:
             if isinstance(arg.value, Hole):
                 # A bare name reads as "this parameter"; a label as "a value of it".
-                parts.append(arg.param if arg.value.label is None
-                             else f"{arg.param}=<{arg.value.label}>")
+                parts.append(
+                    arg.param if arg.value.label is None else f"{arg.param}=<{arg.value.label}>"
+                )
             else:
                 shown = repr(arg.value)
                 parts.append(shown if arg.param == first else f"{arg.param}={shown}")

@@ -39,9 +39,12 @@ def normalize(raw: object, *, param: str = "id") -> str:
     if escapes or any(p in ("", ".", "..") for p in parts) or parts[0] in PRIVATE_DIRS:
         from . import hints
 
-        raise NotFound(f"node not found: {raw}", hint="Ids are paths inside the forest, "
-                       f"like 'sales/exchange-policy'. Use {hints.call('locate', 'query')} "
-                       "to find one.")
+        raise NotFound(
+            f"node not found: {raw}",
+            hint="Ids are paths inside the forest, "
+            f"like 'sales/exchange-policy'. Use {hints.call('locate', 'query')} "
+            "to find one.",
+        )
     return text
 
 

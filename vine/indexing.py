@@ -5,12 +5,8 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import queue
 import re
 import sqlite3
-import threading
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,7 +14,6 @@ from typing import Any, Protocol
 
 from . import bodyindex
 from .budget import tokens
-from .catalogschema import INDEX_NAMES, index_statements
 from .ids import id_of, is_index, parent_of, trail_of
 from .kinds import kind_of
 from .nodes import Node, ParseError, meta_str, parse_bytes
@@ -37,12 +32,36 @@ class Catalog(Protocol):
     @property
     def conn(self) -> sqlite3.Connection: ...
 
+
 # How much of a body tells its language (with its title and summary).
 LANGUAGE_SAMPLE = 400
-NODE_COLUMNS = ("id", "kind", "type", "title", "summary", "tags", "aliases", "created",
-                "updated", "confidence", "source", "entity_kind", "payload", "payload_type",
-                "payload_hash", "parent", "trail", "coverage", "body_tokens", "outline",
-                "body_hash", "origin", "body_gen", "body_lines", "stale")
+NODE_COLUMNS = (
+    "id",
+    "kind",
+    "type",
+    "title",
+    "summary",
+    "tags",
+    "aliases",
+    "created",
+    "updated",
+    "confidence",
+    "source",
+    "entity_kind",
+    "payload",
+    "payload_type",
+    "payload_hash",
+    "parent",
+    "trail",
+    "coverage",
+    "body_tokens",
+    "outline",
+    "body_hash",
+    "origin",
+    "body_gen",
+    "body_lines",
+    "stale",
+)
 
 
 def _str_list(value: Any) -> list[str]:
@@ -118,14 +137,24 @@ def record(node: Node, gen: int, lines: int, body_hash: str) -> Record:
         "stale": 1,
     }
     headers = " ; ".join(outline)
-    langs = node_languages(f"{values['title']} {values['summary']}",
-                           lambda: node.body[:LANGUAGE_SAMPLE])
-    fts = (node_id, values["title"], " ".join(aliases), " ".join(tags), values["summary"],
-           headers, stem_text(str(values["title"] or ""), langs),
-           stem_text(" ".join(aliases + tags), langs),
-           stem_text(str(values["summary"] or ""), langs), stem_text(headers, langs))
-    moves = [(old_id, node_id) for old_id in _str_list(meta.get("moved_from"))
-             if clean_target(old_id)]
+    langs = node_languages(
+        f"{values['title']} {values['summary']}", lambda: node.body[:LANGUAGE_SAMPLE]
+    )
+    fts = (
+        node_id,
+        values["title"],
+        " ".join(aliases),
+        " ".join(tags),
+        values["summary"],
+        headers,
+        stem_text(str(values["title"] or ""), langs),
+        stem_text(" ".join(aliases + tags), langs),
+        stem_text(str(values["summary"] or ""), langs),
+        stem_text(headers, langs),
+    )
+    moves = [
+        (old_id, node_id) for old_id in _str_list(meta.get("moved_from")) if clean_target(old_id)
+    ]
     listings = []
     if values["kind"] == "branch":
         listings = [(node_id, listed) for listed in dict.fromkeys(_ENTRY.findall(node.body))]
@@ -151,16 +180,32 @@ def read_node(root: Path, path: str) -> Node | str:
 
 
 _NODE_INSERT_COLS = ("rowid", *NODE_COLUMNS)
-_UPSERT_NODE = (f"INSERT INTO nodes({', '.join(NODE_COLUMNS)}) "
-                f"VALUES({', '.join('?' for _ in NODE_COLUMNS)}) ON CONFLICT(id) DO UPDATE SET "
-                + ", ".join(f"{c}=excluded.{c}" for c in NODE_COLUMNS[1:]))
-FTS_COLUMNS = ("rowid", "id", "title", "aliases", "tags", "summary", "headers",
-               "title_stems", "label_stems", "summary_stems", "header_stems")
-_INSERT_FTS = (f"INSERT INTO nodes_fts({', '.join(FTS_COLUMNS)}) "
-               f"VALUES({', '.join('?' for _ in FTS_COLUMNS)})")
+_UPSERT_NODE = (
+    f"INSERT INTO nodes({', '.join(NODE_COLUMNS)}) "
+    f"VALUES({', '.join('?' for _ in NODE_COLUMNS)}) ON CONFLICT(id) DO UPDATE SET "
+    + ", ".join(f"{c}=excluded.{c}" for c in NODE_COLUMNS[1:])
+)
+FTS_COLUMNS = (
+    "rowid",
+    "id",
+    "title",
+    "aliases",
+    "tags",
+    "summary",
+    "headers",
+    "title_stems",
+    "label_stems",
+    "summary_stems",
+    "header_stems",
+)
+_INSERT_FTS = (
+    f"INSERT INTO nodes_fts({', '.join(FTS_COLUMNS)}) VALUES({', '.join('?' for _ in FTS_COLUMNS)})"
+)
 _INSERT_EDGE = "INSERT OR IGNORE INTO edges(src, rel, dst, confidence, ord) VALUES(?,?,?,?,?)"
 _INSERT_MOVE = "INSERT OR REPLACE INTO moves VALUES(?,?)"
 _INSERT_LISTING = "INSERT OR IGNORE INTO listings VALUES(?,?)"
+
+
 # An index entry line, "- [[id]] ..." or "- [[id|text]] ...": the id it lists.
 _ENTRY = re.compile(r"^- \[\[([^\]|#]+)", re.MULTILINE)
 _INSERT_FILE = "INSERT OR REPLACE INTO files VALUES(?,?,?,?)"
@@ -226,8 +271,9 @@ class Writer:
     def drop(self, path: str, node_id: str) -> None:
         """Remove a node and its file record."""
         conn = self.conn
-        row = conn.execute("SELECT rowid, body_lines, body_hash, body_gen FROM nodes "
-                           "WHERE id=?", (node_id,)).fetchone()
+        row = conn.execute(
+            "SELECT rowid, body_lines, body_hash, body_gen FROM nodes WHERE id=?", (node_id,)
+        ).fetchone()
         if row is not None:
             conn.execute("DELETE FROM nodes_fts WHERE rowid=?", (row[0],))
             conn.execute("DELETE FROM nodes WHERE id=?", (node_id,))
@@ -247,8 +293,9 @@ class Writer:
         """Index a parsed node: its row, metadata FTS, edges, moves and body lines."""
         conn = self.conn
         digest = body_hash(node)
-        old = conn.execute("SELECT rowid, body_hash, body_gen, body_lines FROM nodes WHERE id=?",
-                           (node.id,)).fetchone()
+        old = conn.execute(
+            "SELECT rowid, body_hash, body_gen, body_lines FROM nodes WHERE id=?", (node.id,)
+        ).fetchone()
         if old is not None and old[1] == digest:
             gen, lines = old[2], old[3]
         elif old is None and (moved := self._moved_body(node, digest)) is not None:
@@ -259,8 +306,11 @@ class Writer:
             gen, lines = self.body.add(node.body)
         rec = record(node, gen, lines, digest)
         conn.execute(_UPSERT_NODE, [rec.values[c] for c in NODE_COLUMNS])
-        rowid = old[0] if old is not None else conn.execute(
-            "SELECT rowid FROM nodes WHERE id=?", (node.id,)).fetchone()[0]
+        rowid = (
+            old[0]
+            if old is not None
+            else conn.execute("SELECT rowid FROM nodes WHERE id=?", (node.id,)).fetchone()[0]
+        )
         if old is not None:
             conn.execute("DELETE FROM nodes_fts WHERE rowid=?", (rowid,))
         conn.execute(_INSERT_FTS, (rowid, *rec.fts))
@@ -272,7 +322,6 @@ class Writer:
         conn.executemany(_INSERT_MOVE, rec.moves)
         conn.executemany(_INSERT_LISTING, rec.listings)
 
-
     def _moved_body(self, node: Node, digest: str) -> tuple[int, int] | None:
         """The live body version of the node this one moved from, when its body is the
         same: dropped earlier in this transaction, or still indexed under the old id
@@ -282,16 +331,18 @@ class Writer:
             self.body.revive(lines)
             return gen, lines
         for old_id in reversed(_str_list(node.meta.get("moved_from"))):
-            row = self.conn.execute("SELECT body_hash, body_gen, body_lines FROM nodes "
-                                    "WHERE id=?", (old_id,)).fetchone()
+            row = self.conn.execute(
+                "SELECT body_hash, body_gen, body_lines FROM nodes WHERE id=?", (old_id,)
+            ).fetchone()
             if row is not None and row[0] == digest:
                 self._adopted.add(old_id)
                 return row[1], row[2] or 0
         return None
 
 
-def parse_batch(root: str, first_gen: int, items: list[tuple[int, str, int, int]]
-                ) -> list[tuple[str, str]]:
+def parse_batch(
+    root: str, first_gen: int, items: list[tuple[int, str, int, int]]
+) -> list[tuple[str, str]]:
     """The rebuild's rows of some files, as ``(table, JSON array of rows)`` pairs.
 
     ``items`` are ``(rowid, path, mtime_ns, size)``; a node's body version is
@@ -317,247 +368,37 @@ def parse_batch(root: str, first_gen: int, items: list[tuple[int, str, int, int]
         moves.extend(rec.moves)
         listings.extend(rec.listings)
         files.append((path, mtime, size, None))
-    batch = [(table, json.dumps(rows, ensure_ascii=False))
-             for table, rows in (("nodes", nodes), ("fts", fts), ("edges", edges),
-                                 ("moves", moves), ("files", files), ("listings", listings))
-             if rows]
+    batch = [
+        (table, json.dumps(rows, ensure_ascii=False))
+        for table, rows in (
+            ("nodes", nodes),
+            ("fts", fts),
+            ("edges", edges),
+            ("moves", moves),
+            ("files", files),
+            ("listings", listings),
+        )
+        if rows
+    ]
     if lines:
         batch.append(("lines", "[" + ",".join(lines) + "]"))
     return batch
 
 
-_BULK = {"nodes": _BULK_NODE, "fts": _BULK_FTS, "edges": _BULK_EDGE, "moves": _BULK_MOVE,
-         "files": _BULK_FILE, "listings": _BULK_LISTING, "lines": _BULK_LINE}
-
-
-def build_workers(files: int) -> int:
-    """How many processes parse a rebuild of ``files`` files (0: this process alone).
-
-    ``VINE_BUILD_WORKERS`` sets it (0 turns them off); by default a forest of at
-    least :data:`PARALLEL_FILES` files is parsed by one process per core, while
-    this one inserts.
-    """
-    raw = os.environ.get("VINE_BUILD_WORKERS", "").strip()
-    if raw.isdigit():
-        return int(raw)
-    if files < PARALLEL_FILES:
-        return 0
-    try:
-        cores = len(os.sched_getaffinity(0))
-    except AttributeError:
-        cores = os.cpu_count() or 1
-    return cores if cores > 1 else 0
+BULK = {
+    "nodes": _BULK_NODE,
+    "fts": _BULK_FTS,
+    "edges": _BULK_EDGE,
+    "moves": _BULK_MOVE,
+    "files": _BULK_FILE,
+    "listings": _BULK_LISTING,
+    "lines": _BULK_LINE,
+}
 
 
 # Below this many files a rebuild takes a second or two, less than starting processes.
 PARALLEL_FILES = 5000
 
-
-class BulkBuilder:
-    """A full rebuild: parsing on worker processes (or here), SQLite on its own.
-
-    SQLite releases the GIL while it works, so inserting one batch overlaps with
-    parsing the next: with workers, they parse while this process inserts; without,
-    this process parses while a thread inserts. Either way the connection is used
-    by one thread at a time.
-    """
-
-    BATCH = 400
-    # The phases of the last rebuild in this process, in seconds (what bench.scale prints).
-    last: dict[str, float] = {}
-    # Bytes of body index terms held in memory before FTS5 writes them out as a segment.
-    HASHSIZE = 16 << 20
-
-    def __init__(self, catalog: Catalog) -> None:
-        self.catalog = catalog
-        self.conn = catalog.conn
-        self._queue: queue.Queue[list[tuple[str, str]] | None] = queue.Queue(maxsize=4)
-        self._error: BaseException | None = None
-        self._thread = threading.Thread(target=self._drain, name="catalog-build", daemon=True)
-        self.inserting = 0.0
-
-    def _insert(self, batch: list[tuple[str, str]]) -> None:
-        start = time.perf_counter()
-        for table, payload in batch:
-            self.conn.execute(_BULK[table], (payload,))
-        self.inserting += time.perf_counter() - start
-
-    def _drain(self) -> None:
-        while True:
-            batch = self._queue.get()
-            if batch is None:
-                return
-            if self._error is not None:
-                continue
-            try:
-                self._insert(batch)
-            except BaseException as exc:  # noqa: BLE001 - re-raised by run()
-                self._error = exc
-
-    def run(self, found: dict[str, Stat]) -> None:
-        """Rebuild every table from the files in ``found``."""
-        conn = self.conn
-        conn.execute("PRAGMA synchronous=OFF")
-        conn.execute("PRAGMA cache_size=-32768")
-        conn.execute("BEGIN IMMEDIATE")
-        conn.execute("INSERT INTO body_fts(body_fts, rank) VALUES('hashsize', ?)",
-                     (self.HASHSIZE,))
-        # No merging of the body index's segments while it is written from nothing, one
-        # merge of them all at the end instead (a seventh of a rebuild's time less at
-        # 100k nodes); a rebuild never leaves a level of segments for an edit to merge
-        # at once, and edits merge as usual again.
-        conn.execute("INSERT INTO body_fts(body_fts, rank) VALUES('automerge', 0)")
-        phase = self._phase()
-        try:
-            for name in INDEX_NAMES:
-                conn.execute(f"DROP INDEX IF EXISTS {name}")
-            for table in ("files", "nodes", "edges", "moves", "listings", "nodes_fts"):
-                conn.execute(f"DELETE FROM {table}")
-            bodyindex.clear(conn)
-            first_gen = max(1, bodyindex.meta_int(conn, "next_gen"))
-            items = [(rowid, path, *found[path])
-                     for rowid, path in enumerate(sorted(found), start=1)]
-            chunks = [items[i:i + self.BATCH] for i in range(0, len(items), self.BATCH)]
-            workers = build_workers(len(items))
-            BulkBuilder.last["workers"] = workers
-            if workers:
-                self._parallel(chunks, first_gen, workers)
-            else:
-                self._serial(chunks, first_gen)
-            phase("files")
-            BulkBuilder.last["... inserting"] = round(self.inserting, 3)
-            for statement in index_statements():
-                conn.execute(statement)
-            phase("indexes")
-            conn.execute("INSERT INTO body_fts(body_fts) VALUES('optimize')")
-            conn.execute("INSERT INTO body_fts(body_fts, rank) VALUES('automerge', ?)",
-                         (bodyindex.AUTOMERGE,))
-            phase("merge")
-            topk.common_terms(conn)
-            bodyindex.finish_bulk(conn, first_gen + len(items))
-            phase("vocabulary")
-            conn.commit()
-            phase("commit")
-        except BaseException:
-            conn.rollback()
-            raise
-        finally:
-            conn.execute("PRAGMA synchronous=NORMAL")
-            conn.execute("PRAGMA cache_size=-2000")
-        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-        phase("checkpoint")
-
-    def _phase(self) -> Any:
-        """A clock for the phases of this build, kept in :attr:`last` (seconds)."""
-        BulkBuilder.last = {}
-        start = [time.perf_counter()]
-
-        def done(name: str) -> None:
-            now = time.perf_counter()
-            BulkBuilder.last[name] = round(now - start[0], 3)
-            start[0] = now
-        return done
-
-    def _serial(self, chunks: list[list[tuple[int, str, int, int]]], first_gen: int) -> None:
-        root = str(self.catalog.root)
-        self._thread.start()
-        try:
-            for chunk in chunks:
-                if self._error is not None:
-                    break
-                self._queue.put(parse_batch(root, first_gen, chunk))
-        finally:
-            self._queue.put(None)
-            self._thread.join()
-        if self._error is not None:
-            raise self._error
-
-    def _parallel(self, chunks: list[list[tuple[int, str, int, int]]], first_gen: int,
-                  workers: int) -> None:
-        """Batches parsed by ``workers`` processes, inserted here in file order (FTS5
-        appends ascending rowids without flushing). Batch ``i`` goes to worker
-        ``i % workers``; a thread per worker drains its pipe into a short queue, so a
-        worker parses on while this thread inserts, and stops once two of its batches
-        wait. Batches a worker could not give (it failed, or never started) are parsed
-        here."""
-        import subprocess
-        import sys
-
-        root = str(self.catalog.root)
-        procs: list[subprocess.Popen[bytes]] = []
-        try:
-            for w in range(workers):
-                proc = subprocess.Popen(
-                    [sys.executable, "-m", "monkeyllm.buildworker"], stdin=subprocess.PIPE,
-                    stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
-                procs.append(proc)
-                _send_task(proc, (root, first_gen, chunks[w::workers]))
-        except OSError:
-            pass
-        stop = threading.Event()
-        answers = [_drain_worker(proc, stop) for proc in procs]
-        failed = not procs
-        try:
-            for i, chunk in enumerate(chunks):
-                batch = None
-                if not failed and i % workers < len(procs):
-                    status, batch = answers[i % workers].get()
-                    if status != "ok":
-                        failed, batch = True, None
-                self._insert(batch if batch is not None else parse_batch(root, first_gen, chunk))
-        finally:
-            stop.set()
-            for proc in procs:
-                if proc.poll() is None:
-                    proc.kill()
-                proc.wait()
-
-
-def _send_task(proc: Any, task: tuple[str, int, list[Any]]) -> None:
-    """Give a build worker its whole task at once (it reads it all before it answers);
-    a worker that is gone already is found out when its answers are read."""
-    import pickle
-
-    try:
-        pickle.dump(task, proc.stdin, protocol=pickle.HIGHEST_PROTOCOL)
-    except OSError:
-        pass
-    finally:
-        try:
-            proc.stdin.close()
-        except OSError:
-            pass
-
-
-def _drain_worker(proc: Any, stop: threading.Event) -> queue.Queue[tuple[str, Any]]:
-    """A queue that a thread fills with the answers of one build worker, read as they
-    come (``("error", why)`` last when the worker stops early)."""
-    import pickle
-
-    answers: queue.Queue[tuple[str, Any]] = queue.Queue(maxsize=2)
-
-    def put(answer: tuple[str, Any]) -> bool:
-        while not stop.is_set():
-            try:
-                answers.put(answer, timeout=0.1)
-                return True
-            except queue.Full:
-                continue
-        return False
-
-    def drain() -> None:
-        with proc.stdout:
-            while True:
-                try:
-                    answer = pickle.load(proc.stdout)
-                except (EOFError, OSError, pickle.UnpicklingError) as exc:
-                    put(("error", f"the worker stopped: {exc!r}"))
-                    return
-                if not put(answer):
-                    return
-
-    threading.Thread(target=drain, name="catalog-build-worker", daemon=True).start()
-    return answers
 
 def _edges(node_id: str, links: Any) -> Iterator[tuple[str, str, str, float, int]]:
     if not isinstance(links, list):

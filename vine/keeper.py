@@ -53,8 +53,24 @@ def address(root: Path) -> str | None:
 
 
 # File systems whose files other machines change where this kernel's inotify cannot see.
-REMOTE = ("nfs", "nfs4", "cifs", "smb3", "smbfs", "9p", "afs", "ceph", "glusterfs",
-          "lustre", "gpfs", "fuse", "fuse.sshfs", "fuse.rclone", "fuse.s3fs", "virtiofs")
+REMOTE = (
+    "nfs",
+    "nfs4",
+    "cifs",
+    "smb3",
+    "smbfs",
+    "9p",
+    "afs",
+    "ceph",
+    "glusterfs",
+    "lustre",
+    "gpfs",
+    "fuse",
+    "fuse.sshfs",
+    "fuse.rclone",
+    "fuse.s3fs",
+    "virtiofs",
+)
 
 
 def filesystem(root: Path, mounts: str | None = None) -> str | None:
@@ -212,13 +228,16 @@ def keep(root: Path, catalog: Any, closed: Callable[[], bool]) -> Keeper:
     from .errors import Locked, SchemaError
 
     if not AVAILABLE or catalog.path is None:
-        raise SchemaError("a keeper needs Linux and a forest whose _derived/ folder "
-                          "is writable", hint="Without one, every call walks the "
-                                              "files, as it always does.")
+        raise SchemaError(
+            "a keeper needs Linux and a forest whose _derived/ folder is writable",
+            hint="Without one, every call walks the files, as it always does.",
+        )
     if not watchable(root):
-        raise SchemaError(f"a keeper cannot follow a forest on {filesystem(root)}:"
-                          " inotify does not see edits made on other machines",
-                          hint="Every call walks the files instead, as it always does.")
+        raise SchemaError(
+            f"a keeper cannot follow a forest on {filesystem(root)}:"
+            " inotify does not see edits made on other machines",
+            hint="Every call walks the files instead, as it always does.",
+        )
 
     def identity() -> tuple[int, int] | None:
         try:
@@ -241,10 +260,11 @@ def keep(root: Path, catalog: Any, closed: Callable[[], bool]) -> Keeper:
         catalog.sync()
 
     try:
-        kept = Keeper(root, sync)      # claims the forest first
+        kept = Keeper(root, sync)  # claims the forest first
     except OSError:
-        raise Locked("a keeper already keeps this forest fresh",
-                     hint="One vine watch per forest is enough.") from None
+        raise Locked(
+            "a keeper already keeps this forest fresh", hint="One vine watch per forest is enough."
+        ) from None
     try:
         # Two full walks: the second starts inotify, so a question only drains it.
         catalog.sync(full=True)

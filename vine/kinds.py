@@ -13,8 +13,12 @@ BRANCH = "branch"
 BANANA = "banana"
 
 # locate's scope -> the catalog kind it keeps (None: both).
-SCOPES: dict[str, str | None] = {"all": None, "branches": BRANCH, "notes": BANANA,
-                                 "bananas": BANANA}
+SCOPES: dict[str, str | None] = {
+    "all": None,
+    "branches": BRANCH,
+    "notes": BANANA,
+    "bananas": BANANA,
+}
 # scan's ``kind`` filter -> the catalog kind it keeps.
 FILTER_KINDS: dict[str, str] = {"note": BANANA, "banana": BANANA, "branch": BRANCH}
 

@@ -10,7 +10,9 @@ from .text import fold, index_text
 
 # Question words and connectives of English and Portuguese, folded (accents removed);
 # the English list has the stems a contraction leaves ("didn't" reads as didn, t).
-ENGLISH = frozenset(fold(w) for w in """
+ENGLISH = frozenset(
+    fold(w)
+    for w in """
 a an the and or but nor of to in on at for with by from into onto over under about
 after before between during since until than then there here this that these those
 it its is are was were be been being am do does did doing done have has had having
@@ -21,8 +23,11 @@ our ours we us you your yours they them their theirs he him his she her hers i m
 mine tell show give find know get got make please like via per upon within without
 don didn doesn isn aren wasn weren hasn haven hadn won wouldn shouldn couldn cannot
 mustn needn shan ain anything something someone anyone everything nothing whats
-""".split())
-PORTUGUESE = frozenset(fold(w) for w in """
+""".split()
+)
+PORTUGUESE = frozenset(
+    fold(w)
+    for w in """
 qual quais quem quando onde como porque porquê por que para pelo pela pelos pelas com
 sem sobre entre depois antes desde até ate um uma uns umas o os as do da dos das no
 na nos nas ao aos à às num numa se não nao sim mais menos muito muita muitos muitas
@@ -33,7 +38,8 @@ tem têm tinha ter há haver pode podem deve devem fazer faz cada todo toda todo
 também tambem ainda já ja então entao mesmo mesma outro outra outros outras qualquer
 quanto quanta quantos quantas existe existem preciso precisa de e é em lá aqui algum
 alguma alguns algumas nenhum nenhuma sido sendo seria
-""".split())
+""".split()
+)
 # Function words only one of the languages has: what tells a question's language.
 _ONLY = {"en": ENGLISH - PORTUGUESE, "pt": PORTUGUESE - ENGLISH}
 # Letters only Portuguese writes (of the two).
@@ -63,8 +69,7 @@ def languages(text: str) -> tuple[str, ...]:
     return LANGUAGES
 
 
-def writes_portuguese(text: str, more: Callable[[], str] | None = None, *,
-                      enough: int = 0) -> bool:
+def writes_portuguese(text: str, more: Callable[[], str] | None = None, *, enough: int = 0) -> bool:
     """Whether a text has Portuguese in it: at least a fifth of its telling function
     words (or, with none, its letters) are Portuguese. When ``text`` holds fewer than
     ``enough`` telling words and ``more`` is given, ``more()`` is read too."""

@@ -38,9 +38,15 @@ def history(self: Any, id: Id, limit: HistoryLimit = 20) -> dict[str, Any]:
     return run(self._forest, self._repository, id, limit, self._visibility())
 
 
-def calendar(self: Any, scope: str | None = None, date_field: DateField = "created",
-             granularity: Granularity = "month", since: DateBound | None = None,
-             until: DateBound | None = None, limit: CalendarLimit = 24) -> dict[str, Any]:
+def calendar(
+    self: Any,
+    scope: str | None = None,
+    date_field: DateField = "created",
+    granularity: Granularity = "month",
+    since: DateBound | None = None,
+    until: DateBound | None = None,
+    limit: CalendarLimit = 24,
+) -> dict[str, Any]:
     """Which periods hold nodes, and how many, from the catalog alone (no file opened).
 
     Reach for it before a windowed read, to see where the dates are: each bucket's
@@ -61,12 +67,19 @@ def calendar(self: Any, scope: str | None = None, date_field: DateField = "creat
     from .reads.calendar import calendar as run
     from .windows import window
 
-    return run(self._forest, scope, granularity, window(since, until, date_field), limit,
-               self._visibility())
+    return run(
+        self._forest,
+        scope,
+        granularity,
+        window(since, until, date_field),
+        limit,
+        self._visibility(),
+    )
 
 
-def coverage(self: Any, scope: str | None = None,
-             date_field: DateField = "created") -> dict[str, Any]:
+def coverage(
+    self: Any, scope: str | None = None, date_field: DateField = "created"
+) -> dict[str, Any]:
     """What this forest holds at all, in one cheap call, before any search.
 
     Reach for it first on an unfamiliar forest: its top regions (the branches under

@@ -26,8 +26,9 @@ class Limit:
     every ``vine`` start builds them, and a dataclass costs a compile each)."""
 
     def __repr__(self) -> str:
-        fields = ", ".join(f"{k}={v!r}" for k, v in vars(self).items()
-                           if k not in ("compiled", "whole"))
+        fields = ", ".join(
+            f"{k}={v!r}" for k, v in vars(self).items() if k not in ("compiled", "whole")
+        )
         return f"{type(self).__name__}({fields})"
 
     def problem(self, value: Any) -> str | None:
@@ -51,8 +52,9 @@ class Range(Limit):
     """Inclusive bounds of a number; ``hi`` may be a function (a limit set by the
     environment, read when it is used)."""
 
-    def __init__(self, lo: int | float | None = None,
-                 hi: int | float | Callable[[], int] | None = None) -> None:
+    def __init__(
+        self, lo: int | float | None = None, hi: int | float | Callable[[], int] | None = None
+    ) -> None:
         self.lo, self.hi = lo, hi
 
     def bounds(self) -> tuple[int | float | None, int | float | None]:
@@ -152,8 +154,11 @@ class Pattern(Limit):
     def whole(self) -> re.Pattern[str] | None:
         """An anchored pattern as a full match: JSON Schema's ``$`` (ECMAScript's) is
         the very end, where Python's would also match before a final newline."""
-        if self.regex.startswith("^") and self.regex.endswith("$") and \
-                not self.regex.endswith("\\$"):
+        if (
+            self.regex.startswith("^")
+            and self.regex.endswith("$")
+            and not self.regex.endswith("\\$")
+        ):
             return re.compile(self.regex[1:-1])
         return None
 
@@ -176,8 +181,9 @@ class Shape(Limit):
     """A rule JSON Schema says in its own words (``spelled``) and the engine checks
     with ``check`` (True when the value is fine)."""
 
-    def __init__(self, spelled: dict[str, Any], check: Callable[[Any], bool],
-                 what: str = "") -> None:
+    def __init__(
+        self, spelled: dict[str, Any], check: Callable[[Any], bool], what: str = ""
+    ) -> None:
         self.spelled, self.check, self.what = spelled, check, what
 
     def problem(self, value: Any) -> str | None:
@@ -207,8 +213,7 @@ class Apart(Limit):
     """Two keys of an object (or two parameters of a call) that cannot both be given;
     with ``second_is``, only when the second is of that kind (``list``)."""
 
-    def __init__(self, first: str, second: str, why: str,
-                 second_is: type | None = None) -> None:
+    def __init__(self, first: str, second: str, why: str, second_is: type | None = None) -> None:
         self.first, self.second, self.why, self.second_is = first, second, why, second_is
 
     def clash(self, value: dict[str, Any]) -> bool:
@@ -222,8 +227,16 @@ class Apart(Limit):
 
     def keywords(self, base: Any) -> dict[str, Any]:
         second = {"type": "array"} if self.second_is is list else {"not": {"type": "null"}}
-        return {"allOf": [{"not": {"required": [self.first, self.second], "properties": {
-            self.first: {"not": {"type": "null"}}, self.second: second}}}]}
+        return {
+            "allOf": [
+                {
+                    "not": {
+                        "required": [self.first, self.second],
+                        "properties": {self.first: {"not": {"type": "null"}}, self.second: second},
+                    }
+                }
+            ]
+        }
 
     def words(self, base: Any) -> str:
         return ""
@@ -325,12 +338,10 @@ def integral(hint: Any, value: Any) -> Any:
         lists = [o for o in typing.get_args(base) if typing.get_origin(split(o)[0]) is list]
         return integral(lists[0], value) if lists else value
     if isinstance(value, dict):
-        target = next((split(o)[0] for o in options(hint) if _is_typeddict(split(o)[0])),
-                      None)
+        target = next((split(o)[0] for o in options(hint) if _is_typeddict(split(o)[0])), None)
         if target is not None:
             fields = _fields(target)
-            return {k: integral(fields[k], v) if k in fields else v
-                    for k, v in value.items()}
+            return {k: integral(fields[k], v) if k in fields else v for k, v in value.items()}
     return value
 
 
@@ -402,8 +413,9 @@ def _object_problem(base: Any, limits: tuple[Limit, ...], value: Any) -> str | N
     if not _is_open(limits):
         unknown = sorted(k for k in value if k not in fields)
         if unknown:
-            return (f"has an unknown key {str(unknown[0])[:60]!r} (it takes "
-                    + ", ".join(fields) + ")")
+            return (
+                f"has an unknown key {str(unknown[0])[:60]!r} (it takes " + ", ".join(fields) + ")"
+            )
     for key in sorted(base.__required_keys__):
         if value.get(key) is None:
             return f"needs {key!r}"
@@ -474,17 +486,24 @@ def _plain_schema(base: Any, limits: tuple[Limit, ...]) -> dict[str, Any]:
     if _is_typeddict(base):
         fields = _fields(base)
         required = sorted(base.__required_keys__)
-        return {"type": "object",
-                "properties": {k: schema(v) for k, v in fields.items()},
-                "required": required, "additionalProperties": _is_open(limits)}
+        return {
+            "type": "object",
+            "properties": {k: schema(v) for k, v in fields.items()},
+            "required": required,
+            "additionalProperties": _is_open(limits),
+        }
     if origin is dict or base is dict:
         return {"type": "object"}
     if base is int:
         bounded = any(isinstance(m, Range) for m in limits)
-        return {"type": "integer"} if bounded else \
-            {"type": "integer", "minimum": -INT_LIMIT, "maximum": INT_LIMIT}
-    return {str: {"type": "string"}, float: {"type": "number"},
-            bool: {"type": "boolean"}}.get(base, {})
+        return (
+            {"type": "integer"}
+            if bounded
+            else {"type": "integer", "minimum": -INT_LIMIT, "maximum": INT_LIMIT}
+        )
+    return {str: {"type": "string"}, float: {"type": "number"}, bool: {"type": "boolean"}}.get(
+        base, {}
+    )
 
 
 # -- a hint in words -----------------------------------------------------------------
@@ -504,14 +523,16 @@ def describe(hint: Any) -> str:
             (item,) = typing.get_args(base) or (Any,)
             if typing.get_origin(split(item)[0]) is Literal:
                 text = "a list of any of " + ", ".join(
-                    repr(a) for a in typing.get_args(split(item)[0]))
+                    repr(a) for a in typing.get_args(split(item)[0])
+                )
             else:
                 text = f"a list of {_plural(describe(item))}"
         elif origin is dict or base is dict or _is_typeddict(base):
             text = "an object"
         else:
-            text = {str: "a string", int: "an integer", float: "a number",
-                    bool: "a boolean"}.get(base, str(base))
+            text = {str: "a string", int: "an integer", float: "a number", bool: "a boolean"}.get(
+                base, str(base)
+            )
         said = [w for w in (m.words(base) for m in limits) if w]
         parts.append(text + (" (" + ", ".join(said) + ")" if said else ""))
     return " or ".join(parts)
@@ -520,7 +541,7 @@ def describe(hint: Any) -> str:
 def _plural(text: str) -> str:
     for article in ("a ", "an "):
         if text.startswith(article):
-            head, _, tail = text[len(article):].partition(" (")
+            head, _, tail = text[len(article) :].partition(" (")
             return head + "s" + (" (" + tail if tail else "")
     return text
 

@@ -43,7 +43,7 @@ _POLL_MAX_S = 0.01
 # A process that wrote this recently gives way, up to this long, to another process's
 # waiting writer: its own next write would otherwise win every time (it needs no poll).
 _GIVE_WAY_S = 0.05
-WAITERS = "lock-waiters"          # under _derived/: one empty file per waiting writer
+WAITERS = "lock-waiters"  # under _derived/: one empty file per waiting writer
 
 # What the card says this process is; a surface that knows better (the command line:
 # "vine serve") sets it when it starts.
@@ -87,12 +87,20 @@ def timeout_from_env(value: float | None) -> float:
         try:
             value = float(raw)
         except ValueError:
-            raise SchemaError(f"{TIMEOUT_ENV} must be a number of seconds, got {raw!r}",
-                              hint="0 answers E_LOCKED at once; 5 is the default.") from None
-    if isinstance(value, bool) or not isinstance(value, int | float) or not value >= 0 \
-            or value == float("inf"):
-        raise SchemaError(f"{source} must be a number of seconds >= 0, got {value!r}",
-                          hint="0 answers E_LOCKED at once; 5 is the default.")
+            raise SchemaError(
+                f"{TIMEOUT_ENV} must be a number of seconds, got {raw!r}",
+                hint="0 answers E_LOCKED at once; 5 is the default.",
+            ) from None
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, int | float)
+        or not value >= 0
+        or value == float("inf")
+    ):
+        raise SchemaError(
+            f"{source} must be a number of seconds >= 0, got {value!r}",
+            hint="0 answers E_LOCKED at once; 5 is the default.",
+        )
     return float(value)
 
 
@@ -190,8 +198,10 @@ def who(card: dict[str, object]) -> str:
 def _describe(card: dict[str, object]) -> str:
     if not card:
         return "forest already has a writer"
-    return (f"forest already has a writer (pid {card.get('pid', '?')} on "
-            f"{card.get('host', '?')} since {card.get('since', '?')})")
+    return (
+        f"forest already has a writer (pid {card.get('pid', '?')} on "
+        f"{card.get('host', '?')} since {card.get('since', '?')})"
+    )
 
 
 def _held_for(card: dict[str, object]) -> float | None:
@@ -223,26 +233,31 @@ def locked_error(card: dict[str, object], waited: float | None = None) -> Locked
     that = f"that process (pid {pid})" if pid is not None else "that process"
     if holds_open(card):
         return Locked(
-            f"{_describe(card)}: {name} keeps the lock for as long as it has the forest "
-            "open", holder=card,
+            f"{_describe(card)}: {name} keeps the lock for as long as it has the forest open",
+            holder=card,
             hint=f"Stop {that}, or have it open the forest with Vine(path, "
-                 "lock=\"per-write\") so it holds the lock only while it writes, as vine "
-                 f"serve, the Station and vine browse do; {hints.open_readonly()}.")
+            'lock="per-write") so it holds the lock only while it writes, as vine '
+            f"serve, the Station and vine browse do; {hints.open_readonly()}.",
+        )
     held = _held_for(card)
     for_how_long = f" for {held:.0f} s" if held is not None and held >= 1 else ""
     if card.get("hold") == PER_WRITE:
         return Locked(
             f"{_describe(card)}: {name} has been writing{for_how_long}, longer than the "
-            f"{waited or 0:.1f} s this write waits", holder=card,
+            f"{waited or 0:.1f} s this write waits",
+            holder=card,
             hint=f"A long write (an ingest, a large batch) is in progress: try again when "
-                 f"it finishes, or wait longer ({TIMEOUT_ENV}=60, or lock_timeout=60 in "
-                 "Python).")
+            f"it finishes, or wait longer ({TIMEOUT_ENV}=60, or lock_timeout=60 in "
+            "Python).",
+        )
     return Locked(
         f"{_describe(card)}: {name} has held the lock longer than the {waited or 0:.1f} s "
-        "this write waits", holder=card,
+        "this write waits",
+        holder=card,
         hint=f"If {that} keeps the forest open (an older engine, or a script), stop it or "
-             "have it lock per write; the lock frees itself when its holder exits. "
-             f"{TIMEOUT_ENV} sets how long a write waits.")
+        "have it lock per write; the lock frees itself when its holder exits. "
+        f"{TIMEOUT_ENV} sets how long a write waits.",
+    )
 
 
 class ForestLock:
@@ -303,16 +318,15 @@ class ForestLock:
                     card = read_card(self.path)
                     now = time.monotonic()
                     if holds_open(card) or now >= deadline:
-                        raise locked_error(card, None if holds_open(card) else now - started
-                                           ) from None
+                        raise locked_error(
+                            card, None if holds_open(card) else now - started
+                        ) from None
                     if marker is None:
                         marker = self._queue()
-                    if waiting is not None and not noticed and \
-                            now - started >= NOTICE_AFTER_S:
+                    if waiting is not None and not noticed and now - started >= NOTICE_AFTER_S:
                         noticed = True
                         waiting(card)
-                    time.sleep(min(random.uniform(0.5, 1.0) * delay,
-                                   max(0.0, deadline - now)))
+                    time.sleep(min(random.uniform(0.5, 1.0) * delay, max(0.0, deadline - now)))
                     delay = min(delay * 2, _POLL_MAX_S)
                     continue
                 # A releaser unlinks while holding: make sure we locked the live file.
@@ -327,9 +341,10 @@ class ForestLock:
                 os.close(fd)
                 moved += 1
                 if moved >= _ATTEMPTS and time.monotonic() >= deadline:
-                    raise Locked("forest already has a writer (contended)",
-                                 hint="Another writer is taking the lock right now; try "
-                                      "again.")
+                    raise Locked(
+                        "forest already has a writer (contended)",
+                        hint="Another writer is taking the lock right now; try again.",
+                    )
         finally:
             if marker is not None:
                 marker.unlink(missing_ok=True)
@@ -396,9 +411,13 @@ class ForestLock:
         import socket
         from datetime import UTC, datetime
 
-        card = {"pid": os.getpid(), "host": socket.gethostname(),
-                "since": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
-                "hold": self.hold, "by": program()}
+        card = {
+            "pid": os.getpid(),
+            "host": socket.gethostname(),
+            "since": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+            "hold": self.hold,
+            "by": program(),
+        }
         data = json.dumps(card).encode()
         # Written, then cut to its length (a dead holder's longer card may be there):
         # truncating to zero first makes ext4 flush, a millisecond per write.

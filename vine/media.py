@@ -36,12 +36,15 @@ def asset(forest: Forest, node_id: Any) -> dict[str, Any]:
     row = forest.resolve(node_id)
     payload = row["payload"]
     if row["type"] != "media" and row["payload_type"] not in MEDIA_TYPES:
-        raise SchemaError(f"{row['id']} is a {row['type']}, not a media node",
-                          hint="Only media nodes (images, recordings) have an original "
-                               "to view; pick reads a note's body.")
+        raise SchemaError(
+            f"{row['id']} is a {row['type']}, not a media node",
+            hint="Only media nodes (images, recordings) have an original "
+            "to view; pick reads a note's body.",
+        )
     if not payload or "://" in str(payload):
-        raise SchemaError(f"{row['id']} has no local original",
-                          hint="Its payload is remote or unset.")
+        raise SchemaError(
+            f"{row['id']} has no local original", hint="Its payload is remote or unset."
+        )
     root = str(forest.root)
     full = os.path.realpath(os.path.join(root, os.path.dirname(row["id"]), str(payload)))
     first = os.path.relpath(full, root).split(os.sep)[0]
@@ -49,9 +52,16 @@ def asset(forest: Forest, node_id: Any) -> dict[str, Any]:
         raise NotFound(f"the original of {row['id']} escapes the forest")
     path = Path(full)
     if not path.is_file():
-        raise NotFound(f"the original of {row['id']} is missing: {payload}",
-                       hint="Re-ingest the file; `vine validate` reports missing payloads.")
-    return {"id": row["id"], "title": row["title"], "payload_type": row["payload_type"],
-            "payload_hash": row["payload_hash"],
-            "media_type": mimetypes.guess_type(path.name)[0],
-            "size": path.stat().st_size, "path": path}
+        raise NotFound(
+            f"the original of {row['id']} is missing: {payload}",
+            hint="Re-ingest the file; `vine validate` reports missing payloads.",
+        )
+    return {
+        "id": row["id"],
+        "title": row["title"],
+        "payload_type": row["payload_type"],
+        "payload_hash": row["payload_hash"],
+        "media_type": mimetypes.guess_type(path.name)[0],
+        "size": path.stat().st_size,
+        "path": path,
+    }

@@ -138,8 +138,12 @@ def headers_of(body: str) -> list[Header]:
         line = m.group()
         marker = _FENCE.match(line)
         if fence is not None:
-            if marker and marker.group(1)[0] == fence[0] and len(marker.group(1)) >= len(fence) \
-                    and not line.strip()[len(marker.group(1)):].strip():
+            if (
+                marker
+                and marker.group(1)[0] == fence[0]
+                and len(marker.group(1)) >= len(fence)
+                and not line.strip()[len(marker.group(1)) :].strip()
+            ):
                 fence = None
             continue
         if marker:
@@ -158,7 +162,7 @@ def section_text(lines: list[str], headers: list[Header], header: Header) -> str
         if h.line > header.line and h.level <= header.level:
             end = h.line
             break
-    return "\n".join(lines[header.line:end]).rstrip()
+    return "\n".join(lines[header.line : end]).rstrip()
 
 
 def blockquote_summary(lines: list[str]) -> str:
@@ -195,8 +199,12 @@ def parse_text(node_id: str, text: str) -> Node:
     # the frontmatter, and the blank lines before the body.
     lead = len(text) - len(text.lstrip("\ufeff").lstrip())
     start = lead + len(stripped) - len(body) + (len(body) - len(body.lstrip("\n")))
-    return Node(node_id, meta, body.strip("\n").rstrip() if body.strip() else "",
-                body_line=text.count("\n", 0, start) + 1)
+    return Node(
+        node_id,
+        meta,
+        body.strip("\n").rstrip() if body.strip() else "",
+        body_line=text.count("\n", 0, start) + 1,
+    )
 
 
 def body_of_bytes(data: bytes) -> str | None:

@@ -4,12 +4,13 @@ keeper, near ids, problems, assets, a rebuild)."""
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Self
 
 from . import hints
 from .errors import ReadOnly, SchemaError, VineError
@@ -25,6 +26,45 @@ if TYPE_CHECKING:
 
 class Plumbing:
     """The part of :class:`~monkeyllm.Vine` that is not a call."""
+
+    if TYPE_CHECKING:  # Vine's own constructor, which init and copy call
+
+        def __init__(self, path: str | os.PathLike[str], **options: Any) -> None: ...
+
+    @classmethod
+    def init(
+        cls, path: str | os.PathLike[str], title: str, summary: str | None = None, **options: Any
+    ) -> Self:
+        """Create a forest at ``path`` and open it (writable).
+
+        Writes the master ``_index.md``, ``_meta/schema.md`` with the default dialect and
+        ``.gitignore``, makes the folder its own git repository (even inside another
+        one) and commits ``init: forest '<title>'``. Refuses a
+        folder that already holds a forest (``VineError`` with ``E_SCHEMA``).
+        """
+        from .writes.init import init_forest
+
+        init_forest(Path(path).expanduser().resolve(), title, summary)
+        return cls(path, **options)
+
+    @classmethod
+    def copy(
+        cls, path: str | os.PathLike[str], dest: str | os.PathLike[str], **options: Any
+    ) -> Self:
+        """Copy the forest at ``path`` to ``dest`` as a forest of its own and open the copy
+        (writable unless ``writable=False`` is given).
+
+        The markdown, dataset payloads and ``_assets/`` are copied (never ``_derived/``,
+        the lock or the source's git data); ``dest`` becomes its own git repository with
+        one commit, ``copy: forest '<title>' from <folder>``. It is how to try edits on a
+        forest that cannot be written (one inside another repository, such as the
+        shipped ``sample-brain/``). Raises ``VineError`` (``E_SCHEMA``) when ``dest`` is
+        a folder that is not empty.
+        """
+        from .writes.copy import copy_forest
+
+        copy_forest(Path(path), Path(dest))
+        return cls(dest, **options)
 
     root: Path
     writable: bool
@@ -61,8 +101,7 @@ class Plumbing:
                 writer keeps the lock past the timeout.
         """
         if not self.writable:
-            raise ReadOnly("this forest is open read-only",
-                           hint=hints.open_writable())
+            raise ReadOnly("this forest is open read-only", hint=hints.open_writable())
         from .writes.context import WriteContext
 
         repo = self._repository()
@@ -73,8 +112,9 @@ class Plumbing:
 
             repo.warm()
         with self._path.open(self._forest, repo):
-            yield WriteContext(self._forest, repo, getattr(self._local, "trailers", ()),
-                               self._visibility())
+            yield WriteContext(
+                self._forest, repo, getattr(self._local, "trailers", ()), self._visibility()
+            )
 
     def _visibility(self) -> Visibility:
         return getattr(self._local, "visibility", EVERYTHING)
@@ -99,8 +139,9 @@ class Plumbing:
             self._local.steps = previous
 
     @contextmanager
-    def visibility(self, allow: list[str] | tuple[str, ...] = ("",),
-                   deny: list[str] | tuple[str, ...] = ()) -> Iterator[None]:
+    def visibility(
+        self, allow: list[str] | tuple[str, ...] = ("",), deny: list[str] | tuple[str, ...] = ()
+    ) -> Iterator[None]:
         """Calls made by this thread inside the block see only the nodes under these id
         prefixes: calendar and coverage count them alone, history names no other node
         in a commit's message, and prune and transplant refuse (``E_ANCHORED``, with a
@@ -172,8 +213,11 @@ class Plumbing:
             raise SchemaError("this Vine is closed", hint="Open the forest again.")
         from .heat import STRONG_DEPOSIT
 
-        known = [i for i in dict.fromkeys(ids)
-                 if isinstance(i, str) and self._forest.catalog.row(i) is not None]
+        known = [
+            i
+            for i in dict.fromkeys(ids)
+            if isinstance(i, str) and self._forest.catalog.row(i) is not None
+        ]
         self._forest.heat.deposit(known, STRONG_DEPOSIT)
         return known
 
@@ -211,5 +255,8 @@ class Plumbing:
         """Rebuild the catalog from the files (heat is kept); returns the node count."""
         started = time.perf_counter()
         count = self._forest.catalog.build()
-        return {"nodes": count, "skipped": len(self._forest.catalog.problems()),
-                "elapsed_ms": round((time.perf_counter() - started) * 1000, 1)}
+        return {
+            "nodes": count,
+            "skipped": len(self._forest.catalog.problems()),
+            "elapsed_ms": round((time.perf_counter() - started) * 1000, 1),
+        }

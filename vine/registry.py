@@ -87,7 +87,7 @@ class Call:
     """A registered call: name, kind, budget, parameters, docs and the method."""
 
     name: str
-    kind: str                      # "read", "write" or "composite"
+    kind: str  # "read", "write" or "composite"
     budget: int | None
     params: tuple[Param, ...]
     summary: str
@@ -129,14 +129,20 @@ CALLS: dict[str, Call] = {}
 def _kind_of(value: Any) -> str:
     if value is None:
         return "null"
-    return {bool: "boolean", int: "integer", float: "number", str: "string",
-            list: "list", dict: "object"}.get(type(value), type(value).__name__)
+    return {
+        bool: "boolean",
+        int: "integer",
+        float: "number",
+        str: "string",
+        list: "list",
+        dict: "object",
+    }.get(type(value), type(value).__name__)
 
 
 def _clip(text: str, limit: int = 60) -> str:
     """``text`` shortened to ``limit`` characters: an envelope echoes what it was given
     and must stay small whatever that was."""
-    return text if len(text) <= limit else text[:limit - 3] + "..."
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def check_args(spec: Call, args: dict[str, Any]) -> dict[str, Any]:
@@ -149,14 +155,17 @@ def check_args(spec: Call, args: dict[str, Any]) -> dict[str, Any]:
     if unknown:
         raise SchemaError(
             f"{spec.name}: unknown parameter {_clip(repr(unknown[0]))}",
-            hint=f"{spec.name} takes: {', '.join(p.name for p in spec.params)}.")
+            hint=f"{spec.name} takes: {', '.join(p.name for p in spec.params)}.",
+        )
     clean: dict[str, Any] = {}
     for p in spec.params:
         value = args.get(p.name)
         if value is None:
             if p.required:
-                raise SchemaError(f"{spec.name}: missing required parameter {p.name!r}",
-                                  hint=f"{p.name} is {describe(p.annotated)}.")
+                raise SchemaError(
+                    f"{spec.name}: missing required parameter {p.name!r}",
+                    hint=f"{p.name} is {describe(p.annotated)}.",
+                )
             continue
         value = integral(p.annotated, value)
         wrong = problem(p.annotated, value)
@@ -164,7 +173,8 @@ def check_args(spec: Call, args: dict[str, Any]) -> dict[str, Any]:
             shown = _clip(repr(value))
             raise SchemaError(
                 f"{spec.name}: {p.name} {_clip(wrong, 200)}, got {_kind_of(value)} {shown}",
-                hint=f"{p.name} accepts {_clip(describe(p.annotated), 300)}.")
+                hint=f"{p.name} accepts {_clip(describe(p.annotated), 300)}.",
+            )
         clean[p.name] = value
     for rule in spec.apart:
         if rule.clash(clean):
@@ -181,13 +191,12 @@ def _param_docs(doc: str) -> dict[str, str]:
     except StopIteration:
         return out
     current = None
-    for line in lines[start + 1:]:
+    for line in lines[start + 1 :]:
         if not line.strip():
             break
         stripped = line.strip()
         head, sep, rest = stripped.partition(":")
-        if sep and " " not in head and line.startswith(" " * 4) \
-                and not line.startswith(" " * 12):
+        if sep and " " not in head and line.startswith(" " * 4) and not line.startswith(" " * 12):
             current = head
             out[current] = rest.strip()
         elif current:
@@ -195,8 +204,13 @@ def _param_docs(doc: str) -> dict[str, str]:
     return out
 
 
-def spec_of(fn: Callable[..., Any], kind: str, budget: int | None = None,
-            returns: dict[str, Any] | None = None, apart: tuple[Apart, ...] = ()) -> Call:
+def spec_of(
+    fn: Callable[..., Any],
+    kind: str,
+    budget: int | None = None,
+    returns: dict[str, Any] | None = None,
+    apart: tuple[Apart, ...] = (),
+) -> Call:
     """The :class:`Call` a method describes (its first parameter, ``self``, skipped),
     without registering it: hosts describe their own calls (the Station's ``answer``)
     exactly as the engine's are described."""
@@ -205,16 +219,21 @@ def spec_of(fn: Callable[..., Any], kind: str, budget: int | None = None,
     doc = inspect.getdoc(fn) or ""
     docs = _param_docs(doc)
     params = tuple(
-        Param(name, hints.get(name, Any), p.default is _MISSING,
-              None if p.default is _MISSING else p.default, docs.get(name, ""))
+        Param(
+            name,
+            hints.get(name, Any),
+            p.default is _MISSING,
+            None if p.default is _MISSING else p.default,
+            docs.get(name, ""),
+        )
         for name, p in list(sig.parameters.items())[1:]
     )
-    return Call(fn.__name__, kind, budget, params, doc.split("\n", 1)[0], doc, fn, returns,
-                apart)
+    return Call(fn.__name__, kind, budget, params, doc.split("\n", 1)[0], doc, fn, returns, apart)
 
 
-def call(kind: str, budget: int | None = None, apart: tuple[Apart, ...] = ()
-         ) -> Callable[[Callable[..., Any]], Any]:
+def call(
+    kind: str, budget: int | None = None, apart: tuple[Apart, ...] = ()
+) -> Callable[[Callable[..., Any]], Any]:
     """Register a Vine method as a call and wrap it with the call boundary; ``apart``
     names parameters that cannot be given together."""
 
@@ -230,8 +249,10 @@ def call(kind: str, budget: int | None = None, apart: tuple[Apart, ...] = ()
                 try:
                     bound = sig.bind(self, *args, **kwargs)
                 except TypeError as exc:
-                    raise SchemaError(f"{spec.name}: {exc}", hint=(
-                        f"{spec.name} takes: {', '.join(p.name for p in params)}.")) from None
+                    raise SchemaError(
+                        f"{spec.name}: {exc}",
+                        hint=(f"{spec.name} takes: {', '.join(p.name for p in params)}."),
+                    ) from None
                 given = dict(list(bound.arguments.items())[1:])
                 clean = check_args(spec, given)
                 return self._run(spec, clean)
@@ -246,6 +267,7 @@ def call(kind: str, budget: int | None = None, apart: tuple[Apart, ...] = ()
 
 def internal(spec_name: str, exc: BaseException) -> dict[str, Any]:
     """The envelope of an unexpected exception: names the call and the type only."""
-    return Internal(f"{spec_name} failed unexpectedly ({type(exc).__name__})",
-                    hint="This is a bug in monkeyllm: please report it with the call "
-                         "and its arguments.").envelope()
+    return Internal(
+        f"{spec_name} failed unexpectedly ({type(exc).__name__})",
+        hint="This is a bug in monkeyllm: please report it with the call and its arguments.",
+    ).envelope()

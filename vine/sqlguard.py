@@ -37,13 +37,35 @@ def _sqlglot() -> Any:
     # the guard refuses those itself, and a CLI or MCP server must not print it.
     logging.getLogger("sqlglot").setLevel(logging.ERROR)
     return SimpleNamespace(
-        parse=sqlglot.parse, exp=exp, errors=(ParseError, TokenError),
-        writes=(exp.Insert, exp.Update, exp.Delete, exp.Create, exp.Drop, exp.Alter,
-                exp.Command, exp.Pragma, exp.Attach, exp.Detach, exp.TruncateTable,
-                exp.Merge, exp.Transaction, exp.Commit, exp.Rollback, exp.Analyze, exp.Copy,
-                exp.Use, exp.Set),
+        parse=sqlglot.parse,
+        exp=exp,
+        errors=(ParseError, TokenError),
+        writes=(
+            exp.Insert,
+            exp.Update,
+            exp.Delete,
+            exp.Create,
+            exp.Drop,
+            exp.Alter,
+            exp.Command,
+            exp.Pragma,
+            exp.Attach,
+            exp.Detach,
+            exp.TruncateTable,
+            exp.Merge,
+            exp.Transaction,
+            exp.Commit,
+            exp.Rollback,
+            exp.Analyze,
+            exp.Copy,
+            exp.Use,
+            exp.Set,
+        ),
         reads=(exp.Select, exp.SetOperation),
-        dml={exp.Insert: "INSERT", exp.Update: "UPDATE", exp.Delete: "DELETE"})
+        dml={exp.Insert: "INSERT", exp.Update: "UPDATE", exp.Delete: "DELETE"},
+    )
+
+
 _DENIED_FUNCTIONS = frozenset({"load_extension", "readfile", "writefile", "edit", "fts3_tokenizer"})
 MAX_SQL_CHARS = 100_000
 
@@ -78,8 +100,9 @@ def _parse(sql: str) -> exp.Expression:
     except RecursionError:
         raise QueryForbidden("statement is nested too deeply to check") from None
     if len(statements) != 1:
-        raise QueryForbidden("only one statement per call",
-                             hint="Send each statement in its own call.")
+        raise QueryForbidden(
+            "only one statement per call", hint="Send each statement in its own call."
+        )
     tree = statements[0]
     if not isinstance(tree, (*_sqlglot().reads, *_sqlglot().writes, _sqlglot().exp.Values)):
         # An expression, not a statement ("hello world" reads as a column and its
@@ -99,7 +122,7 @@ def _syntax_verdict(text: str) -> str | None:
         try:
             conn.execute(explained)
         except sqlite3.Warning:
-            return None     # more than one statement: the count is checked elsewhere
+            return None  # more than one statement: the count is checked elsewhere
         except sqlite3.Error as exc:
             message = str(exc)
             if _NEAR.match(message) or message == "incomplete input":
@@ -124,8 +147,12 @@ def _refuse_bad_syntax(text: str) -> None:
         what = f'near "{found.group(1)}"'
     else:
         what = f'unrecognized token "{found.group(2)}"'
-    raise QueryInvalid(f"SQL syntax error at line {line}, column {column}: {what}",
-                       hint=_SYNTAX_HINT, line=line, column=column)
+    raise QueryInvalid(
+        f"SQL syntax error at line {line}, column {column}: {what}",
+        hint=_SYNTAX_HINT,
+        line=line,
+        column=column,
+    )
 
 
 def _error_offset(text: str, message: str) -> int:
@@ -146,7 +173,7 @@ def _error_offset(text: str, message: str) -> int:
     lo, hi = 0, len(spots) - 1
     while lo < hi:
         mid = (lo + hi) // 2
-        if _syntax_verdict(text[:spots[mid] + len(token)]) == message:
+        if _syntax_verdict(text[: spots[mid] + len(token)]) == message:
             hi = mid
         else:
             lo = mid + 1
@@ -160,16 +187,18 @@ def _names(tree: exp.Expression) -> list[str]:
         if isinstance(node, exp.Table):
             found.append(node.name.lower())
         elif isinstance(node, exp.Anonymous | exp.Func):
-            found.append((node.name if isinstance(node, exp.Anonymous)
-                          else node.sql_name()).lower())
+            found.append(
+                (node.name if isinstance(node, exp.Anonymous) else node.sql_name()).lower()
+            )
     return found
 
 
 def _refuse_hidden(tree: exp.Expression) -> None:
     for node in tree.walk():
         if isinstance(node, _sqlglot().writes):
-            raise QueryForbidden(f"statement contains {type(node).__name__.upper()}, which "
-                                 "is not allowed here")
+            raise QueryForbidden(
+                f"statement contains {type(node).__name__.upper()}, which is not allowed here"
+            )
     for name in _names(tree):
         if name.startswith("pragma_"):
             raise QueryForbidden(f"{name} is a PRAGMA function and is not allowed")
@@ -193,9 +222,11 @@ def check_read(sql: str, row_limit: int) -> Verdict:
     tree = _parse(sql)
     if not isinstance(tree, _sqlglot().reads):
         verb = _verb(tree)
-        raise QueryForbidden(f"query is read-only: {verb} is not allowed",
-                             hint="Use SELECT (or WITH ... SELECT); rows are written with "
-                                  f"{hints.call('tend', 'id', 'sql')}.")
+        raise QueryForbidden(
+            f"query is read-only: {verb} is not allowed",
+            hint="Use SELECT (or WITH ... SELECT); rows are written with "
+            f"{hints.call('tend', 'id', 'sql')}.",
+        )
     _refuse_hidden(tree)
     text = sql.strip()
     while text.endswith(";"):
@@ -214,11 +245,14 @@ def check_write(sql: str) -> Verdict:
         raise QueryForbidden(
             f"tend takes one INSERT, UPDATE or DELETE, not {_verb(tree)}",
             hint=f"Read rows with {hints.call('query', 'id', 'sql')}; change them with "
-                 "INSERT, UPDATE ... WHERE, or "
-                 "DELETE ... WHERE.")
+            "INSERT, UPDATE ... WHERE, or "
+            "DELETE ... WHERE.",
+        )
     if verb in ("UPDATE", "DELETE") and tree.args.get("where") is None:
-        raise QueryForbidden(f"{verb} without WHERE is not allowed",
-                             hint="Add a WHERE clause; to touch every row say WHERE 1=1.")
+        raise QueryForbidden(
+            f"{verb} without WHERE is not allowed",
+            hint="Add a WHERE clause; to touch every row say WHERE 1=1.",
+        )
     for node in tree.walk():
         if node is not tree and isinstance(node, _sqlglot().writes):
             raise QueryForbidden(f"statement hides {type(node).__name__.upper()} inside")
@@ -232,16 +266,21 @@ def check_write(sql: str) -> Verdict:
 
 
 # SQLite authorizer action codes allowed for reads.
-_READ_ACTIONS = {sqlite3.SQLITE_SELECT, sqlite3.SQLITE_READ, sqlite3.SQLITE_FUNCTION,
-                 getattr(sqlite3, "SQLITE_RECURSIVE", 33)}
+_READ_ACTIONS = {
+    sqlite3.SQLITE_SELECT,
+    sqlite3.SQLITE_READ,
+    sqlite3.SQLITE_FUNCTION,
+    getattr(sqlite3, "SQLITE_RECURSIVE", 33),
+}
 _WRITE_ACTIONS = {sqlite3.SQLITE_INSERT, sqlite3.SQLITE_UPDATE, sqlite3.SQLITE_DELETE}
 
 
 def authorizer(*, allow_writes: bool, tables: frozenset[str] | None = None):  # noqa: ANN201
     """An SQLite authorizer: reads (and, for tend, row writes) on allowed tables only."""
 
-    def decide(action: int, arg1: str | None, arg2: str | None, db: str | None,
-               source: str | None) -> int:
+    def decide(
+        action: int, arg1: str | None, arg2: str | None, db: str | None, source: str | None
+    ) -> int:
         if action == sqlite3.SQLITE_FUNCTION:
             name = (arg2 or "").lower()
             return sqlite3.SQLITE_DENY if name in _DENIED_FUNCTIONS else sqlite3.SQLITE_OK
@@ -265,8 +304,9 @@ def authorizer(*, allow_writes: bool, tables: frozenset[str] | None = None):  # 
 _LENGTH_LIMIT = 16 * 1024 * 1024
 
 
-def guard_connection(conn: sqlite3.Connection, *, allow_writes: bool,
-                     tables: frozenset[str] | None = None) -> list[float]:
+def guard_connection(
+    conn: sqlite3.Connection, *, allow_writes: bool, tables: frozenset[str] | None = None
+) -> list[float]:
     """Install the authorizer, size limits and the 2-second deadline; returns the
     mutable deadline holder (set ``[0]`` to the start time before running)."""
     conn.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, _LENGTH_LIMIT)

@@ -30,16 +30,15 @@ from .text import fold
 # searches for starts a stem with (so a query needs no column filter to keep words and
 # stems apart).
 PREFIX = {"en": "0", "pt": "1"}
-MIN_LENGTH = 3                 # shorter tokens are kept as they are
-EVIDENCE = 3                   # telling words a title and summary need to name a language
+MIN_LENGTH = 3  # shorter tokens are kept as they are
+EVIDENCE = 3  # telling words a title and summary need to name a language
 
 _SNOWBALL = {"en": "english", "pt": "portuguese"}
 _local = threading.local()
 
 # Portuguese endings that lose their accents when typed on a keyboard without them, in
 # the order they are tried (longest first).
-_PT_ENDINGS = (("coes", "ções"), ("cao", "ção"), ("oes", "ões"), ("aes", "ães"),
-               ("ao", "ão"))
+_PT_ENDINGS = (("coes", "ções"), ("cao", "ção"), ("oes", "ões"), ("aes", "ães"), ("ao", "ão"))
 _WORD = re.compile(r"[^\W_]+")
 _CODED = re.compile(r"\S*\d\S*")
 # Each word's stem tokens, per set of languages, as a catalog build meets them.
@@ -71,7 +70,7 @@ def _accented(word: str) -> str:
     of the endings keyboards drop them from (``devolucoes`` -> ``devoluções``)."""
     for plain, accented in _PT_ENDINGS:
         if word.endswith(plain) and len(word) > len(plain) + 1:
-            return word[:-len(plain)] + accented
+            return word[: -len(plain)] + accented
     return word
 
 
@@ -129,8 +128,11 @@ def _stem_text(text: str, langs: tuple[str, ...]) -> str:
             continue
         got = known.get(word)
         if got is None:
-            got = "" if len(word) > 1 and word.isupper() else " ".join(
-                PREFIX[lang] + s for lang in langs for s in stems(word, lang))
+            got = (
+                ""
+                if len(word) > 1 and word.isupper()
+                else " ".join(PREFIX[lang] + s for lang in langs for s in stems(word, lang))
+            )
             if len(known) < _STEMMED_MAX:
                 known[word] = got
         if got:

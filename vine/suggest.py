@@ -28,8 +28,9 @@ _KIN_MAX = 3000
 _LEAF_MAX = 1000
 
 
-def near_ids(conn: Any, node_id: str, *, keep: Callable[[str], bool] | None = None,
-             n: int = 3) -> list[str]:
+def near_ids(
+    conn: Any, node_id: str, *, keep: Callable[[str], bool] | None = None, n: int = 3
+) -> list[str]:
     """Up to ``n`` existing ids nearest to ``node_id`` (a mistyped or guessed id), best
     first; ``keep`` limits them to ids a caller may see.
 
@@ -43,21 +44,40 @@ def near_ids(conn: Any, node_id: str, *, keep: Callable[[str], bool] | None = No
     depth = node_id.count("/")
     anchor = parent_of(node_id)
     # A branch the caller may not see must not steer the search either.
-    while anchor is not None and ((keep is not None and not keep(anchor)) or conn.execute(
-            "SELECT 1 FROM nodes WHERE id = ? AND kind = 'branch'", (anchor,)).fetchone() is None):
+    while anchor is not None and (
+        (keep is not None and not keep(anchor))
+        or conn.execute(
+            "SELECT 1 FROM nodes WHERE id = ? AND kind = 'branch'", (anchor,)
+        ).fetchone()
+        is None
+    ):
         anchor = parent_of(anchor)
     prefix = folder_prefix(anchor) if anchor is not None else ""
-    kin = _kept(conn.execute(
-        "SELECT id FROM nodes WHERE id >= ? AND id < ? "
-        "AND length(id) - length(replace(id, '/', '')) BETWEEN ? AND ? ORDER BY rowid",
-        (prefix, prefix + "\U0010ffff", depth - 1, depth + 1)), keep, _KIN_MAX)
+    kin = _kept(
+        conn.execute(
+            "SELECT id FROM nodes WHERE id >= ? AND id < ? "
+            "AND length(id) - length(replace(id, '/', '')) BETWEEN ? AND ? ORDER BY rowid",
+            (prefix, prefix + "\U0010ffff", depth - 1, depth + 1),
+        ),
+        keep,
+        _KIN_MAX,
+    )
     parts = node_id.split("/")
     leaf = parts[-2] if len(parts) > 1 and parts[-1] == "_index" else parts[-1]
     start = _like(leaf[:4])
-    alike = _kept(conn.execute(
-        "SELECT id FROM nodes WHERE (id LIKE ? ESCAPE '\\' OR id LIKE ? ESCAPE '\\') "
-        "ORDER BY rowid", (start + "%", "%/" + start + "%")), keep, _LEAF_MAX) \
-        if len(leaf) >= 3 else []
+    alike = (
+        _kept(
+            conn.execute(
+                "SELECT id FROM nodes WHERE (id LIKE ? ESCAPE '\\' OR id LIKE ? ESCAPE '\\') "
+                "ORDER BY rowid",
+                (start + "%", "%/" + start + "%"),
+            ),
+            keep,
+            _LEAF_MAX,
+        )
+        if len(leaf) >= 3
+        else []
+    )
     pool = [i for i in dict.fromkeys(kin + alike) if i != node_id]
     return close(node_id, pool, n=n)
 

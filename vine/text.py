@@ -53,8 +53,9 @@ for _code in range(128):
     _GAPS[_code]  # noqa: B018 - prefill the ASCII range
 
 
-_ASCII_GAPS = bytes(c if (chr(c).isalnum() or c == 10) else 32 for c in range(128)) + \
-    bytes(range(128, 256))
+_ASCII_GAPS = bytes(c if (chr(c).isalnum() or c == 10) else 32 for c in range(128)) + bytes(
+    range(128, 256)
+)
 
 
 class _IndexTable(dict[int, int]):
@@ -81,7 +82,7 @@ class _NeedsGeneralPath(Exception):
 
 def _gap_or_give_up(error: UnicodeError) -> tuple[str, int]:
     assert isinstance(error, UnicodeEncodeError)  # registered for encoding only
-    bad = error.object[error.start:error.end]
+    bad = error.object[error.start : error.end]
     if any(ch.isalnum() for ch in bad):
         raise _NeedsGeneralPath
     return " " * len(bad), error.end

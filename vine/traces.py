@@ -23,14 +23,17 @@ TRACES_KEPT = 500
 def _prune(folder: Path) -> None:
     """Delete the oldest trace files beyond the newest TRACES_KEPT (best effort)."""
     try:
-        entries = [(e.stat().st_mtime_ns, e.path) for e in os.scandir(folder)
-                   if e.name.endswith(".jsonl") and e.is_file()]
+        entries = [
+            (e.stat().st_mtime_ns, e.path)
+            for e in os.scandir(folder)
+            if e.name.endswith(".jsonl") and e.is_file()
+        ]
     except OSError:
         return
     if len(entries) < TRACES_KEPT:
         return
     entries.sort()
-    for _, path in entries[:len(entries) - TRACES_KEPT + 1]:
+    for _, path in entries[: len(entries) - TRACES_KEPT + 1]:
         try:
             os.unlink(path)
         except OSError:
@@ -46,8 +49,9 @@ class TraceLog:
         self._file: IO[str] | None = None
         self._lock = threading.Lock()
 
-    def record(self, spec: Call, args: dict[str, Any], result: dict[str, Any],
-               started: float) -> None:
+    def record(
+        self, spec: Call, args: dict[str, Any], result: dict[str, Any], started: float
+    ) -> None:
         """Append one call's line."""
         try:
             with self._lock:
@@ -55,15 +59,22 @@ class TraceLog:
                     folder = self.root / "_derived" / "traces"
                     folder.mkdir(parents=True, exist_ok=True)
                     _prune(folder)
-                    self._file = open(folder / f"{self.session}.jsonl", "a",  # noqa: SIM115
-                                      encoding="utf-8", buffering=1)
+                    self._file = open(
+                        folder / f"{self.session}.jsonl",
+                        "a",  # noqa: SIM115
+                        encoding="utf-8",
+                        buffering=1,
+                    )
             first = spec.params[0].name if spec.params else None
-            line = {"ts": round(time.time(), 3), "session": self.session,
-                    "primitive": spec.name,
-                    "id": args.get("id") if first == "id" and isinstance(args.get("id"), str)
-                    else None,
-                    "tokens_in": budget.cost(args), "tokens_out": budget.cost(result),
-                    "elapsed_ms": round((time.perf_counter() - started) * 1000, 3)}
+            line = {
+                "ts": round(time.time(), 3),
+                "session": self.session,
+                "primitive": spec.name,
+                "id": args.get("id") if first == "id" and isinstance(args.get("id"), str) else None,
+                "tokens_in": budget.cost(args),
+                "tokens_out": budget.cost(result),
+                "elapsed_ms": round((time.perf_counter() - started) * 1000, 3),
+            }
             if is_error(result):
                 line["error"] = result["error"].get("code")
             with self._lock:

@@ -91,17 +91,26 @@ class Vine(CanopyMethods, Plumbing):
             second (to tell a person it is waiting).
     """
 
-    def __init__(self, path: str | os.PathLike[str], writable: bool = True, alpha: float = 0.3,
-                 *, half_life_days: float = 30.0, watch: bool = True,
-                 embedder: EmbedderConfig | dict[str, Any] | None = None,
-                 lock: Literal["while-open", "per-write"] = "while-open",
-                 lock_timeout: float | None = None,
-                 on_lock_wait: Callable[[dict[str, object]], None] | None = None) -> None:
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        writable: bool = True,
+        alpha: float = 0.3,
+        *,
+        half_life_days: float = 30.0,
+        watch: bool = True,
+        embedder: EmbedderConfig | dict[str, Any] | None = None,
+        lock: Literal["while-open", "per-write"] = "while-open",
+        lock_timeout: float | None = None,
+        on_lock_wait: Callable[[dict[str, object]], None] | None = None,
+    ) -> None:
         root = Path(path).expanduser().resolve()
         if not (root / "_index.md").is_file():
-            raise NotFound(f"no forest at {root} (no _index.md)",
-                           hint="Point at a forest's root folder, or create one with "
-                                f"{hints.create_forest()}.")
+            raise NotFound(
+                f"no forest at {root} (no _index.md)",
+                hint="Point at a forest's root folder, or create one with "
+                f"{hints.create_forest()}.",
+            )
         if isinstance(alpha, bool) or not isinstance(alpha, int | float) or alpha < 0:
             raise SchemaError(f"alpha must be a number >= 0, got {alpha!r}")
         self.root = root
@@ -115,8 +124,9 @@ class Vine(CanopyMethods, Plumbing):
         if self.writable and not self._path.per_write:
             self._path.take_for_life()
         try:
-            self._forest = Forest(root, alpha=self.alpha, half_life_days=half_life_days,
-                                  use_inotify=watch)
+            self._forest = Forest(
+                root, alpha=self.alpha, half_life_days=half_life_days, use_inotify=watch
+            )
             self._forest.catalog.ensure_built()
         except BaseException:
             self._path.close()
@@ -164,8 +174,9 @@ class Vine(CanopyMethods, Plumbing):
         """Run a call by name with a JSON-style argument object (as MCP and REST do)."""
         spec = CALLS.get(name) if isinstance(name, str) else None
         if spec is None:
-            return SchemaError(f"unknown call: {name!r}",
-                               hint="Calls: " + ", ".join(sorted(CALLS)) + ".").envelope()
+            return SchemaError(
+                f"unknown call: {name!r}", hint="Calls: " + ", ".join(sorted(CALLS)) + "."
+            ).envelope()
         try:
             clean = check_args(spec, {} if args is None else args)
         except VineError as exc:
@@ -187,54 +198,32 @@ class Vine(CanopyMethods, Plumbing):
             # A file system refusing a write (the forest's files, or the catalog a read
             # keeps fresh) is E_READONLY; anything else is a bug.
             refused = refused_write(exc)
-            if refused and spec.read_only and isinstance(exc, OSError) and \
-                    exc.errno in (errno.EACCES, errno.EPERM):
+            if (
+                refused
+                and spec.read_only
+                and isinstance(exc, OSError)
+                and exc.errno in (errno.EACCES, errno.EPERM)
+            ):
                 refused = None  # a read that may not open a file refused no write
             result = refused.envelope() if refused else internal(spec.name, exc)
         self._trace.record(spec, args, result, started)
         return result
 
-    @classmethod
-    def init(cls, path: str | os.PathLike[str], title: str, summary: str | None = None,
-             **options: Any) -> Vine:
-        """Create a forest at ``path`` and open it (writable).
-
-        Writes the master ``_index.md``, ``_meta/schema.md`` with the default dialect and
-        ``.gitignore``, makes the folder its own git repository (even inside another
-        one) and commits ``init: forest '<title>'``. Refuses a
-        folder that already holds a forest (``VineError`` with ``E_SCHEMA``).
-        """
-        from .writes.init import init_forest
-
-        init_forest(Path(path).expanduser().resolve(), title, summary)
-        return cls(path, **options)
-
-    @classmethod
-    def copy(cls, path: str | os.PathLike[str], dest: str | os.PathLike[str],
-             **options: Any) -> Vine:
-        """Copy the forest at ``path`` to ``dest`` as a forest of its own and open the copy
-        (writable unless ``writable=False`` is given).
-
-        The markdown, dataset payloads and ``_assets/`` are copied (never ``_derived/``,
-        the lock or the source's git data); ``dest`` becomes its own git repository with
-        one commit, ``copy: forest '<title>' from <folder>``. It is how to try edits on a
-        forest that cannot be written (one inside another repository, such as the
-        shipped ``sample-brain/``). Raises ``VineError`` (``E_SCHEMA``) when ``dest`` is
-        a folder that is not empty.
-        """
-        from .writes.copy import copy_forest
-
-        copy_forest(Path(path), Path(dest))
-        return cls(dest, **options)
-
     # -- the seven reads (lifecycle reads above, composites below) ------------------
 
     @registry.call("read", budget.LOCATE)
-    def locate(self, query: str, k: LocateK = 5, scope: Scope = "all",
-               type_filter: str | None = None, include: list[LocateInclude] | None = None,
-               since: DateBound | None = None, until: DateBound | None = None,
-               date_field: DateField = "created",
-               hybrid: Hybrid = "auto") -> dict[str, Any]:
+    def locate(
+        self,
+        query: str,
+        k: LocateK = 5,
+        scope: Scope = "all",
+        type_filter: str | None = None,
+        include: list[LocateInclude] | None = None,
+        since: DateBound | None = None,
+        until: DateBound | None = None,
+        date_field: DateField = "created",
+        hybrid: Hybrid = "auto",
+    ) -> dict[str, Any]:
         """Turn a question into ranked entry points, searching curated metadata only.
 
         Reach for it when you have a question and no id. It searches titles,
@@ -266,12 +255,23 @@ class Vine(CanopyMethods, Plumbing):
         from .reads.locate import locate
         from .windows import window
 
-        return locate(self._forest, query, k, scope, type_filter, include,
-                      window(since, until, date_field), hybrid)
+        return locate(
+            self._forest,
+            query,
+            k,
+            scope,
+            type_filter,
+            include,
+            window(since, until, date_field),
+            hybrid,
+        )
 
     @registry.call("read", budget.LOOK)
-    def look(self, id: Id | Annotated[Ids, MaxLen(budget.LOOK_BATCH_MAX)],
-             fields: list[LookField] | None = None) -> dict[str, Any]:
+    def look(
+        self,
+        id: Id | Annotated[Ids, MaxLen(budget.LOOK_BATCH_MAX)],
+        fields: list[LookField] | None = None,
+    ) -> dict[str, Any]:
         """A digest of one node: what it is, what it links to, what its body costs.
 
         Reach for it after every hop, before paying for pick: summary, tags,
@@ -290,8 +290,7 @@ class Vine(CanopyMethods, Plumbing):
         return look(self._forest, id, fields)
 
     @registry.call("read", budget.MOVE)
-    def move(self, id: Id, rel: Text | None = None,
-             direction: Direction = "out") -> dict[str, Any]:
+    def move(self, id: Id, rel: Text | None = None, direction: Direction = "out") -> dict[str, Any]:
         """Neighbours of a node along typed edges, or the children of a branch.
 
         Reach for it when a digest showed an edge worth following, or for a
@@ -308,13 +307,25 @@ class Vine(CanopyMethods, Plumbing):
 
         return move(self._forest, id, rel, direction)
 
-    @registry.call("read", budget.PICK, apart=(
-        Apart("after", "section", "after and section cannot be combined: use section to "
-              "read one section, or after to page"),
-        Apart("after", "id", "after cannot be used with a list of ids", list)))
-    def pick(self, id: Id | Annotated[Ids, MaxLen(budget.PICK_BATCH_MAX)],
-             section: Sections | None = None,
-             after: PageCursor | None = None) -> dict[str, Any]:
+    @registry.call(
+        "read",
+        budget.PICK,
+        apart=(
+            Apart(
+                "after",
+                "section",
+                "after and section cannot be combined: use section to "
+                "read one section, or after to page",
+            ),
+            Apart("after", "id", "after cannot be used with a list of ids", list),
+        ),
+    )
+    def pick(
+        self,
+        id: Id | Annotated[Ids, MaxLen(budget.PICK_BATCH_MAX)],
+        section: Sections | None = None,
+        after: PageCursor | None = None,
+    ) -> dict[str, Any]:
         """The markdown body of a node, or one named section of it.
 
         Reach for it last, once a digest or a sniff snippet said this is the
@@ -332,11 +343,18 @@ class Vine(CanopyMethods, Plumbing):
         return pick(self._forest, id, section, after)
 
     @registry.call("read", budget.SCAN)
-    def scan(self, parent_id: Id, filter: ScanFilter | None = None,
-             fields: list[ScanField] | None = None, recursive: bool = False,
-             limit: ScanLimit = 50, after: str | None = None,
-             since: DateBound | None = None, until: DateBound | None = None,
-             date_field: DateField = "created") -> dict[str, Any]:
+    def scan(
+        self,
+        parent_id: Id,
+        filter: ScanFilter | None = None,
+        fields: list[ScanField] | None = None,
+        recursive: bool = False,
+        limit: ScanLimit = 50,
+        after: str | None = None,
+        since: DateBound | None = None,
+        until: DateBound | None = None,
+        date_field: DateField = "created",
+    ) -> dict[str, Any]:
         """A metadata query over a branch, served from the catalog with no file opened.
 
         Reach for it when you know the region and want a subset by property: the
@@ -360,14 +378,28 @@ class Vine(CanopyMethods, Plumbing):
         from .reads.scan import scan
         from .windows import window
 
-        return scan(self._forest, parent_id, filter, fields, recursive, limit, after,
-                    window(since, until, date_field))
+        return scan(
+            self._forest,
+            parent_id,
+            filter,
+            fields,
+            recursive,
+            limit,
+            after,
+            window(since, until, date_field),
+        )
 
     @registry.call("read", budget.SNIFF)
-    def sniff(self, terms: Terms, scope: Id | None = None, k: SniffK = 5,
-              type_filter: str | None = None, since: DateBound | None = None,
-              until: DateBound | None = None,
-              date_field: DateField = "created") -> dict[str, Any]:
+    def sniff(
+        self,
+        terms: Terms,
+        scope: Id | None = None,
+        k: SniffK = 5,
+        type_filter: str | None = None,
+        since: DateBound | None = None,
+        until: DateBound | None = None,
+        date_field: DateField = "created",
+    ) -> dict[str, Any]:
         """Literal substring search over node bodies: node, section, line and snippet.
 
         Reach for it when the question holds something exact nobody would put in a
@@ -388,8 +420,7 @@ class Vine(CanopyMethods, Plumbing):
         from .reads.sniff import sniff
         from .windows import window
 
-        return sniff(self._forest, terms, scope, k, type_filter,
-                     window(since, until, date_field))
+        return sniff(self._forest, terms, scope, k, type_filter, window(since, until, date_field))
 
     # -- explaining a forest (reads) ------------------------------------------------
 
@@ -400,8 +431,7 @@ class Vine(CanopyMethods, Plumbing):
     # -- the writes ----------------------------------------------------------------
 
     @registry.call("write")
-    def plant(self, node: Nodes, if_absent: bool = False,
-              dry_run: bool = False) -> dict[str, Any]:
+    def plant(self, node: Nodes, if_absent: bool = False, dry_run: bool = False) -> dict[str, Any]:
         """Create a node: its file and its entry in the parent index, in one commit.
 
         Reach for it when something worth keeping was learned, or a document needs a
@@ -489,10 +519,17 @@ class Vine(CanopyMethods, Plumbing):
     # -- composites ----------------------------------------------------------------
 
     @registry.call("composite", budget.HARVEST)
-    def harvest(self, query: Question, terms: Terms | None = None, k: HarvestK = 3,
-                since: DateBound | None = None, until: DateBound | None = None,
-                date_field: DateField = "created",
-                include_superseded: bool = False, hybrid: Hybrid = "auto") -> dict[str, Any]:
+    def harvest(
+        self,
+        query: Question,
+        terms: Terms | None = None,
+        k: HarvestK = 3,
+        since: DateBound | None = None,
+        until: DateBound | None = None,
+        date_field: DateField = "created",
+        include_superseded: bool = False,
+        hybrid: Hybrid = "auto",
+    ) -> dict[str, Any]:
         """One-shot retrieval, no model: the evidence itself for a question.
 
         Reach for it when you want material in one round trip and your own model will
@@ -525,5 +562,13 @@ class Vine(CanopyMethods, Plumbing):
         from .reads.harvest import harvest
         from .windows import window
 
-        return harvest(self._forest, query, terms, k, window(since, until, date_field),
-                       include_superseded, steps=self._steps(), hybrid=hybrid)
+        return harvest(
+            self._forest,
+            query,
+            terms,
+            k,
+            window(since, until, date_field),
+            include_superseded,
+            steps=self._steps(),
+            hybrid=hybrid,
+        )

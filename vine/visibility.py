@@ -41,8 +41,9 @@ class Visibility:
     @classmethod
     def of(cls, allow: Any = ("",), deny: Any = ()) -> Visibility:
         """A visibility from prefixes in any spelling (``sales``, ``/sales/``)."""
-        return cls(tuple(prefix(a) for a in allow), tuple(d for d in (prefix(x) for x in deny)
-                                                         if d))
+        return cls(
+            tuple(prefix(a) for a in allow), tuple(d for d in (prefix(x) for x in deny) if d)
+        )
 
     @property
     def whole(self) -> bool:

@@ -91,9 +91,17 @@ class Watcher:
             self._wanted = False
             return
         flags = self._flags = module.flags
-        self._mask = (flags.CREATE | flags.DELETE | flags.MODIFY | flags.CLOSE_WRITE
-                      | flags.MOVED_FROM | flags.MOVED_TO | flags.ATTRIB
-                      | flags.DELETE_SELF | flags.MOVE_SELF)
+        self._mask = (
+            flags.CREATE
+            | flags.DELETE
+            | flags.MODIFY
+            | flags.CLOSE_WRITE
+            | flags.MOVED_FROM
+            | flags.MOVED_TO
+            | flags.ATTRIB
+            | flags.DELETE_SELF
+            | flags.MOVE_SELF
+        )
 
     def walk(self, rel_dir: str = "") -> dict[str, Stat]:
         """Every ``.md`` under ``rel_dir`` with its stat; once watching has started,

@@ -21,8 +21,8 @@ class Window:
     since: str | None
     until: str | None
     field: str
-    lo: str | None      # first day, inclusive
-    hi: str | None      # day after the last, exclusive
+    lo: str | None  # first day, inclusive
+    hi: str | None  # day after the last, exclusive
     empty: bool = False  # since falls after until: no day is in the window
 
     @property
@@ -50,8 +50,7 @@ class Window:
     def echo(self) -> dict[str, Any]:
         """The ``window`` object echoed in responses (``empty`` when since falls after
         until, so that nothing can match)."""
-        out: dict[str, Any] = {"since": self.since, "until": self.until,
-                               "date_field": self.field}
+        out: dict[str, Any] = {"since": self.since, "until": self.until, "date_field": self.field}
         if self.empty:
             out["empty"] = True
         return out
@@ -85,7 +84,7 @@ def window(since: str | None, until: str | None, date_field: str | None) -> Wind
     hi = last + timedelta(days=1) if last and last < date.max else None
     hi_text: str | None
     if last is not None and hi is None:
-        hi_text = "9999-12-31~"   # past the last representable day, still a string bound
+        hi_text = "9999-12-31~"  # past the last representable day, still a string bound
     else:
         hi_text = hi.isoformat() if hi else None
     return Window(since, until, field, lo.isoformat() if lo else None, hi_text)

@@ -35,9 +35,11 @@ def check_hold(lock: object) -> str:
         VineError: ``E_SCHEMA`` for anything else.
     """
     if lock not in HOLDS:
-        raise SchemaError(f"lock must be {WHILE_OPEN!r} or {PER_WRITE!r}, got {lock!r}",
-                          hint=f"{PER_WRITE!r} takes the writer lock only while each write "
-                               f"runs; {WHILE_OPEN!r} (the default) holds it until close.")
+        raise SchemaError(
+            f"lock must be {WHILE_OPEN!r} or {PER_WRITE!r}, got {lock!r}",
+            hint=f"{PER_WRITE!r} takes the writer lock only while each write "
+            f"runs; {WHILE_OPEN!r} (the default) holds it until close.",
+        )
     return str(lock)
 
 
@@ -53,8 +55,9 @@ class WritePath:
             a moment (the command line says so on stderr).
     """
 
-    def __init__(self, root: Path, hold: str, timeout: float | None = None,
-                 waiting: Waiting | None = None) -> None:
+    def __init__(
+        self, root: Path, hold: str, timeout: float | None = None, waiting: Waiting | None = None
+    ) -> None:
         self.root = root
         self.hold = check_hold(hold)
         self.timeout = timeout_from_env(timeout)

@@ -23,8 +23,9 @@ _FLOAT = re.compile(r"^[-+]?[0-9]+\.[0-9]+$")
 _DATE = re.compile(r"^([0-9]{4})-([0-9]{2})-([0-9]{2})$")
 _NULLS = frozenset({"~", "null", "Null", "NULL", ""})
 _BOOLS = {v: True for v in ("yes", "Yes", "YES", "true", "True", "TRUE", "on", "On", "ON")}
-_BOOLS.update({v: False for v in ("no", "No", "NO", "false", "False", "FALSE", "off", "Off",
-                                   "OFF")})
+_BOOLS.update(
+    {v: False for v in ("no", "No", "NO", "false", "False", "FALSE", "off", "Off", "OFF")}
+)
 _INDICATORS = frozenset("-?:,[]{}#&*!|>'\"%@`")
 # Plain scalars PyYAML's implicit resolvers could still claim once nulls, booleans and
 # the forms read here are ruled out start with one of these characters and use only
@@ -79,8 +80,7 @@ def _resolve(text: str) -> Any:
             return datetime.date(int(m.group(1)), int(m.group(2)), int(m.group(3)))
         except ValueError:
             raise _Miss from None
-    if text[0] in _INDICATORS or ": " in text or " #" in text or text.endswith(":") \
-            or "\t" in text:
+    if text[0] in _INDICATORS or ": " in text or " #" in text or text.endswith(":") or "\t" in text:
         raise _Miss
     if text[0] in RESOLVED_FIRST and RESOLVABLE.fullmatch(text):
         for _tag, regexp in _resolvers().get(text[0], ()):
@@ -171,7 +171,7 @@ def _sequence(lines: list[str], i: int, dash: int) -> tuple[list[Any], int]:
             if line == lead[:-1]:
                 raise _Miss
             break
-        body = line[dash + 2:].rstrip(" ")
+        body = line[dash + 2 :].rstrip(" ")
         i += 1
         if body and body[0] not in "'\"" and ": " in body or body.endswith(":"):
             key, rest = _split(body)
@@ -181,8 +181,8 @@ def _sequence(lines: list[str], i: int, dash: int) -> tuple[list[Any], int]:
                 more, i = _continuations(lines, i, dash + 2)
                 rest = " ".join([rest, *more])
             item = {key: _scalar1(rest)}
-            while i < n and lines[i].startswith(inner) and lines[i][dash + 2:dash + 3] != " ":
-                key, rest = _split(lines[i][dash + 2:].rstrip(" "))
+            while i < n and lines[i].startswith(inner) and lines[i][dash + 2 : dash + 3] != " ":
+                key, rest = _split(lines[i][dash + 2 :].rstrip(" "))
                 if not rest:
                     raise _Miss
                 i += 1

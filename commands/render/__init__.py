@@ -13,4 +13,4 @@ from __future__ import annotations
 from .dispatch import show
 from .pieces import heat_bar
 
-__all__ = ['show', 'heat_bar']
+__all__ = ["show", "heat_bar"]

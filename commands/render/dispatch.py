@@ -19,9 +19,18 @@ from .writes import WRITE_VERBS, init, write
 
 Renderer = Callable[[Console, Response], set[str]]
 RENDERERS: dict[str, Renderer] = {
-    "locate": locate, "look": look, "move": move, "pick": pick, "scan": scan,
-    "sniff": sniff, "query": query, "harvest": harvest, "init": init,
-    "history": history, "calendar": calendar, "coverage": coverage,
+    "locate": locate,
+    "look": look,
+    "move": move,
+    "pick": pick,
+    "scan": scan,
+    "sniff": sniff,
+    "query": query,
+    "harvest": harvest,
+    "init": init,
+    "history": history,
+    "calendar": calendar,
+    "coverage": coverage,
 }
 
 
@@ -60,8 +69,15 @@ def _error(console: Console, response: Response) -> set[str]:
     if not isinstance(error, dict):
         error = {"message": error}
     body = pairs_grid((k, v) for k, v in error.items() if k != "hint")
-    console.print(Panel(body, title=Text(str(error.get("code", "error")), style="bold red"),
-                        title_align="left", border_style="red", expand=False))
+    console.print(
+        Panel(
+            body,
+            title=Text(str(error.get("code", "error")), style="bold red"),
+            title_align="left",
+            border_style="red",
+            expand=False,
+        )
+    )
     if error.get("hint"):
         console.print(Text.assemble(("hint: ", "bold cyan"), plain(error["hint"])))
     return {"error"}

@@ -33,15 +33,28 @@ def harvest(console: Console, response: Response) -> set[str]:
     if response.get("terms"):
         console.print(Text.assemble(("terms: ", "bold"), cell(response["terms"])))
     results = response.get("results") or []
-    table = columns_table("#", "id", "title", "summary", "score", "found by",
-                   title=f"harvest: {len(results)} result(s)", wide="summary")
+    table = columns_table(
+        "#",
+        "id",
+        "title",
+        "summary",
+        "score",
+        "found by",
+        title=f"harvest: {len(results)} result(s)",
+        wide="summary",
+    )
     for rank, item in enumerate(results, 1):
-        table.add_row(str(rank),
-                      stack(Text(str(item.get("id")), style="bold"),
-                             Text(trail_text(item["trail"]), style=DIM)
-                             if item.get("trail") else None),
-                      cell(item.get("title")), cell(item.get("summary")),
-                      cell(item.get("score")), _found_by(item))
+        table.add_row(
+            str(rank),
+            stack(
+                Text(str(item.get("id")), style="bold"),
+                Text(trail_text(item["trail"]), style=DIM) if item.get("trail") else None,
+            ),
+            cell(item.get("title")),
+            cell(item.get("summary")),
+            cell(item.get("score")),
+            _found_by(item),
+        )
     console.print(table)
     pattern = terms_pattern(response.get("terms"))
     for item in results:
@@ -49,8 +62,18 @@ def harvest(console: Console, response: Response) -> set[str]:
     return {"query", "terms", "results"} | ranking_line(console, response)
 
 
-HARVEST_SHOWN = ("id", "title", "summary", "score", "found_by", "via", "trail", "matches",
-                 "content", "notes")
+HARVEST_SHOWN = (
+    "id",
+    "title",
+    "summary",
+    "score",
+    "found_by",
+    "via",
+    "trail",
+    "matches",
+    "content",
+    "notes",
+)
 
 
 def _found_by(item: dict[str, Any]) -> Text:
@@ -67,15 +90,21 @@ def _evidence(item: dict[str, Any], pattern: re.Pattern[str] | None) -> Panel:
     parts: list[RenderableType] = []
     for match in item.get("matches") or []:
         where = f"{match.get('section') or '(top)'}:{match.get('line', '?')}"
-        parts.append(Text.assemble((f"{where}  ", "cyan"),
-                                   highlight(str(match.get("snippet", "")), pattern)))
+        parts.append(
+            Text.assemble((f"{where}  ", "cyan"), highlight(str(match.get("snippet", "")), pattern))
+        )
     content = item.get("content")
     blocks = content if isinstance(content, list) else [content] if content else []
     for block in blocks:
         if isinstance(block, dict):
             label = block.get("section") or "body"
-            parts.append(Rule(Text(f"{label} ({block.get('body_tokens', '?')} tokens)"),
-                              align="left", style=DIM))
+            parts.append(
+                Rule(
+                    Text(f"{label} ({block.get('body_tokens', '?')} tokens)"),
+                    align="left",
+                    style=DIM,
+                )
+            )
             if block.get("body"):
                 parts.append(markdown(str(block["body"])))
             extra = extras(block, ("section", "body", "body_tokens"))
@@ -88,5 +117,8 @@ def _evidence(item: dict[str, Any], pattern: re.Pattern[str] | None) -> Panel:
     extra = extras(item, HARVEST_SHOWN)
     if extra:
         parts.append(extra)
-    return Panel(Group(*parts) if parts else Text("no content", style=DIM),
-                 title=Text(str(item.get("id")), style="bold"), title_align="left")
+    return Panel(
+        Group(*parts) if parts else Text("no content", style=DIM),
+        title=Text(str(item.get("id")), style="bold"),
+        title_align="left",
+    )

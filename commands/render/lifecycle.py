@@ -14,15 +14,25 @@ BAR_WIDTH = 40
 def history(console: Console, response: Response) -> set[str]:
     """A node's commits as a table, newest first."""
     entries = response.get("entries") or []
-    table = columns_table("when", "action", "by", "message", "commit",
-                   title=f"history of {plain(response.get('id'))}: {len(entries)} commit(s)",
-                   wide="message")
+    table = columns_table(
+        "when",
+        "action",
+        "by",
+        "message",
+        "commit",
+        title=f"history of {plain(response.get('id'))}: {len(entries)} commit(s)",
+        wide="message",
+    )
     for entry in entries:
         at = str(entry.get("at") or "")
         when = at.replace("T", " ")[:19] if at else None
-        table.add_row(cell(when), Text(str(entry.get("action")), style="bold"),
-                      cell(entry.get("by")), cell(entry.get("message")),
-                      short_sha(entry.get("commit")))
+        table.add_row(
+            cell(when),
+            Text(str(entry.get("action")), style="bold"),
+            cell(entry.get("by")),
+            cell(entry.get("message")),
+            short_sha(entry.get("commit")),
+        )
     console.print(table)
     if not entries:
         console.print(Text("no commit has touched this node yet", style="yellow"))
@@ -35,21 +45,34 @@ def calendar(console: Console, response: Response) -> set[str]:
     span = response.get("range") or {}
     most = max((b.get("nodes") or 0 for b in buckets), default=0)
     field = response.get("date_field", "created")
-    table = columns_table("period", "nodes", "", "since / until",
-                   title=f"calendar by {response.get('granularity')} of {field}: "
-                         f"{len(buckets)} period(s)")
+    table = columns_table(
+        "period",
+        "nodes",
+        "",
+        "since / until",
+        title=f"calendar by {response.get('granularity')} of {field}: {len(buckets)} period(s)",
+    )
     for bucket in buckets:
         n = bucket.get("nodes") or 0
         filled = max(1, round(n / most * BAR_WIDTH)) if most and n else 0
         bar = Text("█" * filled, style="cyan")
-        window = bucket.get("since") if bucket.get("since") == bucket.get("until") else \
-            f"{bucket.get('since')} .. {bucket.get('until')}"
-        table.add_row(Text(str(bucket.get("period")), style="bold"), str(n), bar,
-                      Text(str(window), style=DIM))
+        window = (
+            bucket.get("since")
+            if bucket.get("since") == bucket.get("until")
+            else f"{bucket.get('since')} .. {bucket.get('until')}"
+        )
+        table.add_row(
+            Text(str(bucket.get("period")), style="bold"), str(n), bar, Text(str(window), style=DIM)
+        )
     console.print(table)
-    facts = [("dated", f"{span.get('nodes', 0)} node(s), {span.get('first') or '—'} to "
-                       f"{span.get('last') or '—'}"),
-             ("undated", response.get("undated", 0))]
+    facts = [
+        (
+            "dated",
+            f"{span.get('nodes', 0)} node(s), {span.get('first') or '—'} to "
+            f"{span.get('last') or '—'}",
+        ),
+        ("undated", response.get("undated", 0)),
+    ]
     if response.get("window"):
         w = response["window"]
         facts.append(("window", f"{w.get('since') or '…'} to {w.get('until') or '…'}"))
@@ -61,26 +84,45 @@ def coverage(console: Console, response: Response) -> set[str]:
     """The regions as a table (nodes, branches, dated span, origin), then the totals."""
     roots = response.get("roots") or []
     field = response.get("date_field", "created")
-    table = columns_table("region", "nodes", "branches", f"{field} from", "to", "origin",
-                   title=f"coverage: {len(roots)} region(s)", wide="origin")
+    table = columns_table(
+        "region",
+        "nodes",
+        "branches",
+        f"{field} from",
+        "to",
+        "origin",
+        title=f"coverage: {len(roots)} region(s)",
+        wide="origin",
+    )
     for root in roots:
         origin = root.get("origin")
         without = root.get("without_origin") or 0
         table.add_row(
-            stack(Text(str(root.get("id")), style="bold"),
-                   Text(str(root.get("title")), style=DIM) if root.get("title") else None),
-            str(root.get("nodes")), str(root.get("branches")), cell(root.get("first")),
+            stack(
+                Text(str(root.get("id")), style="bold"),
+                Text(str(root.get("title")), style=DIM) if root.get("title") else None,
+            ),
+            str(root.get("nodes")),
+            str(root.get("branches")),
+            cell(root.get("first")),
             cell(root.get("last")),
-            stack(cell(origin), Text(f"{without} without one", style=DIM)
-                   if without and origin else None))
+            stack(
+                cell(origin),
+                Text(f"{without} without one", style=DIM) if without and origin else None,
+            ),
+        )
     console.print(table)
     types = response.get("types") or {}
     sources = response.get("sources") or {}
-    console.print(pairs_grid([
-        ("total", f"{response.get('total')} node(s)"),
-        ("types", ", ".join(f"{k} {v}" for k, v in types.items()) or "—"),
-        ("sources", ", ".join(f"{k} {v}" for k, v in sources.items()) or "—"),
-        ("undated", response.get("undated")),
-        ("system", f"{response.get('system')} (_meta)"),
-    ]))
+    console.print(
+        pairs_grid(
+            [
+                ("total", f"{response.get('total')} node(s)"),
+                ("types", ", ".join(f"{k} {v}" for k, v in types.items()) or "—"),
+                ("sources", ", ".join(f"{k} {v}" for k, v in sources.items()) or "—"),
+                ("undated", response.get("undated")),
+                ("system", f"{response.get('system')} (_meta)"),
+            ]
+        )
+    )
     return {"roots", "total", "types", "sources", "undated", "system", "date_field"}

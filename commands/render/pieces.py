@@ -17,8 +17,13 @@ NOTICE_KEYS = ("truncated", "hint", "hints", "next")
 # Bookkeeping lists that say nothing when empty.
 QUIET_WHEN_EMPTY = ("missing", "dropped", "truncated_fields", "fortified")
 # Heat colours from cool to hot: (upper bound, style).
-HEAT_STEPS = ((0.15, "grey58"), (0.35, "steel_blue1"), (0.6, "yellow"),
-              (0.8, "dark_orange"), (float("inf"), "red"))
+HEAT_STEPS = (
+    (0.15, "grey58"),
+    (0.35, "steel_blue1"),
+    (0.6, "yellow"),
+    (0.8, "dark_orange"),
+    (float("inf"), "red"),
+)
 SHA_SHOWN = 12
 NARROW_COLUMN = 30
 # Ids are copied back into the next call: they fold only when the terminal is too narrow.
@@ -123,8 +128,9 @@ def stack(*parts: Text | str | None) -> Text:
 def columns_table(*headers: str, title: str | None = None, wide: str | None = None) -> Table:
     """A table with these headers; the others are capped so the ``wide`` column (prose)
     keeps room to read. A floor would push columns off a narrow terminal, a cap cannot."""
-    table = Table(title=title, title_justify="left", show_lines=False, expand=False,
-                  header_style="bold")
+    table = Table(
+        title=title, title_justify="left", show_lines=False, expand=False, header_style="bold"
+    )
     for header in headers:
         cap = NARROW_COLUMN if wide is not None and header not in (wide, *UNCAPPED) else None
         table.add_column(header, overflow="fold", max_width=cap)
@@ -144,8 +150,9 @@ def pairs_grid(pairs: Iterable[tuple[str, Any]]) -> Table:
 # -- the footer every call shares ----------------------------------------------------
 
 
-def footer(console: Console, response: Response, shown: Iterable[str],
-            call: str | None = None) -> None:
+def footer(
+    console: Console, response: Response, shown: Iterable[str], call: str | None = None
+) -> None:
     """Unknown keys as ``key: value``, then the truncation warning (saying what it
     means for ``call``), hints and cursor."""
     done = set(shown) | set(NOTICE_KEYS)
@@ -158,8 +165,9 @@ def footer(console: Console, response: Response, shown: Iterable[str],
         from monkeyllm.budget import truncation_note
 
         meaning = truncation_note(call, response) if call else None
-        warning = "⚠ truncated: " + (meaning or "this response was cut to fit its budget; "
-                                     "more exists than is shown here.")
+        warning = "⚠ truncated: " + (
+            meaning or "this response was cut to fit its budget; more exists than is shown here."
+        )
         if truncated is not True:
             warning += f" ({plain(truncated)})"
         console.print(Text(warning, style="bold yellow"))
@@ -171,10 +179,16 @@ def footer(console: Console, response: Response, shown: Iterable[str],
         from monkeyllm import hints
 
         cursor = plain(response["next"])
-        again = hints.option(call, "after", cursor) if call else \
-            f"after={json.dumps(cursor, ensure_ascii=False)}"
-        console.print(Text.assemble(("next: ", "bold"), (cursor, "bold"),
-                                    (f"  (pass {again} for the next page)", DIM)))
+        again = (
+            hints.option(call, "after", cursor)
+            if call
+            else f"after={json.dumps(cursor, ensure_ascii=False)}"
+        )
+        console.print(
+            Text.assemble(
+                ("next: ", "bold"), (cursor, "bold"), (f"  (pass {again} for the next page)", DIM)
+            )
+        )
 
 
 def ranking_line(console: Console, response: Response) -> set[str]:
@@ -186,9 +200,10 @@ def ranking_line(console: Console, response: Response) -> set[str]:
     if info.get("ran"):
         text = f"ranking: hybrid, lexical + vector ({info.get('model')})"
     else:
-        why = info.get("note") or {"off": "hybrid is off for this call",
-                                   "no-terms": "nothing to search for"}.get(
-            str(info.get("reason")), str(info.get("reason")))
+        why = info.get("note") or {
+            "off": "hybrid is off for this call",
+            "no-terms": "nothing to search for",
+        }.get(str(info.get("reason")), str(info.get("reason")))
         text = f"ranking: lexical ({why})"
     if info.get("ran") and info.get("note"):
         text += f"; {info['note']}"

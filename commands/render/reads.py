@@ -35,22 +35,36 @@ from .pieces import (
 def locate(console: Console, response: Response) -> set[str]:
     """Entry points as a ranked table with trails and heat."""
     results = response.get("results") or []
-    table = columns_table("#", "id", "type", "title", "summary", "score", "heat",
-                   title=f"locate: {len(results)} result(s)", wide="summary")
+    table = columns_table(
+        "#",
+        "id",
+        "type",
+        "title",
+        "summary",
+        "score",
+        "heat",
+        title=f"locate: {len(results)} result(s)",
+        wide="summary",
+    )
     for rank, item in enumerate(results, 1):
         kind = item.get("kind")
         ntype = item.get("type")
         type_cell = f"{ntype} ({kind})" if kind and kind != ntype else (ntype or kind)
         table.add_row(
             str(rank),
-            stack(Text(str(item.get("id")), style="bold"),
-                   Text(trail_text(item["trail"]), style=DIM) if item.get("trail") else None),
-            cell(type_cell), cell(item.get("title")),
-            stack(cell(item.get("summary")),
-                   extras(item, ("id", "kind", "type", "title", "summary", "trail", "score",
-                                  "heat"))),
+            stack(
+                Text(str(item.get("id")), style="bold"),
+                Text(trail_text(item["trail"]), style=DIM) if item.get("trail") else None,
+            ),
+            cell(type_cell),
+            cell(item.get("title")),
+            stack(
+                cell(item.get("summary")),
+                extras(item, ("id", "kind", "type", "title", "summary", "trail", "score", "heat")),
+            ),
             cell(item.get("score")),
-            heat_bar(item["heat"]) if "heat" in item else cell(None))
+            heat_bar(item["heat"]) if "heat" in item else cell(None),
+        )
     console.print(table)
     if not results:
         console.print(Text("no entry points matched", style="yellow"))
@@ -67,17 +81,39 @@ def look(console: Console, response: Response) -> set[str]:
             console.print(Text("no digest returned", style="yellow"))
         for key, label in (("missing", "not found"), ("dropped", "dropped by the budget")):
             if response.get(key):
-                console.print(Text.assemble((f"{label}: ", "bold yellow"),
-                                            ", ".join(map(str, response[key]))))
+                console.print(
+                    Text.assemble((f"{label}: ", "bold yellow"), ", ".join(map(str, response[key])))
+                )
         return {"nodes", "missing", "dropped"}
     console.print(_digest(response))
     return set(response)
 
 
-DIGEST_SHOWN = ("id", "type", "title", "summary", "trail", "tags", "confidence", "created",
-                "updated", "source", "aliases", "origin", "coverage", "stats", "outline",
-                "children", "cross_trails", "edges_out", "edges_in", "query_manual",
-                "sample_rows", "notes", "truncated_fields")
+DIGEST_SHOWN = (
+    "id",
+    "type",
+    "title",
+    "summary",
+    "trail",
+    "tags",
+    "confidence",
+    "created",
+    "updated",
+    "source",
+    "aliases",
+    "origin",
+    "coverage",
+    "stats",
+    "outline",
+    "children",
+    "cross_trails",
+    "edges_out",
+    "edges_in",
+    "query_manual",
+    "sample_rows",
+    "notes",
+    "truncated_fields",
+)
 
 
 def _digest(node: dict[str, Any]) -> Panel:
@@ -88,9 +124,21 @@ def _digest(node: dict[str, Any]) -> Panel:
         parts.append(Text(str(node["title"]), style="bold"))
     if node.get("summary"):
         parts.append(Text(str(node["summary"])))
-    facts = [(key, node[key]) for key in ("trail", "tags", "aliases", "confidence", "created",
-                                          "updated", "source", "origin", "coverage")
-             if key in node]
+    facts = [
+        (key, node[key])
+        for key in (
+            "trail",
+            "tags",
+            "aliases",
+            "confidence",
+            "created",
+            "updated",
+            "source",
+            "origin",
+            "coverage",
+        )
+        if key in node
+    ]
     facts = [(k, Text(trail_text(v)) if k == "trail" else v) for k, v in facts]
     if "body_tokens" in stats:
         facts.append(("body", Text(f"{stats['body_tokens']} tokens")))
@@ -98,20 +146,27 @@ def _digest(node: dict[str, Any]) -> Panel:
         facts.append(("degree", stats["degree"]))
     if "heat" in stats:
         facts.append(("heat", heat_bar(stats["heat"])))
-    facts += [(f"stats.{k}", v) for k, v in stats.items() if k not in ("body_tokens", "degree",
-                                                                      "heat")]
+    facts += [
+        (f"stats.{k}", v) for k, v in stats.items() if k not in ("body_tokens", "degree", "heat")
+    ]
     facts += [(k, v) for k, v in node.items() if k not in DIGEST_SHOWN and k not in NOTICE_KEYS]
     if node.get("truncated_fields"):
-        facts.append(("cut to fit", Text(", ".join(map(str, node["truncated_fields"])),
-                                         style="yellow")))
+        facts.append(
+            ("cut to fit", Text(", ".join(map(str, node["truncated_fields"])), style="yellow"))
+        )
     if facts:
         parts.append(pairs_grid(facts))
     parts += _digest_shape(node)
     parts += _digest_edges(node)
     parts += _digest_dataset(node)
     subtitle = " · ".join(str(node[k]) for k in ("type",) if node.get(k)) or None
-    return Panel(Group(*parts), title=Text(str(node.get("id")), style="bold"),
-                 title_align="left", subtitle=subtitle, subtitle_align="right")
+    return Panel(
+        Group(*parts),
+        title=Text(str(node.get("id")), style="bold"),
+        title_align="left",
+        subtitle=subtitle,
+        subtitle_align="right",
+    )
 
 
 def _cut_note(node: dict[str, Any], key: str) -> Text:
@@ -124,20 +179,27 @@ def _cut_note(node: dict[str, Any], key: str) -> Text:
 def _digest_shape(node: dict[str, Any]) -> list[RenderableType]:
     parts: list[RenderableType] = []
     if node.get("outline"):
-        parts.append(Text.assemble(("outline: ", "bold"), " · ".join(map(str, node["outline"])),
-                                   _cut_note(node, "outline")))
+        parts.append(
+            Text.assemble(
+                ("outline: ", "bold"),
+                " · ".join(map(str, node["outline"])),
+                _cut_note(node, "outline"),
+            )
+        )
     elif "outline" in node:
         cut = _cut_note(node, "outline").plain.strip()
-        parts.append(Text.assemble(("outline: ", "bold"),
-                                   (cut, "yellow") if cut else ("(no sections)", DIM)))
+        parts.append(
+            Text.assemble(("outline: ", "bold"), (cut, "yellow") if cut else ("(no sections)", DIM))
+        )
     if "children" in node:
         children = node["children"] or []
         title = f"children ({len(children)})" + _cut_note(node, "children").plain
         table = columns_table("child", "summary", title=title)
         for child in children:
-            table.add_row(Text(str(child.get("id")), style="bold"),
-                          stack(cell(child.get("summary")),
-                                 extras(child, ("id", "summary"))))
+            table.add_row(
+                Text(str(child.get("id")), style="bold"),
+                stack(cell(child.get("summary")), extras(child, ("id", "summary"))),
+            )
         parts.append(table)
     if node.get("cross_trails"):
         parts.append(Text("cross trails:", style="bold"))
@@ -161,11 +223,17 @@ def _digest_edges(node: dict[str, Any]) -> list[RenderableType]:
         parts.append(Text.assemble((heading, "bold"), _cut_note(node, key)))
         for edge in edges:
             if key == "edges_out":
-                line = Text.assemble("  → ", (str(edge.get("rel")), "cyan"), " ",
-                                     (str(edge.get(end)), "bold"))
+                line = Text.assemble(
+                    "  → ", (str(edge.get("rel")), "cyan"), " ", (str(edge.get(end)), "bold")
+                )
             else:
-                line = Text.assemble("  ← ", (str(edge.get(end)), "bold"), "  (this node ",
-                                     (str(edge.get("rel")), "cyan"), " it)")
+                line = Text.assemble(
+                    "  ← ",
+                    (str(edge.get(end)), "bold"),
+                    "  (this node ",
+                    (str(edge.get("rel")), "cyan"),
+                    " it)",
+                )
             if edge.get("target_summary"):
                 line.append(f"  {edge['target_summary']}", style=DIM)
             extra = extras(edge, ("rel", end, "target_summary"))
@@ -180,8 +248,10 @@ def _digest_dataset(node: dict[str, Any]) -> list[RenderableType]:
     manual = node.get("query_manual")
     if isinstance(manual, dict):
         tables = manual.get("tables") or {}
-        grid = pairs_grid((f"table {name}", ", ".join(map(str, cols)) if isinstance(cols, list)
-                       else plain(cols)) for name, cols in tables.items())
+        grid = pairs_grid(
+            (f"table {name}", ", ".join(map(str, cols)) if isinstance(cols, list) else plain(cols))
+            for name, cols in tables.items()
+        )
         parts += [Text("query manual", style="bold"), grid]
         for example in manual.get("example_queries") or []:
             parts.append(Text(f"  {example}", style="green"))
@@ -192,8 +262,9 @@ def _digest_dataset(node: dict[str, Any]) -> list[RenderableType]:
         parts.append(Text.assemble(("query manual: ", "bold"), plain(manual)))
     sample = node.get("sample_rows")
     if isinstance(sample, dict) and "columns" in sample:
-        parts.append(_rows_table(sample.get("columns") or [], sample.get("rows") or [],
-                                 title="sample rows"))
+        parts.append(
+            _rows_table(sample.get("columns") or [], sample.get("rows") or [], title="sample rows")
+        )
     elif sample is not None:
         parts.append(Text.assemble(("sample rows: ", "bold"), plain(sample)))
     if node.get("notes"):
@@ -204,19 +275,31 @@ def _digest_dataset(node: dict[str, Any]) -> list[RenderableType]:
 def move(console: Console, response: Response) -> set[str]:
     """The neighbours along an edge as a table."""
     neighbours = response.get("neighbors") or response.get("neighbours") or []
-    table = columns_table("id", "rel", "type", "summary", "heat",
-                   title=f"move: {len(neighbours)} neighbour(s)", wide="summary")
+    table = columns_table(
+        "id",
+        "rel",
+        "type",
+        "summary",
+        "heat",
+        title=f"move: {len(neighbours)} neighbour(s)",
+        wide="summary",
+    )
     for item in neighbours:
         direction = item.get("direction")
         arrow = {"out": "→ ", "in": "← "}.get(str(direction), "")
         table.add_row(
-            stack(Text(str(item.get("id")), style="bold"), cell(item.get("title"))
-                   if item.get("title") else None),
-            Text(arrow + str(item.get("rel")), style="cyan"), cell(item.get("type")),
-            stack(cell(item.get("summary")),
-                   extras(item, ("id", "rel", "direction", "type", "title", "summary",
-                                  "heat"))),
-            heat_bar(item["heat"]) if "heat" in item else cell(None))
+            stack(
+                Text(str(item.get("id")), style="bold"),
+                cell(item.get("title")) if item.get("title") else None,
+            ),
+            Text(arrow + str(item.get("rel")), style="cyan"),
+            cell(item.get("type")),
+            stack(
+                cell(item.get("summary")),
+                extras(item, ("id", "rel", "direction", "type", "title", "summary", "heat")),
+            ),
+            heat_bar(item["heat"]) if "heat" in item else cell(None),
+        )
     console.print(table)
     if not neighbours:
         console.print(Text("no neighbours along that edge", style="yellow"))
@@ -231,15 +314,27 @@ def pick(console: Console, response: Response) -> set[str]:
             footer(console, node, PICK_SHOWN, "pick")
         for key, label in (("missing", "not found"), ("dropped", "dropped by the budget")):
             if response.get(key):
-                console.print(Text.assemble((f"{label}: ", "bold yellow"),
-                                            ", ".join(map(str, response[key]))))
+                console.print(
+                    Text.assemble((f"{label}: ", "bold yellow"), ", ".join(map(str, response[key])))
+                )
         return {"nodes", "missing", "dropped"}
     _pick_one(console, response)
     return set(PICK_SHOWN)
 
 
-PICK_SHOWN = ("id", "title", "section", "body", "body_tokens", "sections", "missing",
-              "outline", "total", "returned", "cut")
+PICK_SHOWN = (
+    "id",
+    "title",
+    "section",
+    "body",
+    "body_tokens",
+    "sections",
+    "missing",
+    "outline",
+    "total",
+    "returned",
+    "cut",
+)
 
 
 def _pick_one(console: Console, node: Response) -> None:
@@ -253,8 +348,13 @@ def _pick_one(console: Console, node: Response) -> None:
         header.append(f"  ({node['body_tokens']} tokens)", style=DIM)
     console.print(Rule(header, align="left"))
     if "outline" in node and "body" not in node:
-        console.print(Text("The body is over the pick budget; here is its outline to name "
-                           "a section (or page it with after=\"\"):", style="yellow"))
+        console.print(
+            Text(
+                "The body is over the pick budget; here is its outline to name "
+                'a section (or page it with after=""):',
+                style="yellow",
+            )
+        )
         for n, head in enumerate(node.get("outline") or [], 1):
             console.print(Text(f"  {n:>2}. {head}"))
     if node.get("body"):
@@ -262,8 +362,9 @@ def _pick_one(console: Console, node: Response) -> None:
     elif "body" in node and "sections" not in node:
         console.print(Text("(empty)", style=DIM))
     for part in node.get("sections") or []:
-        title = Text.assemble(("§ ", DIM), (str(part.get("header") or part.get("section")),
-                                            "bold cyan"))
+        title = Text.assemble(
+            ("§ ", DIM), (str(part.get("header") or part.get("section")), "bold cyan")
+        )
         if part.get("body_tokens") is not None:
             title.append(f"  ({part['body_tokens']} tokens)", style=DIM)
         console.print(Rule(title, align="left", style=DIM))
@@ -272,8 +373,11 @@ def _pick_one(console: Console, node: Response) -> None:
         if extra:
             console.print(extra)
     if node.get("missing"):
-        console.print(Text.assemble(("sections not found: ", "bold yellow"),
-                                    ", ".join(map(str, node["missing"]))))
+        console.print(
+            Text.assemble(
+                ("sections not found: ", "bold yellow"), ", ".join(map(str, node["missing"]))
+            )
+        )
     if "total" in node:
         page = f"page: {node.get('returned', '?')} of {node['total']} block(s)"
         if node.get("cut"):
@@ -311,30 +415,48 @@ def sniff(console: Console, response: Response) -> set[str]:
     """Matching body lines per node, the terms highlighted."""
     results = response.get("results") or []
     pattern = terms_pattern(response.get("terms"))
-    table = columns_table("#", "node", "section", "line", "snippet",
-                   title=f"sniff: {len(results)} node(s)", wide="snippet")
+    table = columns_table(
+        "#",
+        "node",
+        "section",
+        "line",
+        "snippet",
+        title=f"sniff: {len(results)} node(s)",
+        wide="snippet",
+    )
     for rank, item in enumerate(results, 1):
         matches = item.get("matches") or []
-        node = stack(Text(str(item.get("id")), style="bold"), cell(item.get("title")),
-                      Text(plain(item.get("type")) + f" · score {item.get('score')}",
-                           style=DIM),
-                      heat_bar(item["heat"]) if "heat" in item else None,
-                      extras(item, ("id", "title", "type", "score", "heat", "matches",
-                                     "truncated_matches")))
+        node = stack(
+            Text(str(item.get("id")), style="bold"),
+            cell(item.get("title")),
+            Text(plain(item.get("type")) + f" · score {item.get('score')}", style=DIM),
+            heat_bar(item["heat"]) if "heat" in item else None,
+            extras(item, ("id", "title", "type", "score", "heat", "matches", "truncated_matches")),
+        )
         if not matches:
-            table.add_row(str(rank), node, "", "", Text("no lines shown", style=DIM),
-                          end_section=True)
+            table.add_row(
+                str(rank), node, "", "", Text("no lines shown", style=DIM), end_section=True
+            )
         for i, match in enumerate(matches):
             last = i == len(matches) - 1
-            table.add_row(str(rank) if i == 0 else "", node if i == 0 else "",
-                          cell(match.get("section")), cell(match.get("line")),
-                          stack(highlight(str(match.get("snippet", "")), pattern),
-                                 extras(match, ("section", "line", "snippet"))),
-                          end_section=last and not item.get("truncated_matches"))
+            table.add_row(
+                str(rank) if i == 0 else "",
+                node if i == 0 else "",
+                cell(match.get("section")),
+                cell(match.get("line")),
+                stack(
+                    highlight(str(match.get("snippet", "")), pattern),
+                    extras(match, ("section", "line", "snippet")),
+                ),
+                end_section=last and not item.get("truncated_matches"),
+            )
         if item.get("truncated_matches"):
             more = item.get("match_count")
-            note = f"… {more - len(matches)} more matching line(s) in this node not shown" \
-                if isinstance(more, int) else "… more matching lines in this node not shown"
+            note = (
+                f"… {more - len(matches)} more matching line(s) in this node not shown"
+                if isinstance(more, int)
+                else "… more matching lines in this node not shown"
+            )
             table.add_row("", "", "", "", Text(note, style="yellow"), end_section=True)
     console.print(table)
     if "scanned_nodes" in response:
@@ -354,8 +476,13 @@ def query(console: Console, response: Response) -> set[str]:
         facts.append(f"{response['elapsed_ms']} ms")
     console.print(Text(" · ".join(facts), style=DIM))
     if response.get("limited"):
-        console.print(Text("limited: the row limit was reached; more rows may match "
-                           "(aggregate, filter, or page with LIMIT/OFFSET)", style="yellow"))
+        console.print(
+            Text(
+                "limited: the row limit was reached; more rows may match "
+                "(aggregate, filter, or page with LIMIT/OFFSET)",
+                style="yellow",
+            )
+        )
     return {"columns", "rows", "row_count", "elapsed_ms", "limited"}
 
 

@@ -30,20 +30,27 @@ WORKERS = 4
 def timing(served: Served) -> str:
     """The ``Server-Timing`` header: the model's share (answer), then the whole call."""
     model_ms = served.result.get("model_ms")
-    parts = [f"model;dur={model_ms}"] if isinstance(model_ms, int | float) and \
-        not served.result.get("cached") else []
+    parts = (
+        [f"model;dur={model_ms}"]
+        if isinstance(model_ms, int | float) and not served.result.get("cached")
+        else []
+    )
     return ", ".join([*parts, f"host;dur={served.ms}"])
 
 
 def _json(body: dict[str, Any], status: int, request: Request | None = None) -> JSONResponse:
     """A JSON answer; a 401 says how to authenticate (``WWW-Authenticate``)."""
-    headers = {"WWW-Authenticate": auth.challenge(request)} \
-        if status == UNAUTHORIZED and request is not None else None
+    headers = (
+        {"WWW-Authenticate": auth.challenge(request)}
+        if status == UNAUTHORIZED and request is not None
+        else None
+    )
     return JSONResponse(body, status_code=status, headers=headers)
 
 
-def build(station: Station, port: int | None = None,
-          allow_hosts: list[str] | None = None) -> Starlette:
+def build(
+    station: Station, port: int | None = None, allow_hosts: list[str] | None = None
+) -> Starlette:
     """The ASGI application for a Station: REST under ``/v1``, MCP at ``/mcp``.
 
     Args:
@@ -66,8 +73,14 @@ def build(station: Station, port: int | None = None,
             except (ValueError, UnicodeDecodeError):
                 raise SchemaError(f"{name}: the body is not valid JSON") from None
 
-        served = await serve_call(station, limiter, request.path_params["forest"], name,
-                                  lambda: station.principal(request), args_of)
+        served = await serve_call(
+            station,
+            limiter,
+            request.path_params["forest"],
+            name,
+            lambda: station.principal(request),
+            args_of,
+        )
         response = _json(served.result, served.status, request)
         response.headers["Server-Timing"] = timing(served)
         return response
@@ -77,20 +90,29 @@ def build(station: Station, port: int | None = None,
             who = station.principal(request)
         except VineError as exc:
             return _json(exc.envelope(), UNAUTHORIZED, request)
-        return _json({"forests": station.visible(who), "mode": "registry",
-                      "station": monkeyllm.__version__}, 200)
+        return _json(
+            {"forests": station.visible(who), "mode": "registry", "station": monkeyllm.__version__},
+            200,
+        )
 
     async def health_route(request: Request) -> JSONResponse:
         ids = station.forests.ids()
-        return _json({"status": "ok", "mode": "registry", "writable": True,
-                      "version": monkeyllm.__version__,
-                      "forests": {"served": len(ids)}}, 200)
+        return _json(
+            {
+                "status": "ok",
+                "mode": "registry",
+                "writable": True,
+                "version": monkeyllm.__version__,
+                "forests": {"served": len(ids)},
+            },
+            200,
+        )
 
     async def openapi_route(request: Request) -> JSONResponse:
         return _json(openapi.document(monkeyllm.__version__), 200)
 
     async def resource_route(request: Request) -> JSONResponse:
-        path = request.url.path[len(auth.WELL_KNOWN):]
+        path = request.url.path[len(auth.WELL_KNOWN) :]
         return _json(auth.metadata(request, path), 200)
 
     @contextlib.asynccontextmanager
@@ -101,15 +123,18 @@ def build(station: Station, port: int | None = None,
         finally:
             station.close()
 
-    return Starlette(routes=[
-        Route("/v1/health", health_route, methods=["GET"]),
-        Route("/v1/openapi.json", openapi_route, methods=["GET"]),
-        Route("/v1/forests", forests_route, methods=["GET"]),
-        Route("/v1/forests/{forest}/{call}", call_route, methods=["POST"]),
-        Route(mcp.PATH, endpoint=endpoint),
-        Route(auth.WELL_KNOWN, resource_route, methods=["GET"]),
-        Route(auth.WELL_KNOWN + mcp.PATH, resource_route, methods=["GET"]),
-    ], lifespan=lifespan)
+    return Starlette(
+        routes=[
+            Route("/v1/health", health_route, methods=["GET"]),
+            Route("/v1/openapi.json", openapi_route, methods=["GET"]),
+            Route("/v1/forests", forests_route, methods=["GET"]),
+            Route("/v1/forests/{forest}/{call}", call_route, methods=["POST"]),
+            Route(mcp.PATH, endpoint=endpoint),
+            Route(auth.WELL_KNOWN, resource_route, methods=["GET"]),
+            Route(auth.WELL_KNOWN + mcp.PATH, resource_route, methods=["GET"]),
+        ],
+        lifespan=lifespan,
+    )
 
 
 def run(root: Path, host: str, port: int, allow_hosts: list[str] | None = None) -> None:
@@ -118,19 +143,32 @@ def run(root: Path, host: str, port: int, allow_hosts: list[str] | None = None) 
 
     import uvicorn
 
-    logging.basicConfig(stream=sys.stderr, level=logging.WARNING,
-                        format="vine station: %(levelname)s %(name)s: %(message)s")
+    logging.basicConfig(
+        stream=sys.stderr,
+        level=logging.WARNING,
+        format="vine station: %(levelname)s %(name)s: %(message)s",
+    )
     mcp.quiet_logs()
     station = Station(root)
     extra = list(allow_hosts or [])
-    config = uvicorn.Config(build(station, port, extra), host=host, port=port,
-                            log_config=None, log_level="warning", access_log=False,
-                            lifespan="on")
-    sys.stderr.write(f"vine station: REST at http://{host}:{port}/v1, MCP over streamable "
-                     f"HTTP at http://{host}:{port}{mcp.PATH} "
-                     f"({len(station.forests.ids())} forest(s) under {station.root})\n")
+    config = uvicorn.Config(
+        build(station, port, extra),
+        host=host,
+        port=port,
+        log_config=None,
+        log_level="warning",
+        access_log=False,
+        lifespan="on",
+    )
+    sys.stderr.write(
+        f"vine station: REST at http://{host}:{port}/v1, MCP over streamable "
+        f"HTTP at http://{host}:{port}{mcp.PATH} "
+        f"({len(station.forests.ids())} forest(s) under {station.root})\n"
+    )
     if not extra:
-        sys.stderr.write(f"vine station: {mcp.PATH} answers only Host 127.0.0.1, localhost "
-                         f"and [::1] on port {port}; add --allow-host for other names\n")
+        sys.stderr.write(
+            f"vine station: {mcp.PATH} answers only Host 127.0.0.1, localhost "
+            f"and [::1] on port {port}; add --allow-host for other names\n"
+        )
     sys.stderr.flush()
     uvicorn.Server(config).run()

@@ -27,8 +27,9 @@ HINT = "Send Authorization: Bearer <key> (or X-API-Key: <key>); the operator min
 
 def unauthenticated() -> Forbidden:
     """The 401: no key, or an unknown, expired or revoked one."""
-    return Forbidden("not authenticated (401): no API key, or an unknown, expired or "
-                     "revoked one", hint=HINT)
+    return Forbidden(
+        "not authenticated (401): no API key, or an unknown, expired or revoked one", hint=HINT
+    )
 
 
 def base_url(request: Request) -> str:
@@ -44,8 +45,10 @@ def metadata_url(request: Request, resource_path: str = "") -> str:
 
 def challenge(request: Request, resource_path: str = "") -> str:
     """The ``WWW-Authenticate`` value of a 401."""
-    return (f'Bearer realm="monkeyllm-station", '
-            f'resource_metadata="{metadata_url(request, resource_path)}"')
+    return (
+        f'Bearer realm="monkeyllm-station", '
+        f'resource_metadata="{metadata_url(request, resource_path)}"'
+    )
 
 
 def metadata(request: Request, resource_path: str = "") -> dict[str, Any]:

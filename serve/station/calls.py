@@ -20,12 +20,25 @@ HOPS_MAX = 16
 
 ANSWER_RESULT = shapes.obj(
     {"answer": shapes.TEXT},
-    {"model": shapes.STR, "model_ms": shapes.NUM, "usage": shapes.OBJ,
-     "evidence": shapes.STRS, "sources": shapes.array(shapes.obj({"id": shapes.STR})),
-     "harvest": shapes.OBJ, "trace": shapes.OBJ, "cost": shapes.OBJ,
-     "cached": shapes.BOOL, "reason": shapes.STR, "turns": shapes.INT,
-     "hops": shapes.array(shapes.OBJ), "read": shapes.array(shapes.ANY),
-     "exhausted": shapes.BOOL, "hint": shapes.STR, "reply_tokens": shapes.maybe(shapes.INT)})
+    {
+        "model": shapes.STR,
+        "model_ms": shapes.NUM,
+        "usage": shapes.OBJ,
+        "evidence": shapes.STRS,
+        "sources": shapes.array(shapes.obj({"id": shapes.STR})),
+        "harvest": shapes.OBJ,
+        "trace": shapes.OBJ,
+        "cost": shapes.OBJ,
+        "cached": shapes.BOOL,
+        "reason": shapes.STR,
+        "turns": shapes.INT,
+        "hops": shapes.array(shapes.OBJ),
+        "read": shapes.array(shapes.ANY),
+        "exhausted": shapes.BOOL,
+        "hint": shapes.STR,
+        "reply_tokens": shapes.maybe(shapes.INT),
+    },
+)
 
 
 def _harvest_max_k() -> int:
@@ -34,15 +47,20 @@ def _harvest_max_k() -> int:
     return max_k()
 
 
-def answer(self: Any, question: Question,
-           k: Annotated[int, Range(1, _harvest_max_k)] = 3, cache: bool = True,
-           reply_tokens: Annotated[int, Range(REPLY_MIN, REPLY_MAX)] | None = None,
-           min_evidence: Annotated[int, Range(0, _harvest_max_k)] = 0,
-           min_score: Annotated[float, Range(0)] = 0.0,
-           hops: bool | Annotated[int, Range(1, HOPS_MAX)] | None = None,
-           terms: Terms | None = None, since: DateBound | None = None,
-           until: DateBound | None = None,
-           date_field: DateField = "created") -> dict[str, Any]:
+def answer(
+    self: Any,
+    question: Question,
+    k: Annotated[int, Range(1, _harvest_max_k)] = 3,
+    cache: bool = True,
+    reply_tokens: Annotated[int, Range(REPLY_MIN, REPLY_MAX)] | None = None,
+    min_evidence: Annotated[int, Range(0, _harvest_max_k)] = 0,
+    min_score: Annotated[float, Range(0)] = 0.0,
+    hops: bool | Annotated[int, Range(1, HOPS_MAX)] | None = None,
+    terms: Terms | None = None,
+    since: DateBound | None = None,
+    until: DateBound | None = None,
+    date_field: DateField = "created",
+) -> dict[str, Any]:
     """Answer a question in prose from this forest, with the model bound to it.
 
     Runs the scoped harvest sweep and hands its bundle to the forest's model, which

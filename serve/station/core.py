@@ -34,12 +34,26 @@ if TYPE_CHECKING:
 
 TRAILER = "station-principal"
 
-FORESTS_RESULT = shapes.obj({"forests": shapes.array(shapes.obj(
-    {"id": shapes.STR, "caps": shapes.STRS, "roots": shapes.STRS, "locked": shapes.BOOL})),
-    "station": shapes.STR}, {"mode": shapes.STR})
-HEALTH_RESULT = shapes.obj({"status": shapes.STR, "mode": shapes.STR,
-                            "writable": shapes.BOOL, "version": shapes.STR,
-                            "forests": shapes.obj({"served": shapes.INT})})
+FORESTS_RESULT = shapes.obj(
+    {
+        "forests": shapes.array(
+            shapes.obj(
+                {"id": shapes.STR, "caps": shapes.STRS, "roots": shapes.STRS, "locked": shapes.BOOL}
+            )
+        ),
+        "station": shapes.STR,
+    },
+    {"mode": shapes.STR},
+)
+HEALTH_RESULT = shapes.obj(
+    {
+        "status": shapes.STR,
+        "mode": shapes.STR,
+        "writable": shapes.BOOL,
+        "version": shapes.STR,
+        "forests": shapes.obj({"served": shapes.INT}),
+    }
+)
 
 
 # The calls whose ranking may fuse the forest's Canopy (answer harvests).
@@ -48,8 +62,7 @@ HYBRID_CALLS = ("locate", "harvest", "answer")
 
 def no_call(name: str) -> NotFound:
     """The error for a call name the Station does not have."""
-    return NotFound(f"no call {name!r}",
-                    hint="Calls: " + ", ".join(sorted(STATION_CALLS)) + ".")
+    return NotFound(f"no call {name!r}", hint="Calls: " + ", ".join(sorted(STATION_CALLS)) + ".")
 
 
 class Station:
@@ -87,8 +100,10 @@ class Station:
         if not isinstance(args, dict):
             raise SchemaError(f"{name}: the body must be a JSON object")
         if "forest" in args:
-            raise SchemaError(f"{name}: unknown parameter 'forest'",
-                              hint="The forest is in the path, never in the body.")
+            raise SchemaError(
+                f"{name}: unknown parameter 'forest'",
+                hint="The forest is in the path, never in the body.",
+            )
         if name in HYBRID_CALLS:
             self.bind_embedder(forest)
         if name == "answer":
@@ -105,8 +120,11 @@ class Station:
             return self.dispatcher.run(call, {**given, "forest": forest}).result
 
         policy = who.policy
-        seen = vine.visibility(policy.allow, policy.deny) if policy.restricted \
+        seen = (
+            vine.visibility(policy.allow, policy.deny)
+            if policy.restricted
             else contextlib.nullcontext()
+        )
         with vine.trailers({TRAILER: who.name}), seen:
             return scope.run(policy, vine.root, name, args, engine, vine.near)
 
@@ -121,16 +139,24 @@ class Station:
     def granted(self, who: Principal, forest: str) -> None:
         """Refuse a forest the key is not for, exactly like an absent one."""
         if forest != who.policy.forest or not self.forests.known(forest):
-            raise NotFound(f"no forest {forest!r} here",
-                           hint="GET /v1/forests lists the forests this key may use.")
+            raise NotFound(
+                f"no forest {forest!r} here",
+                hint="GET /v1/forests lists the forests this key may use.",
+            )
 
     def visible(self, who: Principal) -> list[dict[str, Any]]:
         """The forests this key may use, with its caps and roots (REST and MCP)."""
         policy = who.policy
         if policy.forest not in self.forests.ids():
             return []
-        return [{"id": policy.forest, "caps": sorted(policy.caps), "roots": policy.roots,
-                 "locked": self.forests.locked(policy.forest)}]
+        return [
+            {
+                "id": policy.forest,
+                "caps": sorted(policy.caps),
+                "roots": policy.roots,
+                "locked": self.forests.locked(policy.forest),
+            }
+        ]
 
 
 class Served(NamedTuple):
@@ -141,9 +167,14 @@ class Served(NamedTuple):
     ms: float
 
 
-async def serve_call(station: Station, limiter: anyio.CapacityLimiter, forest: str | None,
-                     name: str, who_of: Callable[[], Principal],
-                     args_of: Callable[[], Awaitable[Any]]) -> Served:
+async def serve_call(
+    station: Station,
+    limiter: anyio.CapacityLimiter,
+    forest: str | None,
+    name: str,
+    who_of: Callable[[], Principal],
+    args_of: Callable[[], Awaitable[Any]],
+) -> Served:
     """One call's whole path, shared by REST and MCP: the key (``who_of``), the forest,
     the arguments (``args_of``), the call in a worker thread, then one audit row.
 
@@ -154,7 +185,7 @@ async def serve_call(station: Station, limiter: anyio.CapacityLimiter, forest: s
     try:
         args: Any = await args_of()
         refused: Exception | None = None
-    except Exception as exc:     # a body that is not JSON: said after the key is checked
+    except Exception as exc:  # a body that is not JSON: said after the key is checked
         args, refused = None, exc
 
     def work() -> Served:
@@ -167,9 +198,10 @@ async def serve_call(station: Station, limiter: anyio.CapacityLimiter, forest: s
             if not isinstance(forest, str) or not forest:  # only over MCP: REST has a path
                 if name not in STATION_CALLS:
                     raise no_call(name)
-                raise SchemaError(f"{name}: forest is required (a string)",
-                                  hint="The forests tool lists the forests this key may "
-                                       "use.")
+                raise SchemaError(
+                    f"{name}: forest is required (a string)",
+                    hint="The forests tool lists the forests this key may use.",
+                )
             station.granted(who, forest)
             if refused is not None:
                 raise refused
@@ -188,14 +220,30 @@ async def serve_call(station: Station, limiter: anyio.CapacityLimiter, forest: s
     return await anyio.to_thread.run_sync(work, limiter=limiter)
 
 
-def audit_call(station: Station, who: Principal | None, forest: str | None, call: str,
-               result: dict[str, Any], status: int, ms: float) -> None:
+def audit_call(
+    station: Station,
+    who: Principal | None,
+    forest: str | None,
+    call: str,
+    result: dict[str, Any],
+    status: int,
+    ms: float,
+) -> None:
     """The audit row of one served call (blocking: run it in a worker thread)."""
-    outcome = result["error"].get("code", "E_INTERNAL") if is_error(result) else (
-        "cache" if result.get("cached") is True else "ok")
+    outcome = (
+        result["error"].get("code", "E_INTERNAL")
+        if is_error(result)
+        else ("cache" if result.get("cached") is True else "ok")
+    )
     commit = result.get("commit") if not is_error(result) else None
-    audit.record(station.store, principal=who.name if who else None,
-                 key_id=who.key_id if who else None,
-                 forest=forest if isinstance(forest, str) else None, call=call,
-                 outcome=outcome, status=status,
-                 commit=commit if isinstance(commit, str) else None, ms=ms)
+    audit.record(
+        station.store,
+        principal=who.name if who else None,
+        key_id=who.key_id if who else None,
+        forest=forest if isinstance(forest, str) else None,
+        call=call,
+        outcome=outcome,
+        status=status,
+        commit=commit if isinstance(commit, str) else None,
+        ms=ms,
+    )

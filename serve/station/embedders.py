@@ -34,9 +34,14 @@ def _ready(store: Store) -> None:
     store.conn.execute(_TABLE)
 
 
-def put(store: Store, forest: str, model: str, endpoint: str | None = None,
-        api_key_env: str | None = None, timeout_s: float = QUERY_TIMEOUT_S
-        ) -> dict[str, Any]:
+def put(
+    store: Store,
+    forest: str,
+    model: str,
+    endpoint: str | None = None,
+    api_key_env: str | None = None,
+    timeout_s: float = QUERY_TIMEOUT_S,
+) -> dict[str, Any]:
     """Bind (or rebind) a forest's query embedder; without ``endpoint``, a local model.
 
     Raises:
@@ -45,16 +50,25 @@ def put(store: Store, forest: str, model: str, endpoint: str | None = None,
     if not forest or "/" in forest or forest.startswith("."):
         raise ValueError(f"not a forest name: {forest!r}")
     try:
-        config = EmbedderConfig(HTTP if endpoint else LOCAL, model, endpoint, api_key_env,
-                                timeout_s).checked()
+        config = EmbedderConfig(
+            HTTP if endpoint else LOCAL, model, endpoint, api_key_env, timeout_s
+        ).checked()
     except VineError as exc:
         raise ValueError(exc.message) from None
     with store.lock:
         _ready(store)
         store.conn.execute(
             "INSERT OR REPLACE INTO embedders VALUES (?, ?, ?, ?, ?, ?, ?)",
-            (forest, config.kind, config.url, config.model, config.api_key_env,
-             config.timeout_s, time.time()))
+            (
+                forest,
+                config.kind,
+                config.url,
+                config.model,
+                config.api_key_env,
+                config.timeout_s,
+                time.time(),
+            ),
+        )
     return {"forest": forest, "role": "embed", **config.public()}
 
 
@@ -62,12 +76,12 @@ def get(store: Store, forest: str) -> EmbedderConfig | None:
     """The forest's bound embedder, or None."""
     with store.lock:
         _ready(store)
-        row = store.conn.execute("SELECT * FROM embedders WHERE forest = ?",
-                                 (forest,)).fetchone()
+        row = store.conn.execute("SELECT * FROM embedders WHERE forest = ?", (forest,)).fetchone()
     if row is None:
         return None
-    return EmbedderConfig(row["kind"], row["model"], row["endpoint"], row["api_key_env"],
-                          row["timeout_s"])
+    return EmbedderConfig(
+        row["kind"], row["model"], row["endpoint"], row["api_key_env"], row["timeout_s"]
+    )
 
 
 def remove(store: Store, forest: str) -> bool:

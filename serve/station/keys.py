@@ -41,13 +41,18 @@ def parse_caps(raw: str) -> frozenset[str]:
     caps = frozenset(c.strip() for c in raw.split(",") if c.strip())
     unknown = sorted(caps - set(CAPS))
     if unknown or not caps:
-        raise ValueError(f"unknown capability {unknown[0]!r}" if unknown
-                         else "no capability given")
+        raise ValueError(f"unknown capability {unknown[0]!r}" if unknown else "no capability given")
     return caps
 
 
-def add(store: Store, principal: str, forest: str, allow: list[str], deny: list[str],
-        caps: frozenset[str]) -> tuple[str, str]:
+def add(
+    store: Store,
+    principal: str,
+    forest: str,
+    allow: list[str],
+    deny: list[str],
+    caps: frozenset[str],
+) -> tuple[str, str]:
     """Mint a key; returns ``(key_id, key)``. The key itself is never stored."""
     if not principal.strip():
         raise ValueError("the principal needs a name")
@@ -60,9 +65,18 @@ def add(store: Store, principal: str, forest: str, allow: list[str], deny: list[
         store.conn.execute(
             "INSERT INTO keys (id, principal, prefix, hash, forest, allow, deny, caps, "
             "created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (key_id, principal.strip(), key[:PREFIX_CHARS], _digest(key), forest,
-             json.dumps(allowed), json.dumps(sorted({prefix(d) for d in deny} - {""})),
-             ",".join(sorted(caps)), time.time()))
+            (
+                key_id,
+                principal.strip(),
+                key[:PREFIX_CHARS],
+                _digest(key),
+                forest,
+                json.dumps(allowed),
+                json.dumps(sorted({prefix(d) for d in deny} - {""})),
+                ",".join(sorted(caps)),
+                time.time(),
+            ),
+        )
     return key_id, key
 
 
@@ -111,17 +125,21 @@ def verify(store: Store, key: str | None) -> Principal | None:
         if hit is not None and now - hit[1] < CACHE_S:
             return hit[0]
         rows = store.conn.execute(
-            "SELECT * FROM keys WHERE prefix = ? AND revoked_at IS NULL",
-            (key[:PREFIX_CHARS],)).fetchall()
+            "SELECT * FROM keys WHERE prefix = ? AND revoked_at IS NULL", (key[:PREFIX_CHARS],)
+        ).fetchall()
         match = next((r for r in rows if hmac.compare_digest(r["hash"], digest)), None)
         if match is None:
             cache.entries.pop(digest, None)
             return None
-        store.conn.execute("UPDATE keys SET last_used_at = ? WHERE id = ?",
-                           (time.time(), match["id"]))
-        policy = Policy(match["forest"], tuple(json.loads(match["allow"])),
-                        tuple(json.loads(match["deny"])),
-                        frozenset(match["caps"].split(",")))
+        store.conn.execute(
+            "UPDATE keys SET last_used_at = ? WHERE id = ?", (time.time(), match["id"])
+        )
+        policy = Policy(
+            match["forest"],
+            tuple(json.loads(match["allow"])),
+            tuple(json.loads(match["deny"])),
+            frozenset(match["caps"].split(",")),
+        )
         found = Principal(match["id"], match["principal"], policy)
         if len(cache.entries) >= CACHE_MAX:
             cache.entries.clear()
@@ -133,11 +151,21 @@ def listing(store: Store) -> list[dict[str, Any]]:
     """Every key, without its secret or digest."""
     with store.lock:
         rows = store.conn.execute("SELECT * FROM keys ORDER BY created_at").fetchall()
-    return [{"id": r["id"], "principal": r["principal"], "prefix": r["prefix"],
-             "forest": r["forest"], "allow": json.loads(r["allow"]),
-             "deny": json.loads(r["deny"]), "caps": r["caps"].split(","),
-             "created_at": r["created_at"], "revoked_at": r["revoked_at"],
-             "last_used_at": r["last_used_at"]} for r in rows]
+    return [
+        {
+            "id": r["id"],
+            "principal": r["principal"],
+            "prefix": r["prefix"],
+            "forest": r["forest"],
+            "allow": json.loads(r["allow"]),
+            "deny": json.loads(r["deny"]),
+            "caps": r["caps"].split(","),
+            "created_at": r["created_at"],
+            "revoked_at": r["revoked_at"],
+            "last_used_at": r["last_used_at"],
+        }
+        for r in rows
+    ]
 
 
 def revoke(store: Store, key_id: str) -> bool:
@@ -145,6 +173,7 @@ def revoke(store: Store, key_id: str) -> bool:
     with store.lock:
         cur = store.conn.execute(
             "UPDATE keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL",
-            (time.time(), key_id))
+            (time.time(), key_id),
+        )
         _CACHES.pop(store, None)
     return cur.rowcount > 0

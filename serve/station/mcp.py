@@ -51,9 +51,14 @@ FORESTS_DOC = (
     "there (caps), the index ids it starts from (roots) and whether another process "
     "holds the forest open for writing, so writes answer E_LOCKED (locked); station is "
     "the server's version.\n\n"
-    "Reach for it first: every other tool takes one of these ids as forest.")
-FORESTS_SCHEMA: dict[str, Any] = {"type": "object", "properties": {}, "required": [],
-                                  "additionalProperties": False}
+    "Reach for it first: every other tool takes one of these ids as forest."
+)
+FORESTS_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {},
+    "required": [],
+    "additionalProperties": False,
+}
 
 
 def hints(name: str, call: Call) -> Hints:
@@ -67,44 +72,61 @@ def hints(name: str, call: Call) -> Hints:
 
 def with_forest(schema: dict[str, Any]) -> dict[str, Any]:
     """A call's input schema with ``forest`` as its first, required property."""
-    return {**schema, "properties": {"forest": FOREST_PARAM, **schema["properties"]},
-            "required": ["forest", *[r for r in schema.get("required", [])
-                                     if r != "forest"]]}
+    return {
+        **schema,
+        "properties": {"forest": FOREST_PARAM, **schema["properties"]},
+        "required": ["forest", *[r for r in schema.get("required", []) if r != "forest"]],
+    }
 
 
 def tools() -> list[types.Tool]:
     """Every tool, in a stable order: forests, then the Station calls."""
-    listed = [types.Tool(name="forests", title="Forests", description=FORESTS_DOC,
-                         input_schema=FORESTS_SCHEMA,
-                         output_schema=output_schema(FORESTS_RESULT),
-                         annotations=types.ToolAnnotations(title="Forests",
-                                                           **READ.as_dict()))]
+    listed = [
+        types.Tool(
+            name="forests",
+            title="Forests",
+            description=FORESTS_DOC,
+            input_schema=FORESTS_SCHEMA,
+            output_schema=output_schema(FORESTS_RESULT),
+            annotations=types.ToolAnnotations(title="Forests", **READ.as_dict()),
+        )
+    ]
     for name, call in STATION_CALLS.items():
         title = name.capitalize()
-        listed.append(types.Tool(
-            name=name, title=title, description=describe(call.doc),
-            input_schema=with_forest(call.input_schema()),
-            output_schema=output_schema(call.output_schema()),
-            annotations=types.ToolAnnotations(title=title, **hints(name, call).as_dict())))
+        listed.append(
+            types.Tool(
+                name=name,
+                title=title,
+                description=describe(call.doc),
+                input_schema=with_forest(call.input_schema()),
+                output_schema=output_schema(call.output_schema()),
+                annotations=types.ToolAnnotations(title=title, **hints(name, call).as_dict()),
+            )
+        )
     return listed
 
 
 def instructions(names: list[str]) -> str:
     """What the server tells a client at initialization (naming every tool)."""
-    return ("A MonkeyLLM Station: forests of markdown knowledge behind API keys. "
-            f"Tools: {', '.join(names)}. Call forests first; every other tool takes "
-            "forest. Start with locate (a question) or sniff (an exact string), look at "
-            "candidates before pick, use harvest for evidence in one round trip and "
-            "answer for a prose answer from the forest's model. Errors come back as "
-            "{\"error\": {code, message, hint}} with isError set.")
+    return (
+        "A MonkeyLLM Station: forests of markdown knowledge behind API keys. "
+        f"Tools: {', '.join(names)}. Call forests first; every other tool takes "
+        "forest. Start with locate (a question) or sniff (an exact string), look at "
+        "candidates before pick, use harvest for evidence in one round trip and "
+        "answer for a prose answer from the forest's model. Errors come back as "
+        '{"error": {code, message, hint}} with isError set.'
+    )
 
 
 def render(result: dict[str, Any]) -> types.CallToolResult:
     """A result as structured content and one compact JSON text block; an envelope
     sets ``isError``."""
     text = json.dumps(result, ensure_ascii=False, separators=(",", ":"), default=str)
-    return types.CallToolResult(content=[types.TextContent(type="text", text=text)],
-                                structured_content=result, is_error=is_error(result))
+    return types.CallToolResult(
+        content=[types.TextContent(type="text", text=text)],
+        structured_content=result,
+        is_error=is_error(result),
+    )
 
 
 def build_server(station: Station, limiter: anyio.CapacityLimiter) -> Any:
@@ -123,32 +145,34 @@ def build_server(station: Station, limiter: anyio.CapacityLimiter) -> Any:
         return listing
 
     # Station.call checks arguments itself and answers E_SCHEMA envelopes.
-    async def call_tool(ctx: Any, params: types.CallToolRequestParams
-                        ) -> types.CallToolResult:
+    async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
         name = params.name
         args = dict(params.arguments or {})
         if name == "forests":
             try:
                 who = principal(ctx)
                 if args:
-                    raise SchemaError(f"forests: unknown parameter {sorted(args)[0]!r}",
-                                      hint="forests takes no parameters.")
+                    raise SchemaError(
+                        f"forests: unknown parameter {sorted(args)[0]!r}",
+                        hint="forests takes no parameters.",
+                    )
             except VineError as exc:
                 return render(exc.envelope())
-            return render({"forests": station.visible(who),
-                           "station": monkeyllm.__version__})
+            return render({"forests": station.visible(who), "station": monkeyllm.__version__})
         forest = args.pop("forest", None)
 
         async def args_of() -> Any:
             return args
 
-        served = await serve_call(station, limiter, forest, name, lambda: principal(ctx),
-                                  args_of)
+        served = await serve_call(station, limiter, forest, name, lambda: principal(ctx), args_of)
         return render(served.result)
 
-    return plain("monkeyllm-station", monkeyllm.__version__,
-                 instructions([t.name for t in listed]),
-                 {"on_list_tools": list_tools, "on_call_tool": call_tool})
+    return plain(
+        "monkeyllm-station",
+        monkeyllm.__version__,
+        instructions([t.name for t in listed]),
+        {"on_list_tools": list_tools, "on_call_tool": call_tool},
+    )
 
 
 def hosts_for(port: int | None, extra: list[str]) -> tuple[list[str], list[str]]:
@@ -166,40 +190,59 @@ class Endpoint:
     A class instance, so that Starlette routes the raw ASGI call to it.
     """
 
-    def __init__(self, station: Station, limiter: anyio.CapacityLimiter,
-                 port: int | None, allow_hosts: list[str]) -> None:
+    def __init__(
+        self,
+        station: Station,
+        limiter: anyio.CapacityLimiter,
+        port: int | None,
+        allow_hosts: list[str],
+    ) -> None:
         self.station = station
         hosts, origins = hosts_for(port, allow_hosts)
-        settings = TransportSecuritySettings(enable_dns_rebinding_protection=True,
-                                             allowed_hosts=hosts, allowed_origins=origins)
+        settings = TransportSecuritySettings(
+            enable_dns_rebinding_protection=True, allowed_hosts=hosts, allowed_origins=origins
+        )
         self.guard = TransportSecurityMiddleware(settings)
         self.manager = StreamableHTTPSessionManager(
-            app=build_server(station, limiter), json_response=True, stateless=True,
-            security_settings=settings)
+            app=build_server(station, limiter),
+            json_response=True,
+            stateless=True,
+            security_settings=settings,
+        )
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         request = Request(scope)
         refused = await self.guard.validate_request(request, is_post=False)
         if refused is not None:
-            await JSONResponse(_refusal(refused.status_code, request),
-                               status_code=refused.status_code)(scope, receive, send)
+            await JSONResponse(
+                _refusal(refused.status_code, request), status_code=refused.status_code
+            )(scope, receive, send)
             return
         try:
             who = self.station.principal(request)
         except VineError as exc:
             envelope = exc.envelope()
-            await anyio.to_thread.run_sync(lambda: audit_call(
-                self.station, None, None, "mcp", envelope, UNAUTHORIZED, 0.0))
-            await JSONResponse(envelope, status_code=UNAUTHORIZED, headers={
-                "WWW-Authenticate": auth.challenge(request, PATH)})(scope, receive, send)
+            await anyio.to_thread.run_sync(
+                lambda: audit_call(self.station, None, None, "mcp", envelope, UNAUTHORIZED, 0.0)
+            )
+            await JSONResponse(
+                envelope,
+                status_code=UNAUTHORIZED,
+                headers={"WWW-Authenticate": auth.challenge(request, PATH)},
+            )(scope, receive, send)
             return
         if scope.get("method") != "POST":
             # Stateless, JSON answers: no event stream to open with GET, no session to
             # end with DELETE.
-            await JSONResponse(SchemaError(
-                f"{scope.get('method')} /mcp is not served: this Station answers each "
-                "POST of JSON-RPC with JSON", hint="POST JSON-RPC messages to /mcp."
-            ).envelope(), status_code=405, headers={"Allow": "POST"})(scope, receive, send)
+            await JSONResponse(
+                SchemaError(
+                    f"{scope.get('method')} /mcp is not served: this Station answers each "
+                    "POST of JSON-RPC with JSON",
+                    hint="POST JSON-RPC messages to /mcp.",
+                ).envelope(),
+                status_code=405,
+                headers={"Allow": "POST"},
+            )(scope, receive, send)
             return
         scope[SCOPE_KEY] = who
         await self.manager.handle_request(scope, receive, _envelopes(send))
@@ -226,12 +269,22 @@ def _envelopes(send: Any) -> Any:
                 return
             start = held.pop("start")
             text = bytes(body).decode("utf-8", "replace").strip()[:300] or "refused"
-            payload = json.dumps(SchemaError(
-                f"/mcp: {text[0].lower() + text[1:]}", hint="POST JSON-RPC with Content-"
-                "Type: application/json, at most 4 MiB.").envelope()).encode()
-            await send({"type": "http.response.start", "status": start["status"],
-                        "headers": [(b"content-type", b"application/json"),
-                                    (b"content-length", str(len(payload)).encode())]})
+            payload = json.dumps(
+                SchemaError(
+                    f"/mcp: {text[0].lower() + text[1:]}",
+                    hint="POST JSON-RPC with Content-Type: application/json, at most 4 MiB.",
+                ).envelope()
+            ).encode()
+            await send(
+                {
+                    "type": "http.response.start",
+                    "status": start["status"],
+                    "headers": [
+                        (b"content-type", b"application/json"),
+                        (b"content-length", str(len(payload)).encode()),
+                    ],
+                }
+            )
             await send({"type": "http.response.body", "body": payload})
             return
         await send(message)
@@ -242,13 +295,17 @@ def _envelopes(send: Any) -> Any:
 def _refusal(status: int, request: Request) -> dict[str, Any]:
     if status == 421:
         host = request.headers.get("host", "")
-        return {"error": {
-            "code": "E_HOST_NOT_ALLOWED",
-            "message": f"this Station does not answer MCP for Host {host[:200]!r}",
-            "hint": "Start it with --allow-host NAME to answer that name."}}
-    return Forbidden("this Station does not answer MCP for that Origin",
-                     hint="Browsers on other sites may not call it; --allow-host "
-                          "adds a name.").envelope()
+        return {
+            "error": {
+                "code": "E_HOST_NOT_ALLOWED",
+                "message": f"this Station does not answer MCP for Host {host[:200]!r}",
+                "hint": "Start it with --allow-host NAME to answer that name.",
+            }
+        }
+    return Forbidden(
+        "this Station does not answer MCP for that Origin",
+        hint="Browsers on other sites may not call it; --allow-host adds a name.",
+    ).envelope()
 
 
 def quiet_logs() -> None:

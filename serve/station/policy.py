@@ -13,11 +13,25 @@ from monkeyllm.visibility import Visibility
 
 CAPS = ("read", "query", "write", "tend", "answer", "admin")
 # The capability each call needs (admin implies every one).
-NEEDS = {"locate": "read", "look": "read", "move": "read", "pick": "read",
-         "scan": "read", "sniff": "read", "harvest": "read", "history": "read",
-         "calendar": "read", "coverage": "read", "query": "query", "tend": "tend",
-         "plant": "write", "graft": "write", "prune": "write", "transplant": "write",
-         "answer": "answer"}
+NEEDS = {
+    "locate": "read",
+    "look": "read",
+    "move": "read",
+    "pick": "read",
+    "scan": "read",
+    "sniff": "read",
+    "harvest": "read",
+    "history": "read",
+    "calendar": "read",
+    "coverage": "read",
+    "query": "query",
+    "tend": "tend",
+    "plant": "write",
+    "graft": "write",
+    "prune": "write",
+    "transplant": "write",
+    "answer": "answer",
+}
 
 
 @dataclass(frozen=True)
@@ -63,16 +77,17 @@ class Policy:
         """Refuse a call whose capability the key lacks (``E_FORBIDDEN``)."""
         cap = NEEDS.get(call, "admin")
         if not self.may(cap):
-            raise Forbidden(f"forbidden (403): this key lacks the {cap!r} capability "
-                            f"needed by {call}",
-                            hint="Ask the Station's operator for a key with caps "
-                                 f"including {cap}.")
+            raise Forbidden(
+                f"forbidden (403): this key lacks the {cap!r} capability needed by {call}",
+                hint=f"Ask the Station's operator for a key with caps including {cap}.",
+            )
 
     def refuse_write(self, node_id: str) -> Forbidden:
         """The error for a write aimed outside the writable subtrees."""
         where = ", ".join(repr(a or "(the whole forest)") for a in self.allow) or "(none)"
         excluded = ", ".join(repr(d) for d in self.deny)
         hint = f"Writable subtrees: {where}" + (f", except {excluded}" if excluded else "")
-        return Forbidden(f"forbidden (403): {node_id} is outside the subtrees this key "
-                         "may write",
-                         hint=hint + ".")
+        return Forbidden(
+            f"forbidden (403): {node_id} is outside the subtrees this key may write",
+            hint=hint + ".",
+        )

@@ -96,8 +96,7 @@ class Scope:
     def body(self, text: str) -> str:
         """A body without the lines that link to hidden nodes."""
         lines = text.split("\n")
-        kept = [line for line in lines
-                if all(self.visible(m.strip()) for m in _LINK.findall(line))]
+        kept = [line for line in lines if all(self.visible(m.strip()) for m in _LINK.findall(line))]
         return text if len(kept) == len(lines) else "\n".join(kept)
 
     def snippet(self, match: Any) -> bool:
@@ -139,8 +138,10 @@ class Scope:
                 removed |= len(kept) != len(d[key])
                 d[key] = kept
         if removed and isinstance(d.get("stats"), dict) and "degree" in d["stats"]:
-            d["stats"] = {**d["stats"], "degree": len(d.get("edges_out", []))
-                          + len(d.get("edges_in", []))}
+            d["stats"] = {
+                **d["stats"],
+                "degree": len(d.get("edges_out", [])) + len(d.get("edges_in", [])),
+            }
         if isinstance(d.get("children"), list):
             kept = [c for c in d["children"] if self.visible(c.get("id"))]
             if len(kept) != len(d["children"]) and "coverage" in d:
@@ -148,13 +149,22 @@ class Scope:
                 d["coverage"] = f"{len(kept) - branches} bananas, {branches} sub-branches."
             d["children"] = kept
         if isinstance(d.get("cross_trails"), list):
-            d["cross_trails"] = [t for t in d["cross_trails"] if not isinstance(t, str)
-                                 or all(self.visible(m.strip()) for m in _LINK.findall(t))]
+            d["cross_trails"] = [
+                t
+                for t in d["cross_trails"]
+                if not isinstance(t, str) or all(self.visible(m.strip()) for m in _LINK.findall(t))
+            ]
         return d
 
 
-def run(policy: Any, root: Path, call: str, args: dict[str, Any],
-        engine: Engine, near: Near | None = None) -> dict[str, Any]:
+def run(
+    policy: Any,
+    root: Path,
+    call: str,
+    args: dict[str, Any],
+    engine: Engine,
+    near: Near | None = None,
+) -> dict[str, Any]:
     """Run one call as the key sees the forest; ``near`` (``Vine.near``) lets a node
     that is not found suggest the nearest visible ids, hidden or absent alike."""
     if not policy.restricted:
@@ -167,10 +177,13 @@ def run(policy: Any, root: Path, call: str, args: dict[str, Any],
         if err.get("code") == "E_MOVED" and not scope.visible(moved):
             raise scope.missing(normalize(args.get("id")))
         message = err.get("message")
-        if err.get("code") == "E_NOT_FOUND" and isinstance(message, str) and \
-                message.startswith(_NODE_NOT_FOUND):
+        if (
+            err.get("code") == "E_NOT_FOUND"
+            and isinstance(message, str)
+            and message.startswith(_NODE_NOT_FOUND)
+        ):
             # The engine's suggestions may name hidden ids: say it as a hidden id is said.
-            return scope.missing(message[len(_NODE_NOT_FOUND):]).envelope()
+            return scope.missing(message[len(_NODE_NOT_FOUND) :]).envelope()
         return out
     return scope.clean(out)
 
@@ -187,8 +200,13 @@ def _move(s: Scope, call: str, args: dict[str, Any], engine: Engine) -> dict[str
     return out
 
 
-def _batch(s: Scope, call: str, args: dict[str, Any], engine: Engine,
-           each: Callable[[dict[str, Any]], dict[str, Any]]) -> dict[str, Any]:
+def _batch(
+    s: Scope,
+    call: str,
+    args: dict[str, Any],
+    engine: Engine,
+    each: Callable[[dict[str, Any]], dict[str, Any]],
+) -> dict[str, Any]:
     ids = args.get("id")
     if not isinstance(ids, list):
         out = _by_id(s, call, args, engine)
@@ -283,7 +301,7 @@ def _scan(s: Scope, call: str, args: dict[str, Any], engine: Engine) -> dict[str
     if is_error(out):
         return out
     every = _sweep(s, args, engine)
-    nodes = [n for n in out.get("nodes", []) if s.visible(n.get("id"))][:max(limit, 0)]
+    nodes = [n for n in out.get("nodes", []) if s.visible(n.get("id"))][: max(limit, 0)]
     after = args.get("after")
     if after is not None:
         last = nodes[-1]["id"] if nodes else after
@@ -329,9 +347,11 @@ def _harvest(s: Scope, call: str, args: dict[str, Any], engine: Engine) -> dict[
     out["results"], out["truncated"] = results, truncated
     if isinstance(out.get("superseded_excluded"), list):
         out["superseded_excluded"] = [
-            e for e in out["superseded_excluded"]
+            e
+            for e in out["superseded_excluded"]
             if s.visible(e.get("id") if isinstance(e, dict) else e)
-            and (not isinstance(e, dict) or s.visible(e.get("by")))]
+            and (not isinstance(e, dict) or s.visible(e.get("by")))
+        ]
         if not out["superseded_excluded"]:
             out.pop("superseded_excluded")
     if isinstance(out.get("searched"), dict):
@@ -375,8 +395,9 @@ def _graft(s: Scope, call: str, args: dict[str, Any], engine: Engine) -> dict[st
         _links(s, patch.get("remove_links"))
     out = engine(call, args)
     if not is_error(out) and isinstance(out.get("fortified"), list):
-        out["fortified"] = [f for f in out["fortified"]
-                            if not isinstance(f, dict) or s.visible(f.get("target"))]
+        out["fortified"] = [
+            f for f in out["fortified"] if not isinstance(f, dict) or s.visible(f.get("target"))
+        ]
     return out
 
 
@@ -400,8 +421,20 @@ def _transplant(s: Scope, call: str, args: dict[str, Any], engine: Engine) -> di
 
 
 _HANDLERS: dict[str, Callable[[Scope, str, dict[str, Any], Engine], dict[str, Any]]] = {
-    "locate": _locate, "look": _look, "move": _move, "pick": _pick, "scan": _scan,
-    "sniff": _sniff, "harvest": _harvest, "query": _by_id, "tend": _by_id,
-    "plant": _plant, "graft": _graft, "history": _by_id, "calendar": _scoped,
-    "coverage": _scoped, "prune": _by_id, "transplant": _transplant,
+    "locate": _locate,
+    "look": _look,
+    "move": _move,
+    "pick": _pick,
+    "scan": _scan,
+    "sniff": _sniff,
+    "harvest": _harvest,
+    "query": _by_id,
+    "tend": _by_id,
+    "plant": _plant,
+    "graft": _graft,
+    "history": _by_id,
+    "calendar": _scoped,
+    "coverage": _scoped,
+    "prune": _by_id,
+    "transplant": _transplant,
 }

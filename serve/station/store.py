@@ -66,8 +66,9 @@ class Store:
         path = path_for(root)
         path.parent.mkdir(parents=True, exist_ok=True)
         self.lock = threading.Lock()
-        self.conn = sqlite3.connect(path, check_same_thread=False, timeout=5.0,
-                                    isolation_level=None)
+        self.conn = sqlite3.connect(
+            path, check_same_thread=False, timeout=5.0, isolation_level=None
+        )
         self.conn.row_factory = sqlite3.Row
         with self.lock:
             self.conn.execute("PRAGMA journal_mode=WAL")

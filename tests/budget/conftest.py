@@ -22,9 +22,10 @@ def _wide_db(path: Path) -> None:
     cols = ", ".join(f"c{c:02d}_{'x' * 10} TEXT" for c in range(WIDE_COLS))
     conn.execute(f"CREATE TABLE wide(id INTEGER PRIMARY KEY, {cols})")
     marks = ", ".join("?" for _ in range(WIDE_COLS + 1))
-    conn.executemany(f"INSERT INTO wide VALUES({marks})",
-                     [(r, *(f"r{r:03d}c{c:02d} value text" for c in range(WIDE_COLS)))
-                      for r in range(1, 301)])
+    conn.executemany(
+        f"INSERT INTO wide VALUES({marks})",
+        [(r, *(f"r{r:03d}c{c:02d} value text" for c in range(WIDE_COLS))) for r in range(1, 301)],
+    )
     conn.commit()
     conn.close()
 
@@ -40,8 +41,7 @@ def _many_db(path: Path) -> None:
 
 @pytest.fixture(scope="module")
 def model(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Model]:
-    root = make_forest(tmp_path_factory.mktemp("budgets") / "forest",
-                       _nodes(random.Random(SEED)))
+    root = make_forest(tmp_path_factory.mktemp("budgets") / "forest", _nodes(random.Random(SEED)))
     _wide_db(root / "data" / "wide.db")
     _many_db(root / "data" / "many.db")
     # heat evaporates at once, so repeated calls see the same forest (stable examples)

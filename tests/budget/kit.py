@@ -16,14 +16,30 @@ from hypothesis import strategies as st
 from monkeyllm import Vine
 from monkeyllm.budget import cost
 
-LOCATE, LOOK, LOOK_BATCH, MOVE, PICK, SCAN, SNIFF, QUERY = 800, 500, 2000, 600, 4000, 800, 800, \
-    2000
+LOCATE, LOOK, LOOK_BATCH, MOVE, PICK, SCAN, SNIFF, QUERY = 800, 500, 2000, 600, 4000, 800, 800, 2000
 SETTINGS = settings(max_examples=60, deadline=None, database=None)
 
-WORDS = ["zebrafish", "harbor", "ledger", "quartz", "monsoon", "violet", "tundra", "ember",
-         "cobalt", "saffron", "glacier", "orchid"]
-INVERSE = {"part-of": "contains", "related-to": "related-to", "mentioned-in": "mentions",
-           "supersedes": "superseded-by", "discovered-shortcut": None}
+WORDS = [
+    "zebrafish",
+    "harbor",
+    "ledger",
+    "quartz",
+    "monsoon",
+    "violet",
+    "tundra",
+    "ember",
+    "cobalt",
+    "saffron",
+    "glacier",
+    "orchid",
+]
+INVERSE = {
+    "part-of": "contains",
+    "related-to": "related-to",
+    "mentioned-in": "mentions",
+    "supersedes": "superseded-by",
+    "discovered-shortcut": None,
+}
 RELS = list(INVERSE)
 WIDE_COLS = 60
 ELLIPSIS = "…"
@@ -40,69 +56,125 @@ def _sentence(rng: random.Random, n: int) -> str:
 
 def _nodes(rng: random.Random) -> dict[str, tuple[str, dict[str, Any], str]]:
     nodes: dict[str, tuple[str, dict[str, Any], str]] = {}
-    nodes["big/_index"] = ("branch", {"title": "Big branch", "summary": "Eighty notes "
-                           + _sentence(rng, 20)},
-                           "# Big\n\n## Cross trails\n\n- graph/hub\n- docs/manual\n")
+    nodes["big/_index"] = (
+        "branch",
+        {"title": "Big branch", "summary": "Eighty notes " + _sentence(rng, 20)},
+        "# Big\n\n## Cross trails\n\n- graph/hub\n- docs/manual\n",
+    )
     for i in range(80):
         sections = []
         for s in range(6):
-            lines = [f"Line {s}.{j} " + _sentence(rng, 20) + (" zebrafish " if j % 2 else " ")
-                     + _sentence(rng, 8) for j in range(4)]
+            lines = [
+                f"Line {s}.{j} "
+                + _sentence(rng, 20)
+                + (" zebrafish " if j % 2 else " ")
+                + _sentence(rng, 8)
+                for j in range(4)
+            ]
             sections.append(f"## Part {s} of note {i}\n\n" + "\n".join(lines))
         links = [{"rel": "related-to", "target": f"big/n{(i + 1) % 80:02d}"}]
         if i % 10 == 0:
             links.append({"rel": "mentioned-in", "target": "graph/hub"})
-        nodes[f"big/n{i:02d}"] = ("note", {
-            "title": f"Note {i} " + _sentence(rng, 3),
-            "summary": f"Summary of note {i}: " + _sentence(rng, 45),
-            "tags": rng.sample(WORDS, 3), "links": links,
-        }, f"# Note {i}\n\n" + "\n\n".join(sections))
-    nodes["graph/hub"] = ("entity", {
-        "title": "The hub", "summary": "A hub " + _sentence(rng, 40), "tags": ["hub"],
-        "links": [{"rel": RELS[k % len(RELS)], "target": f"graph/spoke-{k:02d}"}
-                  for k in range(50)],
-    }, "# Hub\n\n## About\n\nThe hub of the graph.\n")
+        nodes[f"big/n{i:02d}"] = (
+            "note",
+            {
+                "title": f"Note {i} " + _sentence(rng, 3),
+                "summary": f"Summary of note {i}: " + _sentence(rng, 45),
+                "tags": rng.sample(WORDS, 3),
+                "links": links,
+            },
+            f"# Note {i}\n\n" + "\n\n".join(sections),
+        )
+    nodes["graph/hub"] = (
+        "entity",
+        {
+            "title": "The hub",
+            "summary": "A hub " + _sentence(rng, 40),
+            "tags": ["hub"],
+            "links": [
+                {"rel": RELS[k % len(RELS)], "target": f"graph/spoke-{k:02d}"} for k in range(50)
+            ],
+        },
+        "# Hub\n\n## About\n\nThe hub of the graph.\n",
+    )
     for k in range(50):
-        nodes[f"graph/spoke-{k:02d}"] = ("note", {
-            "title": f"Spoke {k}", "summary": f"Spoke {k} " + _sentence(rng, 35),
-            "links": [{"rel": RELS[(k + 1) % len(RELS)], "target": "graph/hub"}],
-        }, f"# Spoke {k}\n\n## Body\n\nSpoke text {_sentence(rng, 10)}.\n")
-    nodes["misc/long-title"] = ("note", {
-        "title": "A very long title " + _sentence(rng, 70),
-        "summary": "Long everything " + _sentence(rng, 120),
-        "tags": [f"{w}{n}" for n in range(8) for w in WORDS[:6]],
-        "aliases": [f"alias {n} " + _sentence(rng, 6) for n in range(20)],
-    }, "# Long\n\n" + "\n".join(f"### Heading {n} " + _sentence(rng, 12) for n in range(80)))
+        nodes[f"graph/spoke-{k:02d}"] = (
+            "note",
+            {
+                "title": f"Spoke {k}",
+                "summary": f"Spoke {k} " + _sentence(rng, 35),
+                "links": [{"rel": RELS[(k + 1) % len(RELS)], "target": "graph/hub"}],
+            },
+            f"# Spoke {k}\n\n## Body\n\nSpoke text {_sentence(rng, 10)}.\n",
+        )
+    nodes["misc/long-title"] = (
+        "note",
+        {
+            "title": "A very long title " + _sentence(rng, 70),
+            "summary": "Long everything " + _sentence(rng, 120),
+            "tags": [f"{w}{n}" for n in range(8) for w in WORDS[:6]],
+            "aliases": [f"alias {n} " + _sentence(rng, 6) for n in range(20)],
+        },
+        "# Long\n\n" + "\n".join(f"### Heading {n} " + _sentence(rng, 12) for n in range(80)),
+    )
     manual = []
     for s in range(40):
         paras = ["\n".join(_sentence(rng, 18) for _ in range(3)) for _ in range(3)]
         sub = f"\n\n### Detail {s}\n\n{_sentence(rng, 30)}" if s % 4 == 0 else ""
         manual.append(f"## Chapter {s:02d}\n\n" + "\n\n".join(paras) + sub)
-    nodes["docs/manual"] = ("note", {"title": "Manual", "summary": "A long manual "
-                            + _sentence(rng, 10), "tags": ["docs"]},
-                            "# Manual\n\n" + "\n\n".join(manual))
-    nodes["docs/paragraph"] = ("note", {"title": "Paragraph", "summary": "One paragraph "
-                               + _sentence(rng, 10)},
-                               " ".join(_sentence(rng, 12) + "." for _ in range(330)))
-    nodes["docs/short"] = ("note", {"title": "Short", "summary": "A short note."},
-                           "# Short\n\n## Only\n\nzebrafish harbor.\n")
-    nodes["misc/huge-summary"] = ("note", {
-        "title": "Huge summary", "summary": "Huge " + _sentence(rng, 500), "tags": ["huge"],
-        "links": [{"rel": "related-to", "target": "graph/hub"}],
-    }, "# Huge summary\n\n## Text\n\nzebrafish once.\n")
-    nodes["misc/huge-title"] = ("note", {
-        "title": "Huge title " + _sentence(rng, 500), "summary": "A node with a huge title.",
-    }, "# Huge title\n\n## Text\n\nzebrafish and harbor.\n")
-    nodes["data/many-tables"] = ("dataset", {
-        "title": "Many tables", "summary": "Thirty tables " + _sentence(rng, 8),
-        "payload": "many.db", "payload_type": "sqlite",
-    }, "# Many\n\n## Notes\n\nShort notes.\n")
-    nodes["data/wide"] = ("dataset", {
-        "title": "Wide data", "summary": "Rows with sixty columns " + _sentence(rng, 10),
-        "payload": "wide.db", "payload_type": "sqlite", "tags": ["data"],
-    }, "# Wide\n\n## Query manual\n\n`SELECT * FROM wide LIMIT 5`\n\n"
-       "`SELECT COUNT(*) FROM wide`\n\n## Sample rows\n\nGenerated.\n\n## Notes\n\n"
-       + " ".join(_sentence(rng, 15) + "." for _ in range(25)))
+    nodes["docs/manual"] = (
+        "note",
+        {"title": "Manual", "summary": "A long manual " + _sentence(rng, 10), "tags": ["docs"]},
+        "# Manual\n\n" + "\n\n".join(manual),
+    )
+    nodes["docs/paragraph"] = (
+        "note",
+        {"title": "Paragraph", "summary": "One paragraph " + _sentence(rng, 10)},
+        " ".join(_sentence(rng, 12) + "." for _ in range(330)),
+    )
+    nodes["docs/short"] = (
+        "note",
+        {"title": "Short", "summary": "A short note."},
+        "# Short\n\n## Only\n\nzebrafish harbor.\n",
+    )
+    nodes["misc/huge-summary"] = (
+        "note",
+        {
+            "title": "Huge summary",
+            "summary": "Huge " + _sentence(rng, 500),
+            "tags": ["huge"],
+            "links": [{"rel": "related-to", "target": "graph/hub"}],
+        },
+        "# Huge summary\n\n## Text\n\nzebrafish once.\n",
+    )
+    nodes["misc/huge-title"] = (
+        "note",
+        {"title": "Huge title " + _sentence(rng, 500), "summary": "A node with a huge title."},
+        "# Huge title\n\n## Text\n\nzebrafish and harbor.\n",
+    )
+    nodes["data/many-tables"] = (
+        "dataset",
+        {
+            "title": "Many tables",
+            "summary": "Thirty tables " + _sentence(rng, 8),
+            "payload": "many.db",
+            "payload_type": "sqlite",
+        },
+        "# Many\n\n## Notes\n\nShort notes.\n",
+    )
+    nodes["data/wide"] = (
+        "dataset",
+        {
+            "title": "Wide data",
+            "summary": "Rows with sixty columns " + _sentence(rng, 10),
+            "payload": "wide.db",
+            "payload_type": "sqlite",
+            "tags": ["data"],
+        },
+        "# Wide\n\n## Query manual\n\n`SELECT * FROM wide LIMIT 5`\n\n"
+        "`SELECT COUNT(*) FROM wide`\n\n## Sample rows\n\nGenerated.\n\n## Notes\n\n"
+        + " ".join(_sentence(rng, 15) + "." for _ in range(25)),
+    )
     return nodes
 
 
@@ -119,7 +191,7 @@ class Model:
     out_links: dict[str, list[tuple[str, str]]] = field(default_factory=dict)
     in_links: dict[str, list[tuple[str, str]]] = field(default_factory=dict)
 
-    def __repr__(self) -> str:           # short: hypothesis prints it with a failing example
+    def __repr__(self) -> str:  # short: hypothesis prints it with a failing example
         return f"Model({len(self.meta)} nodes)"
 
     def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
@@ -140,8 +212,10 @@ class Model:
         return self.meta[node_id].get("type") == "branch"
 
     def outline(self, node_id: str) -> list[str]:
-        return [m.group(2) for m in re.finditer(r"^(#{2,3}) +(.*?) *$", self.body[node_id],
-                                                re.MULTILINE)]
+        return [
+            m.group(2)
+            for m in re.finditer(r"^(#{2,3}) +(.*?) *$", self.body[node_id], re.MULTILINE)
+        ]
 
 
 def parent_of(node_id: str) -> str | None:
@@ -168,8 +242,17 @@ def fits(out: dict[str, Any], limit: int) -> None:
 
 
 SEED = 20260704
-STRESS = ["graph/hub", "big/_index", "docs/manual", "data/wide", "misc/long-title",
-          "no/such-node", "misc/huge-summary", "misc/huge-title", "data/many-tables"]
+STRESS = [
+    "graph/hub",
+    "big/_index",
+    "docs/manual",
+    "data/wide",
+    "misc/long-title",
+    "no/such-node",
+    "misc/huge-summary",
+    "misc/huge-title",
+    "data/many-tables",
+]
 
 
 def _all_ids() -> list[str]:

@@ -52,8 +52,9 @@ def _move_total(model: Model, node_id: str, rel: str | None, direction: str) -> 
 @given(data=st.data())
 def test_move_fits_and_never_hides_a_cut(model: Model, data: st.DataObject) -> None:
     node_id = data.draw(NODE_IDS)
-    rel = data.draw(st.sampled_from([None, "children", *RELS, "contains", "mentions",
-                                     "superseded-by", "nope"]))
+    rel = data.draw(
+        st.sampled_from([None, "children", *RELS, "contains", "mentions", "superseded-by", "nope"])
+    )
     direction = data.draw(st.sampled_from(["out", "in", "both"]))
     out = model.vine.move(node_id, rel=rel, direction=direction)
     no_internal(out)
@@ -62,7 +63,7 @@ def test_move_fits_and_never_hides_a_cut(model: Model, data: st.DataObject) -> N
         assert out["error"]["code"] == "E_NOT_FOUND"
         return
     if rel == "nope":
-        assert out["error"]["code"] == "E_SCHEMA"     # a rel the dialect does not declare
+        assert out["error"]["code"] == "E_SCHEMA"  # a rel the dialect does not declare
         return
     total = _move_total(model, node_id, rel, direction)
     assert len(out["neighbors"]) <= total
@@ -75,8 +76,23 @@ def test_move_fits_and_never_hides_a_cut(model: Model, data: st.DataObject) -> N
             assert n["rel"] in {INVERSE.get(r) or r for r, _ in model.in_links[node_id]}
 
 
-SCAN_FIELDS = ["id", "kind", "type", "title", "summary", "tags", "aliases", "created",
-               "updated", "confidence", "parent", "trail", "body_tokens", "outline", "heat"]
+SCAN_FIELDS = [
+    "id",
+    "kind",
+    "type",
+    "title",
+    "summary",
+    "tags",
+    "aliases",
+    "created",
+    "updated",
+    "confidence",
+    "parent",
+    "trail",
+    "body_tokens",
+    "outline",
+    "heat",
+]
 
 
 def _scan_scope(model: Model, index: str, recursive: bool) -> list[str]:
@@ -93,16 +109,23 @@ def _scan_scope(model: Model, index: str, recursive: bool) -> list[str]:
 def test_scan_fits_and_never_hides_a_cut(model: Model, data: st.DataObject) -> None:
     index = data.draw(st.sampled_from(model.branches))
     parent = data.draw(st.sampled_from([index, index.removesuffix("/_index")]))
-    fields = data.draw(st.one_of(st.none(), st.lists(st.sampled_from(SCAN_FIELDS),
-                                                     min_size=1, max_size=8, unique=True)))
+    fields = data.draw(
+        st.one_of(
+            st.none(), st.lists(st.sampled_from(SCAN_FIELDS), min_size=1, max_size=8, unique=True)
+        )
+    )
     recursive = data.draw(st.booleans())
     limit = data.draw(st.integers(1, 50))
     word = data.draw(st.sampled_from(WORDS))
-    filt = data.draw(st.sampled_from([None, {"type": "note"}, {"tags_any": [word]},
-                                      {"kind": "branch"}, {"kind": "note"}]))
+    filt = data.draw(
+        st.sampled_from(
+            [None, {"type": "note"}, {"tags_any": [word]}, {"kind": "branch"}, {"kind": "note"}]
+        )
+    )
     cursor = data.draw(st.sampled_from([None, ""]))
-    out = model.vine.scan(parent, filter=filt, fields=fields, recursive=recursive,
-                          limit=limit, after=cursor)
+    out = model.vine.scan(
+        parent, filter=filt, fields=fields, recursive=recursive, limit=limit, after=cursor
+    )
     no_internal(out)
     fits(out, SCAN)
     scope = _scan_scope(model, index, recursive)
@@ -142,11 +165,20 @@ def _sniff_scope(model: Model, scope: str | None) -> list[str]:
 @SETTINGS
 @given(data=st.data())
 def test_sniff_fits_and_snippets_are_real_windows(model: Model, data: st.DataObject) -> None:
-    terms = data.draw(st.lists(st.sampled_from([*WORDS, "zebrafish harbor", "ZEBRAFISH",
-                                                "line 3.1", "nomatchword", "part 2 of"]),
-                               min_size=1, max_size=4))
-    scope = data.draw(st.sampled_from([None, "big", "big/_index", "graph", "docs",
-                                       "docs/manual", "big/n07", "_index"]))
+    terms = data.draw(
+        st.lists(
+            st.sampled_from(
+                [*WORDS, "zebrafish harbor", "ZEBRAFISH", "line 3.1", "nomatchword", "part 2 of"]
+            ),
+            min_size=1,
+            max_size=4,
+        )
+    )
+    scope = data.draw(
+        st.sampled_from(
+            [None, "big", "big/_index", "graph", "docs", "docs/manual", "big/n07", "_index"]
+        )
+    )
     k = data.draw(st.integers(1, 20))
     out = model.vine.sniff(terms, scope=scope, k=k)
     no_internal(out)
@@ -155,8 +187,11 @@ def test_sniff_fits_and_snippets_are_real_windows(model: Model, data: st.DataObj
     in_scope = _sniff_scope(model, scope)
     matching: dict[str, list[int]] = {}
     for node_id in in_scope:
-        lines = [n for n, line in enumerate(model.body[node_id].split("\n"), 1)
-                 if any(t in line.lower() for t in folded)]
+        lines = [
+            n
+            for n, line in enumerate(model.body[node_id].split("\n"), 1)
+            if any(t in line.lower() for t in folded)
+        ]
         if lines:
             matching[node_id] = lines
     assert out["scanned_nodes"] == len(in_scope)
@@ -168,7 +203,7 @@ def test_sniff_fits_and_snippets_are_real_windows(model: Model, data: st.DataObj
         assert r["match_count"] == len(matching[r["id"]])
         assert r["truncated_matches"] is (r["match_count"] > 3)
         assert len(r["matches"]) == min(3, r["match_count"])
-        off = body_offset(model.vine.root, r["id"])      # match lines are file lines
+        off = body_offset(model.vine.root, r["id"])  # match lines are file lines
         for m in r["matches"]:
             assert m["line"] - off in matching[r["id"]]
             snippet = m["snippet"]
@@ -184,13 +219,17 @@ def _direct(model: Model, sql: str) -> list[list[Any]]:
 
 
 @SETTINGS
-@given(cols=st.lists(st.sampled_from(WIDE_NAMES), min_size=1, max_size=WIDE_COLS, unique=True),
-       below=st.integers(0, 320), limit=st.one_of(st.none(), st.integers(0, 320)),
-       alias=st.one_of(st.just(0), st.integers(0, 700)))
+@given(
+    cols=st.lists(st.sampled_from(WIDE_NAMES), min_size=1, max_size=WIDE_COLS, unique=True),
+    below=st.integers(0, 320),
+    limit=st.one_of(st.none(), st.integers(0, 320)),
+    alias=st.one_of(st.just(0), st.integers(0, 700)),
+)
 @example(cols=WIDE_NAMES, below=320, limit=None, alias=0)
 @example(cols=WIDE_NAMES[:20], below=320, limit=None, alias=330)
-def test_query_fits_and_keeps_whole_rows(model: Model, cols: list[str], below: int,
-                                         limit: int | None, alias: int) -> None:
+def test_query_fits_and_keeps_whole_rows(
+    model: Model, cols: list[str], below: int, limit: int | None, alias: int
+) -> None:
     names = [f"a{i}_{'y' * alias}" if alias else c for i, c in enumerate(cols)]
     shown = ", ".join(f"{c} AS {n}" if alias else c for c, n in zip(cols, names, strict=True))
     sql = f"SELECT {shown} FROM wide WHERE id <= {below} ORDER BY id"
@@ -217,8 +256,17 @@ def test_query_fits_and_keeps_whole_rows(model: Model, cols: list[str], below: i
         assert out["rows"] == truth[:200]
 
 
-PICKABLE = ["docs/manual", "docs/paragraph", "docs/short", "misc/long-title", "big/n00",
-            "big/n41", "graph/hub", "data/wide", "big/_index"]
+PICKABLE = [
+    "docs/manual",
+    "docs/paragraph",
+    "docs/short",
+    "misc/long-title",
+    "big/n00",
+    "big/n41",
+    "graph/hub",
+    "data/wide",
+    "big/_index",
+]
 
 
 @SETTINGS
@@ -242,8 +290,9 @@ def test_pick_whole_body_fits_or_gives_a_map(model: Model, data: st.DataObject) 
 @SETTINGS
 @given(data=st.data())
 def test_pick_a_named_section_is_exact_and_uncapped(model: Model, data: st.DataObject) -> None:
-    node_id = data.draw(st.sampled_from(["docs/manual", "big/n03", "misc/long-title",
-                                         "data/wide", "docs/short"]))
+    node_id = data.draw(
+        st.sampled_from(["docs/manual", "big/n03", "misc/long-title", "data/wide", "docs/short"])
+    )
     outline = model.outline(node_id)
     name = data.draw(st.sampled_from(outline))
     spelled = data.draw(st.sampled_from([name, name.lower(), name.upper(), "## " + name]))
@@ -251,8 +300,14 @@ def test_pick_a_named_section_is_exact_and_uncapped(model: Model, data: st.DataO
     no_internal(out)
     assert out["truncated"] is False
     assert out["body"] in model.text[node_id]
-    assert out["body"].split("\n", 1)[0].lstrip("#").strip().lower().startswith(
-        name.lower()[: len(out["section"])])
+    assert (
+        out["body"]
+        .split("\n", 1)[0]
+        .lstrip("#")
+        .strip()
+        .lower()
+        .startswith(name.lower()[: len(out["section"])])
+    )
     assert out["body_tokens"] == _tokens(out["body"])
 
 
@@ -260,8 +315,11 @@ def test_pick_a_named_section_is_exact_and_uncapped(model: Model, data: st.DataO
 @given(data=st.data())
 def test_pick_section_lists_fit_and_partition(model: Model, data: st.DataObject) -> None:
     node_id = data.draw(st.sampled_from(["docs/manual", "big/n10", "misc/long-title"]))
-    names = data.draw(st.lists(st.sampled_from([*model.outline(node_id), "No such section"]),
-                               min_size=1, max_size=10))
+    names = data.draw(
+        st.lists(
+            st.sampled_from([*model.outline(node_id), "No such section"]), min_size=1, max_size=10
+        )
+    )
     out = model.vine.pick(node_id, section=names)
     no_internal(out)
     fits(out, PICK)

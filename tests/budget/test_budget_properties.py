@@ -59,8 +59,7 @@ def test_the_forest_stresses_what_it_should(model: Model) -> None:
     assert len(model.children["big/_index"]) == 80
     assert len(model.out_links["graph/hub"]) == 50 and len(model.in_links["graph/hub"]) >= 50
     assert _tokens(model.body["docs/manual"]) > 8000
-    assert _tokens(model.body["docs/paragraph"]) > 4000 and "\n" not in model.body[
-        "docs/paragraph"]
+    assert _tokens(model.body["docs/paragraph"]) > 4000 and "\n" not in model.body["docs/paragraph"]
     assert sum("zebrafish" in b for b in model.body.values()) > 80
 
 
@@ -68,8 +67,11 @@ def test_the_forest_stresses_what_it_should(model: Model) -> None:
 
 
 def words(min_size: int = 1, max_size: int = 4) -> st.SearchStrategy[list[str]]:
-    return st.lists(st.sampled_from([*WORDS, "nomatchword", "hub", "spoke", "note", "huge"]),
-                    min_size=min_size, max_size=max_size)
+    return st.lists(
+        st.sampled_from([*WORDS, "nomatchword", "hub", "spoke", "note", "huge"]),
+        min_size=min_size,
+        max_size=max_size,
+    )
 
 
 # -- locate (800) -------------------------------------------------------------------------------
@@ -88,8 +90,9 @@ def _stem_tokens(words: set[str], langs: tuple[str, ...]) -> set[str]:
     return {lang + s for w in words for lang in langs for s in stems(w, lang)}
 
 
-def _locate_matches(model: Model, query: list[str], scope: str, type_filter: str | None
-                    ) -> set[str]:
+def _locate_matches(
+    model: Model, query: list[str], scope: str, type_filter: str | None
+) -> set[str]:
     """What locate's contract says matches: a query word (not a function word, of 3+
     letters) or its stem in the query's languages, against a node's title, aliases,
     tags, summary and headers or their stems in the node's language."""
@@ -97,9 +100,13 @@ def _locate_matches(model: Model, query: list[str], scope: str, type_filter: str
     asked_stems = _stem_tokens(asked, search_languages(languages(" ".join(query))))
     hits = set()
     for node_id, meta in model.meta.items():
-        toks = _fts_tokens(meta.get("title"), meta.get("aliases") or [],
-                           meta.get("tags") or [], meta.get("summary"),
-                           model.outline(node_id))
+        toks = _fts_tokens(
+            meta.get("title"),
+            meta.get("aliases") or [],
+            meta.get("tags") or [],
+            meta.get("summary"),
+            model.outline(node_id),
+        )
         text = f"{meta.get('title')} {meta.get('summary')}"
         langs = node_languages(text, lambda i=node_id: model.body[i][:LANGUAGE_SAMPLE])
         if not toks & asked and not _stem_tokens(toks, langs) & asked_stems:
@@ -115,18 +122,26 @@ def _locate_matches(model: Model, query: list[str], scope: str, type_filter: str
 
 
 @SETTINGS
-@given(query=words(), k=st.integers(1, 60),
-       scope=st.sampled_from(["all", "branches", "notes", "bananas"]),
-       include=st.sampled_from([None, ["outline"]]),
-       type_filter=st.sampled_from([None, "note", "entity", "branch", "dataset"]))
+@given(
+    query=words(),
+    k=st.integers(1, 60),
+    scope=st.sampled_from(["all", "branches", "notes", "bananas"]),
+    include=st.sampled_from([None, ["outline"]]),
+    type_filter=st.sampled_from([None, "note", "entity", "branch", "dataset"]),
+)
 @example(query=["huge"], k=1, scope="all", include=None, type_filter=None)
-@example(query=["zebrafish", "harbor"], k=60, scope="all", include=["outline"],
-         type_filter=None)
-def test_locate_fits_and_never_hides_a_cut(model: Model, query: list[str], k: int, scope: str,
-                                           include: list[str] | None,
-                                           type_filter: str | None) -> None:
-    out = model.vine.locate(" ".join(query), k=k, scope=scope, include=include,
-                            type_filter=type_filter)
+@example(query=["zebrafish", "harbor"], k=60, scope="all", include=["outline"], type_filter=None)
+def test_locate_fits_and_never_hides_a_cut(
+    model: Model,
+    query: list[str],
+    k: int,
+    scope: str,
+    include: list[str] | None,
+    type_filter: str | None,
+) -> None:
+    out = model.vine.locate(
+        " ".join(query), k=k, scope=scope, include=include, type_filter=type_filter
+    )
     no_internal(out)
     fits(out, LOCATE)
     matched = _locate_matches(model, query, scope, type_filter)
@@ -147,9 +162,23 @@ def test_locate_fits_and_never_hides_a_cut(model: Model, query: list[str], k: in
 # -- look (500, batch 2000) ---------------------------------------------------------------------
 
 
-LOOK_FIELDS = ["summary", "title", "tags", "edges_out", "edges_in", "children", "outline",
-               "query_manual", "sample_rows", "notes", "stats", "aliases", "cross_trails",
-               "coverage", "type"]
+LOOK_FIELDS = [
+    "summary",
+    "title",
+    "tags",
+    "edges_out",
+    "edges_in",
+    "children",
+    "outline",
+    "query_manual",
+    "sample_rows",
+    "notes",
+    "stats",
+    "aliases",
+    "cross_trails",
+    "coverage",
+    "type",
+]
 
 
 def _check_digest(model: Model, d: dict[str, Any], fields: list[str] | None) -> None:
@@ -172,12 +201,14 @@ def _check_digest(model: Model, d: dict[str, Any], fields: list[str] | None) -> 
         if key in full:
             assert full[key] is not None and len(d.get(key, [])) < full[key], key
         elif key in ("summary", "title"):
-            assert d[key] != model.meta[node_id].get(key), \
+            assert d[key] != model.meta[node_id].get(key), (
                 f"{key!r} is listed in truncated_fields but came back whole"
+            )
         elif key in ("tags", "aliases"):
             assert key not in d, key
-            assert model.meta[node_id].get(key), \
+            assert model.meta[node_id].get(key), (
                 f"{key!r} is listed in truncated_fields but the node has none"
+            )
         elif key != "notes":
             assert key not in d, key
     if "summary" in d and "summary" not in shed:
@@ -189,22 +220,26 @@ def _check_digest(model: Model, d: dict[str, Any], fields: list[str] | None) -> 
     for child in d.get("children", []):
         assert child["summary"] == _clip(model.summary(child["id"]), 25)
     if "stats" in d:
-        assert d["stats"]["degree"] == len(model.out_links[node_id]) + len(
-            model.in_links[node_id])
+        assert d["stats"]["degree"] == len(model.out_links[node_id]) + len(model.in_links[node_id])
         assert d["stats"]["body_tokens"] == _tokens(model.body[node_id])
     if fields is not None:
         assert set(d) <= {"id", "truncated", "truncated_fields", *fields}
 
 
 @SETTINGS
-@given(node_id=NODE_IDS, fields=st.one_of(st.none(), st.lists(
-    st.sampled_from(LOOK_FIELDS), min_size=1, max_size=5, unique=True)))
+@given(
+    node_id=NODE_IDS,
+    fields=st.one_of(
+        st.none(), st.lists(st.sampled_from(LOOK_FIELDS), min_size=1, max_size=5, unique=True)
+    ),
+)
 @example(node_id="misc/huge-title", fields=None)
 @example(node_id="misc/huge-summary", fields=["summary", "edges_out"])
 @example(node_id="data/many-tables", fields=None)
 @example(node_id="graph/hub", fields=None)
-def test_look_fits_and_lists_what_it_shed(model: Model, node_id: str,
-                                          fields: list[str] | None) -> None:
+def test_look_fits_and_lists_what_it_shed(
+    model: Model, node_id: str, fields: list[str] | None
+) -> None:
     out = model.vine.look(node_id, fields=fields)
     no_internal(out)
     fits(out, LOOK)
@@ -215,8 +250,10 @@ def test_look_fits_and_lists_what_it_shed(model: Model, node_id: str,
 
 
 @SETTINGS
-@given(ids=st.lists(NODE_IDS, min_size=1, max_size=10),
-       fields=st.sampled_from([None, ["summary"], ["edges_out", "edges_in"]]))
+@given(
+    ids=st.lists(NODE_IDS, min_size=1, max_size=10),
+    fields=st.sampled_from([None, ["summary"], ["edges_out", "edges_in"]]),
+)
 @example(ids=STRESS, fields=None)
 @example(ids=["misc/huge-title", "misc/huge-summary"], fields=None)
 @example(ids=["misc/long-title", "graph/hub", "big/_index"], fields=None)

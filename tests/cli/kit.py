@@ -34,15 +34,19 @@ def engine(root: Path, name: str, **args: Any) -> dict[str, Any]:
         return getattr(vine, name)(**args)
 
 
-def vine(*args: str, input: str | None = None, env: dict[str, str | None] | None = None
-         ) -> Result:
+def vine(*args: str, input: str | None = None, env: dict[str, str | None] | None = None) -> Result:
     """Run ``vine ARGS`` in process (stdout is not a terminal, so it prints JSON).
 
     ``$VINE_FOREST`` is unset unless ``env`` sets it, so a developer's shell cannot
     change which forest a test reads.
     """
-    return runner.invoke(app, list(args), input=input,
-                         env={"VINE_FOREST": None, **(env or {})}, catch_exceptions=False)
+    return runner.invoke(
+        app,
+        list(args),
+        input=input,
+        env={"VINE_FOREST": None, **(env or {})},
+        catch_exceptions=False,
+    )
 
 
 def run_json(root: Path, *args: str, input: str | None = None) -> Any:

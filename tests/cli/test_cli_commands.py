@@ -17,14 +17,31 @@ from monkeyllm.registry import CALLS
 from ..forestkit import REPO, copy_sample, files_of, git, head, status
 from .kit import DATASET, cool, engine, error_line, json_arg, run_json, steady, vine
 
-NOTE: dict[str, Any] = {"id": "sales/cli-note", "type": "note", "parent": "sales/_index",
-                        "title": "CLI note", "summary": "Planted from the command line."}
+NOTE: dict[str, Any] = {
+    "id": "sales/cli-note",
+    "type": "note",
+    "parent": "sales/_index",
+    "title": "CLI note",
+    "summary": "Planted from the command line.",
+}
 
 
-INSERT = ("INSERT INTO orders (id, customer, region, total_invoice, closed_at, value_cents) "
-          "VALUES ('CLI-1', 'Loja CLI', 'South', 'USD 1,00', '2026-07-01', 100)")
-FOREST_COMMANDS = ["call", "init", "reindex", "validate", "ingest", "serve", "browse",
-                   "station", "watch", "canopy"]
+INSERT = (
+    "INSERT INTO orders (id, customer, region, total_invoice, closed_at, value_cents) "
+    "VALUES ('CLI-1', 'Loja CLI', 'South', 'USD 1,00', '2026-07-01', 100)"
+)
+FOREST_COMMANDS = [
+    "call",
+    "init",
+    "reindex",
+    "validate",
+    "ingest",
+    "serve",
+    "browse",
+    "station",
+    "watch",
+    "canopy",
+]
 
 
 def commits_since(root: Path, rev: str) -> list[str]:
@@ -97,7 +114,10 @@ def test_plant_makes_one_commit(brain_copy: Path, tmp_path: Path, source: str) -
     assert len(log) == 1 and log[0].startswith(f"plant({NOTE['id']})")
     assert status(brain_copy) == ""
     assert engine(brain_copy, "look", id=NOTE["id"], fields=["id", "title", "summary"]) == {
-        "id": NOTE["id"], "title": NOTE["title"], "summary": NOTE["summary"]}
+        "id": NOTE["id"],
+        "title": NOTE["title"],
+        "summary": NOTE["summary"],
+    }
 
 
 def test_plant_batch_makes_one_commit(brain_copy: Path) -> None:
@@ -168,13 +188,18 @@ def test_writes_equal_the_engine(brain_copy: Path, tmp_path: Path) -> None:
     same answers and the same files."""
     twin = copy_sample(tmp_path / "twin", git=True)
     patch = {"set_frontmatter": {"tags": ["pricing"]}}
-    cli = [run_json(brain_copy, "plant", json.dumps(NOTE)),
-           run_json(brain_copy, "graft", "sales/price-list", "--patch", json.dumps(patch)),
-           run_json(brain_copy, "tend", DATASET, "--sql", INSERT)]
+    cli = [
+        run_json(brain_copy, "plant", json.dumps(NOTE)),
+        run_json(brain_copy, "graft", "sales/price-list", "--patch", json.dumps(patch)),
+        run_json(brain_copy, "tend", DATASET, "--sql", INSERT),
+    ]
     with Vine(twin) as writer:
         # A person at the command line writes as a person does: source manual.
-        direct = [writer.plant(dict(NOTE, source="manual")),
-                  writer.graft("sales/price-list", patch), writer.tend(DATASET, INSERT)]
+        direct = [
+            writer.plant(dict(NOTE, source="manual")),
+            writer.graft("sales/price-list", patch),
+            writer.tend(DATASET, INSERT),
+        ]
     assert [steady(o) for o in cli] == [steady(o) for o in direct]
     assert git(brain_copy, "log", "--format=%s") == git(twin, "log", "--format=%s")
 
@@ -201,7 +226,7 @@ def test_a_person_plants_source_manual_unless_told(brain_copy: Path) -> None:
     told = dict(NOTE, id="sales/told", title="Told", source="agent")
     run_json(brain_copy, "plant", json.dumps(told))
     assert source_of(told["id"]) == "agent"
-    with Vine(brain_copy) as writer:        # the engine itself (and MCP, REST) says agent
+    with Vine(brain_copy) as writer:  # the engine itself (and MCP, REST) says agent
         writer.plant(dict(NOTE, id="sales/direct", title="Direct"))
     assert source_of("sales/direct") == "agent"
 
@@ -210,10 +235,12 @@ def test_a_held_lock_refuses_writes_but_not_reads(brain_copy: Path) -> None:
     before, files = head(brain_copy), files_of(brain_copy)
     with Vine(brain_copy) as holder:
         assert holder.writable
-        for argv in (["plant", json.dumps(NOTE)],
-                     ["graft", "sales/price-list", "--patch", '{"set_frontmatter": {}}'],
-                     ["tend", DATASET, "--sql", INSERT],
-                     ["call", "plant", json.dumps({"node": NOTE})]):
+        for argv in (
+            ["plant", json.dumps(NOTE)],
+            ["graft", "sales/price-list", "--patch", '{"set_frontmatter": {}}'],
+            ["tend", DATASET, "--sql", INSERT],
+            ["call", "plant", json.dumps({"node": NOTE})],
+        ):
             result = vine(*argv, "-f", str(brain_copy))
             assert result.exit_code == 1, argv
             envelope = json.loads(result.stdout)
@@ -226,8 +253,9 @@ def test_a_held_lock_refuses_writes_but_not_reads(brain_copy: Path) -> None:
 
 def test_init_creates_a_forest_look_can_read(tmp_path: Path) -> None:
     folder = tmp_path / "deep" / "notes"
-    result = vine("init", str(folder), "--title", "Field notes",
-                  "--summary", "What we learn in the field.")
+    result = vine(
+        "init", str(folder), "--title", "Field notes", "--summary", "What we learn in the field."
+    )
     assert result.exit_code == 0, result.stderr
     out = json.loads(result.stdout)
     assert out["forest"] == str(folder.resolve()) and out["title"] == "Field notes"
@@ -241,8 +269,9 @@ def test_init_creates_a_forest_look_can_read(tmp_path: Path) -> None:
     assert (digest["title"], digest["summary"]) == ("Field notes", "What we learn in the field.")
 
 
-def test_init_defaults_to_here_named_after_the_folder(tmp_path: Path,
-                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+def test_init_defaults_to_here_named_after_the_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     folder = tmp_path / "field-notes"
     folder.mkdir()
     monkeypatch.chdir(folder)
@@ -250,7 +279,10 @@ def test_init_defaults_to_here_named_after_the_folder(tmp_path: Path,
     assert result.exit_code == 0, result.stderr
     assert json.loads(result.stdout)["forest"] == str(folder.resolve())
     assert run_json(folder, "look", "_index", "--fields", "id,title,summary") == {
-        "id": "_index", "title": "Notes", "summary": "Short."}
+        "id": "_index",
+        "title": "Notes",
+        "summary": "Short.",
+    }
     other = tmp_path / "field-notes-2"
     result = vine("init", str(other))
     assert json.loads(result.stdout)["title"] == "field notes 2"
@@ -274,11 +306,14 @@ def test_init_on_a_file_is_an_envelope(tmp_path: Path) -> None:
     assert json.loads(result.stdout)["error"]["code"].startswith("E_")
 
 
-def test_init_takes_the_forest_option_as_its_folder(tmp_path: Path,
-                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+def test_init_takes_the_forest_option_as_its_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.chdir(tmp_path)
-    for argv, folder in ((["-f", "a", "init"], tmp_path / "a"),
-                         (["init", "--forest", "b"], tmp_path / "b")):
+    for argv, folder in (
+        (["-f", "a", "init"], tmp_path / "a"),
+        (["init", "--forest", "b"], tmp_path / "b"),
+    ):
         result = vine(*argv, "--title", "T")
         assert result.exit_code == 0, result.stderr
         assert json.loads(result.stdout)["forest"] == str(folder)
@@ -298,12 +333,14 @@ def test_reindex_counts_the_nodes(forest: Path) -> None:
 
 def test_forest_option_before_and_after_the_subcommand(forest: Path, tmp_path: Path) -> None:
     expected = engine(forest, "look", id="sales/price-list")
-    for argv in (["-f", str(forest), "look", "sales/price-list"],
-                 ["--forest", str(forest), "look", "sales/price-list"],
-                 ["look", "sales/price-list", "-f", str(forest)],
-                 ["look", "sales/price-list", "--forest", str(forest)],
-                 # the subcommand's own option wins over the app's
-                 ["-f", str(tmp_path), "look", "sales/price-list", "-f", str(forest)]):
+    for argv in (
+        ["-f", str(forest), "look", "sales/price-list"],
+        ["--forest", str(forest), "look", "sales/price-list"],
+        ["look", "sales/price-list", "-f", str(forest)],
+        ["look", "sales/price-list", "--forest", str(forest)],
+        # the subcommand's own option wins over the app's
+        ["-f", str(tmp_path), "look", "sales/price-list", "-f", str(forest)],
+    ):
         cool(forest)
         result = vine(*argv)
         assert result.exit_code == 0, (argv, result.stderr)
@@ -316,8 +353,7 @@ def test_vine_forest_environment(forest: Path, tmp_path: Path) -> None:
     result = vine("look", "sales/price-list", env={"VINE_FOREST": str(forest)})
     assert result.exit_code == 0 and json.loads(result.stdout) == expected
     cool(forest)
-    result = vine("look", "sales/price-list", "-f", str(forest),
-                  env={"VINE_FOREST": str(tmp_path)})
+    result = vine("look", "sales/price-list", "-f", str(forest), env={"VINE_FOREST": str(tmp_path)})
     assert result.exit_code == 0 and json.loads(result.stdout) == expected
     result = vine("look", "sales/price-list", env={"VINE_FOREST": str(tmp_path)})
     assert result.exit_code == 2 and result.stdout == ""
@@ -325,8 +361,9 @@ def test_vine_forest_environment(forest: Path, tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("subfolder", ["", "sales", "sales/pipeline"])
-def test_nearest_forest_above_the_current_folder(forest: Path, subfolder: str,
-                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+def test_nearest_forest_above_the_current_folder(
+    forest: Path, subfolder: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.chdir(forest / subfolder)
     expected = engine(forest, "look", id="sales/price-list")
     cool(forest)
@@ -337,8 +374,12 @@ def test_nearest_forest_above_the_current_folder(forest: Path, subfolder: str,
 
 def test_no_forest_is_a_usage_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
-    for argv in (["look", "x"], ["plant", json.dumps(NOTE)], ["call", "look", '{"id": "x"}'],
-                 ["reindex"]):
+    for argv in (
+        ["look", "x"],
+        ["plant", json.dumps(NOTE)],
+        ["call", "look", '{"id": "x"}'],
+        ["reindex"],
+    ):
         result = vine(*argv)
         assert result.exit_code == 2, argv
         assert result.stdout == ""

@@ -32,21 +32,32 @@ Retail returns close 30 days after the invoice date.
 def base(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A folder holding the forest and, beside it, files that must never be read."""
     base = tmp_path_factory.mktemp("errors")
-    make_forest(base / "forest", {
-        "sales/policy": ("note", {"tags": ["sales"], "links": [
-            {"rel": "related-to", "target": "people/ana"}]}, POLICY),
-        "sales/orders": ("dataset", {"payload": "orders.db", "payload_type": "sqlite"},
-                         "# Orders\n\n## Notes\n\nOne row per order.\n"),
-        "people/ana": ("entity", {"summary": "Ana runs sales."}, "# Ana\n\nDeadline owner.\n"),
-    })
+    make_forest(
+        base / "forest",
+        {
+            "sales/policy": (
+                "note",
+                {"tags": ["sales"], "links": [{"rel": "related-to", "target": "people/ana"}]},
+                POLICY,
+            ),
+            "sales/orders": (
+                "dataset",
+                {"payload": "orders.db", "payload_type": "sqlite"},
+                "# Orders\n\n## Notes\n\nOne row per order.\n",
+            ),
+            "people/ana": ("entity", {"summary": "Ana runs sales."}, "# Ana\n\nDeadline owner.\n"),
+        },
+    )
     conn = sqlite3.connect(base / "forest" / "sales" / "orders.db")
     conn.execute("CREATE TABLE orders(id INTEGER, region TEXT)")
     conn.execute("INSERT INTO orders VALUES (1, 'South')")
     conn.commit()
     conn.close()
-    secret = (f"---\nid: secret\ntype: note\ntitle: {SENTINEL}\nsummary: {SENTINEL}\n"
-              f"created: 2026-01-01\nupdated: 2026-01-01\n---\n\n# {SENTINEL}\n\n"
-              f"## Deadlines\n\n{SENTINEL} deadline\n")
+    secret = (
+        f"---\nid: secret\ntype: note\ntitle: {SENTINEL}\nsummary: {SENTINEL}\n"
+        f"created: 2026-01-01\nupdated: 2026-01-01\n---\n\n# {SENTINEL}\n\n"
+        f"## Deadlines\n\n{SENTINEL} deadline\n"
+    )
     (base / "secret.md").write_text(secret)
     (base / "etc").mkdir()
     (base / "etc" / "passwd.md").write_text(secret)

@@ -48,7 +48,8 @@ VALID: dict[str, dict[str, Any]] = {
     "scan": {"parent_id": "sales"},
     "sniff": {"terms": "deadline"},
     "query": {"id": "sales/orders", "sql": "SELECT COUNT(*) FROM orders"},
-    "calendar": {}, "coverage": {},
+    "calendar": {},
+    "coverage": {},
 }
 
 
@@ -86,7 +87,7 @@ def accepts(hint: Any, value: Any) -> bool:
         return isinstance(value, list) and all(accepts(item, v) for v in value)
     if origin is dict or hint is dict:
         return isinstance(value, dict)
-    if typing.is_typeddict(hint):   # a closed object: only the keys it names
+    if typing.is_typeddict(hint):  # a closed object: only the keys it names
         return isinstance(value, dict) and set(value) <= set(typing.get_type_hints(hint))
     if hint is bool:
         return isinstance(value, bool)
@@ -100,8 +101,15 @@ def accepts(hint: Any, value: Any) -> bool:
 
 
 CANDIDATES: dict[str, Any] = {
-    "bool": True, "int": 3, "float": 2.5, "str": "zz-not-a-choice", "list_str": ["x"],
-    "list_int": [3], "list_null": [None], "list_dict": [{}], "dict": {"a": 1},
+    "bool": True,
+    "int": 3,
+    "float": 2.5,
+    "str": "zz-not-a-choice",
+    "list_str": ["x"],
+    "list_int": [3],
+    "list_null": [None],
+    "list_dict": [{}],
+    "dict": {"a": 1},
 }
 
 
@@ -120,13 +128,13 @@ BAD = _bad_cases()
 
 def test_the_bad_type_matrix_covers_the_brief() -> None:
     labels = {(name, param, label) for name, param, label, _ in BAD}
-    assert ("locate", "k", "bool") in labels              # bool where int is expected
+    assert ("locate", "k", "bool") in labels  # bool where int is expected
     assert ("scan", "limit", "bool") in labels
-    assert ("locate", "query", "list_str") in labels      # list where a string is expected
+    assert ("locate", "query", "list_str") in labels  # list where a string is expected
     assert ("move", "id", "list_str") in labels
-    assert ("locate", "query", "int") in labels           # number for a string
+    assert ("locate", "query", "int") in labels  # number for a string
     assert ("sniff", "scope", "float") in labels
-    assert ("locate", "include", "dict") in labels        # dict for a list
+    assert ("locate", "include", "dict") in labels  # dict for a list
     assert ("look", "fields", "dict") in labels
     assert len(BAD) > 150
 
@@ -136,19 +144,23 @@ def _schema_names(out: dict[str, Any], param: str) -> None:
     assert param in err["message"], err
 
 
-@pytest.mark.parametrize("name, param, label, value", BAD,
-                         ids=[f"{n}-{p}-{lab}" for n, p, lab, _ in BAD])
-def test_wrong_type_is_e_schema_through_call(vine: Vine, name: str, param: str, label: str,
-                                             value: Any) -> None:
+@pytest.mark.parametrize(
+    "name, param, label, value", BAD, ids=[f"{n}-{p}-{lab}" for n, p, lab, _ in BAD]
+)
+def test_wrong_type_is_e_schema_through_call(
+    vine: Vine, name: str, param: str, label: str, value: Any
+) -> None:
     args = valid_args(name)
     args[param] = value
     _schema_names(vine.call(name, args), param)
 
 
-@pytest.mark.parametrize("name, param, label, value", BAD,
-                         ids=[f"{n}-{p}-{lab}" for n, p, lab, _ in BAD])
-def test_wrong_type_is_e_schema_through_the_method(vine: Vine, name: str, param: str,
-                                                   label: str, value: Any) -> None:
+@pytest.mark.parametrize(
+    "name, param, label, value", BAD, ids=[f"{n}-{p}-{lab}" for n, p, lab, _ in BAD]
+)
+def test_wrong_type_is_e_schema_through_the_method(
+    vine: Vine, name: str, param: str, label: str, value: Any
+) -> None:
     args = valid_args(name)
     args[param] = value
     _schema_names(getattr(vine, name)(**args), param)
@@ -234,8 +246,9 @@ def test_call_name_that_is_not_a_string(vine: Vine, name: Any) -> None:
 
 
 @pytest.mark.parametrize("name", READS)
-@pytest.mark.parametrize("args", [["id", "x"], "id=x", 3, ("id", "x"), True],
-                         ids=["list", "str", "int", "tuple", "bool"])
+@pytest.mark.parametrize(
+    "args", [["id", "x"], "id=x", 3, ("id", "x"), True], ids=["list", "str", "int", "tuple", "bool"]
+)
 def test_arguments_that_are_not_an_object(vine: Vine, name: str, args: Any) -> None:
     err = assert_error(vine.call(name, args), "E_SCHEMA")
     assert "object" in err["message"]
@@ -249,27 +262,29 @@ def test_null_arguments_mean_no_arguments(vine: Vine) -> None:
 # -- enums and windows ---------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("call, args, param", [
-    ("locate", {"query": "x", "scope": "everything"}, "scope"),
-    ("locate", {"query": "x", "scope": "Branches"}, "scope"),
-    ("locate", {"query": "x", "scope": ""}, "scope"),
-    ("locate", {"query": "x", "scope": "leaves"}, "scope"),
-    ("move", {"id": "sales/policy", "direction": "up"}, "direction"),
-    ("move", {"id": "sales/policy", "direction": "BOTH"}, "direction"),
-    ("move", {"id": "sales/policy", "direction": "all"}, "direction"),
-    ("move", {"id": "sales/policy", "direction": ""}, "direction"),
-    ("locate", {"query": "x", "date_field": "modified"}, "date_field"),
-    ("scan", {"parent_id": "sales", "date_field": "mtime"}, "date_field"),
-    ("sniff", {"terms": "xx", "date_field": "Created"}, "date_field"),
-    ("locate", {"query": "x", "include": ["body"]}, "include"),
-    ("locate", {"query": "x", "include": ["outline", "summary"]}, "include"),
-    ("scan", {"parent_id": "sales", "fields": ["payload"]}, "payload"),
-    ("scan", {"parent_id": "sales", "fields": ["id", "nope"]}, "nope"),
-    ("scan", {"parent_id": "sales", "filter": {"nope": 1}}, "nope"),
-    ("scan", {"parent_id": "sales", "filter": {"kind": "leaf"}}, "kind"),
-])
-def test_enum_values_are_refused(vine: Vine, call: str, args: dict[str, Any],
-                                 param: str) -> None:
+@pytest.mark.parametrize(
+    "call, args, param",
+    [
+        ("locate", {"query": "x", "scope": "everything"}, "scope"),
+        ("locate", {"query": "x", "scope": "Branches"}, "scope"),
+        ("locate", {"query": "x", "scope": ""}, "scope"),
+        ("locate", {"query": "x", "scope": "leaves"}, "scope"),
+        ("move", {"id": "sales/policy", "direction": "up"}, "direction"),
+        ("move", {"id": "sales/policy", "direction": "BOTH"}, "direction"),
+        ("move", {"id": "sales/policy", "direction": "all"}, "direction"),
+        ("move", {"id": "sales/policy", "direction": ""}, "direction"),
+        ("locate", {"query": "x", "date_field": "modified"}, "date_field"),
+        ("scan", {"parent_id": "sales", "date_field": "mtime"}, "date_field"),
+        ("sniff", {"terms": "xx", "date_field": "Created"}, "date_field"),
+        ("locate", {"query": "x", "include": ["body"]}, "include"),
+        ("locate", {"query": "x", "include": ["outline", "summary"]}, "include"),
+        ("scan", {"parent_id": "sales", "fields": ["payload"]}, "payload"),
+        ("scan", {"parent_id": "sales", "fields": ["id", "nope"]}, "nope"),
+        ("scan", {"parent_id": "sales", "filter": {"nope": 1}}, "nope"),
+        ("scan", {"parent_id": "sales", "filter": {"kind": "leaf"}}, "kind"),
+    ],
+)
+def test_enum_values_are_refused(vine: Vine, call: str, args: dict[str, Any], param: str) -> None:
     err = assert_error(vine.call(call, args), "E_SCHEMA")
     assert param in err["message"] + err.get("hint", "")
 
@@ -280,8 +295,21 @@ def test_the_deprecated_scope_alias_is_accepted(vine: Vine) -> None:
 
 
 WINDOWED = [n for n in ("locate", "scan", "sniff") if n in READS]
-MALFORMED = ["yesterday", "2026-13", "2026-02-30", "26", "2026/01/01", "2026-1", "2026-01-1",
-             "2026-01-01T00:00", "2026-00", "20260101", "-2026", "2026-01-01 extra", "0000"]
+MALFORMED = [
+    "yesterday",
+    "2026-13",
+    "2026-02-30",
+    "26",
+    "2026/01/01",
+    "2026-1",
+    "2026-01-1",
+    "2026-01-01T00:00",
+    "2026-00",
+    "20260101",
+    "-2026",
+    "2026-01-01 extra",
+    "0000",
+]
 
 
 @pytest.mark.parametrize("name", WINDOWED)
@@ -293,24 +321,27 @@ def test_malformed_window_bound(vine: Vine, name: str, bound: str, value: str) -
 
 
 @pytest.mark.parametrize("name", WINDOWED)
-@pytest.mark.parametrize("since, until", [("2026-05", "2026-04"), ("2027", "2026-12-31"),
-                                          ("2026-03-02", "2026-03-01")])
-def test_since_after_until_is_an_empty_window(vine: Vine, name: str, since: str,
-                                              until: str) -> None:
+@pytest.mark.parametrize(
+    "since, until", [("2026-05", "2026-04"), ("2027", "2026-12-31"), ("2026-03-02", "2026-03-01")]
+)
+def test_since_after_until_is_an_empty_window(
+    vine: Vine, name: str, since: str, until: str
+) -> None:
     """A window no day falls in matches nothing, and says so (the schema cannot
     compare two values, so the call does not refuse what the schema allows)."""
     args = {**valid_args(name), "since": since, "until": until}
     out = assert_ok(vine.call(name, args))
-    assert out["window"] == {"since": since, "until": until, "date_field": "created",
-                             "empty": True}
+    assert out["window"] == {"since": since, "until": until, "date_field": "created", "empty": True}
     assert out.get("results", out.get("nodes")) == []
 
 
 @pytest.mark.parametrize("name", WINDOWED)
-@pytest.mark.parametrize("since, until", [("2026", "2026"), ("2026-01", None),
-                                          (None, "2026-01-10"), ("0001", "9998")])
-def test_good_windows_answer_and_echo(vine: Vine, name: str, since: str | None,
-                                      until: str | None) -> None:
+@pytest.mark.parametrize(
+    "since, until", [("2026", "2026"), ("2026-01", None), (None, "2026-01-10"), ("0001", "9998")]
+)
+def test_good_windows_answer_and_echo(
+    vine: Vine, name: str, since: str | None, until: str | None
+) -> None:
     out = assert_ok(vine.call(name, {**valid_args(name), "since": since, "until": until}))
     assert out["window"] == {"since": since, "until": until, "date_field": "created"}
 

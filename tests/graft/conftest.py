@@ -20,14 +20,42 @@ def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
     Cross trails; every file aged to an old ``updated`` so refreshes show."""
     root = tmp_path_factory.mktemp("graft") / "f"
     with Vine.init(root, "Title") as v:
-        assert_ok(v.plant({"id": "kb", "type": "branch", "parent": "_index",
-                           "title": "Knowledge", "summary": "Letters and their uses."}))
-        assert_ok(v.plant({"id": "kb/alpha", "type": "note", "parent": "kb",
-                           "title": "Alpha", "summary": ALPHA_SUMMARY, "body": ALPHA_BODY,
-                           "links": [{"rel": "part-of", "target": "kb/_index"}]}))
+        assert_ok(
+            v.plant(
+                {
+                    "id": "kb",
+                    "type": "branch",
+                    "parent": "_index",
+                    "title": "Knowledge",
+                    "summary": "Letters and their uses.",
+                }
+            )
+        )
+        assert_ok(
+            v.plant(
+                {
+                    "id": "kb/alpha",
+                    "type": "note",
+                    "parent": "kb",
+                    "title": "Alpha",
+                    "summary": ALPHA_SUMMARY,
+                    "body": ALPHA_BODY,
+                    "links": [{"rel": "part-of", "target": "kb/_index"}],
+                }
+            )
+        )
         for leaf in ("beta", "gamma"):
-            assert_ok(v.plant({"id": f"kb/{leaf}", "type": "note", "parent": "kb",
-                               "title": leaf.title(), "summary": f"{leaf.title()} letter."}))
+            assert_ok(
+                v.plant(
+                    {
+                        "id": f"kb/{leaf}",
+                        "type": "note",
+                        "parent": "kb",
+                        "title": leaf.title(),
+                        "summary": f"{leaf.title()} letter.",
+                    }
+                )
+            )
     index = root / "_index.md"
     text = index.read_text(encoding="utf-8")
     text = text.replace("## Cross trails\n", f"## Cross trails\n\n{CROSS}\n")
@@ -35,8 +63,12 @@ def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
     index.write_text(text, encoding="utf-8")
     for path in root.rglob("*.md"):
         if ".git" not in path.parts:
-            path.write_text(path.read_text(encoding="utf-8").replace(
-                f"updated: '{TODAY}'", f"updated: '{OLD}'"), encoding="utf-8")
+            path.write_text(
+                path.read_text(encoding="utf-8").replace(
+                    f"updated: '{TODAY}'", f"updated: '{OLD}'"
+                ),
+                encoding="utf-8",
+            )
     git(root, "add", "-A")
     git(root, "-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-qm", "age")
     return root

@@ -17,6 +17,7 @@ def blob(root: Path, node_id: str) -> str:
     """The node's revision as reads give it: its blob id in HEAD, cut to 12."""
     return git(root, "rev-parse", f"HEAD:{node_id}.md").strip()[:12]
 
+
 TODAY = datetime.date.today().isoformat()
 OLD = "2025-01-01"
 EM = "\u2014"

@@ -55,8 +55,13 @@ def test_set_each_mutable_field(vine: Vine, key: str, value: Any) -> None:
     root = vine.root
     before = head(root)
     out = assert_ok(vine.graft("kb/alpha", {"set_frontmatter": {key: value}}))
-    assert out == {"id": "kb/alpha", "commit": head(root), "fortified": [],
-                   "trail": ["_index", "kb/_index"], "revision": blob(root, "kb/alpha")}
+    assert out == {
+        "id": "kb/alpha",
+        "commit": head(root),
+        "fortified": [],
+        "trail": ["_index", "kb/_index"],
+        "revision": blob(root, "kb/alpha"),
+    }
     assert out["commit"] != before
     meta = meta_of(node_path(vine.root, "kb/alpha"))
     assert meta[key] == value
@@ -81,8 +86,9 @@ def test_title_does_not_propagate(vine: Vine) -> None:
 
 
 def test_several_fields_sorted_in_the_subject(vine: Vine) -> None:
-    assert_ok(vine.graft("kb/alpha", {"set_frontmatter": {
-        "title": "A", "aliases": ["x"], "tags": ["t"]}}))
+    assert_ok(
+        vine.graft("kb/alpha", {"set_frontmatter": {"title": "A", "aliases": ["x"], "tags": ["t"]}})
+    )
     assert subject(vine.root) == "graft(kb/alpha): set aliases,tags,title"
 
 
@@ -103,8 +109,9 @@ def test_origin_null_clears(vine: Vine) -> None:
     assert subject(vine.root) == "graft(kb/alpha): set origin"
     # Clearing what is not there changes nothing.
     before, files = head(vine.root), tracked(vine.root)
-    assert assert_ok(vine.graft("kb/alpha", {"set_frontmatter": {"origin": None}}))[
-        "commit"] is None
+    assert (
+        assert_ok(vine.graft("kb/alpha", {"set_frontmatter": {"origin": None}}))["commit"] is None
+    )
     unchanged(vine, before, files)
 
 
@@ -116,29 +123,53 @@ def test_same_value_is_no_commit(shared: Vine) -> None:
     unchanged(vine, before, files)
 
 
-@pytest.mark.parametrize("key, value", [
-    ("id", "kb/other"), ("type", "concept"), ("created", "2020-01-01"),
-    ("updated", "2020-01-01"), ("source", "manual"), ("payload_hash", "0" * 64),
-    ("links", []), ("coverage", "1 bananas, 0 sub-branches"), ("moved_from", ["x"]),
-    ("unknown_key", "x"),
-])
+@pytest.mark.parametrize(
+    "key, value",
+    [
+        ("id", "kb/other"),
+        ("type", "concept"),
+        ("created", "2020-01-01"),
+        ("updated", "2020-01-01"),
+        ("source", "manual"),
+        ("payload_hash", "0" * 64),
+        ("links", []),
+        ("coverage", "1 bananas, 0 sub-branches"),
+        ("moved_from", ["x"]),
+        ("unknown_key", "x"),
+    ],
+)
 def test_immutable_fields_are_read_only(shared: Vine, key: str, value: Any) -> None:
     vine = shared
     before, files = head(vine.root), tracked(vine.root)
-    err = assert_error(vine.graft("kb/alpha", {"set_frontmatter": {key: value}}),
-                       "E_READONLY")
+    err = assert_error(vine.graft("kb/alpha", {"set_frontmatter": {key: value}}), "E_READONLY")
     assert key in err["message"]
     # Even beside a legal change, nothing is written.
-    assert_error(vine.graft("kb/alpha", {"set_frontmatter": {"title": "New", key: value},
-                                         "append_section": {"header": "N", "body": "b"}}),
-                 "E_READONLY")
+    assert_error(
+        vine.graft(
+            "kb/alpha",
+            {
+                "set_frontmatter": {"title": "New", key: value},
+                "append_section": {"header": "N", "body": "b"},
+            },
+        ),
+        "E_READONLY",
+    )
     unchanged(vine, before, files)
 
 
-@pytest.mark.parametrize("summary", [
-    "", "   ", "s" * 241, "This document describes the alpha letter.",
-    "FILE CONTAINING the alpha letter.", 42, None,
-], ids=["empty", "blank", "61-tokens", "this-document", "file-containing", "number", "null"])
+@pytest.mark.parametrize(
+    "summary",
+    [
+        "",
+        "   ",
+        "s" * 241,
+        "This document describes the alpha letter.",
+        "FILE CONTAINING the alpha letter.",
+        42,
+        None,
+    ],
+    ids=["empty", "blank", "61-tokens", "this-document", "file-containing", "number", "null"],
+)
 def test_summary_rules(shared: Vine, summary: Any) -> None:
     refused_frontmatter(shared, "summary", summary, "E_FRONTMATTER")
 
@@ -147,9 +178,11 @@ def test_summary_of_60_tokens_is_accepted(vine: Vine) -> None:
     assert_ok(vine.graft("kb/alpha", {"set_frontmatter": {"summary": "s" * 240}}))
 
 
-@pytest.mark.parametrize("aliases", [
-    [f"a{i}" for i in range(17)], [""], ["  "], ["a" * 81], "one alias", [1],
-], ids=["seventeen", "empty", "blank", "81-chars", "not-a-list", "not-strings"])
+@pytest.mark.parametrize(
+    "aliases",
+    [[f"a{i}" for i in range(17)], [""], ["  "], ["a" * 81], "one alias", [1]],
+    ids=["seventeen", "empty", "blank", "81-chars", "not-a-list", "not-strings"],
+)
 def test_alias_limits(shared: Vine, aliases: Any) -> None:
     refused_frontmatter(shared, "aliases", aliases, "E_SCHEMA")
 
@@ -171,12 +204,9 @@ def test_bad_origin(shared: Vine, origin: str) -> None:
 def test_bad_tags_and_confidence(shared: Vine) -> None:
     vine = shared
     before, files = head(vine.root), tracked(vine.root)
-    assert_error(vine.graft("kb/alpha", {"set_frontmatter": {"confidence": 2}}),
-                 "E_FRONTMATTER")
-    assert_error(vine.graft("kb/alpha", {"set_frontmatter": {"confidence": True}}),
-                 "E_FRONTMATTER")
-    assert_error(vine.graft("kb/alpha", {"set_frontmatter": {"tags": "one"}}),
-                 "E_FRONTMATTER")
+    assert_error(vine.graft("kb/alpha", {"set_frontmatter": {"confidence": 2}}), "E_FRONTMATTER")
+    assert_error(vine.graft("kb/alpha", {"set_frontmatter": {"confidence": True}}), "E_FRONTMATTER")
+    assert_error(vine.graft("kb/alpha", {"set_frontmatter": {"tags": "one"}}), "E_FRONTMATTER")
     assert_error(vine.graft("kb/alpha", {"set_frontmatter": {"title": ""}}), "E_FRONTMATTER")
     unchanged(vine, before, files)
 
@@ -200,13 +230,12 @@ def test_summary_propagates_to_every_index_in_one_commit(vine: Vine) -> None:
     assert kb_meta["coverage"] == old_index["coverage"] == "3 bananas, 0 sub-branches"
     # Entries keep their place.
     entries = [line for line in kb_body.split("\n") if line.startswith("- [[")]
-    assert [e.split("]]")[0] for e in entries] == ["- [[kb/alpha", "- [[kb/beta",
-                                                  "- [[kb/gamma"]
+    assert [e.split("]]")[0] for e in entries] == ["- [[kb/alpha", "- [[kb/beta", "- [[kb/gamma"]
 
     master_meta, master = split(root / "_index.md")
     lines = master.split("\n")
-    assert lines[-2] == f"- [[kb/alpha]] {EM} {new}"         # the Landmarks line
-    assert CROSS in lines                                     # a cross trail is not an entry
+    assert lines[-2] == f"- [[kb/alpha]] {EM} {new}"  # the Landmarks line
+    assert CROSS in lines  # a cross trail is not an entry
     assert master_meta["updated"] == TODAY
     assert ALPHA_SUMMARY not in master
     assert status(root) == ""
@@ -218,13 +247,17 @@ def test_summary_propagates_to_every_index_in_one_commit(vine: Vine) -> None:
 
 def test_branch_summary_gets_its_coverage_suffix(vine: Vine) -> None:
     root = vine.root
-    out = assert_ok(vine.graft("kb/_index", {"set_frontmatter": {
-        "summary": "Letters, their uses and history."}}))
+    out = assert_ok(
+        vine.graft(
+            "kb/_index", {"set_frontmatter": {"summary": "Letters, their uses and history."}}
+        )
+    )
     assert out["trail"] == ["_index"]
     assert changed_files(root) == {"kb/_index.md", "_index.md"}
     _, master = split(root / "_index.md")
-    assert (f"- [[kb/_index]] {EM} Letters, their uses and history. "
-            "3 bananas, 0 sub-branches.") in master.split("\n")
+    assert (
+        f"- [[kb/_index]] {EM} Letters, their uses and history. 3 bananas, 0 sub-branches."
+    ) in master.split("\n")
     assert status(root) == ""
 
 

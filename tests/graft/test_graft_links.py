@@ -15,21 +15,29 @@ from .kit import blob, changed_files, subject, tracked, unchanged
 
 def test_add_link_appears_in_look_and_move(vine: Vine) -> None:
     root = vine.root
-    out = assert_ok(vine.graft("kb/alpha", {"add_links": [
-        {"rel": "supersedes", "target": "kb/beta", "note": "replaces beta"}]}))
+    out = assert_ok(
+        vine.graft(
+            "kb/alpha",
+            {"add_links": [{"rel": "supersedes", "target": "kb/beta", "note": "replaces beta"}]},
+        )
+    )
     assert out["commit"] == head(root) and out["fortified"] == []
     assert "summary_stale" not in out
     assert subject(root) == "graft(kb/alpha): +1 links"
     assert changed_files(root) == {"kb/alpha.md"}
     links = meta_of(node_path(vine.root, "kb/alpha"))["links"]
-    assert links == [{"rel": "part-of", "target": "kb/_index"},
-                     {"rel": "supersedes", "target": "kb/beta", "note": "replaces beta"}]
+    assert links == [
+        {"rel": "part-of", "target": "kb/_index"},
+        {"rel": "supersedes", "target": "kb/beta", "note": "replaces beta"},
+    ]
     edges = assert_ok(vine.look("kb/alpha"))["edges_out"]
     assert {"rel": "supersedes", "target": "kb/beta"} in [
-        {"rel": e["rel"], "target": e["target"]} for e in edges]
+        {"rel": e["rel"], "target": e["target"]} for e in edges
+    ]
     incoming = assert_ok(vine.look("kb/beta"))["edges_in"]
     assert {"rel": "superseded-by", "source": "kb/alpha"} in [
-        {"rel": e["rel"], "source": e["source"]} for e in incoming]
+        {"rel": e["rel"], "source": e["source"]} for e in incoming
+    ]
     moved = assert_ok(vine.move("kb/alpha", rel="supersedes"))["neighbors"]
     assert [(n["id"], n["direction"]) for n in moved] == [("kb/beta", "out")]
     back = assert_ok(vine.move("kb/beta", direction="in"))["neighbors"]
@@ -38,19 +46,44 @@ def test_add_link_appears_in_look_and_move(vine: Vine) -> None:
 
 
 def test_discovered_shortcut_defaults(vine: Vine) -> None:
-    assert_ok(vine.graft("kb/alpha", {"add_links": [
-        {"rel": "discovered-shortcut", "target": "kb/gamma"},
-        {"rel": "related-to", "target": "kb/beta"}]}))
+    assert_ok(
+        vine.graft(
+            "kb/alpha",
+            {
+                "add_links": [
+                    {"rel": "discovered-shortcut", "target": "kb/gamma"},
+                    {"rel": "related-to", "target": "kb/beta"},
+                ]
+            },
+        )
+    )
     links = meta_of(node_path(vine.root, "kb/alpha"))["links"]
-    assert {"rel": "discovered-shortcut", "target": "kb/gamma", "confidence": 0.5,
-            "discovered_by": "agent"} in links
+    assert {
+        "rel": "discovered-shortcut",
+        "target": "kb/gamma",
+        "confidence": 0.5,
+        "discovered_by": "agent",
+    } in links
     assert {"rel": "related-to", "target": "kb/beta"} in links
     assert subject(vine.root) == "graft(kb/alpha): +2 links"
-    assert_ok(vine.graft("kb/beta", {"add_links": [
-        {"rel": "discovered-shortcut", "target": "kb/gamma", "confidence": 0.9}]}))
+    assert_ok(
+        vine.graft(
+            "kb/beta",
+            {
+                "add_links": [
+                    {"rel": "discovered-shortcut", "target": "kb/gamma", "confidence": 0.9}
+                ]
+            },
+        )
+    )
     assert meta_of(node_path(vine.root, "kb/beta"))["links"] == [
-        {"rel": "discovered-shortcut", "target": "kb/gamma", "confidence": 0.9,
-         "discovered_by": "agent"}]
+        {
+            "rel": "discovered-shortcut",
+            "target": "kb/gamma",
+            "confidence": 0.9,
+            "discovered_by": "agent",
+        }
+    ]
 
 
 def _heat(vine: Vine, node_id: str) -> float:
@@ -62,11 +95,14 @@ def test_fortification(vine: Vine, target: str) -> None:
     root = vine.root
     before, files = head(root), tracked(root)
     heat_a, heat_b = _heat(vine, "kb/alpha"), _heat(vine, "kb/_index")
-    out = assert_ok(vine.graft("kb/alpha", {"add_links": [{"rel": "part-of",
-                                                            "target": target}]}))
-    assert out == {"id": "kb/alpha", "commit": None,
-                   "fortified": [{"rel": "part-of", "target": "kb/_index"}],
-                   "trail": ["_index", "kb/_index"], "revision": blob(root, "kb/alpha")}
+    out = assert_ok(vine.graft("kb/alpha", {"add_links": [{"rel": "part-of", "target": target}]}))
+    assert out == {
+        "id": "kb/alpha",
+        "commit": None,
+        "fortified": [{"rel": "part-of", "target": "kb/_index"}],
+        "trail": ["_index", "kb/_index"],
+        "revision": blob(root, "kb/alpha"),
+    }
     unchanged(vine, before, files)
     # Both ends are hotter by the fortification, more than a look alone deposits.
     assert _heat(vine, "kb/alpha") - heat_a >= 0.09
@@ -76,38 +112,62 @@ def test_fortification(vine: Vine, target: str) -> None:
 
 
 def test_mixed_patch_commits_and_reports_fortified(vine: Vine) -> None:
-    out = assert_ok(vine.graft("kb/alpha", {"add_links": [
-        {"rel": "part-of", "target": "kb/_index"},
-        {"rel": "related-to", "target": "kb/gamma"}]}))
+    out = assert_ok(
+        vine.graft(
+            "kb/alpha",
+            {
+                "add_links": [
+                    {"rel": "part-of", "target": "kb/_index"},
+                    {"rel": "related-to", "target": "kb/gamma"},
+                ]
+            },
+        )
+    )
     assert out["commit"] == head(vine.root)
     assert out["fortified"] == [{"rel": "part-of", "target": "kb/_index"}]
     assert subject(vine.root) == "graft(kb/alpha): +1 links"
     assert meta_of(node_path(vine.root, "kb/alpha"))["links"] == [
-        {"rel": "part-of", "target": "kb/_index"}, {"rel": "related-to", "target": "kb/gamma"}]
+        {"rel": "part-of", "target": "kb/_index"},
+        {"rel": "related-to", "target": "kb/gamma"},
+    ]
 
 
 def test_fortify_beside_a_summary_change(vine: Vine) -> None:
-    out = assert_ok(vine.graft("kb/alpha", {
-        "set_frontmatter": {"summary": "Alpha again."},
-        "add_links": [{"rel": "part-of", "target": "kb/_index"}]}))
+    out = assert_ok(
+        vine.graft(
+            "kb/alpha",
+            {
+                "set_frontmatter": {"summary": "Alpha again."},
+                "add_links": [{"rel": "part-of", "target": "kb/_index"}],
+            },
+        )
+    )
     assert out["commit"] == head(vine.root)
     assert out["fortified"] == [{"rel": "part-of", "target": "kb/_index"}]
     assert subject(vine.root) == "graft(kb/alpha): set summary"
 
 
 def test_the_same_link_twice_in_one_patch_is_added_once(vine: Vine) -> None:
-    assert_ok(vine.graft("kb/beta", {"add_links": [
-        {"rel": "related-to", "target": "kb/gamma"},
-        {"rel": "related-to", "target": "kb/gamma"}]}))
+    assert_ok(
+        vine.graft(
+            "kb/beta",
+            {
+                "add_links": [
+                    {"rel": "related-to", "target": "kb/gamma"},
+                    {"rel": "related-to", "target": "kb/gamma"},
+                ]
+            },
+        )
+    )
     meta = meta_of(node_path(vine.root, "kb/beta"))
     assert meta["links"] == [{"rel": "related-to", "target": "kb/gamma"}]
 
 
 def test_remove_links(vine: Vine) -> None:
-    assert_ok(vine.graft("kb/alpha", {"add_links": [
-        {"rel": "related-to", "target": "kb/beta"}]}))
-    out = assert_ok(vine.graft("kb/alpha", {"remove_links": [
-        {"rel": "related-to", "target": "kb/beta"}]}))
+    assert_ok(vine.graft("kb/alpha", {"add_links": [{"rel": "related-to", "target": "kb/beta"}]}))
+    out = assert_ok(
+        vine.graft("kb/alpha", {"remove_links": [{"rel": "related-to", "target": "kb/beta"}]})
+    )
     assert out["commit"] == head(vine.root)
     assert subject(vine.root) == "graft(kb/alpha): -1 links"
     meta = meta_of(node_path(vine.root, "kb/alpha"))
@@ -115,53 +175,73 @@ def test_remove_links(vine: Vine) -> None:
     edges = assert_ok(vine.look("kb/alpha"))["edges_out"]
     assert [e["target"] for e in edges] == ["kb/_index"]
     # Removing the last link drops the key.
-    assert_ok(vine.graft("kb/alpha", {"remove_links": [
-        {"rel": "part-of", "target": "kb/_index"}]}))
+    assert_ok(vine.graft("kb/alpha", {"remove_links": [{"rel": "part-of", "target": "kb/_index"}]}))
     assert "links" not in meta_of(node_path(vine.root, "kb/alpha"))
     assert assert_ok(vine.look("kb/alpha"))["edges_out"] == []
     # A link that is not there: nothing to do.
     before, files = head(vine.root), tracked(vine.root)
-    assert assert_ok(vine.graft("kb/alpha", {"remove_links": [
-        {"rel": "part-of", "target": "kb/_index"}]}))["commit"] is None
+    assert (
+        assert_ok(
+            vine.graft("kb/alpha", {"remove_links": [{"rel": "part-of", "target": "kb/_index"}]})
+        )["commit"]
+        is None
+    )
     unchanged(vine, before, files)
 
 
 def test_add_and_remove_in_one_patch(vine: Vine) -> None:
-    assert_ok(vine.graft("kb/alpha", {
-        "add_links": [{"rel": "related-to", "target": "kb/beta"},
-                      {"rel": "related-to", "target": "kb/gamma"}],
-        "remove_links": [{"rel": "part-of", "target": "kb/_index"}]}))
+    assert_ok(
+        vine.graft(
+            "kb/alpha",
+            {
+                "add_links": [
+                    {"rel": "related-to", "target": "kb/beta"},
+                    {"rel": "related-to", "target": "kb/gamma"},
+                ],
+                "remove_links": [{"rel": "part-of", "target": "kb/_index"}],
+            },
+        )
+    )
     assert subject(vine.root) == "graft(kb/alpha): +2 links; -1 links"
     assert [link["target"] for link in meta_of(node_path(vine.root, "kb/alpha"))["links"]] == [
-        "kb/beta", "kb/gamma"]
+        "kb/beta",
+        "kb/gamma",
+    ]
 
 
 def test_more_than_50_links(vine: Vine) -> None:
     before, files = head(vine.root), tracked(vine.root)
     many = [{"rel": "related-to", "target": f"kb/t{i}"} for i in range(50)]
-    assert_error(vine.graft("kb/alpha", {"add_links": many}), "E_SCHEMA")   # 1 + 50
-    assert_error(vine.graft("kb/beta", {"add_links": [*many, {"rel": "related-to",
-                                                            "target": "kb/t50"}]}),
-                 "E_SCHEMA")
+    assert_error(vine.graft("kb/alpha", {"add_links": many}), "E_SCHEMA")  # 1 + 50
+    assert_error(
+        vine.graft("kb/beta", {"add_links": [*many, {"rel": "related-to", "target": "kb/t50"}]}),
+        "E_SCHEMA",
+    )
     unchanged(vine, before, files)
-    assert_ok(vine.graft("kb/beta", {"add_links": many}))                    # exactly 50
+    assert_ok(vine.graft("kb/beta", {"add_links": many}))  # exactly 50
     assert len(meta_of(node_path(vine.root, "kb/beta"))["links"]) == 50
     before, files = head(vine.root), tracked(vine.root)
-    assert_error(vine.graft("kb/beta", {"add_links": [{"rel": "related-to",
-                                                       "target": "kb/t99"}]}), "E_SCHEMA")
+    assert_error(
+        vine.graft("kb/beta", {"add_links": [{"rel": "related-to", "target": "kb/t99"}]}),
+        "E_SCHEMA",
+    )
     unchanged(vine, before, files)
     # Fortifying at the cap is still fine.
     out = assert_ok(vine.graft("kb/beta", {"add_links": [many[0]]}))
     assert out["commit"] is None and out["fortified"] == [many[0]]
 
 
-@pytest.mark.parametrize("links", [
-    [{"rel": "likes", "target": "kb/beta"}],
-    [{"rel": "related-to"}],
-    [{"target": "kb/beta"}],
-    "kb/beta",
-    [{"rel": "related-to", "target": "kb/beta", "confidence": 3}],
-], ids=["unknown-rel", "no-target", "no-rel", "not-a-list", "bad-confidence"])
+@pytest.mark.parametrize(
+    "links",
+    [
+        [{"rel": "likes", "target": "kb/beta"}],
+        [{"rel": "related-to"}],
+        [{"target": "kb/beta"}],
+        "kb/beta",
+        [{"rel": "related-to", "target": "kb/beta", "confidence": 3}],
+    ],
+    ids=["unknown-rel", "no-target", "no-rel", "not-a-list", "bad-confidence"],
+)
 def test_bad_links(shared: Vine, links: Any) -> None:
     vine = shared
     before, files = head(vine.root), tracked(vine.root)

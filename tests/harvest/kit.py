@@ -16,8 +16,7 @@ QUESTION = "what is the deadline to exchange a retail order?"
 MAX_K = 5
 
 
-def fused(vine: Vine, query: str, term: str | None, k: int
-          ) -> list[tuple[str, float, list[str]]]:
+def fused(vine: Vine, query: str, term: str | None, k: int) -> list[tuple[str, float, list[str]]]:
     """The fusion computed from the primitives: locate(the question, 2k) (locate drops
     its stopwords) and sniff(term, 2k), each id scored sum(share / (60 + rank)), where
     share is its score over the best score of its ranking; ties by updated, then
@@ -28,8 +27,10 @@ def fused(vine: Vine, query: str, term: str | None, k: int
     one term its ranking is sniff's."""
     if term is None:
         (term,) = derive_terms(query)
-    rankings = [("locate", assert_ok(vine.locate(query, k=2 * k))["results"]),
-                ("sniff", assert_ok(vine.sniff(term, k=2 * k))["results"])]
+    rankings = [
+        ("locate", assert_ok(vine.locate(query, k=2 * k))["results"]),
+        ("sniff", assert_ok(vine.sniff(term, k=2 * k))["results"]),
+    ]
     score: dict[str, float] = {}
     found_by: dict[str, list[str]] = {}
     for name, ranking in rankings:

@@ -27,8 +27,18 @@ from monkeyllm.text import fold
 from ..forestkit import assert_error, assert_ok, body_offset, file_lines, make_forest
 from .kit import MAX_K, QUESTION, assert_whole, by_id, fused, ids
 
-RESULT_KEYS = {"id", "title", "type", "trail", "summary", "score", "found_by", "matches",
-               "content", "body_tokens"}
+RESULT_KEYS = {
+    "id",
+    "title",
+    "type",
+    "trail",
+    "summary",
+    "score",
+    "found_by",
+    "matches",
+    "content",
+    "body_tokens",
+}
 
 
 # -- helpers -------------------------------------------------------------------------
@@ -56,19 +66,28 @@ def test_response_shape_and_ids_lead_back_to_the_primitives(hv: Vine) -> None:
     for r in out["results"]:
         assert RESULT_KEYS <= set(r), r.keys()
         digest = assert_ok(hv.look(r["id"]))
-        assert (r["title"], r["type"], r["summary"]) == (digest["title"], digest["type"],
-                                                          digest["summary"])
+        assert (r["title"], r["type"], r["summary"]) == (
+            digest["title"],
+            digest["type"],
+            digest["summary"],
+        )
         assert r["body_tokens"] == digest["stats"]["body_tokens"]
         assert r["trail"] == trail_of(r["id"])
         assert r["found_by"] and r["found_by"] in (
-            ["locate"], ["sniff"], ["locate", "sniff"], ["edge"], ["locate", "edge"],
-            ["sniff", "edge"], ["locate", "sniff", "edge"])
+            ["locate"],
+            ["sniff"],
+            ["locate", "sniff"],
+            ["edge"],
+            ["locate", "edge"],
+            ["sniff", "edge"],
+            ["locate", "sniff", "edge"],
+        )
         # a node brought in by a link says which hit it came from, and by which rel
         assert ("via" in r) == ("edge" in r["found_by"])
         if "via" in r:
             assert r["via"]["from"] in [x["id"] for x in out["results"]]
         assert isinstance(r["score"], float) and r["score"] > 0
-        lines = file_lines(hv.root, r["id"])    # match lines are the file's
+        lines = file_lines(hv.root, r["id"])  # match lines are the file's
         for m in r["matches"]:
             assert {"section", "line", "snippet"} <= set(m)
             assert m["line"] > body_offset(hv.root, r["id"])
@@ -92,35 +111,42 @@ def test_the_seed_example_finds_the_exchange_policy(hv: Vine) -> None:
 # -- derived terms -------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("query", "expected"), [
-    (QUESTION, ["deadline", "exchange", "retail", "order"]),
-    # code-shaped first (a digit, all capitals, or - _ . /), then words, all folded
-    ("Where is invoice NF-4412 for SKU ABC in 2026?", ["nf-4412", "sku", "abc", "2026",
-                                                         "invoice"]),
-    ("value_cents column", ["value_cents", "column"]),
-    ("how big are VAT and cat-1 rules", ["vat", "cat-1", "rules"]),
-    ("see file.txt. and v2.0- please", ["file.txt", "v2.0"]),
-    # Portuguese stopwords and accents
-    ("Qual é o prazo de devolução?", ["prazo", "devolucao"]),
-    ("quais são os clientes que compraram", ["clientes", "compraram"]),
-    # case and accent duplicates collapse; a stopword in capitals is still a stopword
-    ("EXCHANGE Exchange exchange", ["exchange"]),
-    ("Ação ação AÇÃO", ["acao"]),
-    ("THE DEADLINE", ["deadline"]),
-    # what an English contraction leaves behind is a stopword too
-    ("Why didn't Tapajós get terms? It doesn't, wouldn't", ["tapajos", "terms"]),
-    # at most 8, in order
-    ("alpha bravo charlie delta echoes foxtrot golfing hotel indigo juliet",
-     ["alpha", "bravo", "charlie", "delta", "echoes", "foxtrot", "golfing", "hotel"]),
-    ("... -- //", []),
-])
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        (QUESTION, ["deadline", "exchange", "retail", "order"]),
+        # code-shaped first (a digit, all capitals, or - _ . /), then words, all folded
+        (
+            "Where is invoice NF-4412 for SKU ABC in 2026?",
+            ["nf-4412", "sku", "abc", "2026", "invoice"],
+        ),
+        ("value_cents column", ["value_cents", "column"]),
+        ("how big are VAT and cat-1 rules", ["vat", "cat-1", "rules"]),
+        ("see file.txt. and v2.0- please", ["file.txt", "v2.0"]),
+        # Portuguese stopwords and accents
+        ("Qual é o prazo de devolução?", ["prazo", "devolucao"]),
+        ("quais são os clientes que compraram", ["clientes", "compraram"]),
+        # case and accent duplicates collapse; a stopword in capitals is still a stopword
+        ("EXCHANGE Exchange exchange", ["exchange"]),
+        ("Ação ação AÇÃO", ["acao"]),
+        ("THE DEADLINE", ["deadline"]),
+        # what an English contraction leaves behind is a stopword too
+        ("Why didn't Tapajós get terms? It doesn't, wouldn't", ["tapajos", "terms"]),
+        # at most 8, in order
+        (
+            "alpha bravo charlie delta echoes foxtrot golfing hotel indigo juliet",
+            ["alpha", "bravo", "charlie", "delta", "echoes", "foxtrot", "golfing", "hotel"],
+        ),
+        ("... -- //", []),
+    ],
+)
 def test_derive_terms(query: str, expected: list[str]) -> None:
     assert derive_terms(query) == expected
 
 
-@pytest.mark.parametrize("query", [
-    "who is she?", "o que é isso", "how do I get it", "big cat sat on a mat",
-])
+@pytest.mark.parametrize(
+    "query", ["who is she?", "o que é isso", "how do I get it", "big cat sat on a mat"]
+)
 def test_derived_terms_drop_stopwords_and_short_words(query: str) -> None:
     assert derive_terms(query) == []
 
@@ -144,34 +170,39 @@ def test_explicit_terms_replace_the_derived_ones(hv: Vine) -> None:
 # -- reciprocal rank fusion ----------------------------------------------------------
 
 
-@pytest.mark.parametrize(("query", "term", "k"), [
-    (QUESTION, "exchange", 3),
-    ("master agreement payment terms", "agreement", 2),
-    ("ICMS tax on interstate sales", "ICMS", 5),
-    ("warehouse stock", "on_hand", 4),
-    ("erp outage", "outage", 1),
-    ("Qual é o prazo de devolução?", "prazo", 3),
-    ("tell me about the carriers?", None, 5),
-])
-def test_fusion_matches_the_primitives(hv: Vine, query: str, term: str | None,
-                                       k: int) -> None:
+@pytest.mark.parametrize(
+    ("query", "term", "k"),
+    [
+        (QUESTION, "exchange", 3),
+        ("master agreement payment terms", "agreement", 2),
+        ("ICMS tax on interstate sales", "ICMS", 5),
+        ("warehouse stock", "on_hand", 4),
+        ("erp outage", "outage", 1),
+        ("Qual é o prazo de devolução?", "prazo", 3),
+        ("tell me about the carriers?", None, 5),
+    ],
+)
+def test_fusion_matches_the_primitives(hv: Vine, query: str, term: str | None, k: int) -> None:
     # sniff is literal; the sweep's word forms for derived terms are tested on their own.
     with features.without("forms", "edges"):
         expected = fused(hv, query, term, k)
         out = assert_ok(hv.harvest(query, terms=term, k=k, include_superseded=True))
     got = [(r["id"], r["score"], r["found_by"]) for r in out["results"]]
-    want = [(i, round(s, 4), f) for i, s, f in expected][:len(got)]
+    want = [(i, round(s, 4), f) for i, s, f in expected][: len(got)]
     assert got == want
     if not out["truncated"]:
         assert len(got) == min(k, len(expected))
 
 
-@pytest.mark.parametrize(("query", "expected"), [
-    (QUESTION, "deadline exchange retail order"),
-    ("Qual é o prazo de devolução da NF-4412?", "prazo devolucao nf-4412"),
-    ("how big is the big CAT", "big cat"),      # 3-letter words stay for locate
-    ("what is the", "what is the"),              # nothing left: the question as asked
-])
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        (QUESTION, "deadline exchange retail order"),
+        ("Qual é o prazo de devolução da NF-4412?", "prazo devolucao nf-4412"),
+        ("how big is the big CAT", "big cat"),  # 3-letter words stay for locate
+        ("what is the", "what is the"),  # nothing left: the question as asked
+    ],
+)
 def test_locate_gets_the_question_without_stopwords(query: str, expected: str) -> None:
     assert locate_query(query) == expected
 
@@ -179,12 +210,18 @@ def test_locate_gets_the_question_without_stopwords(query: str, expected: str) -
 @pytest.fixture
 def codes(tmp_path: Path) -> Path:
     nodes: dict[str, tuple[str, dict[str, Any], str]] = {
-        "i/code": ("note", {"title": "Part list", "summary": "Parts."},
-                   "# Parts\n\nthe part ZX-99 is here\n"),
+        "i/code": (
+            "note",
+            {"title": "Part list", "summary": "Parts."},
+            "# Parts\n\nthe part ZX-99 is here\n",
+        )
     }
     for i in range(6):
-        nodes[f"i/w{i}"] = ("note", {"title": f"Filler {i}", "summary": "Filler."},
-                            f"# W{i}\n\nalpha and beta, line {i}\n")
+        nodes[f"i/w{i}"] = (
+            "note",
+            {"title": f"Filler {i}", "summary": "Filler."},
+            f"# W{i}\n\nalpha and beta, line {i}\n",
+        )
     return make_forest(tmp_path / "codes", nodes)
 
 
@@ -203,10 +240,18 @@ def test_a_rare_code_outranks_common_words_in_the_sweep(codes: Path) -> None:
 
 def test_a_rare_code_is_found_among_many_common_words(tmp_path: Path) -> None:
     nodes: dict[str, tuple[str, dict[str, Any], str]] = {
-        f"d/n{i:02d}": ("note", {"title": f"Note {i}", "summary": "Plain."},
-                        f"# N{i}\n\nalpha and beta here\n") for i in range(55)}
-    nodes["e/code"] = ("note", {"title": "Code note", "summary": "Plain."},
-                       "# Code\n\nthe part ZX-99 is here\n")
+        f"d/n{i:02d}": (
+            "note",
+            {"title": f"Note {i}", "summary": "Plain."},
+            f"# N{i}\n\nalpha and beta here\n",
+        )
+        for i in range(55)
+    }
+    nodes["e/code"] = (
+        "note",
+        {"title": "Code note", "summary": "Plain."},
+        "# Code\n\nthe part ZX-99 is here\n",
+    )
     root = make_forest(tmp_path / "deep", nodes)
     with Vine(root, writable=False, alpha=0) as vine:
         assert ids(assert_ok(vine.sniff("ZX-99"))) == ["e/code"]
@@ -220,12 +265,18 @@ def test_a_code_with_punctuation_counts_the_bodies_that_hold_it(tmp_path: Path) 
     ``202``: every line saying "6 pallets in 2026" is a candidate. Its scarcity counts
     the one body that holds it, so it outweighs the common words."""
     nodes: dict[str, tuple[str, dict[str, Any], str]] = {
-        "c/code": ("note", {"title": "Fiscal codes", "summary": "Codes."},
-                   "# Codes\n\nGoods sent back from another state use CFOP 6.202.\n"),
+        "c/code": (
+            "note",
+            {"title": "Fiscal codes", "summary": "Codes."},
+            "# Codes\n\nGoods sent back from another state use CFOP 6.202.\n",
+        )
     }
     for i in range(8):
-        nodes[f"c/f{i}"] = ("note", {"title": f"Filler {'abcdefgh'[i]}", "summary": "Filler."},
-                            f"# F{i}\n\nThe return invoice: 6 pallets in 2026, lot {i}.\n")
+        nodes[f"c/f{i}"] = (
+            "note",
+            {"title": f"Filler {'abcdefgh'[i]}", "summary": "Filler."},
+            f"# F{i}\n\nThe return invoice: 6 pallets in 2026, lot {i}.\n",
+        )
     root = make_forest(tmp_path / "cfop", nodes)
     q = "return invoice 6.202"
     with Vine(root, writable=False, alpha=0) as vine:
@@ -240,16 +291,34 @@ def test_terms_found_together_outrank_the_same_words_scattered(tmp_path: Path) -
     """The sweep ranks a body by its best passage (a few consecutive lines): two terms
     in one sentence beat three terms lines apart, though sniff counts three first."""
     gap = "\n".join(f"unrelated line {i}" for i in range(8))
-    root = make_forest(tmp_path / "near", {
-        "p/together": ("note", {"title": "Shop floor", "summary": "Stores."},
-                       "# Together\n\nReturned goods go to the outlet.\n"),
-        "p/scattered": ("note", {"title": "Contract", "summary": "Clauses."},
-                        f"# Scattered\n\nreturned\n{gap}\noutlet\n{gap}\ndiscount\n"),
-        "p/third": ("note", {"title": "Prices", "summary": "Tiers."},
-                    "# Third\n\nThe discount ladder.\n"),
-        **{f"p/f{i}": ("note", {"title": f"Filler {i}", "summary": "Filler."},
-                       f"# F{i}\n\nnothing to see {i}\n") for i in range(5)},
-    })
+    root = make_forest(
+        tmp_path / "near",
+        {
+            "p/together": (
+                "note",
+                {"title": "Shop floor", "summary": "Stores."},
+                "# Together\n\nReturned goods go to the outlet.\n",
+            ),
+            "p/scattered": (
+                "note",
+                {"title": "Contract", "summary": "Clauses."},
+                f"# Scattered\n\nreturned\n{gap}\noutlet\n{gap}\ndiscount\n",
+            ),
+            "p/third": (
+                "note",
+                {"title": "Prices", "summary": "Tiers."},
+                "# Third\n\nThe discount ladder.\n",
+            ),
+            **{
+                f"p/f{i}": (
+                    "note",
+                    {"title": f"Filler {i}", "summary": "Filler."},
+                    f"# F{i}\n\nnothing to see {i}\n",
+                )
+                for i in range(5)
+            },
+        },
+    )
     q = "which returned goods get an outlet discount"
     with Vine(root, writable=False, alpha=0) as vine:
         assert derive_terms(q) == ["returned", "goods", "outlet", "discount"]
@@ -265,22 +334,33 @@ def test_a_common_word_alone_earns_no_rank_in_the_fusion(tmp_path: Path) -> None
     sweep's ranking, so being found by locate too does not lift them over the one body
     that answers, found by sniff alone."""
     nodes: dict[str, tuple[str, dict[str, Any], str]] = {
-        "e/kettle": ("entity", {"title": "Aurora kettle", "summary": "A kettle."},
-                     "# Kettle\n\n## Quality\n\nThe lot L2503 is blocked in the ERP.\n"),
+        "e/kettle": (
+            "entity",
+            {"title": "Aurora kettle", "summary": "A kettle."},
+            "# Kettle\n\n## Quality\n\nThe lot L2503 is blocked in the ERP.\n",
+        )
     }
     for i in range(3):
-        nodes[f"e/erp{i}"] = ("note", {"title": f"ERP job {i}",
-                                       "summary": f"An ERP integration job, number {i}."},
-                              f"# Job {i}\n\nThe ERP runs job {i} at night.\n")
+        nodes[f"e/erp{i}"] = (
+            "note",
+            {"title": f"ERP job {i}", "summary": f"An ERP integration job, number {i}."},
+            f"# Job {i}\n\nThe ERP runs job {i} at night.\n",
+        )
     for i in range(6):
-        nodes[f"e/f{i}"] = ("note", {"title": f"Filler {i}", "summary": "Filler."},
-                            f"# F{i}\n\nthe ERP again, line {i}\n")
+        nodes[f"e/f{i}"] = (
+            "note",
+            {"title": f"Filler {i}", "summary": "Filler."},
+            f"# F{i}\n\nthe ERP again, line {i}\n",
+        )
     root = make_forest(tmp_path / "erp", nodes)
     q = "Why is lot L2503 blocked in the ERP?"
     with Vine(root, writable=False, alpha=0) as vine:
         located = ids(assert_ok(vine.locate(locate_query(q), k=6)))
-        assert located[:3] == ["e/erp0", "e/erp1", "e/erp2"] or \
-            set(located[:3]) == {"e/erp0", "e/erp1", "e/erp2"}
+        assert located[:3] == ["e/erp0", "e/erp1", "e/erp2"] or set(located[:3]) == {
+            "e/erp0",
+            "e/erp1",
+            "e/erp2",
+        }
         assert "e/kettle" not in located
         sniffed = ids(assert_ok(vine.sniff(derive_terms(q), k=10)))
         assert sniffed[0] == "e/kettle" and {"e/erp0", "e/erp1", "e/erp2"} <= set(sniffed)
@@ -299,20 +379,31 @@ def tiny_forest(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Vine]:
 
 _HITS = st.dictionaries(
     st.sampled_from([f"n/{i}" for i in range(8)] + ["n/_index", "m/_index", "_index"]),
-    st.dictionaries(st.integers(0, 3), st.lists(st.integers(0, 6), min_size=1, max_size=4,
-                                                unique=True).map(sorted), min_size=1),
-    max_size=11)
+    st.dictionaries(
+        st.integers(0, 3),
+        st.lists(st.integers(0, 6), min_size=1, max_size=4, unique=True).map(sorted),
+        min_size=1,
+    ),
+    max_size=11,
+)
 
 
-@settings(max_examples=300, deadline=None,
-          suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(rows=_HITS, weight=st.lists(st.sampled_from([0.1, 0.5, 1.0, 2.0, 3.3]), min_size=4,
-                                   max_size=4),
-       heat=st.lists(st.sampled_from([0.0, 0.2, 1.0]), min_size=11, max_size=11),
-       pool=st.integers(1, 8))
+@settings(
+    max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    rows=_HITS,
+    weight=st.lists(st.sampled_from([0.1, 0.5, 1.0, 2.0, 3.3]), min_size=4, max_size=4),
+    heat=st.lists(st.sampled_from([0.0, 0.2, 1.0]), min_size=11, max_size=11),
+    pool=st.integers(1, 8),
+)
 def test_the_sweep_ranking_skips_only_bodies_that_cannot_place(
-        tiny_forest: Vine, rows: dict[str, dict[int, list[int]]], weight: list[float],
-        heat: list[float], pool: int) -> None:
+    tiny_forest: Vine,
+    rows: dict[str, dict[int, list[int]]],
+    weight: list[float],
+    heat: list[float],
+    pool: int,
+) -> None:
     """``_best`` works out a body's best line only while it can still place; the result
     is the full sort of every body, floor and tiers applied."""
     forest = tiny_forest._forest
@@ -322,27 +413,46 @@ def test_the_sweep_ranking_skips_only_bodies_that_cannot_place(
     value = {i: sweep_module._weigh(h, weight) for i, h in hits.items()}
     floor = sweep_module.SWEEP_FLOOR * max(value.values(), default=0.0)
     held = {i: sum(weight[t] for t in h.terms) for i, h in hits.items()}
-    full = sorted((i for i in hits if value[i] >= floor),
-                  key=lambda i: (i.endswith("_index"), -forest.score(value[i], heats[i]),
-                                 -held[i], -hits[i].count, i))[:pool]
+    full = sorted(
+        (i for i in hits if value[i] >= floor),
+        key=lambda i: (
+            i.endswith("_index"),
+            -forest.score(value[i], heats[i]),
+            -held[i],
+            -hits[i].count,
+            i,
+        ),
+    )[:pool]
     assert [r[0] for r in got] == full
     assert [r[1] for r in got] == [value[i] for i in full]
 
 
 @pytest.fixture
 def rrf_forest(tmp_path: Path) -> Path:
-    return make_forest(tmp_path / "rrf", {
-        # first for locate only (its body never says zebra)
-        "z/meta": ("note", {"title": "Zebra zebra", "summary": "Zebra zebra zebra."},
-                   "# Meta\n\nStripes, nothing else.\n"),
-        # second for both
-        "z/both": ("note", {"title": "Zebra", "summary": "A zebra note among other words."},
-                   "# Both\n\nOne zebra here.\n"),
-        # first for sniff only (its metadata never says zebra)
-        "z/body": ("note", {"title": "Stripes", "summary": "Horse-like animal."},
-                   "# Body\n\nzebra\nzebra\nzebra\n"),
-        "z/quokka": ("note", {"title": "Quokka", "summary": "Quokka."}, "# Q\n\nquokka\n"),
-    })
+    return make_forest(
+        tmp_path / "rrf",
+        {
+            # first for locate only (its body never says zebra)
+            "z/meta": (
+                "note",
+                {"title": "Zebra zebra", "summary": "Zebra zebra zebra."},
+                "# Meta\n\nStripes, nothing else.\n",
+            ),
+            # second for both
+            "z/both": (
+                "note",
+                {"title": "Zebra", "summary": "A zebra note among other words."},
+                "# Both\n\nOne zebra here.\n",
+            ),
+            # first for sniff only (its metadata never says zebra)
+            "z/body": (
+                "note",
+                {"title": "Stripes", "summary": "Horse-like animal."},
+                "# Body\n\nzebra\nzebra\nzebra\n",
+            ),
+            "z/quokka": ("note", {"title": "Quokka", "summary": "Quokka."}, "# Q\n\nquokka\n"),
+        },
+    )
 
 
 def test_found_by_both_outranks_found_by_one(rrf_forest: Path) -> None:
@@ -359,28 +469,43 @@ def test_found_by_both_outranks_found_by_one(rrf_forest: Path) -> None:
     assert out["results"][0]["found_by"] == ["locate", "sniff"]
     assert out["results"][0]["score"] == round(share / 62, 4) > round(1 / 61, 4)
     assert {r["id"]: r["found_by"] for r in out["results"][1:]} == {
-        "z/meta": ["locate"], "z/body": ["sniff"]}
+        "z/meta": ["locate"],
+        "z/body": ["sniff"],
+    }
     assert [r["score"] for r in out["results"][1:]] == [round(1 / 61, 4)] * 2 == [0.0164] * 2
     assert [(r["id"], r["score"], r["found_by"]) for r in top] == [
-        ("z/quokka", round(2 / 61, 4), ["locate", "sniff"])]
+        ("z/quokka", round(2 / 61, 4), ["locate", "sniff"])
+    ]
     assert top[0]["score"] == 0.0328
 
 
-@pytest.mark.parametrize(("meta_dates", "body_dates", "first"), [
-    ({"updated": "2026-02-01"}, {"updated": "2026-03-01"}, "z/body"),
-    ({"updated": "2026-03-01"}, {"updated": "2026-02-01"}, "z/meta"),
-    ({"created": "2026-01-20"}, {"created": "2026-01-05"}, "z/meta"),
-    ({}, {}, "z/body"),  # same dates: id ascending
-])
+@pytest.mark.parametrize(
+    ("meta_dates", "body_dates", "first"),
+    [
+        ({"updated": "2026-02-01"}, {"updated": "2026-03-01"}, "z/body"),
+        ({"updated": "2026-03-01"}, {"updated": "2026-02-01"}, "z/meta"),
+        ({"created": "2026-01-20"}, {"created": "2026-01-05"}, "z/meta"),
+        ({}, {}, "z/body"),  # same dates: id ascending
+    ],
+)
 def test_fusion_ties_break_on_updated_created_then_id(
-        tmp_path: Path, meta_dates: dict[str, str], body_dates: dict[str, str],
-        first: str) -> None:
-    root = make_forest(tmp_path / "tie", {
-        "z/meta": ("note", {"title": "Zebra", "summary": "Zebra.", **meta_dates},
-                   "# Meta\n\nStripes.\n"),
-        "z/body": ("note", {"title": "Stripes", "summary": "Horse-like.", **body_dates},
-                   "# Body\n\nzebra\n"),
-    })
+    tmp_path: Path, meta_dates: dict[str, str], body_dates: dict[str, str], first: str
+) -> None:
+    root = make_forest(
+        tmp_path / "tie",
+        {
+            "z/meta": (
+                "note",
+                {"title": "Zebra", "summary": "Zebra.", **meta_dates},
+                "# Meta\n\nStripes.\n",
+            ),
+            "z/body": (
+                "note",
+                {"title": "Stripes", "summary": "Horse-like.", **body_dates},
+                "# Body\n\nzebra\n",
+            ),
+        },
+    )
     with Vine(root, writable=False, alpha=0) as vine:
         out = assert_ok(vine.harvest("zebra", terms=["zebra"], k=2))
     assert [r["score"] for r in out["results"]] == [0.0164, 0.0164]
@@ -389,8 +514,14 @@ def test_fusion_ties_break_on_updated_created_then_id(
 
 @pytest.fixture
 def many(tmp_path: Path) -> Path:
-    nodes = {f"c/n{i:02d}": ("note", {"title": f"Capybara {i}", "summary": "Capybara."},
-                             f"# N{i}\n\ncapybara {i}\n") for i in range(12)}
+    nodes = {
+        f"c/n{i:02d}": (
+            "note",
+            {"title": f"Capybara {i}", "summary": "Capybara."},
+            f"# N{i}\n\ncapybara {i}\n",
+        )
+        for i in range(12)
+    }
     nodes["c/other"] = ("note", {"title": "Heron", "summary": "Heron."}, "# H\n\nheron\n")
     return make_forest(tmp_path / "many", nodes)
 
@@ -409,15 +540,12 @@ def test_k_out_of_range_is_refused(many: Path, k: int) -> None:
     assert f"from 1 to {MAX_K}" in err["message"]
 
 
-def test_the_environment_moves_the_ceiling(many: Path, monkeypatch: pytest.MonkeyPatch
-                                           ) -> None:
+def test_the_environment_moves_the_ceiling(many: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     with Vine(many, writable=False, alpha=0) as vine:
         monkeypatch.setenv(MAX_K_ENV, "8")
         assert len(assert_ok(vine.harvest("capybara", k=8))["results"]) == 8
-        assert "from 1 to 8" in assert_error(vine.harvest("capybara", k=99),
-                                             "E_SCHEMA")["message"]
-        assert len(assert_ok(vine.call("harvest", {"query": "capybara", "k": 7}))
-                   ["results"]) == 7
+        assert "from 1 to 8" in assert_error(vine.harvest("capybara", k=99), "E_SCHEMA")["message"]
+        assert len(assert_ok(vine.call("harvest", {"query": "capybara", "k": 7}))["results"]) == 7
         monkeypatch.setenv(MAX_K_ENV, "2")
         assert_error(vine.harvest("capybara", k=5), "E_SCHEMA")
         assert len(assert_ok(vine.harvest("capybara", k=2))["results"]) == 2

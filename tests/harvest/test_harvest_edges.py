@@ -19,21 +19,54 @@ from .kit import QUESTION, by_id, fused, ids
 
 @pytest.fixture
 def superseded(tmp_path: Path) -> Path:
-    return make_forest(tmp_path / "sup", {
-        "p/old": ("note", {"title": "Walrus policy", "summary": "Walrus walrus rules."},
-                  "# Old\n\nwalrus walrus walrus\n"),
-        "p/other": ("note", {"title": "Walrus notes", "summary": "Notes on a walrus."},
-                    "# Other\n\nwalrus\n"),
-        "p/new": ("note", {"title": "Policy 2027", "summary": "The new rules.",
-                           "links": [{"rel": "supersedes", "target": "p/old"}]},
-                  "# New\n\nrules for 2027\n"),
-        # a chain: v3 supersedes v2, which supersedes v1
-        "r/v1": ("note", {"title": "Manatee guide", "summary": "Manatee."}, "# V1\n\nmanatee\n"),
-        "r/v2": ("note", {"title": "Guide two", "summary": "Second guide.",
-                          "links": [{"rel": "supersedes", "target": "r/v1"}]}, "# V2\n"),
-        "r/v3": ("note", {"title": "Guide three", "summary": "Third guide.",
-                          "links": [{"rel": "supersedes", "target": "r/v2"}]}, "# V3\n"),
-    })
+    return make_forest(
+        tmp_path / "sup",
+        {
+            "p/old": (
+                "note",
+                {"title": "Walrus policy", "summary": "Walrus walrus rules."},
+                "# Old\n\nwalrus walrus walrus\n",
+            ),
+            "p/other": (
+                "note",
+                {"title": "Walrus notes", "summary": "Notes on a walrus."},
+                "# Other\n\nwalrus\n",
+            ),
+            "p/new": (
+                "note",
+                {
+                    "title": "Policy 2027",
+                    "summary": "The new rules.",
+                    "links": [{"rel": "supersedes", "target": "p/old"}],
+                },
+                "# New\n\nrules for 2027\n",
+            ),
+            # a chain: v3 supersedes v2, which supersedes v1
+            "r/v1": (
+                "note",
+                {"title": "Manatee guide", "summary": "Manatee."},
+                "# V1\n\nmanatee\n",
+            ),
+            "r/v2": (
+                "note",
+                {
+                    "title": "Guide two",
+                    "summary": "Second guide.",
+                    "links": [{"rel": "supersedes", "target": "r/v1"}],
+                },
+                "# V2\n",
+            ),
+            "r/v3": (
+                "note",
+                {
+                    "title": "Guide three",
+                    "summary": "Third guide.",
+                    "links": [{"rel": "supersedes", "target": "r/v2"}],
+                },
+                "# V3\n",
+            ),
+        },
+    )
 
 
 def test_a_superseded_node_gives_its_seat_to_its_successor(superseded: Path) -> None:
@@ -41,8 +74,7 @@ def test_a_superseded_node_gives_its_seat_to_its_successor(superseded: Path) -> 
         expected = fused(vine, "walrus", "walrus", 2)
         assert [i for i, _, _ in expected] == ["p/old", "p/other"]  # p/new is not found
         out = assert_ok(vine.harvest("walrus", terms=["walrus"], k=2))
-        kept = assert_ok(vine.harvest("walrus", terms=["walrus"], k=2,
-                                      include_superseded=True))
+        kept = assert_ok(vine.harvest("walrus", terms=["walrus"], k=2, include_superseded=True))
         assert_ok(vine.look(ids(out)[0]))
     assert ids(out) == ["p/new", "p/other"]
     assert out["superseded_excluded"] == [{"id": "p/old", "by": "p/new"}]
@@ -57,24 +89,44 @@ def test_a_chain_of_successors_is_followed(superseded: Path) -> None:
     with Vine(superseded, writable=False, alpha=0) as vine:
         out = assert_ok(vine.harvest("manatee", terms=["manatee"], k=1))
     assert ids(out) == ["r/v3"]
-    assert out["superseded_excluded"] == [{"id": "r/v1", "by": "r/v2"},
-                                          {"id": "r/v2", "by": "r/v3"}]
+    assert out["superseded_excluded"] == [
+        {"id": "r/v1", "by": "r/v2"},
+        {"id": "r/v2", "by": "r/v3"},
+    ]
 
 
 def test_a_found_successor_still_takes_the_seat(tmp_path: Path) -> None:
-    root = make_forest(tmp_path / "dugong", {
-        "q/old": ("note", {"title": "Dugong policy", "summary": "Dugong dugong rules."},
-                  "# Old\n\ndugong dugong dugong\n"),
-        "q/x": ("note", {"title": "Dugong notes", "summary": "Dugong notes."},
-                "# X\n\ndugong dugong\n"),
-        "q/y": ("note", {"title": "Dugong facts", "summary": "Dugong facts."}, "# Y\n\ndugong\n"),
-        # Its metadata does not say dugong (locate cannot find it, so locate cannot
-        # move it up either); its body does, once: sniff ranks it last.
-        "q/new": ("note", {"title": "Policy 2028", "summary": "The rules that replace the old "
-                                                               "sea cow text.",
-                           "links": [{"rel": "supersedes", "target": "q/old"}]},
-                  "# New\n\nrules, the dugong included\n"),
-    })
+    root = make_forest(
+        tmp_path / "dugong",
+        {
+            "q/old": (
+                "note",
+                {"title": "Dugong policy", "summary": "Dugong dugong rules."},
+                "# Old\n\ndugong dugong dugong\n",
+            ),
+            "q/x": (
+                "note",
+                {"title": "Dugong notes", "summary": "Dugong notes."},
+                "# X\n\ndugong dugong\n",
+            ),
+            "q/y": (
+                "note",
+                {"title": "Dugong facts", "summary": "Dugong facts."},
+                "# Y\n\ndugong\n",
+            ),
+            # Its metadata does not say dugong (locate cannot find it, so locate cannot
+            # move it up either); its body does, once: sniff ranks it last.
+            "q/new": (
+                "note",
+                {
+                    "title": "Policy 2028",
+                    "summary": "The rules that replace the old sea cow text.",
+                    "links": [{"rel": "supersedes", "target": "q/old"}],
+                },
+                "# New\n\nrules, the dugong included\n",
+            ),
+        },
+    )
     with Vine(root, writable=False, alpha=0) as vine:
         order = [i for i, _, _ in fused(vine, "dugong", "dugong", 2)]
         assert order[0] == "q/old" and order.index("q/new") >= 2
@@ -84,13 +136,25 @@ def test_a_found_successor_still_takes_the_seat(tmp_path: Path) -> None:
 
 
 def test_a_node_whose_exact_code_is_asked_keeps_its_seat(tmp_path: Path) -> None:
-    root = make_forest(tmp_path / "named", {
-        "p/old": ("note", {"title": "Walrus policy", "summary": "Walrus rules."},
-                  "# Old\n\nwalrus rules under form POL-7\n"),
-        "p/new": ("note", {"title": "Policy 2027", "summary": "The new rules.",
-                           "links": [{"rel": "supersedes", "target": "p/old"}]},
-                  "# New\n\nrules for 2027\n"),
-    })
+    root = make_forest(
+        tmp_path / "named",
+        {
+            "p/old": (
+                "note",
+                {"title": "Walrus policy", "summary": "Walrus rules."},
+                "# Old\n\nwalrus rules under form POL-7\n",
+            ),
+            "p/new": (
+                "note",
+                {
+                    "title": "Policy 2027",
+                    "summary": "The new rules.",
+                    "links": [{"rel": "supersedes", "target": "p/old"}],
+                },
+                "# New\n\nrules for 2027\n",
+            ),
+        },
+    )
     with Vine(root, writable=False, alpha=0) as vine:
         asked = assert_ok(vine.harvest("walrus form POL-7", k=1))
         vague = assert_ok(vine.harvest("walrus form", k=1))
@@ -110,7 +174,8 @@ def test_sample_brain_master_agreement_supersedes_2024(hv: Vine) -> None:
     q = "master agreement payment terms"
     old, new = "contracts/master-agreement-2024", "contracts/master-agreement"
     assert {"rel": "supersedes", "target": old} in [
-        {k: e[k] for k in ("rel", "target")} for e in hv.look(new)["edges_out"]]
+        {k: e[k] for k in ("rel", "target")} for e in hv.look(new)["edges_out"]
+    ]
     out = assert_ok(hv.harvest(q, k=3))
     assert old not in ids(out) and new in ids(out)
     assert {"id": old, "by": new} in out["superseded_excluded"]
@@ -123,7 +188,8 @@ def test_sample_brain_master_agreement_supersedes_2024(hv: Vine) -> None:
 def test_succeeds_annotates_but_never_excludes(hv: Vine) -> None:
     new, old = "sales/exchange-policy", "sales/exchange-policy-2025"
     assert {"rel": "succeeds", "target": old} in [
-        {k: e[k] for k in ("rel", "target")} for e in hv.look(new)["edges_out"]]
+        {k: e[k] for k in ("rel", "target")} for e in hv.look(new)["edges_out"]
+    ]
     out = assert_ok(hv.harvest(QUESTION, k=3))
     assert {new, old} <= set(ids(out)) and "superseded_excluded" not in out
     assert by_id(out)[new]["supersedes"] == [old]
@@ -142,48 +208,99 @@ def test_nothing_matched(hv: Vine) -> None:
 
 @pytest.fixture
 def dated(tmp_path: Path) -> Path:
-    return make_forest(tmp_path / "dated", {
-        "w/a": ("note", {"title": "Otter a", "summary": "Otter.", "created": "2025-06-01",
-                         "updated": "2026-07-01"}, "# A\n\notter\n"),
-        "w/b": ("note", {"title": "Otter b", "summary": "Otter.", "created": "2026-02-10",
-                         "updated": "2026-02-10"}, "# B\n\notter\n"),
-        "w/c": ("note", {"title": "Otter c", "summary": "Otter.", "created": "2026-08-01",
-                         "updated": "2026-08-01"}, "# C\n\notter\n"),
-    })
+    return make_forest(
+        tmp_path / "dated",
+        {
+            "w/a": (
+                "note",
+                {
+                    "title": "Otter a",
+                    "summary": "Otter.",
+                    "created": "2025-06-01",
+                    "updated": "2026-07-01",
+                },
+                "# A\n\notter\n",
+            ),
+            "w/b": (
+                "note",
+                {
+                    "title": "Otter b",
+                    "summary": "Otter.",
+                    "created": "2026-02-10",
+                    "updated": "2026-02-10",
+                },
+                "# B\n\notter\n",
+            ),
+            "w/c": (
+                "note",
+                {
+                    "title": "Otter c",
+                    "summary": "Otter.",
+                    "created": "2026-08-01",
+                    "updated": "2026-08-01",
+                },
+                "# C\n\notter\n",
+            ),
+        },
+    )
 
 
-@pytest.mark.parametrize(("window", "expected"), [
-    ({}, {"w/a", "w/b", "w/c"}),
-    ({"since": "2026-01", "until": "2026-06"}, {"w/b"}),
-    ({"since": "2026"}, {"w/b", "w/c"}),
-    ({"until": "2025"}, {"w/a"}),
-    ({"since": "2026-02-10", "until": "2026-02-10"}, {"w/b"}),
-    ({"since": "2026-06", "date_field": "updated"}, {"w/a", "w/c"}),
-])
-def test_windows_restrict_results_like_locate(dated: Path, window: dict[str, str],
-                                              expected: set[str]) -> None:
+@pytest.mark.parametrize(
+    ("window", "expected"),
+    [
+        ({}, {"w/a", "w/b", "w/c"}),
+        ({"since": "2026-01", "until": "2026-06"}, {"w/b"}),
+        ({"since": "2026"}, {"w/b", "w/c"}),
+        ({"until": "2025"}, {"w/a"}),
+        ({"since": "2026-02-10", "until": "2026-02-10"}, {"w/b"}),
+        ({"since": "2026-06", "date_field": "updated"}, {"w/a", "w/c"}),
+    ],
+)
+def test_windows_restrict_results_like_locate(
+    dated: Path, window: dict[str, str], expected: set[str]
+) -> None:
     with Vine(dated, writable=False, alpha=0) as vine:
         out = assert_ok(vine.harvest("otter", k=5, **window))
         located = {r["id"] for r in assert_ok(vine.locate("otter", k=10, **window))["results"]}
         sniffed = {r["id"] for r in assert_ok(vine.sniff("otter", k=10, **window))["results"]}
     assert set(ids(out)) == expected == located == sniffed
     if window:
-        assert out["window"] == {"since": window.get("since"), "until": window.get("until"),
-                                 "date_field": window.get("date_field", "created")}
+        assert out["window"] == {
+            "since": window.get("since"),
+            "until": window.get("until"),
+            "date_field": window.get("date_field", "created"),
+        }
     else:
         assert "window" not in out
 
 
 def test_a_successor_outside_the_window_is_not_returned(tmp_path: Path) -> None:
-    root = make_forest(tmp_path / "wsup", {
-        "p/old": ("note", {"title": "Walrus policy 2025", "summary": "Walrus rules.",
-                           "created": "2025-01-10", "updated": "2025-01-10"},
-                  "# Old\n\nwalrus\n"),
-        "p/new": ("note", {"title": "Policy 2027", "summary": "The new rules.",
-                           "created": "2027-01-10", "updated": "2027-01-10",
-                           "links": [{"rel": "supersedes", "target": "p/old"}]},
-                  "# New\n\nrules\n"),
-    })
+    root = make_forest(
+        tmp_path / "wsup",
+        {
+            "p/old": (
+                "note",
+                {
+                    "title": "Walrus policy 2025",
+                    "summary": "Walrus rules.",
+                    "created": "2025-01-10",
+                    "updated": "2025-01-10",
+                },
+                "# Old\n\nwalrus\n",
+            ),
+            "p/new": (
+                "note",
+                {
+                    "title": "Policy 2027",
+                    "summary": "The new rules.",
+                    "created": "2027-01-10",
+                    "updated": "2027-01-10",
+                    "links": [{"rel": "supersedes", "target": "p/old"}],
+                },
+                "# New\n\nrules\n",
+            ),
+        },
+    )
     with Vine(root, writable=False, alpha=0) as vine:
         assert ids(assert_ok(vine.locate("walrus", until="2025"))) == ["p/old"]
         out = assert_ok(vine.harvest("walrus", until="2025"))
@@ -194,12 +311,29 @@ def test_a_successor_outside_the_window_is_not_returned(tmp_path: Path) -> None:
 
 def test_nodes_that_supersede_each_other_are_both_kept(tmp_path: Path) -> None:
     """A cycle of supersession is a mistake in the data; it must not empty the result."""
-    root = make_forest(tmp_path / "cycle", {
-        "c/a": ("note", {"title": "Narwhal rules A", "summary": "Narwhal rules.",
-                         "links": [{"rel": "supersedes", "target": "c/b"}]}, "# A\n\nnarwhal\n"),
-        "c/b": ("note", {"title": "Narwhal rules B", "summary": "Narwhal rules.",
-                         "links": [{"rel": "supersedes", "target": "c/a"}]}, "# B\n\nnarwhal\n"),
-    })
+    root = make_forest(
+        tmp_path / "cycle",
+        {
+            "c/a": (
+                "note",
+                {
+                    "title": "Narwhal rules A",
+                    "summary": "Narwhal rules.",
+                    "links": [{"rel": "supersedes", "target": "c/b"}],
+                },
+                "# A\n\nnarwhal\n",
+            ),
+            "c/b": (
+                "note",
+                {
+                    "title": "Narwhal rules B",
+                    "summary": "Narwhal rules.",
+                    "links": [{"rel": "supersedes", "target": "c/a"}],
+                },
+                "# B\n\nnarwhal\n",
+            ),
+        },
+    )
     with Vine(root, writable=False, alpha=0) as vine:
         out = assert_ok(vine.harvest("narwhal rules"))
     assert sorted(ids(out)) == ["c/a", "c/b"]
@@ -251,8 +385,14 @@ def test_call_answers_like_the_method(hv: Vine) -> None:
 
 
 def test_harvest_deposits_heat_on_what_it_returns(tmp_path: Path) -> None:
-    nodes = {f"c/n{i}": ("note", {"title": f"Capybara {i}", "summary": "Capybara."},
-                         f"# N{i}\n\ncapybara\n") for i in range(4)}
+    nodes = {
+        f"c/n{i}": (
+            "note",
+            {"title": f"Capybara {i}", "summary": "Capybara."},
+            f"# N{i}\n\ncapybara\n",
+        )
+        for i in range(4)
+    }
     nodes["d/heron"] = ("note", {"title": "Heron", "summary": "Heron."}, "# H\n\nheron\n")
     root = make_forest(tmp_path / "heat", nodes)
     with Vine(root, writable=False) as vine:
@@ -275,31 +415,45 @@ def cool(root: Path) -> None:
         (root / "_derived" / f"trails.db{suffix}").unlink(missing_ok=True)
 
 
-@pytest.mark.parametrize(("argv", "args"), [
-    (["-k", "2", "--terms", "exchange", "--terms", "deadline"],
-     {"k": 2, "terms": ["exchange", "deadline"]}),
-    ([], {}),
-    (["-k", "3", "--include-superseded"], {"k": 3, "include_superseded": True}),
-    (["--since", "2026", "--date-field", "updated"], {"since": "2026", "date_field": "updated"}),
-])
-def test_cli_prints_the_engine_answer(tmp_path: Path, argv: list[str],
-                                      args: dict[str, Any]) -> None:
+@pytest.mark.parametrize(
+    ("argv", "args"),
+    [
+        (
+            ["-k", "2", "--terms", "exchange", "--terms", "deadline"],
+            {"k": 2, "terms": ["exchange", "deadline"]},
+        ),
+        ([], {}),
+        (["-k", "3", "--include-superseded"], {"k": 3, "include_superseded": True}),
+        (
+            ["--since", "2026", "--date-field", "updated"],
+            {"since": "2026", "date_field": "updated"},
+        ),
+    ],
+)
+def test_cli_prints_the_engine_answer(
+    tmp_path: Path, argv: list[str], args: dict[str, Any]
+) -> None:
     root = copy_sample(tmp_path / "brain")
     query = "master agreement exchange deadline"
     cool(root)
     with Vine(root, writable=False) as vine:
         expected = assert_ok(vine.harvest(query, **args))
     cool(root)
-    result = runner.invoke(app, ["harvest", query, "-f", str(root), *argv],
-                           env={"VINE_FOREST": None}, catch_exceptions=False)
+    result = runner.invoke(
+        app,
+        ["harvest", query, "-f", str(root), *argv],
+        env={"VINE_FOREST": None},
+        catch_exceptions=False,
+    )
     assert result.exit_code == 0, (result.stdout, result.stderr)
     assert json.loads(result.stdout) == expected
 
 
 def test_cli_error_is_the_envelope(tmp_path: Path) -> None:
     root = copy_sample(tmp_path / "brain")
-    result = runner.invoke(app, ["harvest", " ", "-f", str(root)], env={"VINE_FOREST": None},
-                           catch_exceptions=False)
+    result = runner.invoke(
+        app, ["harvest", " ", "-f", str(root)], env={"VINE_FOREST": None}, catch_exceptions=False
+    )
     assert result.exit_code != 0
     assert json.loads(result.stdout)["error"]["code"] == "E_SCHEMA"
     assert "E_SCHEMA" in result.stderr

@@ -17,8 +17,10 @@ from monkeyllm.text import fold
 from ..forestkit import assert_ok, file_lines, make_forest
 from .kit import MAX_K, QUESTION, assert_whole, by_id, fused, ids
 
-LOREM = ("Lorem ipsum dolor sit amet, consectetur adipiscing elit, sed do eiusmod tempor "
-         "incididunt ut labore et dolore magna aliqua. ")
+LOREM = (
+    "Lorem ipsum dolor sit amet, consectetur adipiscing elit, sed do eiusmod tempor "
+    "incididunt ut labore et dolore magna aliqua. "
+)
 
 
 def long_body(title: str, sections: dict[str, str], preamble: str = "") -> str:
@@ -33,21 +35,34 @@ def long_body(title: str, sections: dict[str, str], preamble: str = "") -> str:
 def scarce(tmp_path: Path) -> Path:
     commons = "\n".join(f"common line {i}" for i in range(30))
     nodes: dict[str, tuple[str, dict[str, Any], str]] = {
-        "m/_index": ("branch", {"title": "Rarity hub", "summary": "Rarity hub of the test."},
-                     "# Rarity hub\n\n" + "\n".join(f"common entry {i}" for i in range(4))
-                     + "\n\nthe rarity sits at the end\n"),
+        "m/_index": (
+            "branch",
+            {"title": "Rarity hub", "summary": "Rarity hub of the test."},
+            "# Rarity hub\n\n"
+            + "\n".join(f"common entry {i}" for i in range(4))
+            + "\n\nthe rarity sits at the end\n",
+        ),
         # the rare term shares a line with the common one, then comes twice much later
-        "m/big": ("note", {"title": "Big", "summary": "Mostly common words."},
-                  "# Big\n\n## Intro\n\ncommon and rarity together\n" + commons
-                  + "\n\n## Later\n\nthe rarity appears here\nand rarity once more\n"),
+        "m/big": (
+            "note",
+            {"title": "Big", "summary": "Mostly common words."},
+            "# Big\n\n## Intro\n\ncommon and rarity together\n"
+            + commons
+            + "\n\n## Later\n\nthe rarity appears here\nand rarity once more\n",
+        ),
         # three rare lines plus three common ones would be six: capped at five
-        "m/big2": ("note", {"title": "Big two", "summary": "More common words."},
-                   "# Big two\n\n" + commons + "\n\n## End\n\nrarity one\nrarity two\n"
-                   "rarity three\n"),
+        "m/big2": (
+            "note",
+            {"title": "Big two", "summary": "More common words."},
+            "# Big two\n\n" + commons + "\n\n## End\n\nrarity one\nrarity two\nrarity three\n",
+        ),
     }
     for i in range(5):
-        nodes[f"m/c{i}"] = ("note", {"title": f"Filler {i}", "summary": "Filler."},
-                            f"# C{i}\n\ncommon {i}\n")
+        nodes[f"m/c{i}"] = (
+            "note",
+            {"title": f"Filler {i}", "summary": "Filler."},
+            f"# C{i}\n\ncommon {i}\n",
+        )
     return make_forest(tmp_path / "scarce", nodes)
 
 
@@ -90,8 +105,7 @@ def test_index_nodes_keep_the_global_matches(scarce: Path) -> None:
         # (with index nodes in their rank, not after every leaf, so this one has a seat)
         with features.without("tiers"):
             out = assert_ok(vine.harvest("rarity hub", terms=terms, k=5))
-        global_hits = {r["id"]: r["matches"]
-                       for r in assert_ok(vine.sniff(terms, k=10))["results"]}
+        global_hits = {r["id"]: r["matches"] for r in assert_ok(vine.sniff(terms, k=10))["results"]}
         own = refined(vine, "m/_index", terms)
     index = by_id(out)["m/_index"]
     assert index["matches"] == global_hits["m/_index"]
@@ -100,18 +114,37 @@ def test_index_nodes_keep_the_global_matches(scarce: Path) -> None:
 
 @pytest.fixture
 def bodies(tmp_path: Path) -> Path:
-    return make_forest(tmp_path / "bodies", {
-        "b/short": ("note", {"title": "Okapi short", "summary": "Okapi."},
-                    "# Short\n\n## One\n\nokapi in a short note\n"),
-        "b/long": ("note", {"title": "Okapi long", "summary": "Okapi at length."},
-                   long_body("Long", {f"Part {i}": (f"okapi in part {i}"
-                                                    if i in (2, 4, 5) else "")
-                                      for i in range(1, 8)},
-                             preamble="The long preamble.\n")),
-        "b/map": ("note", {"title": "Okapi map", "summary": "Okapi, no body match."},
-                  long_body("Map", {f"Chapter {i}": "" for i in range(1, 8)},
-                            preamble="An okapi before any section.\n")),
-    })
+    return make_forest(
+        tmp_path / "bodies",
+        {
+            "b/short": (
+                "note",
+                {"title": "Okapi short", "summary": "Okapi."},
+                "# Short\n\n## One\n\nokapi in a short note\n",
+            ),
+            "b/long": (
+                "note",
+                {"title": "Okapi long", "summary": "Okapi at length."},
+                long_body(
+                    "Long",
+                    {
+                        f"Part {i}": (f"okapi in part {i}" if i in (2, 4, 5) else "")
+                        for i in range(1, 8)
+                    },
+                    preamble="The long preamble.\n",
+                ),
+            ),
+            "b/map": (
+                "note",
+                {"title": "Okapi map", "summary": "Okapi, no body match."},
+                long_body(
+                    "Map",
+                    {f"Chapter {i}": "" for i in range(1, 8)},
+                    preamble="An okapi before any section.\n",
+                ),
+            ),
+        },
+    )
 
 
 def test_content_whole_sections_or_outline(bodies: Path) -> None:
@@ -122,8 +155,9 @@ def test_content_whole_sections_or_outline(bodies: Path) -> None:
         short, long, map_ = results["b/short"], results["b/long"], results["b/map"]
         whole = assert_ok(vine.pick("b/short"))["body"]
         assert budget.tokens(whole) <= 1200
-        assert short["content"] == [{"section": None, "body": whole,
-                                     "body_tokens": budget.tokens(whole)}]
+        assert short["content"] == [
+            {"section": None, "body": whole, "body_tokens": budget.tokens(whole)}
+        ]
         # a long body: up to two of its matched sections, in the order of the matches
         assert budget.tokens(assert_ok(vine.pick("b/long"))["body"]) > 1200
         matched = list(dict.fromkeys(m["section"] for m in long["matches"] if m["section"]))
@@ -148,8 +182,9 @@ def test_a_long_body_found_only_by_locate_comes_as_an_outline(bodies: Path) -> N
     assert "outline" in result["content"][0] and "body" not in result["content"][0]
 
 
-@pytest.mark.parametrize("dataset", ["sales/orders-2026", "sales/pipeline/prospects-q2",
-                                     "operations/stock-levels"])
+@pytest.mark.parametrize(
+    "dataset", ["sales/orders-2026", "sales/pipeline/prospects-q2", "operations/stock-levels"]
+)
 def test_datasets_always_carry_their_notes(hv: Vine, sample: Path, dataset: str) -> None:
     digest = assert_ok(hv.look(dataset))
     text = (sample / f"{dataset}.md").read_text(encoding="utf-8")
@@ -171,8 +206,7 @@ def test_only_datasets_carry_notes(hv: Vine) -> None:
 def heavy(tmp_path: Path) -> Path:
     nodes = {}
     for i in range(6):
-        body = (f"# Pangolin {i}\n\n## Facts\n\nThe pangolin number {i}.\n\n"
-                + (LOREM * 38) + "\n")
+        body = f"# Pangolin {i}\n\n## Facts\n\nThe pangolin number {i}.\n\n" + (LOREM * 38) + "\n"
         nodes[f"h/p{i}"] = ("note", {"title": f"Pangolin {i}", "summary": "Pangolin."}, body)
     return make_forest(tmp_path / "heavy", nodes)
 
@@ -189,8 +223,8 @@ def test_tail_results_give_up_their_bodies_before_any_is_dropped(heavy: Path) ->
         whole = [r for r in out["results"] if "body" in r["content"][0]]
         mapped = [r for r in out["results"] if "outline" in r["content"][0]]
         # the best results keep their bodies, whole; the tail comes as maps, matches kept
-        assert 1 <= len(whole) < 5 and out["results"][:len(whole)] == whole
-        assert out["results"][len(whole):] == mapped
+        assert 1 <= len(whole) < 5 and out["results"][: len(whole)] == whole
+        assert out["results"][len(whole) :] == mapped
         for r in whole:
             assert_whole(vine, r)
         for r in mapped:
@@ -201,15 +235,21 @@ def test_tail_results_give_up_their_bodies_before_any_is_dropped(heavy: Path) ->
         # the first of the maps could not have kept its body
         assert budget.cost(out) + min(sizes) > budget.HARVEST
         smaller = assert_ok(vine.harvest("pangolin", k=len(whole)))
-    assert ids(smaller) == ids(out)[:len(whole)] and smaller["truncated"] is False
+    assert ids(smaller) == ids(out)[: len(whole)] and smaller["truncated"] is False
 
 
 def test_a_lone_result_too_big_for_the_bundle_is_never_sliced(tmp_path: Path) -> None:
     giant = "## Giant\n\nthe tapir section\n\n" + "\n\n".join([LOREM * 10] * 16)
-    root = make_forest(tmp_path / "giant", {
-        "g/doc": ("note", {"title": "Tapir", "summary": "Tapir."},
-                  "# Doc\n\n## Small\n\nshort\n\n" + giant + "\n"),
-    })
+    root = make_forest(
+        tmp_path / "giant",
+        {
+            "g/doc": (
+                "note",
+                {"title": "Tapir", "summary": "Tapir."},
+                "# Doc\n\n## Small\n\nshort\n\n" + giant + "\n",
+            )
+        },
+    )
     with Vine(root, writable=False, alpha=0) as vine:
         section = assert_ok(vine.pick("g/doc", section="Giant"))["body"]
         assert budget.tokens(section) > budget.HARVEST
@@ -219,18 +259,56 @@ def test_a_lone_result_too_big_for_the_bundle_is_never_sliced(tmp_path: Path) ->
         assert all("body" not in part for part in r["content"])
 
 
-@settings(max_examples=40, deadline=None, database=None,
-          suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(words=st.lists(st.sampled_from(
-    ["exchange", "policy", "deadline", "orders", "2026", "ICMS", "NF-4412", "stock", "erp",
-     "outage", "master", "agreement", "the", "what", "é", "prazo", "região", "price", "list",
-     "Horizonte", "carriers", "freight", "?", "zzqxv"]), min_size=1, max_size=7),
-    terms=st.none() | st.lists(st.sampled_from(["exchange", "orders", "stock", "REC", "30 days",
-                                                "ICMS", "qq", "on_hand"]),
-                               min_size=1, max_size=4),
-    k=st.integers(1, 5))
-def test_every_bundle_fits_and_never_slices(hv: Vine, words: list[str],
-                                            terms: list[str] | None, k: int) -> None:
+@settings(
+    max_examples=40,
+    deadline=None,
+    database=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
+)
+@given(
+    words=st.lists(
+        st.sampled_from(
+            [
+                "exchange",
+                "policy",
+                "deadline",
+                "orders",
+                "2026",
+                "ICMS",
+                "NF-4412",
+                "stock",
+                "erp",
+                "outage",
+                "master",
+                "agreement",
+                "the",
+                "what",
+                "é",
+                "prazo",
+                "região",
+                "price",
+                "list",
+                "Horizonte",
+                "carriers",
+                "freight",
+                "?",
+                "zzqxv",
+            ]
+        ),
+        min_size=1,
+        max_size=7,
+    ),
+    terms=st.none()
+    | st.lists(
+        st.sampled_from(["exchange", "orders", "stock", "REC", "30 days", "ICMS", "qq", "on_hand"]),
+        min_size=1,
+        max_size=4,
+    ),
+    k=st.integers(1, 5),
+)
+def test_every_bundle_fits_and_never_slices(
+    hv: Vine, words: list[str], terms: list[str] | None, k: int
+) -> None:
     out = assert_ok(hv.harvest(" ".join(words), terms=terms, k=k))
     assert budget.cost(out) <= budget.HARVEST
     assert len(out["results"]) <= min(max(k, 1), MAX_K)

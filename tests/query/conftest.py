@@ -16,24 +16,42 @@ from .kit import N_ORDERS, SENTINEL, WIDE_COLS, Shop, _order, sha256
 
 def _build_shop(path: Path) -> None:
     conn = sqlite3.connect(path)
-    conn.execute("CREATE TABLE orders(id INTEGER PRIMARY KEY, customer TEXT, region TEXT, "
-                 "total_invoice TEXT, closed_at TEXT, value_cents INTEGER)")
-    conn.executemany("INSERT INTO orders VALUES(?,?,?,?,?,?)",
-                     [_order(i) for i in range(1, N_ORDERS + 1)])
-    conn.execute("CREATE TABLE items(id INTEGER PRIMARY KEY, order_id INTEGER, sku TEXT, "
-                 "qty INTEGER, price REAL)")
-    conn.executemany("INSERT INTO items VALUES(?,?,?,?,?)",
-                     [(i, i % N_ORDERS + 1, f"SKU-{i:05d}", i % 5 + 1, i / 4)
-                      for i in range(1, 301)])
+    conn.execute(
+        "CREATE TABLE orders(id INTEGER PRIMARY KEY, customer TEXT, region TEXT, "
+        "total_invoice TEXT, closed_at TEXT, value_cents INTEGER)"
+    )
+    conn.executemany(
+        "INSERT INTO orders VALUES(?,?,?,?,?,?)", [_order(i) for i in range(1, N_ORDERS + 1)]
+    )
+    conn.execute(
+        "CREATE TABLE items(id INTEGER PRIMARY KEY, order_id INTEGER, sku TEXT, "
+        "qty INTEGER, price REAL)"
+    )
+    conn.executemany(
+        "INSERT INTO items VALUES(?,?,?,?,?)",
+        [(i, i % N_ORDERS + 1, f"SKU-{i:05d}", i % 5 + 1, i / 4) for i in range(1, 301)],
+    )
     conn.execute("CREATE TABLE blobs(id INTEGER PRIMARY KEY, data BLOB)")
-    conn.executemany("INSERT INTO blobs VALUES(?,?)",
-                     [(1, b"\x00\x01"), (2, b""), (3, None), (4, bytes(range(256)) * 4)])
+    conn.executemany(
+        "INSERT INTO blobs VALUES(?,?)",
+        [(1, b"\x00\x01"), (2, b""), (3, None), (4, bytes(range(256)) * 4)],
+    )
     cols = ", ".join(f"column_{c:02d} TEXT" for c in range(WIDE_COLS))
     conn.execute(f"CREATE TABLE wide(id INTEGER PRIMARY KEY, {cols})")
     marks = ", ".join("?" for _ in range(WIDE_COLS + 1))
-    conn.executemany(f"INSERT INTO wide VALUES({marks})",
-                     [(r, *(f"row {r:03d} col {c:02d} " + "lorem ipsum dolor sit amet"
-                            for c in range(WIDE_COLS))) for r in range(1, 301)])
+    conn.executemany(
+        f"INSERT INTO wide VALUES({marks})",
+        [
+            (
+                r,
+                *(
+                    f"row {r:03d} col {c:02d} " + "lorem ipsum dolor sit amet"
+                    for c in range(WIDE_COLS)
+                ),
+            )
+            for r in range(1, 301)
+        ],
+    )
     conn.execute("CREATE TABLE nums(n INTEGER)")
     conn.executemany("INSERT INTO nums VALUES(?)", [(n,) for n in range(1, 1001)])
     conn.execute("CREATE VIEW big_orders AS SELECT * FROM orders WHERE value_cents > 50000")
@@ -65,25 +83,43 @@ def shop(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Shop]:
     secret.execute("INSERT INTO orders VALUES(1, ?)", (SENTINEL,))
     secret.commit()
     secret.close()
-    root = make_forest(base / "forest", {
-        "data/shop": ("dataset", DATASET, SHOP_BODY),
-        "data/readme": ("note", {}, "# Readme\n\nNot a dataset.\n"),
-        "data/ghost": ("dataset", {"payload": "ghost.db", "payload_type": "sqlite"},
-                       "# Ghost\n"),
-        "data/sheet": ("dataset", {"payload": "sheet.csv", "payload_type": "csv"}, "# Sheet\n"),
-        "data/remote": ("dataset", {"payload": "https://example.com/remote.db",
-                                    "payload_type": "sqlite"}, "# Remote\n"),
-        "data/escape": ("dataset", {"payload": "../../outside/secret.db",
-                                    "payload_type": "sqlite"}, "# Escape\n"),
-        "data/absolute": ("dataset", {"payload": str(outside / "secret.db"),
-                                      "payload_type": "sqlite"}, "# Absolute\n"),
-        "data/corrupt": ("dataset", {"payload": "corrupt.db", "payload_type": "sqlite"},
-                         "# Corrupt\n"),
-    })
+    root = make_forest(
+        base / "forest",
+        {
+            "data/shop": ("dataset", DATASET, SHOP_BODY),
+            "data/readme": ("note", {}, "# Readme\n\nNot a dataset.\n"),
+            "data/ghost": (
+                "dataset",
+                {"payload": "ghost.db", "payload_type": "sqlite"},
+                "# Ghost\n",
+            ),
+            "data/sheet": ("dataset", {"payload": "sheet.csv", "payload_type": "csv"}, "# Sheet\n"),
+            "data/remote": (
+                "dataset",
+                {"payload": "https://example.com/remote.db", "payload_type": "sqlite"},
+                "# Remote\n",
+            ),
+            "data/escape": (
+                "dataset",
+                {"payload": "../../outside/secret.db", "payload_type": "sqlite"},
+                "# Escape\n",
+            ),
+            "data/absolute": (
+                "dataset",
+                {"payload": str(outside / "secret.db"), "payload_type": "sqlite"},
+                "# Absolute\n",
+            ),
+            "data/corrupt": (
+                "dataset",
+                {"payload": "corrupt.db", "payload_type": "sqlite"},
+                "# Corrupt\n",
+            ),
+        },
+    )
     _build_shop(root / "data" / "shop.db")
     (root / "data" / "sheet.csv").write_text("a,b\n1,2\n")
     (root / "data" / "corrupt.db").write_bytes(b"definitely not a database " * 64)
     with Vine(root, writable=False, alpha=0) as vine:
-        assert_ok(vine.query("data/shop", "SELECT 1"))   # warm up _derived/
+        assert_ok(vine.query("data/shop", "SELECT 1"))  # warm up _derived/
         payload = root / "data" / "shop.db"
         yield Shop(root, outside, vine, payload, sha256(payload))

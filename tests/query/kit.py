@@ -24,8 +24,14 @@ TABLES = ("orders", "items", "blobs", "wide", "nums")
 def _order(i: int) -> tuple[Any, ...]:
     cents = (i * 7919) % 100_000 + 100
     invoice = f"USD {cents // 100:,}".replace(",", ".") + f",{cents % 100:02d}"
-    return (i, f"Customer {i % 37}", REGIONS[i % 4], invoice,
-            f"2026-{(i % 12) + 1:02d}-{(i % 28) + 1:02d}", cents)
+    return (
+        i,
+        f"Customer {i % 37}",
+        REGIONS[i % 4],
+        invoice,
+        f"2026-{(i % 12) + 1:02d}-{(i % 28) + 1:02d}",
+        cents,
+    )
 
 
 def sha256(path: Path) -> str:

@@ -21,11 +21,13 @@ from .kit import N_ORDERS, REGIONS, WIDE_COLS, Shop, _order, budget_ok, direct, 
 
 
 def test_group_by_count_matches_the_data(shop: Shop) -> None:
-    out = assert_ok(q(shop, "SELECT region, COUNT(*) AS orders FROM orders "
-                            "GROUP BY region ORDER BY region"))
+    out = assert_ok(
+        q(shop, "SELECT region, COUNT(*) AS orders FROM orders GROUP BY region ORDER BY region")
+    )
     assert out["columns"] == ["region", "orders"]
-    expected = sorted((r, sum(1 for i in range(1, N_ORDERS + 1) if REGIONS[i % 4] == r))
-                      for r in REGIONS)
+    expected = sorted(
+        (r, sum(1 for i in range(1, N_ORDERS + 1) if REGIONS[i % 4] == r)) for r in REGIONS
+    )
     assert out["rows"] == [list(p) for p in expected]
     assert out["row_count"] == 4
     assert out["limited"] is False
@@ -38,24 +40,42 @@ def test_count_and_sum(shop: Shop) -> None:
 
 
 def test_with_select(shop: Shop) -> None:
-    out = assert_ok(q(shop, "WITH big AS (SELECT * FROM orders WHERE value_cents > 50000) "
-                            "SELECT COUNT(*) AS n FROM big"))
+    out = assert_ok(
+        q(
+            shop,
+            "WITH big AS (SELECT * FROM orders WHERE value_cents > 50000) "
+            "SELECT COUNT(*) AS n FROM big",
+        )
+    )
     assert out["rows"] == [[sum(1 for i in range(1, N_ORDERS + 1) if _order(i)[5] > 50000)]]
 
 
 def test_recursive_with_that_terminates(shop: Shop) -> None:
-    out = assert_ok(q(shop, "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c "
-                            "WHERE x < 10) SELECT SUM(x) FROM c"))
+    out = assert_ok(
+        q(
+            shop,
+            "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c "
+            "WHERE x < 10) SELECT SUM(x) FROM c",
+        )
+    )
     assert out["rows"] == [[55]]
 
 
 def test_union_and_join(shop: Shop) -> None:
     out = assert_ok(q(shop, "SELECT 'a' AS x UNION SELECT 'b' UNION SELECT 'a' ORDER BY x"))
     assert out["rows"] == [["a"], ["b"]]
-    out = assert_ok(q(shop, "SELECT o.region, SUM(i.qty) FROM items i JOIN orders o "
-                            "ON o.id = i.order_id GROUP BY o.region ORDER BY o.region"))
-    assert out["rows"] == direct(shop, "SELECT o.region, SUM(i.qty) FROM items i JOIN orders o "
-                                       "ON o.id = i.order_id GROUP BY o.region ORDER BY o.region")
+    out = assert_ok(
+        q(
+            shop,
+            "SELECT o.region, SUM(i.qty) FROM items i JOIN orders o "
+            "ON o.id = i.order_id GROUP BY o.region ORDER BY o.region",
+        )
+    )
+    assert out["rows"] == direct(
+        shop,
+        "SELECT o.region, SUM(i.qty) FROM items i JOIN orders o "
+        "ON o.id = i.order_id GROUP BY o.region ORDER BY o.region",
+    )
 
 
 def test_a_view_is_readable(shop: Shop) -> None:
@@ -63,32 +83,39 @@ def test_a_view_is_readable(shop: Shop) -> None:
     assert out["rows"] == direct(shop, "SELECT COUNT(*) FROM big_orders")
 
 
-@pytest.mark.parametrize("sql, rows", [
-    ("SELECT 'update' AS x", [["update"]]),
-    ("SELECT 'DROP TABLE orders' AS x", [["DROP TABLE orders"]]),
-    ("SELECT 'x; DELETE FROM orders' AS x", [["x; DELETE FROM orders"]]),
-    ("SELECT 'pragma_table_info' AS x", [["pragma_table_info"]]),
-    ("SELECT 'ATTACH' AS attach_word", [["ATTACH"]]),
-    ("SELECT COUNT(*) AS \"delete\" FROM orders WHERE customer = 'update'", [[0]]),
-    ("SELECT 1 -- ; DROP TABLE orders", [[1]]),
-    ("SELECT 1 /* ; DELETE FROM orders */", [[1]]),
-])
+@pytest.mark.parametrize(
+    "sql, rows",
+    [
+        ("SELECT 'update' AS x", [["update"]]),
+        ("SELECT 'DROP TABLE orders' AS x", [["DROP TABLE orders"]]),
+        ("SELECT 'x; DELETE FROM orders' AS x", [["x; DELETE FROM orders"]]),
+        ("SELECT 'pragma_table_info' AS x", [["pragma_table_info"]]),
+        ("SELECT 'ATTACH' AS attach_word", [["ATTACH"]]),
+        ("SELECT COUNT(*) AS \"delete\" FROM orders WHERE customer = 'update'", [[0]]),
+        ("SELECT 1 -- ; DROP TABLE orders", [[1]]),
+        ("SELECT 1 /* ; DELETE FROM orders */", [[1]]),
+    ],
+)
 def test_keywords_inside_literals_and_comments_are_still_reads(
-        shop: Shop, sql: str, rows: list[list[Any]]) -> None:
+    shop: Shop, sql: str, rows: list[list[Any]]
+) -> None:
     out = assert_ok(q(shop, sql))
     assert out["rows"] == rows
     assert sha256(shop.payload) == shop.digest
 
 
-@pytest.mark.parametrize("sql", [
-    "SELECT COUNT(*) FROM orders;",
-    "SELECT COUNT(*) FROM orders ;",
-    "SELECT COUNT(*) FROM orders;;",
-    "SELECT COUNT(*) FROM orders;\n  \n",
-    "  \n select count(*) from orders ;",
-    "-- how many\nSELECT COUNT(*) FROM orders",
-    "/* how many */ SELECT COUNT(*) FROM orders;",
-])
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "SELECT COUNT(*) FROM orders;",
+        "SELECT COUNT(*) FROM orders ;",
+        "SELECT COUNT(*) FROM orders;;",
+        "SELECT COUNT(*) FROM orders;\n  \n",
+        "  \n select count(*) from orders ;",
+        "-- how many\nSELECT COUNT(*) FROM orders",
+        "/* how many */ SELECT COUNT(*) FROM orders;",
+    ],
+)
 def test_trailing_semicolon_case_and_comments(shop: Shop, sql: str) -> None:
     assert assert_ok(q(shop, sql))["rows"] == [[N_ORDERS]]
 
@@ -131,14 +158,17 @@ def test_limited_when_exactly_200_came_back_under_an_injected_limit(shop: Shop) 
     assert out["row_count"] == 199 and out["limited"] is False
 
 
-@pytest.mark.parametrize("sql, n", [
-    ("SELECT id FROM orders LIMIT 200", 200),
-    ("SELECT id FROM orders ORDER BY id LIMIT 10", 10),
-    ("SELECT id FROM orders ORDER BY id LIMIT 5 OFFSET 10", 5),
-    ("SELECT id FROM orders UNION ALL SELECT id FROM orders LIMIT 7", 7),
-    ("WITH x AS (SELECT id FROM orders) SELECT id FROM x LIMIT 3", 3),
-    ("SELECT id FROM orders limit 0", 0),
-])
+@pytest.mark.parametrize(
+    "sql, n",
+    [
+        ("SELECT id FROM orders LIMIT 200", 200),
+        ("SELECT id FROM orders ORDER BY id LIMIT 10", 10),
+        ("SELECT id FROM orders ORDER BY id LIMIT 5 OFFSET 10", 5),
+        ("SELECT id FROM orders UNION ALL SELECT id FROM orders LIMIT 7", 7),
+        ("WITH x AS (SELECT id FROM orders) SELECT id FROM x LIMIT 3", 3),
+        ("SELECT id FROM orders limit 0", 0),
+    ],
+)
 def test_explicit_limit_is_kept_and_not_limited(shop: Shop, sql: str, n: int) -> None:
     out = assert_ok(q(shop, sql))
     assert out["row_count"] == n
@@ -150,11 +180,14 @@ def test_offset_rows_are_the_right_ones(shop: Shop) -> None:
     assert out["rows"] == [[i] for i in range(11, 16)]
 
 
-@pytest.mark.parametrize("sql", [
-    "SELECT * FROM (SELECT id FROM orders LIMIT 300)",
-    "SELECT id FROM orders UNION ALL SELECT id FROM orders",
-    "SELECT id FROM orders WHERE id IN (SELECT order_id FROM items LIMIT 400) OR id > 0",
-])
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "SELECT * FROM (SELECT id FROM orders LIMIT 300)",
+        "SELECT id FROM orders UNION ALL SELECT id FROM orders",
+        "SELECT id FROM orders WHERE id IN (SELECT order_id FROM items LIMIT 400) OR id > 0",
+    ],
+)
 def test_a_subquery_limit_does_not_stop_the_injection(shop: Shop, sql: str) -> None:
     out = assert_ok(q(shop, sql))
     assert out["row_count"] == 200
@@ -163,7 +196,8 @@ def test_a_subquery_limit_does_not_stop_the_injection(shop: Shop, sql: str) -> N
 
 @pytest.mark.parametrize("limit", [201, 300, 1000, -1])
 def test_rows_past_an_explicit_large_limit_are_never_dropped_silently(
-        shop: Shop, limit: int) -> None:
+    shop: Shop, limit: int
+) -> None:
     out = assert_ok(q(shop, f"SELECT id FROM orders ORDER BY id LIMIT {limit}"))
     wanted = N_ORDERS if limit < 0 else min(limit, N_ORDERS)
     assert out["rows"] == [[i] for i in range(1, out["row_count"] + 1)]
@@ -173,21 +207,25 @@ def test_rows_past_an_explicit_large_limit_are_never_dropped_silently(
 
 def test_blob_cells_are_described_not_returned(shop: Shop) -> None:
     out = assert_ok(q(shop, "SELECT id, data FROM blobs ORDER BY id"))
-    assert out["rows"] == [[1, "<blob 2 bytes>"], [2, "<blob 0 bytes>"], [3, None],
-                           [4, "<blob 1024 bytes>"]]
+    assert out["rows"] == [
+        [1, "<blob 2 bytes>"],
+        [2, "<blob 0 bytes>"],
+        [3, None],
+        [4, "<blob 1024 bytes>"],
+    ]
     out = assert_ok(q(shop, "SELECT randomblob(5000) AS b, zeroblob(3) AS z"))
     assert out["rows"] == [["<blob 5000 bytes>", "<blob 3 bytes>"]]
 
 
 def test_sample_brain_orders_ledger(brain: Vine) -> None:
-    out = assert_ok(brain.query("sales/orders-2026",
-                                "SELECT region, COUNT(*) AS n FROM orders GROUP BY region"))
+    out = assert_ok(
+        brain.query("sales/orders-2026", "SELECT region, COUNT(*) AS n FROM orders GROUP BY region")
+    )
     assert out["columns"] == ["region", "n"]
     total = assert_ok(brain.query("sales/orders-2026", "SELECT COUNT(*) FROM orders"))
     assert sum(r[1] for r in out["rows"]) == total["rows"][0][0] >= 1500
     # the documented gotcha: total_invoice is formatted TEXT ('USD 54.607,56')
-    text = assert_ok(brain.query("sales/orders-2026",
-                                 "SELECT total_invoice FROM orders LIMIT 1"))
+    text = assert_ok(brain.query("sales/orders-2026", "SELECT total_invoice FROM orders LIMIT 1"))
     assert re.fullmatch(r"USD [\d.]+,\d\d", text["rows"][0][0])
 
 
@@ -212,16 +250,19 @@ def test_wide_rows_are_cut_by_whole_rows(shop: Shop) -> None:
     assert out["row_count"] >= 1
     assert out["limited"] is True
     truth = direct(shop, "SELECT * FROM wide ORDER BY id")
-    assert out["rows"] == truth[:out["row_count"]]          # a prefix of whole rows
+    assert out["rows"] == truth[: out["row_count"]]  # a prefix of whole rows
     # one more row would not have fitted
-    bigger = dict(out, rows=truth[:out["row_count"] + 1])
+    bigger = dict(out, rows=truth[: out["row_count"] + 1])
     assert cost(bigger) > QUERY
 
 
 def test_long_results_are_cut_and_say_so(shop: Shop) -> None:
     out = assert_ok(q(shop, "SELECT * FROM orders ORDER BY id"))
-    _check_cut(out, columns=["id", "customer", "region", "total_invoice", "closed_at",
-                             "value_cents"], matched=200)
+    _check_cut(
+        out,
+        columns=["id", "customer", "region", "total_invoice", "closed_at", "value_cents"],
+        matched=200,
+    )
     assert out["rows"] == [list(_order(i)) for i in range(1, out["row_count"] + 1)]
 
 
@@ -237,17 +278,25 @@ def test_when_no_row_fits_the_hint_prices_a_row(shop: Shop) -> None:
 
 
 def test_an_aggregate_is_never_cut(shop: Shop) -> None:
-    out = assert_ok(q(shop, "SELECT region, SUM(value_cents), COUNT(*) FROM wide "
-                            "JOIN orders USING (id) GROUP BY region"))
+    out = assert_ok(
+        q(
+            shop,
+            "SELECT region, SUM(value_cents), COUNT(*) FROM wide "
+            "JOIN orders USING (id) GROUP BY region",
+        )
+    )
     assert "truncated" not in out and "hint" not in out
 
 
-@pytest.mark.parametrize("sql", [
-    # one column whose name alone is bigger than the budget
-    "SELECT id AS \"" + "n" * 9000 + "\" FROM orders LIMIT 1",
-    # so many columns that their names alone are bigger than the budget
-    "SELECT " + ", ".join(f"id AS c{i:04d}_{'x' * 30}" for i in range(300)) + " FROM orders",
-])
+@pytest.mark.parametrize(
+    "sql",
+    [
+        # one column whose name alone is bigger than the budget
+        'SELECT id AS "' + "n" * 9000 + '" FROM orders LIMIT 1',
+        # so many columns that their names alone are bigger than the budget
+        "SELECT " + ", ".join(f"id AS c{i:04d}_{'x' * 30}" for i in range(300)) + " FROM orders",
+    ],
+)
 def test_response_fits_even_when_the_columns_alone_do_not(shop: Shop, sql: str) -> None:
     out = q(shop, sql)
     assert budget_ok(out), f"query answered {cost(out)} tokens, budget {QUERY}"
@@ -258,16 +307,19 @@ def test_response_fits_even_when_the_columns_alone_do_not(shop: Shop, sql: str) 
         assert out.get("truncated") is True
 
 
-@pytest.mark.parametrize("sql", [
-    "SELECT * FROM wide",
-    "SELECT * FROM orders",
-    "SELECT * FROM items",
-    "SELECT id, data FROM blobs",
-    "SELECT a.*, b.* FROM wide a JOIN wide b ON a.id = b.id LIMIT 5",
-    "SELECT group_concat(customer, ', ') FROM orders",
-    "SELECT hex(randomblob(3000)) FROM nums LIMIT 2",
-    "SELECT n, printf('%.*c', n, 'x') FROM nums ORDER BY n DESC LIMIT 50",
-])
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "SELECT * FROM wide",
+        "SELECT * FROM orders",
+        "SELECT * FROM items",
+        "SELECT id, data FROM blobs",
+        "SELECT a.*, b.* FROM wide a JOIN wide b ON a.id = b.id LIMIT 5",
+        "SELECT group_concat(customer, ', ') FROM orders",
+        "SELECT hex(randomblob(3000)) FROM nums LIMIT 2",
+        "SELECT n, printf('%.*c', n, 'x') FROM nums ORDER BY n DESC LIMIT 50",
+    ],
+)
 def test_every_response_fits_2000_tokens(shop: Shop, sql: str) -> None:
     out = q(shop, sql)
     assert budget_ok(out), cost(out)

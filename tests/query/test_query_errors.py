@@ -30,35 +30,42 @@ def test_an_empty_statement_is_refused_by_the_signature(shop: Shop) -> None:
     assert "sql must not be empty" in err["message"]
 
 
-@pytest.mark.parametrize("sql", [
-    "SELECT * FROM orders WHERE",
-    "SELECT (1",
-    "SELECT * FROM orders ORDER",
-    "SELECT 'unterminated",
-    "SELECT * FROM orders GROUP BY",
-    "SELECT 1 +",
-    "SELECT * FROM orders WHERE id = = 1",
-    "SELECT FROM orders",
-    "   ",
-    ";",
-    ";;;",
-])
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "SELECT * FROM orders WHERE",
+        "SELECT (1",
+        "SELECT * FROM orders ORDER",
+        "SELECT 'unterminated",
+        "SELECT * FROM orders GROUP BY",
+        "SELECT 1 +",
+        "SELECT * FROM orders WHERE id = = 1",
+        "SELECT FROM orders",
+        "   ",
+        ";",
+        ";;;",
+    ],
+)
 def test_syntax_errors_are_invalid(shop: Shop, sql: str) -> None:
     assert_error(q(shop, sql), "E_QUERY_INVALID")
 
 
-@pytest.mark.parametrize("sql, line, column", [
-    ("hello world", 1, 1),
-    ("hello", 1, 1),
-    ("42", 1, 1),
-    ("region = 'South'", 1, 1),
-    ("SELEC region FROM orders", 1, 1),
-    ("SELECT region FROM orders WHERE id = 1 1", 1, 40),
-    ("SELECT region\nFROM orders\nWHERE id = = 1", 3, 12),
-    ("SELECT region FROM orders WHERE", 1, 32),
-])
-def test_text_that_is_no_statement_is_invalid_where_it_breaks(shop: Shop, sql: str,
-                                                              line: int, column: int) -> None:
+@pytest.mark.parametrize(
+    "sql, line, column",
+    [
+        ("hello world", 1, 1),
+        ("hello", 1, 1),
+        ("42", 1, 1),
+        ("region = 'South'", 1, 1),
+        ("SELEC region FROM orders", 1, 1),
+        ("SELECT region FROM orders WHERE id = 1 1", 1, 40),
+        ("SELECT region\nFROM orders\nWHERE id = = 1", 3, 12),
+        ("SELECT region FROM orders WHERE", 1, 32),
+    ],
+)
+def test_text_that_is_no_statement_is_invalid_where_it_breaks(
+    shop: Shop, sql: str, line: int, column: int
+) -> None:
     """Forbidden means a real statement the caller may not run; text that SQLite cannot
     read as a statement is invalid, at the line and column where reading stops."""
     err = assert_error(q(shop, sql), "E_QUERY_INVALID")
@@ -66,28 +73,34 @@ def test_text_that_is_no_statement_is_invalid_where_it_breaks(shop: Shop, sql: s
     assert f"line {line}, column {column}" in err["message"]
 
 
-@pytest.mark.parametrize("sql, verb", [
-    ("DROP TABLE orders", "DROP"),
-    ("PRAGMA table_info(orders)", "PRAGMA"),
-    ("ATTACH 'x.db' AS x", "ATTACH"),
-    ("VACUUM", "VACUUM"),
-    ("REPLACE INTO orders (id) VALUES (1)", "REPLACE"),
-    ("DELETE FROM orders WHERE 1", "DELETE"),
-])
+@pytest.mark.parametrize(
+    "sql, verb",
+    [
+        ("DROP TABLE orders", "DROP"),
+        ("PRAGMA table_info(orders)", "PRAGMA"),
+        ("ATTACH 'x.db' AS x", "ATTACH"),
+        ("VACUUM", "VACUUM"),
+        ("REPLACE INTO orders (id) VALUES (1)", "REPLACE"),
+        ("DELETE FROM orders WHERE 1", "DELETE"),
+    ],
+)
 def test_real_writes_stay_forbidden_and_named(shop: Shop, sql: str, verb: str) -> None:
     err = assert_error(q(shop, sql), "E_QUERY_FORBIDDEN")
     assert verb in err["message"]
 
 
-@pytest.mark.parametrize("sql", [
-    "SELECT * FROM orders WHERE id = ?",
-    "SELECT :name",
-    "SELECT @x",
-    "SELECT CAST(x'ff' AS TEXT)",
-    "SELECT 1 / 0, abs(-9223372036854775808)",
-    "SELECT no_such_function(1)",
-    "SELECT * FROM orders o1 JOIN orders o2 USING (nope)",
-])
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "SELECT * FROM orders WHERE id = ?",
+        "SELECT :name",
+        "SELECT @x",
+        "SELECT CAST(x'ff' AS TEXT)",
+        "SELECT 1 / 0, abs(-9223372036854775808)",
+        "SELECT no_such_function(1)",
+        "SELECT * FROM orders o1 JOIN orders o2 USING (nope)",
+    ],
+)
 def test_other_sqlite_failures_are_envelopes_not_crashes(shop: Shop, sql: str) -> None:
     out = q(shop, sql)
     if "error" in out:
@@ -128,12 +141,15 @@ def test_the_guard_runs_before_the_payload_is_needed(shop: Shop) -> None:
     assert out["error"]["code"] in {"E_QUERY_FORBIDDEN", "E_NOT_FOUND"}
 
 
-@pytest.mark.parametrize("sql", [
-    "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT MAX(x) FROM c",
-    "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) "
-    "SELECT x FROM c WHERE x < 0",
-    "SELECT COUNT(*) FROM nums a, nums b, nums c",
-])
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT MAX(x) FROM c",
+        "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) "
+        "SELECT x FROM c WHERE x < 0",
+        "SELECT COUNT(*) FROM nums a, nums b, nums c",
+    ],
+)
 def test_runaway_statement_times_out(shop: Shop, sql: str) -> None:
     started = time.monotonic()
     out = q(shop, sql)

@@ -77,11 +77,12 @@ def set_payload_hash(text: str, digest: str) -> str:
     if re.search(r"^payload_hash:.*$", head, re.M):
         head = re.sub(r"^payload_hash:.*$", f"payload_hash: {value}", head, count=1, flags=re.M)
     elif re.search(r"^payload_type:.*$", head, re.M):
-        head = re.sub(r"^(payload_type:.*)$", rf"\1\npayload_hash: {value}", head, count=1,
-                      flags=re.M)
+        head = re.sub(
+            r"^(payload_type:.*)$", rf"\1\npayload_hash: {value}", head, count=1, flags=re.M
+        )
     else:
         head += f"\npayload_hash: {value}"
-    return f"---\n{head}\n---\n" + text[m.end():]
+    return f"---\n{head}\n---\n" + text[m.end() :]
 
 
 def set_generated_sections(text: str, manual: str) -> str:

@@ -34,15 +34,20 @@ def git(repo: Path, *args: str, date: str | None = None) -> str:
     env = dict(os.environ)
     if date:
         env["GIT_AUTHOR_DATE"] = env["GIT_COMMITTER_DATE"] = f"{date}T09:00:00+00:00"
-    out = subprocess.run(["git", *IDENTITY, *args], cwd=repo, env=env, check=True,
-                         capture_output=True, text=True)
+    out = subprocess.run(
+        ["git", *IDENTITY, *args], cwd=repo, env=env, check=True, capture_output=True, text=True
+    )
     return out.stdout
 
 
 def main() -> None:
-    files = sorted(p.relative_to(SAMPLE) for p in SAMPLE.rglob("*")
-                   if p.is_file() and (p.suffix == ".md" or p.name == ".gitignore")
-                   and "_derived" not in p.parts)
+    files = sorted(
+        p.relative_to(SAMPLE)
+        for p in SAMPLE.rglob("*")
+        if p.is_file()
+        and (p.suffix == ".md" or p.name == ".gitignore")
+        and "_derived" not in p.parts
+    )
     with tempfile.TemporaryDirectory() as tmp:
         repo = Path(tmp) / "brain"
         repo.mkdir()
@@ -56,8 +61,11 @@ def main() -> None:
             git(repo, "commit", "-q", "-m", message, date=date)
 
         skeleton = [Path(".gitignore"), Path("_meta/schema.md")]
-        add(skeleton, "init: forest 'Acme Trading' (empty A.5 skeleton)",
-            created(SAMPLE / "_meta/schema.md"))
+        add(
+            skeleton,
+            "init: forest 'Acme Trading' (empty A.5 skeleton)",
+            created(SAMPLE / "_meta/schema.md"),
+        )
         regions: dict[str, list[Path]] = {}
         for rel in files:
             if rel in skeleton or rel == Path("_index.md"):
@@ -70,8 +78,11 @@ def main() -> None:
             paths = regions[region]
             when = max(when, *(created(SAMPLE / p) for p in paths))
             add(paths, f"plant(batch): {len(paths)} nodes", when)
-        add([Path("_index.md")], "graft(_index): landmarks and cross trails",
-            max(created(SAMPLE / p) for p in files))
+        add(
+            [Path("_index.md")],
+            "graft(_index): landmarks and cross trails",
+            max(created(SAMPLE / p) for p in files),
+        )
         BUNDLE.unlink(missing_ok=True)
         git(repo, "bundle", "create", str(BUNDLE), "HEAD", "main")
     print(f"wrote {BUNDLE.relative_to(HERE.parent.parent)}")

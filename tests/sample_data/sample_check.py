@@ -24,8 +24,16 @@ INDEX_SECTIONS = ["Sub-branches", "Direct bananas", "Cross trails"]
 
 
 # Exact codes that live in bodies only: a metadata search must not find them.
-BODY_ONLY_CODES = ["NF-4412", "MSA-2026-ACM-007", "AK-200-BR-127V", "E-SYNC-1107",
-                   "ERR-SKU-404", "SIN-2026-03117", "DESC-NAO-APROVADO", "ADT-01/2026"]
+BODY_ONLY_CODES = [
+    "NF-4412",
+    "MSA-2026-ACM-007",
+    "AK-200-BR-127V",
+    "E-SYNC-1107",
+    "ERR-SKU-404",
+    "SIN-2026-03117",
+    "DESC-NAO-APROVADO",
+    "ADT-01/2026",
+]
 
 
 def tokens(text: str) -> int:
@@ -106,12 +114,15 @@ def check(forest: Path) -> int:
         if not isinstance(fm, dict):
             err(nid, "frontmatter is not a mapping")
             continue
-        rest = text[m.end():]
-        if not rest.startswith("\n") or rest.startswith("\n\n") or not rest.endswith("\n") \
-                or rest.endswith("\n\n"):
+        rest = text[m.end() :]
+        if (
+            not rest.startswith("\n")
+            or rest.startswith("\n\n")
+            or not rest.endswith("\n")
+            or rest.endswith("\n\n")
+        ):
             err(nid, "file shape is not ---\\n<yaml>\\n---\\n\\n<body>\\n")
-        canon = yaml.safe_dump(fm, allow_unicode=True, sort_keys=False,
-                               default_flow_style=False)
+        canon = yaml.safe_dump(fm, allow_unicode=True, sort_keys=False, default_flow_style=False)
         if canon != m.group(1) + "\n":
             err(nid, "frontmatter is not in the engine's canonical YAML form")
         nodes[nid] = (fm, rest.lstrip("\n"), m.group(1))
@@ -138,8 +149,11 @@ def check(forest: Path) -> int:
             err(nid, "bad source")
         summary = str(fm.get("summary", ""))
         low = summary.strip().lower()
-        if not summary.strip() or tokens(summary) > 60 or low.startswith(
-                ("this document describes", "file containing")):
+        if (
+            not summary.strip()
+            or tokens(summary) > 60
+            or low.startswith(("this document describes", "file containing"))
+        ):
             err(nid, "summary breaks the scent rules")
         for tag in fm.get("tags", []) or []:
             if tag != tag.lower() or " " in tag:
@@ -158,9 +172,14 @@ def check(forest: Path) -> int:
         for target in WIKILINK.findall(body):
             if target.strip() not in nodes:
                 err(nid, f"wikilink [[{target}]] does not resolve")
-        meta = " ".join([str(fm.get("title", "")), summary,
-                         " ".join(fm.get("tags", []) or []),
-                         " ".join(fm.get("aliases", []) or [])])
+        meta = " ".join(
+            [
+                str(fm.get("title", "")),
+                summary,
+                " ".join(fm.get("tags", []) or []),
+                " ".join(fm.get("aliases", []) or []),
+            ]
+        )
         for code in BODY_ONLY_CODES:
             if code.lower() in meta.lower():
                 err(nid, f"body-only code {code} appears in metadata")
@@ -187,10 +206,15 @@ def check(forest: Path) -> int:
     longest = max(nodes, key=lambda n: tokens(nodes[n][1]))
     print(f"nodes: {len(nodes)} (branches {len(branches)}, leaves {len(nodes) - len(branches)})")
     print("types: " + ", ".join(f"{t} {c}" for t, c in sorted(by_type.items())))
-    print("rels: " + ", ".join(f"{r} {c}" for r, c in sorted(edges.items()))
-          + f" (total {sum(edges.values())})")
-    print(f"max branch depth: {depth} (deepest: "
-          f"{', '.join(n for n in branches if n.count('/') == depth)})")
+    print(
+        "rels: "
+        + ", ".join(f"{r} {c}" for r, c in sorted(edges.items()))
+        + f" (total {sum(edges.values())})"
+    )
+    print(
+        f"max branch depth: {depth} (deepest: "
+        f"{', '.join(n for n in branches if n.count('/') == depth)})"
+    )
     print(f"longest body: {longest}, {tokens(nodes[longest][1])} est. tokens")
     for e in errors:
         print("ERROR", e)
@@ -224,7 +248,7 @@ def check_branch(nid: str, fm: dict, body: str, nodes: dict, err) -> None:
     for other in nodes:
         if other == nid or not other.startswith(prefix) or other.startswith("_meta/"):
             continue
-        rest = other[len(prefix):]
+        rest = other[len(prefix) :]
         if "/" not in rest or (rest.count("/") == 1 and rest.endswith("/_index")):
             children.add(other)
     title_line = body.split("\n", 1)[0]
@@ -271,6 +295,9 @@ def check_branch(nid: str, fm: dict, body: str, nodes: dict, err) -> None:
     for line in sections.get("Landmarks", "").split("\n"):
         if line.startswith("- "):
             m = ENTRY.match(line)
-            if not m or m.group(1) not in nodes or \
-                    nodes[m.group(1)][0].get("summary") != m.group(2):
+            if (
+                not m
+                or m.group(1) not in nodes
+                or nodes[m.group(1)][0].get("summary") != m.group(2)
+            ):
                 err(nid, f"bad landmark {line!r}")

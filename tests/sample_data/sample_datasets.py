@@ -88,8 +88,13 @@ QUARTER_COUNTS = {
     2: {"Southeast": 410, "South": 173, "Northeast": 97, "Midwest": 64, "North": 36},
 }
 HOLIDAYS_2026 = {
-    date(2026, 1, 1), date(2026, 2, 16), date(2026, 2, 17), date(2026, 4, 3),
-    date(2026, 4, 21), date(2026, 5, 1), date(2026, 6, 4),
+    date(2026, 1, 1),
+    date(2026, 2, 16),
+    date(2026, 2, 17),
+    date(2026, 4, 3),
+    date(2026, 4, 21),
+    date(2026, 5, 1),
+    date(2026, 6, 4),
 }
 
 
@@ -141,34 +146,89 @@ def order_rows() -> list[tuple]:
     return rows
 
 
-
-
 PROSPECT_HEAD = [
-    ("P-26-0401", "Supermercados Serra Azul", "Patrícia Gomes", "negotiation", 118_000_000,
-     "Southeast", "2026-04-01",
-     "Send the revised proposal with 60-day terms and the Serra coffee maker for the "
-     "anniversary leaflet; buyer wants CIF to Juiz de Fora and Barbacena."),
-    ("P-26-0402", "Rede Boa Safra", "Rafael Kuhn", "proposal", 46_500_000,
-     "Midwest", "2026-04-02", "Call the buyer after the proposal review on 12 June"),
-    ("P-26-0403", "Casa Litoral Utilidades", "Luana Tavares", "qualified", 18_000_000,
-     "Northeast", "2026-04-02", None),
+    (
+        "P-26-0401",
+        "Supermercados Serra Azul",
+        "Patrícia Gomes",
+        "negotiation",
+        118_000_000,
+        "Southeast",
+        "2026-04-01",
+        "Send the revised proposal with 60-day terms and the Serra coffee maker for the "
+        "anniversary leaflet; buyer wants CIF to Juiz de Fora and Barbacena.",
+    ),
+    (
+        "P-26-0402",
+        "Rede Boa Safra",
+        "Rafael Kuhn",
+        "proposal",
+        46_500_000,
+        "Midwest",
+        "2026-04-02",
+        "Call the buyer after the proposal review on 12 June",
+    ),
+    (
+        "P-26-0403",
+        "Casa Litoral Utilidades",
+        "Luana Tavares",
+        "qualified",
+        18_000_000,
+        "Northeast",
+        "2026-04-02",
+        None,
+    ),
 ]
 PROSPECT_NAMES = {
-    "Southeast": ["Mercado Jardim Europa", "Rede Sol Nascente", "Empório Vila Rica",
-                  "Supermercados Guarani", "Casa Ouro Preto", "Distribuidora Tietê",
-                  "Lojas Paraíba do Sul", "Atacarejo Bandeirantes", "Mercadão Uberaba",
-                  "Supermercados Cantareira", "Utilidades Niterói", "Rede Mogiana",
-                  "Empório Vitória", "Casa Sorocabana", "Mercantil Ipê Amarelo"],
-    "South": ["Rede Erva-Mate", "Supermercados Campos Gerais", "Casa Blumenau",
-              "Lojas Lagoa dos Patos", "Empório Joinville", "Cooperativa Oeste Catarinense",
-              "Utilidades Pelotas", "Mercado Vale dos Vinhedos"],
-    "Northeast": ["Supermercados Cajueiro", "Rede Chapada", "Casa Maracatu",
-                  "Distribuidora Borborema", "Empório São Luís", "Lojas Velho Chico",
-                  "Mercantil Cariri"],
-    "North": ["Supermercados Amapá", "Casa Belém Utilidades", "Rede Madeira-Mamoré",
-              "Empório Boa Vista"],
-    "Midwest": ["Supermercados Chapadão", "Casa Cuiabana", "Rede Campo Grande",
-                "Empório Brasília Sul", "Mercantil Rio Verde"],
+    "Southeast": [
+        "Mercado Jardim Europa",
+        "Rede Sol Nascente",
+        "Empório Vila Rica",
+        "Supermercados Guarani",
+        "Casa Ouro Preto",
+        "Distribuidora Tietê",
+        "Lojas Paraíba do Sul",
+        "Atacarejo Bandeirantes",
+        "Mercadão Uberaba",
+        "Supermercados Cantareira",
+        "Utilidades Niterói",
+        "Rede Mogiana",
+        "Empório Vitória",
+        "Casa Sorocabana",
+        "Mercantil Ipê Amarelo",
+    ],
+    "South": [
+        "Rede Erva-Mate",
+        "Supermercados Campos Gerais",
+        "Casa Blumenau",
+        "Lojas Lagoa dos Patos",
+        "Empório Joinville",
+        "Cooperativa Oeste Catarinense",
+        "Utilidades Pelotas",
+        "Mercado Vale dos Vinhedos",
+    ],
+    "Northeast": [
+        "Supermercados Cajueiro",
+        "Rede Chapada",
+        "Casa Maracatu",
+        "Distribuidora Borborema",
+        "Empório São Luís",
+        "Lojas Velho Chico",
+        "Mercantil Cariri",
+    ],
+    "North": [
+        "Supermercados Amapá",
+        "Casa Belém Utilidades",
+        "Rede Madeira-Mamoré",
+        "Empório Boa Vista",
+    ],
+    "Midwest": [
+        "Supermercados Chapadão",
+        "Casa Cuiabana",
+        "Rede Campo Grande",
+        "Empório Brasília Sul",
+        "Mercantil Rio Verde",
+    ],
 }
 PROSPECT_OWNERS = {
     "Southeast": ["Ana Ribeiro", "Bruno Sato", "Patrícia Gomes"],
@@ -177,17 +237,35 @@ PROSPECT_OWNERS = {
     "North": ["Luana Tavares"],
     "Midwest": ["Rafael Kuhn"],
 }
-STAGES = [("lead", 5), ("qualified", 6), ("proposal", 6), ("negotiation", 4),
-          ("won", 4), ("lost", 4)]
+STAGES = [
+    ("lead", 5),
+    ("qualified", 6),
+    ("proposal", 6),
+    ("negotiation", 4),
+    ("won", 4),
+    ("lost", 4),
+]
 NEXT_STEPS = {
-    "lead": ["Find the purchasing contact", "Confirm CNPJ and store count",
-             "Visit during the regional trade fair"],
-    "qualified": ["Book a meeting with the category buyer", "Send the catalogue and price table",
-                  "Check credit limit with finance"],
-    "proposal": ["Follow up on the proposal", "Adjust the mix to three SKUs or more",
-                 "Wait for the buyer's board approval"],
-    "negotiation": ["Agree freight terms", "Get discount approval in the CRM",
-                    "Send the contract draft"],
+    "lead": [
+        "Find the purchasing contact",
+        "Confirm CNPJ and store count",
+        "Visit during the regional trade fair",
+    ],
+    "qualified": [
+        "Book a meeting with the category buyer",
+        "Send the catalogue and price table",
+        "Check credit limit with finance",
+    ],
+    "proposal": [
+        "Follow up on the proposal",
+        "Adjust the mix to three SKUs or more",
+        "Wait for the buyer's board approval",
+    ],
+    "negotiation": [
+        "Agree freight terms",
+        "Get discount approval in the CRM",
+        "Send the contract draft",
+    ],
     "won": ["Schedule the first delivery", "Plan the first quarterly review"],
     "lost": [None],
 }
@@ -203,44 +281,115 @@ def prospect_rows() -> list[tuple]:
             stage = rng.choices([s for s, _ in STAGES], [w for _, w in STAGES])[0]
             thousands_brl = max(20, int(round(rng.lognormvariate(math.log(300), 0.7))))
             value = thousands_brl * 1000 * 100
-            rows.append((
-                f"P-26-{400 + n:04d}", company, rng.choice(PROSPECT_OWNERS[region]), stage,
-                value, region, rng.choice(q2).isoformat(), rng.choice(NEXT_STEPS[stage]),
-            ))
+            rows.append(
+                (
+                    f"P-26-{400 + n:04d}",
+                    company,
+                    rng.choice(PROSPECT_OWNERS[region]),
+                    stage,
+                    value,
+                    region,
+                    rng.choice(q2).isoformat(),
+                    rng.choice(NEXT_STEPS[stage]),
+                )
+            )
             n += 1
     return rows
 
 
 # (sku, description, product line, supplier, lead time days, unit cost BRL cents)
 CATALOGUE = [
-    ("AK-200-BR-127V", "Aurora kettle 1.7 L | brushed steel, 127 V", "kettles",
-     "Ningbo Hexin Appliances", 75, 6420),
-    ("AK-200-BR-220V", "Aurora kettle 1.7 L | brushed steel, 220 V", "kettles",
-     "Ningbo Hexin Appliances", 75, 6420),
-    ("AK-200-MB-127V", "Aurora kettle 1.7 L | matte black, 127 V", "kettles",
-     "Ningbo Hexin Appliances", 75, 6890),
-    ("AK-200-GR-220V", "Aurora kettle 1.7 L | matte green, 220 V", "kettles",
-     "Ningbo Hexin Appliances", 75, 6890),
-    ("AK-120-BR-127V", "Aurora mini kettle 1.2 L, 127 V (discontinuing)", "kettles",
-     "Ningbo Hexin Appliances", 75, 5110),
-    ("CK-50-BR-127V", "Serra coffee maker 30 cups, 127 V", "coffee makers",
-     "Amazônia Montagens Eletrônicas", 21, 13150),
-    ("CK-50-BR-220V", "Serra coffee maker 30 cups, 220 V", "coffee makers",
-     "Amazônia Montagens Eletrônicas", 21, 13150),
-    ("MG-2-BR-127V", "Moenda M2 burr grinder, 127 V", "grinders",
-     "Foshan Brightmill", 80, 5480),
-    ("MG-2-BR-220V", "Moenda M2 burr grinder, 220 V", "grinders",
-     "Foshan Brightmill", 80, 5480),
-    ("FP-08-BR", "Lume French press 800 ml", "kitchen tools",
-     "Vidraria Atlântica (Marinha Grande)", 60, 2010),
-    ("FP-03-BR", "Lume French press 350 ml", "kitchen tools",
-     "Vidraria Atlântica (Marinha Grande)", 60, 1460),
-    ("SC-12-BR", "Precisa kitchen scale 5 kg", "kitchen tools",
-     "Shenzhen Accuweigh", 70, 1730),
-    ("SP-200-LID", "Spare lid for Aurora kettle", "spare parts",
-     "Ningbo Hexin Appliances", 75, 890),
-    ("SP-50-JAR", "Spare glass jar for Serra coffee maker", "spare parts",
-     "Amazônia Montagens Eletrônicas", 21, 2470),
+    (
+        "AK-200-BR-127V",
+        "Aurora kettle 1.7 L | brushed steel, 127 V",
+        "kettles",
+        "Ningbo Hexin Appliances",
+        75,
+        6420,
+    ),
+    (
+        "AK-200-BR-220V",
+        "Aurora kettle 1.7 L | brushed steel, 220 V",
+        "kettles",
+        "Ningbo Hexin Appliances",
+        75,
+        6420,
+    ),
+    (
+        "AK-200-MB-127V",
+        "Aurora kettle 1.7 L | matte black, 127 V",
+        "kettles",
+        "Ningbo Hexin Appliances",
+        75,
+        6890,
+    ),
+    (
+        "AK-200-GR-220V",
+        "Aurora kettle 1.7 L | matte green, 220 V",
+        "kettles",
+        "Ningbo Hexin Appliances",
+        75,
+        6890,
+    ),
+    (
+        "AK-120-BR-127V",
+        "Aurora mini kettle 1.2 L, 127 V (discontinuing)",
+        "kettles",
+        "Ningbo Hexin Appliances",
+        75,
+        5110,
+    ),
+    (
+        "CK-50-BR-127V",
+        "Serra coffee maker 30 cups, 127 V",
+        "coffee makers",
+        "Amazônia Montagens Eletrônicas",
+        21,
+        13150,
+    ),
+    (
+        "CK-50-BR-220V",
+        "Serra coffee maker 30 cups, 220 V",
+        "coffee makers",
+        "Amazônia Montagens Eletrônicas",
+        21,
+        13150,
+    ),
+    ("MG-2-BR-127V", "Moenda M2 burr grinder, 127 V", "grinders", "Foshan Brightmill", 80, 5480),
+    ("MG-2-BR-220V", "Moenda M2 burr grinder, 220 V", "grinders", "Foshan Brightmill", 80, 5480),
+    (
+        "FP-08-BR",
+        "Lume French press 800 ml",
+        "kitchen tools",
+        "Vidraria Atlântica (Marinha Grande)",
+        60,
+        2010,
+    ),
+    (
+        "FP-03-BR",
+        "Lume French press 350 ml",
+        "kitchen tools",
+        "Vidraria Atlântica (Marinha Grande)",
+        60,
+        1460,
+    ),
+    ("SC-12-BR", "Precisa kitchen scale 5 kg", "kitchen tools", "Shenzhen Accuweigh", 70, 1730),
+    (
+        "SP-200-LID",
+        "Spare lid for Aurora kettle",
+        "spare parts",
+        "Ningbo Hexin Appliances",
+        75,
+        890,
+    ),
+    (
+        "SP-50-JAR",
+        "Spare glass jar for Serra coffee maker",
+        "spare parts",
+        "Amazônia Montagens Eletrônicas",
+        21,
+        2470,
+    ),
 ]
 WAREHOUSES = [
     ("BRU", "Barueri distribution centre", "Barueri", "SP", "2022-03-14"),
@@ -248,14 +397,17 @@ WAREHOUSES = [
     ("REC", "Recife satellite", "Cabo de Santo Agostinho", "PE", "2025-06-02"),
     ("MIA", "Doral third-party warehouse", "Doral", "FL", "2019-08-01"),
 ]
-COUNTERS = {"BRU": ["Sandra Lima", "Edson Prado"], "CWB": ["Marcelo Becker"],
-            "REC": ["Joana Freitas"], "MIA": ["Luis Ortega"]}
+COUNTERS = {
+    "BRU": ["Sandra Lima", "Edson Prado"],
+    "CWB": ["Marcelo Becker"],
+    "REC": ["Joana Freitas"],
+    "MIA": ["Luis Ortega"],
+}
 
 
 def stock_rows() -> list[tuple]:
     rng = random.Random(5678)
-    snapshot = {"BRU": "2026-06-29", "CWB": "2026-06-29", "REC": "2026-06-22",
-                "MIA": "2026-06-26"}
+    snapshot = {"BRU": "2026-06-29", "CWB": "2026-06-29", "REC": "2026-06-22", "MIA": "2026-06-26"}
     rows = []
     for sku, desc, line, supplier, lead, cost in CATALOGUE:
         for code, *_ in WAREHOUSES:
@@ -275,10 +427,24 @@ def stock_rows() -> list[tuple]:
                 unit_cost, currency = int(round(cost / 5.45 * 0.92)), "USD"
             else:
                 unit_cost, currency = cost, "BRL"
-            rows.append((
-                sku, desc, line, code, on_hand, reserved, in_transit, reorder, unit_cost,
-                currency, supplier, lead, snapshot[code], rng.choice(COUNTERS[code]),
-            ))
+            rows.append(
+                (
+                    sku,
+                    desc,
+                    line,
+                    code,
+                    on_hand,
+                    reserved,
+                    in_transit,
+                    reorder,
+                    unit_cost,
+                    currency,
+                    supplier,
+                    lead,
+                    snapshot[code],
+                    rng.choice(COUNTERS[code]),
+                )
+            )
     return rows
 
 
@@ -286,23 +452,42 @@ DATASETS = [
     Dataset(
         node_id="sales/orders-2026",
         payload="orders-2026.db",
-        tables=[Table(
-            "orders",
-            [("id", "TEXT"), ("customer", "TEXT"), ("region", "TEXT"),
-             ("total_invoice", "TEXT"), ("closed_at", "TEXT"), ("value_cents", "INTEGER")],
-            primary_key=["id"], rows=order_rows,
-        )],
+        tables=[
+            Table(
+                "orders",
+                [
+                    ("id", "TEXT"),
+                    ("customer", "TEXT"),
+                    ("region", "TEXT"),
+                    ("total_invoice", "TEXT"),
+                    ("closed_at", "TEXT"),
+                    ("value_cents", "INTEGER"),
+                ],
+                primary_key=["id"],
+                rows=order_rows,
+            )
+        ],
     ),
     Dataset(
         node_id="sales/pipeline/prospects-q2",
         payload="prospects-q2.db",
-        tables=[Table(
-            "prospects",
-            [("prospect_id", "TEXT"), ("company", "TEXT"), ("owner", "TEXT"),
-             ("stage", "TEXT"), ("expected_value_cents", "INTEGER"), ("region", "TEXT"),
-             ("first_contact", "TEXT"), ("next_step", "TEXT")],
-            primary_key=["prospect_id"], rows=prospect_rows,
-        )],
+        tables=[
+            Table(
+                "prospects",
+                [
+                    ("prospect_id", "TEXT"),
+                    ("company", "TEXT"),
+                    ("owner", "TEXT"),
+                    ("stage", "TEXT"),
+                    ("expected_value_cents", "INTEGER"),
+                    ("region", "TEXT"),
+                    ("first_contact", "TEXT"),
+                    ("next_step", "TEXT"),
+                ],
+                primary_key=["prospect_id"],
+                rows=prospect_rows,
+            )
+        ],
     ),
     Dataset(
         node_id="operations/stock-levels",
@@ -310,19 +495,36 @@ DATASETS = [
         tables=[
             Table(
                 "stock",
-                [("sku", "TEXT"), ("description", "TEXT"), ("product_line", "TEXT"),
-                 ("warehouse", "TEXT"), ("on_hand", "INTEGER"), ("reserved", "INTEGER"),
-                 ("in_transit", "INTEGER"), ("reorder_point", "INTEGER"),
-                 ("unit_cost_cents", "INTEGER"), ("currency", "TEXT"), ("supplier", "TEXT"),
-                 ("lead_time_days", "INTEGER"), ("counted_at", "TEXT"),
-                 ("counted_by", "TEXT")],
-                primary_key=["sku", "warehouse"], rows=stock_rows,
+                [
+                    ("sku", "TEXT"),
+                    ("description", "TEXT"),
+                    ("product_line", "TEXT"),
+                    ("warehouse", "TEXT"),
+                    ("on_hand", "INTEGER"),
+                    ("reserved", "INTEGER"),
+                    ("in_transit", "INTEGER"),
+                    ("reorder_point", "INTEGER"),
+                    ("unit_cost_cents", "INTEGER"),
+                    ("currency", "TEXT"),
+                    ("supplier", "TEXT"),
+                    ("lead_time_days", "INTEGER"),
+                    ("counted_at", "TEXT"),
+                    ("counted_by", "TEXT"),
+                ],
+                primary_key=["sku", "warehouse"],
+                rows=stock_rows,
             ),
             Table(
                 "warehouses",
-                [("code", "TEXT"), ("name", "TEXT"), ("city", "TEXT"), ("state", "TEXT"),
-                 ("opened_at", "TEXT")],
-                primary_key=["code"], rows=lambda: list(WAREHOUSES),
+                [
+                    ("code", "TEXT"),
+                    ("name", "TEXT"),
+                    ("city", "TEXT"),
+                    ("state", "TEXT"),
+                    ("opened_at", "TEXT"),
+                ],
+                primary_key=["code"],
+                rows=lambda: list(WAREHOUSES),
             ),
         ],
     ),

@@ -39,11 +39,17 @@ def render_map(db: Path) -> str:
     from the payload itself: tables in sqlite_master order."""
     conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
     try:
-        names = [r[0] for r in conn.execute(
-            "SELECT name FROM sqlite_master WHERE type = 'table' "
-            "AND name NOT LIKE 'sqlite_%' ORDER BY rowid")]
-        tables = {t: [(r[1], (r[2] or "").upper())
-                      for r in conn.execute(f"PRAGMA table_info({t})")] for t in names}
+        names = [
+            r[0]
+            for r in conn.execute(
+                "SELECT name FROM sqlite_master WHERE type = 'table' "
+                "AND name NOT LIKE 'sqlite_%' ORDER BY rowid"
+            )
+        ]
+        tables = {
+            t: [(r[1], (r[2] or "").upper()) for r in conn.execute(f"PRAGMA table_info({t})")]
+            for t in names
+        }
         lines = ["## Query manual", "", "Tables:"]
         for t, cols in tables.items():
             spec = ", ".join(f"{c} {ty}" if ty else c for c, ty in cols)
@@ -52,9 +58,11 @@ def render_map(db: Path) -> str:
         for t, cols in tables.items():
             if len(cols) > SAMPLE_MAX_COLUMNS:
                 lines.append(f"- `SELECT COUNT(*) FROM {t}`")
-                lines.append(f"- {t} is {len(cols)} columns wide: rows of every column "
-                             "overflow the query budget, so select the columns you need "
-                             "by name.")
+                lines.append(
+                    f"- {t} is {len(cols)} columns wide: rows of every column "
+                    "overflow the query budget, so select the columns you need "
+                    "by name."
+                )
             else:
                 lines.append(f"- `SELECT * FROM {t} LIMIT 5`")
                 lines.append(f"- `SELECT COUNT(*) FROM {t}`")
@@ -71,17 +79,20 @@ def render_map(db: Path) -> str:
             lines.append("| " + " | ".join(sample_cell(c) for c in cols) + " |")
             lines.append("|" + " --- |" * len(cols))
             for row in rows:
-                lines.append("| " + " | ".join(sample_cell(row[i]) for i in range(len(cols)))
-                             + " |")
+                lines.append(
+                    "| " + " | ".join(sample_cell(row[i]) for i in range(len(cols))) + " |"
+                )
             cut = len(tables[t]) - len(cols)
             if cut > 0:
-                lines.append(f"_{cut} more column(s) not shown; the query manual lists "
-                             "every column._")
+                lines.append(
+                    f"_{cut} more column(s) not shown; the query manual lists every column._"
+                )
             lines.append("")
         omitted = len(tables) - len(shown)
         if omitted > 0:
-            lines.append(f"_{omitted} more table(s) not sampled; the query manual lists "
-                         "every table._")
+            lines.append(
+                f"_{omitted} more table(s) not sampled; the query manual lists every table._"
+            )
         return "\n".join(lines).rstrip()
     finally:
         conn.close()

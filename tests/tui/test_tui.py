@@ -108,8 +108,12 @@ async def test_navigate_follow_back_forward_and_jump(forest: Path) -> None:
         app.browse.action_jump("_index")  # a click on the trail's first crumb
         await settle(pilot)
         assert app.browse.current == "_index"
-        assert app.browse.history.items == ["_index", "sales/_index",
-                                            "sales/exchange-policy", "_index"]
+        assert app.browse.history.items == [
+            "_index",
+            "sales/_index",
+            "sales/exchange-policy",
+            "_index",
+        ]
 
 
 @drive
@@ -150,8 +154,9 @@ async def test_read_a_body_a_section_and_a_wikilink(forest: Path) -> None:
         reader = app.screen
         assert isinstance(reader, ReaderScreen)
         assert "operations/returns-handling" in reader.links
-        await choose(pilot, reader.query_one("#reader-outline", OptionList),
-                     ":operations/returns-handling")
+        await choose(
+            pilot, reader.query_one("#reader-outline", OptionList), ":operations/returns-handling"
+        )
         assert app.screen is app.browse
         assert app.browse.current == "operations/returns-handling"
 
@@ -213,10 +218,8 @@ async def test_dataset_query_shows_rows_and_errors(forest: Path) -> None:
         app = await press_at(pilot, "sales/orders-2026", "d")
         screen = app.screen
         assert isinstance(screen, DatasetScreen)
-        assert "orders(id, customer" in str(screen.query_one("#dataset-manual",
-                                                              Static).render())
-        assert "total_invoice is TEXT" in str(screen.query_one("#dataset-notes",
-                                                                Static).render())
+        assert "orders(id, customer" in str(screen.query_one("#dataset-manual", Static).render())
+        assert "total_invoice is TEXT" in str(screen.query_one("#dataset-notes", Static).render())
         assert screen.query_one("#dataset-sample", DataTable).row_count == 3
         sql = screen.query_one("#sql", Input)
         sql.value = "SELECT COUNT(*) FROM orders"
@@ -287,13 +290,13 @@ async def test_plant_append_and_link(tmp_path: Path) -> None:
         dialog = app.screen
         dialog.query_one("#link-search", Input).value = "exchange policy"
         await settle(pilot)
-        await choose(pilot, dialog.query_one("#link-targets", OptionList),
-                     ":sales/exchange-policy")
+        await choose(pilot, dialog.query_one("#link-targets", OptionList), ":sales/exchange-policy")
         await pilot.press("ctrl+s")
         await settle(pilot)
         digest = app.browse.digest or {}
         assert {"rel": "related-to", "target": "sales/exchange-policy"} in [
-            {"rel": e["rel"], "target": e["target"]} for e in digest["edges_out"]]
+            {"rel": e["rel"], "target": e["target"]} for e in digest["edges_out"]
+        ]
         assert git(root, "status", "--porcelain").strip() == ""
 
 
@@ -314,8 +317,12 @@ async def test_a_forest_held_open_refuses_the_save_and_keeps_browsing(tmp_path: 
             await pilot.press("ctrl+s")
             await settle(pilot)
             shown = [n.message for n in app._notifications]
-            assert any("Another writer holds the forest" in m and f"pid {os.getpid()}" in m
-                       and 'lock="per-write"' in m for m in shown), shown
+            assert any(
+                "Another writer holds the forest" in m
+                and f"pid {os.getpid()}" in m
+                and 'lock="per-write"' in m
+                for m in shown
+            ), shown
             # A holder for life is not waited for: the refusal is at once.
             assert time.monotonic() - started < 3
             await go(pilot, "sales/_index")  # browsing goes on
@@ -368,8 +375,9 @@ def test_the_cli_and_a_read_never_import_textual(tmp_path: Path) -> None:
                           "textual": sorted(m for m in sys.modules
                                             if m.split(".")[0] == "textual")}}))
     """)
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
-                          check=True, timeout=60)
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=True, timeout=60
+    )
     seen = json.loads(done.stdout.strip().splitlines()[-1])
     assert seen == {"id": "sales/exchange-policy", "textual": []}
 
@@ -389,6 +397,7 @@ def test_snapshots(snap_compare, tmp_path: Path, keys: list[str]) -> None:  # no
     # A fresh copy each time: no heat yet, so the colours are the same on every run; its
     # own git repository, so it is the writable forest a person normally browses.
     forest = copy_sample(tmp_path / "brain", git=True)
+
     async def run_before(pilot: Pilot[None]) -> None:
         await ready(pilot)
         target = {"r": "sales/exchange-policy", "d": "sales/orders-2026"}

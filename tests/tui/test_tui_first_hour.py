@@ -27,7 +27,7 @@ async def test_the_search_box_is_wide_and_enter_moves_to_the_results(forest: Pat
         assert box.content_region.width >= SIZE[0] * 0.8, box.content_region
         await pilot.press(*"exchange policy")
         assert box.value == "exchange policy"
-        assert "exchange policy" in str(box.render_line(0).text)      # what is typed shows
+        assert "exchange policy" in str(box.render_line(0).text)  # what is typed shows
         await pilot.press("enter")
         await settle(pilot)
         results = app.screen.query_one("#search-results", OptionList)
@@ -46,8 +46,12 @@ async def test_dialogs_take_focus_and_keep_what_is_there(tmp_path: Path) -> None
         await go(pilot, "sales/_index")
         # Typed straight after p, as a terminal delivers them: all at once, before the
         # dialog is up (the first keystrokes went nowhere).
-        for key, char in [("p", "p"), *((c, c) for c in "Quick"), ("space", " "),
-                          *((c, c) for c in "note")]:
+        for key, char in [
+            ("p", "p"),
+            *((c, c) for c in "Quick"),
+            ("space", " "),
+            *((c, c) for c in "note"),
+        ]:
             app.post_message(events.Key(key, char))
         await pilot.pause(0.5)
         await settle(pilot)
@@ -62,7 +66,7 @@ async def test_dialogs_take_focus_and_keep_what_is_there(tmp_path: Path) -> None
         assert app.focused is field and field.selection.is_empty
         assert field.cursor_position == len(summary)
         await pilot.press(*" Checked")
-        assert field.value == summary + " Checked"            # nothing erased
+        assert field.value == summary + " Checked"  # nothing erased
         await pilot.press("escape")
         await settle(pilot)
         for key, wanted in (("a", "#section-header"), ("l", "#link-search")):
@@ -80,14 +84,14 @@ async def test_the_digest_follows_the_tree_cursor(forest: Path) -> None:
         tree = app.browse.query_one(ForestTree)
         tree.focus()
         start = app.browse.current
-        for _ in range(3):          # quick moves: one digest for where the cursor rests
+        for _ in range(3):  # quick moves: one digest for where the cursor rests
             await pilot.press("down")
         await pilot.pause(0.6)
         await settle(pilot)
         under = tree.cursor_node.data
         assert under != start and app.browse.current == under
         assert (app.browse.digest or {}).get("id") == under
-        await pilot.press("left_square_bracket")     # back goes to where browsing was
+        await pilot.press("left_square_bracket")  # back goes to where browsing was
         await settle(pilot)
         assert app.browse.current == start
 
@@ -107,17 +111,19 @@ async def test_the_key_list_shows_that_it_scrolls(forest: Path) -> None:
         await pilot.pause(0.5)
         await settle(pilot)
         assert "End of the list" in str(more.render())
-    async with BrowseApp(forest).run_test(size=(120, 80)) as pilot:   # all of it fits
+    async with BrowseApp(forest).run_test(size=(120, 80)) as pilot:  # all of it fits
         await ready(pilot)
         await pilot.press("question_mark")
         await settle(pilot)
-        assert "Every key is shown" in str(pilot.app.screen.query_one("#help-more",
-                                                                      Static).render())
+        assert "Every key is shown" in str(
+            pilot.app.screen.query_one("#help-more", Static).render()
+        )
 
 
 @drive
 async def test_a_forest_that_is_not_its_own_repository_says_so_and_offers_a_copy(
-        forest: Path, tmp_path: Path) -> None:
+    forest: Path, tmp_path: Path
+) -> None:
     """Read-only up front (and why), not an E_SCHEMA at the save; an edit key offers a
     writable copy, and the edit then lands there as a commit."""
     original = {p: p.read_bytes() for p in forest.rglob("*.md")}
@@ -127,7 +133,7 @@ async def test_a_forest_that_is_not_its_own_repository_says_so_and_offers_a_copy
         assert "read-only" in mode and "not its own git repository" in mode
         assert any("read-only" in (n.title or "") for n in app._notifications)
         await go(pilot, "sales/price-list")
-        await pilot.press("e")                 # an edit: the copy is offered instead
+        await pilot.press("e")  # an edit: the copy is offered instead
         await settle(pilot)
         dialog = app.screen
         assert dialog.query_one("#copy-dest", Input).value.endswith("/brain")
@@ -139,8 +145,7 @@ async def test_a_forest_that_is_not_its_own_repository_says_so_and_offers_a_copy
         await settle(pilot)
         assert app.session.root == (tmp_path / "mine").resolve()
         assert app.session.cannot_write is None
-        assert "read-only: not its own" not in str(app.browse.query_one("#mode",
-                                                                        Static).render())
+        assert "read-only: not its own" not in str(app.browse.query_one("#mode", Static).render())
         await go(pilot, "sales/price-list")
         await pilot.press("e")
         await settle(pilot)
@@ -150,5 +155,7 @@ async def test_a_forest_that_is_not_its_own_repository_says_so_and_offers_a_copy
     copy = tmp_path / "mine"
     assert "Checked" in (copy / "sales/price-list.md").read_text()
     assert git(copy, "log", "--format=%s").split("\n")[:2] == [
-        "graft(sales/price-list): set summary", "copy: forest 'Acme Trading brain' from brain"]
+        "graft(sales/price-list): set summary",
+        "copy: forest 'Acme Trading brain' from brain",
+    ]
     assert {p: p.read_bytes() for p in forest.rglob("*.md")} == original

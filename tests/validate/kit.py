@@ -49,8 +49,10 @@ def seen(findings: list[Finding]) -> set[tuple[str, str, str | None, str, int | 
     return {(f.code, f.severity, f.id, f.path, f.line) for f in findings}
 
 
-PRICE_LINE = ("- [[sales/price-list]] — How the 2026 price list is built, who may change it "
-              "and where the current tables live, for stores, online and wholesale.\n")
+PRICE_LINE = (
+    "- [[sales/price-list]] — How the 2026 price list is built, who may change it "
+    "and where the current tables live, for stores, online and wholesale.\n"
+)
 
 
 ICMS = "finance/icms.md"
@@ -62,11 +64,11 @@ E, W, N = "error", "warning", "note"
 def broken_git_copy(tmp_path: Path) -> Path:
     """A git copy with fixable problems in two files and one that is not fixable."""
     root = copy_sample(tmp_path / "brain", git=True)
-    edit(root, "sales/_index.md", PRICE_LINE, "")                                  # missing
-    edit(root, "sales/_index.md", "— Every closed order", "— Some closed order")   # stale
+    edit(root, "sales/_index.md", PRICE_LINE, "")  # missing
+    edit(root, "sales/_index.md", "— Every closed order", "— Some closed order")  # stale
     edit(root, "_index.md", "- [[finance/_index]]", "- [[finance/gone]] — x\n- [[finance/_index]]")
     change_rows(root / "sales/orders-2026.db")
-    edit(root, "finance/dso.md", "[[sales/", "[[nope/")                           # not fixable
+    edit(root, "finance/dso.md", "[[sales/", "[[nope/")  # not fixable
     git(root, "commit", "-qam", "broken by hand")
     return root
 

@@ -96,8 +96,7 @@ Example queries:
 """
 
 
-def test_strict_passes_a_clean_upstream_forest_whose_dataset_has_no_hash(
-        tmp_path: Path) -> None:
+def test_strict_passes_a_clean_upstream_forest_whose_dataset_has_no_hash(tmp_path: Path) -> None:
     """A forest as the existing engine writes it: a dataset without payload_hash is a
     note that --fix would record, never a warning that fails --strict."""
 
@@ -117,8 +116,9 @@ def test_strict_passes_a_clean_upstream_forest_whose_dataset_has_no_hash(
     assert out.splitlines()[-1] == "0 error(s), 0 warning(s), 1 note(s) for --fix"
     assert "note" in out.splitlines()[1]
     code, out = run("-f", str(root), "--strict", "--format", "github")
-    assert code == 0 and out.startswith("::notice file=ledger.md,line=9,"
-                                        "title=payload.hash-missing::")
+    assert code == 0 and out.startswith(
+        "::notice file=ledger.md,line=9,title=payload.hash-missing::"
+    )
     code, out = run("-f", str(root), "--strict", "--format", "json")
     assert code == 0 and json.loads(out)["notes"] == 1
     git(root, "add", "-A")
@@ -139,10 +139,18 @@ def test_cli_json(tmp_path: Path) -> None:
     assert code == 1
     data = json.loads(out)
     assert data["errors"] == 1 and data["warnings"] == 0
-    assert data["findings"] == [{
-        "severity": "error", "code": "schema.unknown-type", "id": "finance/icms",
-        "path": ICMS, "line": 3, "message": "type 'gadget' is not declared",
-        "fix": data["findings"][0]["fix"], "fixable": False}]
+    assert data["findings"] == [
+        {
+            "severity": "error",
+            "code": "schema.unknown-type",
+            "id": "finance/icms",
+            "path": ICMS,
+            "line": 3,
+            "message": "type 'gadget' is not declared",
+            "fix": data["findings"][0]["fix"],
+            "fixable": False,
+        }
+    ]
     assert "fixed" not in data
 
 
@@ -153,8 +161,10 @@ def test_cli_github_annotations(tmp_path: Path) -> None:
     code, out = run("-f", str(root), "--format", "github", "--strict")
     assert code == 1
     lines = out.splitlines()
-    assert lines[0].startswith("::error file=finance/icms.md,line=3,title=schema.unknown-type::"
-                               "finance/icms: type 'gadget' is not declared (fix: ")
+    assert lines[0].startswith(
+        "::error file=finance/icms.md,line=3,title=schema.unknown-type::"
+        "finance/icms: type 'gadget' is not declared (fix: "
+    )
     assert lines[1].startswith("::warning file=sales/old.db,title=payload.orphan::")
     assert lines[2] == "1 error(s), 1 warning(s)"
 
@@ -169,7 +179,7 @@ def test_cli_fix(tmp_path: Path) -> None:
     before = head(root)
     code, out = run("-f", str(root), "--fix", "--format", "json")
     data = json.loads(out)
-    assert code == 0      # one warning is left: a broken wikilink
+    assert code == 0  # one warning is left: a broken wikilink
     assert [f["code"] for f in data["findings"]] == ["body.broken-wikilink"]
     assert {r["code"] for r in data["fixed"]} >= {"index.missing-entry", "payload.hash-drift"}
     assert data["commit"] == head(root) != before
@@ -188,13 +198,17 @@ def test_validate_never_writes(tmp_path: Path) -> None:
     assert not (root / "_derived").exists()
 
 
-@settings(max_examples=25, deadline=None,
-          suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(data=st.one_of(st.binary(max_size=300),
-                      st.text(max_size=300).map(lambda t: "---\n" + t),
-                      st.text(max_size=200).map(lambda t: f"---\n{t}\n---\n\n{t}\n")))
-def test_garbage_never_raises(tmp_path_factory: pytest.TempPathFactory,
-                              data: str | bytes) -> None:
+@settings(
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    data=st.one_of(
+        st.binary(max_size=300),
+        st.text(max_size=300).map(lambda t: "---\n" + t),
+        st.text(max_size=200).map(lambda t: f"---\n{t}\n---\n\n{t}\n"),
+    )
+)
+def test_garbage_never_raises(tmp_path_factory: pytest.TempPathFactory, data: str | bytes) -> None:
     root = tmp_path_factory.getbasetemp() / "garbage"
     if not root.exists():
         copy_sample(root)
@@ -226,17 +240,21 @@ def test_the_pre_commit_hook_runs_vine_validate_on_the_forest(tmp_path: Path) ->
     vine = Path(sys.executable).with_name("vine")
     command = [str(vine), *entry[1:]]
     forest = copy_sample(tmp_path / "brain", git=True)
-    clean = subprocess.run([*command, "--no-payloads"], cwd=forest, capture_output=True,
-                           text=True, timeout=120)
+    clean = subprocess.run(
+        [*command, "--no-payloads"], cwd=forest, capture_output=True, text=True, timeout=120
+    )
     assert clean.returncode == 0, clean.stdout + clean.stderr
     note = forest / "sales" / "exchange-policy.md"
-    note.write_text(note.read_text(encoding="utf-8").replace(
-        "# Exchange policy", "# Exchange policy\n\nSee [[sales/nowhere-at-all]].", 1),
-        encoding="utf-8")
-    lenient = subprocess.run(command, cwd=forest, capture_output=True, text=True,
-                             timeout=120)
+    note.write_text(
+        note.read_text(encoding="utf-8").replace(
+            "# Exchange policy", "# Exchange policy\n\nSee [[sales/nowhere-at-all]].", 1
+        ),
+        encoding="utf-8",
+    )
+    lenient = subprocess.run(command, cwd=forest, capture_output=True, text=True, timeout=120)
     assert lenient.returncode == 0 and "broken-wikilink" in lenient.stdout
-    broken = subprocess.run([*command, "--strict"], cwd=forest, capture_output=True,
-                            text=True, timeout=120)
+    broken = subprocess.run(
+        [*command, "--strict"], cwd=forest, capture_output=True, text=True, timeout=120
+    )
     assert broken.returncode == 1, broken.stdout + broken.stderr
     assert "sales/exchange-policy.md" in broken.stdout

@@ -41,19 +41,42 @@ class Kind:
 
 
 def _plant_note(v: Vine) -> dict[str, Any]:
-    return v.plant({"id": "kb/new", "type": "note", "parent": "kb", "title": "New",
-                    "summary": "A new note about faults.", "body": "Body."})
+    return v.plant(
+        {
+            "id": "kb/new",
+            "type": "note",
+            "parent": "kb",
+            "title": "New",
+            "summary": "A new note about faults.",
+            "body": "Body.",
+        }
+    )
 
 
 def _plant_branch(v: Vine) -> dict[str, Any]:
-    return v.plant({"id": "kb/sub", "type": "branch", "parent": "kb", "title": "Sub",
-                    "summary": "A sub-branch."})
+    return v.plant(
+        {
+            "id": "kb/sub",
+            "type": "branch",
+            "parent": "kb",
+            "title": "Sub",
+            "summary": "A sub-branch.",
+        }
+    )
 
 
 def _plant_dataset(v: Vine) -> dict[str, Any]:
-    return v.plant({"id": "kb/born", "type": "dataset", "parent": "kb", "title": "Born",
-                    "summary": "A dataset born in a fault test.", "schema": DATA_SCHEMA,
-                    "rows": {"t": [[1, 1], [2, 2]]}})
+    return v.plant(
+        {
+            "id": "kb/born",
+            "type": "dataset",
+            "parent": "kb",
+            "title": "Born",
+            "summary": "A dataset born in a fault test.",
+            "schema": DATA_SCHEMA,
+            "rows": {"t": [[1, 1], [2, 2]]},
+        }
+    )
 
 
 def _graft_summary(v: Vine) -> dict[str, Any]:
@@ -61,8 +84,13 @@ def _graft_summary(v: Vine) -> dict[str, Any]:
 
 
 def _graft_links(v: Vine) -> dict[str, Any]:
-    return v.graft("kb/alpha", {"add_links": [{"rel": "related-to", "target": "kb/data"}],
-                                "append_section": {"header": "Notes", "body": "Linked."}})
+    return v.graft(
+        "kb/alpha",
+        {
+            "add_links": [{"rel": "related-to", "target": "kb/data"}],
+            "append_section": {"header": "Notes", "body": "Linked."},
+        },
+    )
 
 
 def _tend(v: Vine) -> dict[str, Any]:
@@ -75,7 +103,7 @@ def _prune_leaf(v: Vine) -> dict[str, Any]:
 
 
 def _prune_dataset(v: Vine) -> dict[str, Any]:
-    return v.prune("kb/data")                 # its payload goes to the graveyard
+    return v.prune("kb/data")  # its payload goes to the graveyard
 
 
 def _transplant_leaf(v: Vine) -> dict[str, Any]:
@@ -83,38 +111,51 @@ def _transplant_leaf(v: Vine) -> dict[str, Any]:
 
 
 def _transplant_dataset(v: Vine) -> dict[str, Any]:
-    return v.transplant("kb/data", "kb/counter")   # its payload is renamed beside it
+    return v.transplant("kb/data", "kb/counter")  # its payload is renamed beside it
 
 
 PLANT_STEPS = ("after-node", "after-parent", "before-commit", "after-commit")
 GRAFT_STEPS = ("after-node", "after-propagation", "before-commit", "after-commit")
 MOVE_STEPS = ("after-node", "after-parent", "before-commit", "after-commit")
-KINDS = {k.name: k for k in (
-    Kind("plant-note", _plant_note, PLANT_STEPS, "kb/new"),
-    Kind("plant-branch", _plant_branch, PLANT_STEPS, "kb/sub/_index"),
-    Kind("plant-dataset", _plant_dataset, ("before-payload", "after-payload", *PLANT_STEPS),
-         "kb/born"),
-    Kind("graft-summary", _graft_summary, GRAFT_STEPS),
-    Kind("graft-links", _graft_links, GRAFT_STEPS),
-    Kind("tend", _tend, ("before-payload-commit", "after-node", "before-commit",
-                         "after-commit")),
-    Kind("prune-leaf", _prune_leaf, MOVE_STEPS),
-    Kind("prune-dataset", _prune_dataset, ("after-payload", *MOVE_STEPS)),
-    Kind("transplant-leaf", _transplant_leaf, MOVE_STEPS, "alpha"),
-    Kind("transplant-dataset", _transplant_dataset, ("after-payload", *MOVE_STEPS),
-         "kb/counter"),
-)}
+KINDS = {
+    k.name: k
+    for k in (
+        Kind("plant-note", _plant_note, PLANT_STEPS, "kb/new"),
+        Kind("plant-branch", _plant_branch, PLANT_STEPS, "kb/sub/_index"),
+        Kind(
+            "plant-dataset",
+            _plant_dataset,
+            ("before-payload", "after-payload", *PLANT_STEPS),
+            "kb/born",
+        ),
+        Kind("graft-summary", _graft_summary, GRAFT_STEPS),
+        Kind("graft-links", _graft_links, GRAFT_STEPS),
+        Kind(
+            "tend", _tend, ("before-payload-commit", "after-node", "before-commit", "after-commit")
+        ),
+        Kind("prune-leaf", _prune_leaf, MOVE_STEPS),
+        Kind("prune-dataset", _prune_dataset, ("after-payload", *MOVE_STEPS)),
+        Kind("transplant-leaf", _transplant_leaf, MOVE_STEPS, "alpha"),
+        Kind(
+            "transplant-dataset", _transplant_dataset, ("after-payload", *MOVE_STEPS), "kb/counter"
+        ),
+    )
+}
 
 
 def _agrees_with_files(v: Vine, root: Path) -> None:
     """Every cataloged id has its file, every file its catalog row, with its summary."""
-    on_disk = {p.relative_to(root).as_posix()[:-3] for p in root.rglob("*.md")
-               if p.relative_to(root).parts[0] not in (".git", "_derived")}
+    on_disk = {
+        p.relative_to(root).as_posix()[:-3]
+        for p in root.rglob("*.md")
+        if p.relative_to(root).parts[0] not in (".git", "_derived")
+    }
     listed: set[str] = set()
     after = ""
     while True:
-        page = assert_ok(v.scan("_index", fields=["id", "summary"], recursive=True,
-                                limit=50, after=after))
+        page = assert_ok(
+            v.scan("_index", fields=["id", "summary"], recursive=True, limit=50, after=after)
+        )
         for node in page["nodes"]:
             listed.add(node["id"])
             assert node["summary"] == meta_of(root / (node["id"] + ".md"))["summary"], node

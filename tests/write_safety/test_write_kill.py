@@ -29,6 +29,7 @@ SHA = re.compile(r"^[0-9a-f]{40}$")
 
 def _child(root: Path, wfd: int, round_no: int) -> None:
     """Runs in a forked child: open the forest and write until killed."""
+
     def say(text: str) -> None:
         os.write(wfd, (text + "\n").encode())
 
@@ -44,20 +45,42 @@ def _child(root: Path, wfd: int, round_no: int) -> None:
         j = 0
         while True:
             nid = f"k/n{round_no:02d}-{j:03d}"
-            report(vine.plant({"id": nid, "type": "note", "parent": "k", "title": nid,
-                               "summary": f"Node {nid} as planted.",
-                               "body": f"# {nid}\n\n## Log\n\nPlanted in round {round_no}."}))
-            report(vine.graft(nid, {"set_frontmatter": {"summary": f"Node {nid} revised."},
-                                    "append_section": {"header": "More", "body": "x"}}))
+            report(
+                vine.plant(
+                    {
+                        "id": nid,
+                        "type": "note",
+                        "parent": "k",
+                        "title": nid,
+                        "summary": f"Node {nid} as planted.",
+                        "body": f"# {nid}\n\n## Log\n\nPlanted in round {round_no}.",
+                    }
+                )
+            )
+            report(
+                vine.graft(
+                    nid,
+                    {
+                        "set_frontmatter": {"summary": f"Node {nid} revised."},
+                        "append_section": {"header": "More", "body": "x"},
+                    },
+                )
+            )
             moved = nid + "-m"
             report(vine.transplant(nid, moved))
             # The hub keeps one link per round, so it stays under the 50-link cap however
             # long a slow machine lets a child run.
             prev = f"k/n{round_no:02d}-{j - 1:03d}-m"
-            report(vine.graft("k/hub", {"add_links": [{"rel": "related-to", "target": moved}],
-                                        "remove_links": [{"rel": "related-to",
-                                                          "target": prev}],
-                                        "set_frontmatter": {"summary": f"Hub at {nid}."}}))
+            report(
+                vine.graft(
+                    "k/hub",
+                    {
+                        "add_links": [{"rel": "related-to", "target": moved}],
+                        "remove_links": [{"rel": "related-to", "target": prev}],
+                        "set_frontmatter": {"summary": f"Hub at {nid}."},
+                    },
+                )
+            )
             report(vine.tend("k/data", "UPDATE t SET v = v + 1 WHERE id = 1"))
             if j % 2 == 1:
                 report(vine.prune(prev, force=True))
@@ -65,16 +88,29 @@ def _child(root: Path, wfd: int, round_no: int) -> None:
             # the graveyard), one step per round.
             born = f"k/d{round_no:02d}-{j - j % 3:03d}"
             if j % 3 == 0:
-                report(vine.plant({"id": born, "type": "dataset",
-                                   "parent": "k", "title": "D", "summary": "Born to die.",
-                                   "schema": DATA_SCHEMA, "rows": {"t": [[1, j]]}}))
+                report(
+                    vine.plant(
+                        {
+                            "id": born,
+                            "type": "dataset",
+                            "parent": "k",
+                            "title": "D",
+                            "summary": "Born to die.",
+                            "schema": DATA_SCHEMA,
+                            "rows": {"t": [[1, j]]},
+                        }
+                    )
+                )
             elif j % 3 == 1:
                 report(vine.transplant(born, born + "-m"))
             else:
                 report(vine.prune(born + "-m"))
             if j % 4 == 1:
-                report(vine.tend("k/data", f"INSERT INTO t VALUES "
-                                          f"({100_000 + round_no * 1000 + j}, 0)"))
+                report(
+                    vine.tend(
+                        "k/data", f"INSERT INTO t VALUES ({100_000 + round_no * 1000 + j}, 0)"
+                    )
+                )
             j += 1
     except BaseException as exc:  # anything at all is reported to the parent
         say(f"ERR exception {exc!r}")
@@ -108,13 +144,41 @@ def _drain(rfd: int) -> bytes:
 def test_sigkill_at_random_moments(tmp_path: Path) -> None:
     root = tmp_path / "f"
     with Vine.init(root, "Kill test") as v:
-        assert_ok(v.plant({"id": "k", "type": "branch", "parent": "_index", "title": "K",
-                           "summary": "Written by writers that get killed."}))
-        assert_ok(v.plant({"id": "k/hub", "type": "note", "parent": "k", "title": "Hub",
-                           "summary": "The hub every round links from."}))
-        assert_ok(v.plant({"id": "k/data", "type": "dataset", "parent": "k", "title": "Data",
-                           "summary": "A counter every round bumps.", "schema": DATA_SCHEMA,
-                           "rows": {"t": [[1, 0]]}}))
+        assert_ok(
+            v.plant(
+                {
+                    "id": "k",
+                    "type": "branch",
+                    "parent": "_index",
+                    "title": "K",
+                    "summary": "Written by writers that get killed.",
+                }
+            )
+        )
+        assert_ok(
+            v.plant(
+                {
+                    "id": "k/hub",
+                    "type": "note",
+                    "parent": "k",
+                    "title": "Hub",
+                    "summary": "The hub every round links from.",
+                }
+            )
+        )
+        assert_ok(
+            v.plant(
+                {
+                    "id": "k/data",
+                    "type": "dataset",
+                    "parent": "k",
+                    "title": "Data",
+                    "summary": "A counter every round bumps.",
+                    "schema": DATA_SCHEMA,
+                    "rows": {"t": [[1, 0]]},
+                }
+            )
+        )
     rnd = random.Random(20260)
     reported: list[str] = []
     kills_mid_write = 0
@@ -133,7 +197,7 @@ def test_sigkill_at_random_moments(tmp_path: Path) -> None:
             data += _drain(rfd)
         finally:
             os.close(rfd)
-        lines = data.decode().split("\n")[:-1]          # complete lines only
+        lines = data.decode().split("\n")[:-1]  # complete lines only
         assert lines and lines[0] == "ready", lines
         assert not [line for line in lines if line.startswith("ERR")], lines
         shas = [line for line in lines[1:] if SHA.match(line)]
@@ -141,7 +205,7 @@ def test_sigkill_at_random_moments(tmp_path: Path) -> None:
         reported += shas
         kills_mid_write += journal(root).exists()
 
-        with Vine(root) as vine:                        # recovers from the journal
+        with Vine(root) as vine:  # recovers from the journal
             assert not journal(root).exists(), round_no
             assert status(root) == "", (round_no, status(root))
             assert stray_temps(root) == [], round_no
@@ -150,15 +214,16 @@ def test_sigkill_at_random_moments(tmp_path: Path) -> None:
             history = set(git(root, "log", "--format=%H").split())
             assert set(shas) <= history, round_no
             _agrees_with_files(vine, root)
-            for path in root.glob("k/*.db"):          # no orphan payload
+            for path in root.glob("k/*.db"):  # no orphan payload
                 assert (root / "k" / (path.stem + ".md")).exists(), (round_no, path)
             # Still writable: no stale git or engine lock left behind.
             assert_ok(vine.graft("k/hub", {"set_frontmatter": {"title": f"Hub {round_no}"}}))
             assert status(root) == ""
     assert len(reported) > KILL_ROUNDS, "the writers should have committed plenty"
     assert kills_mid_write > 0, "some kills should land inside a write"
-    fsck = subprocess.run(["git", "fsck", "--full", "--strict"], cwd=root,
-                          capture_output=True, text=True)
+    fsck = subprocess.run(
+        ["git", "fsck", "--full", "--strict"], cwd=root, capture_output=True, text=True
+    )
     assert fsck.returncode == 0, fsck.stdout + fsck.stderr
     history = git(root, "log", "--format=%H").split()
     assert set(reported) <= set(history)
@@ -193,8 +258,9 @@ def _fork(work: Callable[[], None]) -> int:
     return pid
 
 
-@pytest.mark.parametrize("lock", ["logs/HEAD.lock", "logs/refs/heads/main.lock",
-                                  "index.lock", "refs/heads/main.lock"])
+@pytest.mark.parametrize(
+    "lock", ["logs/HEAD.lock", "logs/refs/heads/main.lock", "index.lock", "refs/heads/main.lock"]
+)
 def test_a_stale_git_lock_never_splits_answer_and_history(root: Path, lock: str) -> None:
     """A writer killed inside git's ref, reflog or index update leaves its ``.lock``
     file. The next writes may refuse, but what they answer must match the history: a
@@ -204,8 +270,15 @@ def test_a_stale_git_lock_never_splits_answer_and_history(root: Path, lock: str)
     with Vine(root) as vine:
         for n in range(2):
             before, files = head(root), files_of(root)
-            out = vine.plant({"id": f"kb/after-{n}", "type": "note", "parent": "kb",
-                              "title": "After", "summary": "Planted beside a stale lock."})
+            out = vine.plant(
+                {
+                    "id": f"kb/after-{n}",
+                    "type": "note",
+                    "parent": "kb",
+                    "title": "After",
+                    "summary": "Planted beside a stale lock.",
+                }
+            )
             moved = head(root) != before
             if "error" in out:
                 assert not moved, (out, "the commit landed but the call answered an error")
@@ -217,8 +290,10 @@ def test_a_stale_git_lock_never_splits_answer_and_history(root: Path, lock: str)
                 assert_ok(vine.look(f"kb/after-{n}"))
 
 
-BIG_INSERT = ("INSERT INTO t WITH RECURSIVE c(x) AS (SELECT 2 UNION ALL SELECT x + 1 FROM c "
-              "WHERE x < 5000000) SELECT x, length(printf('%0200d', x)) FROM c")
+BIG_INSERT = (
+    "INSERT INTO t WITH RECURSIVE c(x) AS (SELECT 2 UNION ALL SELECT x + 1 FROM c "
+    "WHERE x < 5000000) SELECT x, length(printf('%0200d', x)) FROM c"
+)
 
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
@@ -253,9 +328,17 @@ def test_sigkill_inside_a_dataset_birth(root: Path) -> None:
     before, files = head(root), files_of(root)
 
     def work() -> None:
-        Vine(root).plant({"id": "kb/born", "type": "dataset", "parent": "kb",
-                          "title": "Born", "summary": "Killed at birth.",
-                          "schema": DATA_SCHEMA, "rows": {"t": rows}})
+        Vine(root).plant(
+            {
+                "id": "kb/born",
+                "type": "dataset",
+                "parent": "kb",
+                "title": "Born",
+                "summary": "Killed at birth.",
+                "schema": DATA_SCHEMA,
+                "rows": {"t": rows},
+            }
+        )
 
     _kill_when(_fork(work), lambda: db.exists() and db.stat().st_size > 1_000_000)
     with Vine(root) as vine:
@@ -268,14 +351,18 @@ def test_sigkill_inside_a_dataset_birth(root: Path) -> None:
         assert status(root) == ""
 
 
-MOVES = [(kind, step) for kind in ("prune-leaf", "prune-dataset", "transplant-leaf",
-                                   "transplant-dataset") for step in KINDS[kind].steps]
+MOVES = [
+    (kind, step)
+    for kind in ("prune-leaf", "prune-dataset", "transplant-leaf", "transplant-dataset")
+    for step in KINDS[kind].steps
+]
 
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
 @pytest.mark.parametrize("kind, step", MOVES, ids=[f"{k}-{s}" for k, s in MOVES])
-def test_sigkill_inside_a_prune_or_transplant(root: Path, tmp_path: Path, kind: str,
-                                              step: str) -> None:
+def test_sigkill_inside_a_prune_or_transplant(
+    root: Path, tmp_path: Path, kind: str, step: str
+) -> None:
     """A writer killed at each step of a prune or a transplant (files removed or
     written, a payload in the graveyard or beside its new node): the next writable open
     leaves the forest exactly as it was, or, killed after the commit, exactly as HEAD
@@ -307,5 +394,5 @@ def test_sigkill_inside_a_prune_or_transplant(root: Path, tmp_path: Path, kind: 
             assert head(root) == before and files_of(root) == files
             assert_ok(KINDS[kind].run(vine))
             assert status(root) == ""
-        for path in root.glob("kb/*.db"):               # no payload without its node
+        for path in root.glob("kb/*.db"):  # no payload without its node
             assert (root / "kb" / (path.stem + ".md")).exists(), path

@@ -18,8 +18,17 @@ from .kit import _agrees_with_files, _plant_note
 
 def test_reads_during_writes_never_see_half_a_node(vine: Vine) -> None:
     root = vine.root
-    assert_ok(vine.plant({"id": "r", "type": "branch", "parent": "_index", "title": "Reads",
-                          "summary": "Nodes planted while others read."}))
+    assert_ok(
+        vine.plant(
+            {
+                "id": "r",
+                "type": "branch",
+                "parent": "_index",
+                "title": "Reads",
+                "summary": "Nodes planted while others read.",
+            }
+        )
+    )
     stop = threading.Event()
     errors: list[str] = []
     counts = {"looks": 0, "passes": 0}
@@ -66,11 +75,22 @@ def test_reads_during_writes_never_see_half_a_node(vine: Vine) -> None:
             t.start()
         try:
             for n in range(30):
-                title, summary = f"Reading check {n}", (f"Reading check number {n}, "
-                                                        "planted under load.")
-                assert_ok(vine.plant({"id": f"r/node-{n}", "type": "note", "parent": "r",
-                                      "title": title, "summary": summary,
-                                      "body": f"# {title}\n\n## Findings\n\n" + "x " * 400}))
+                title, summary = (
+                    f"Reading check {n}",
+                    (f"Reading check number {n}, planted under load."),
+                )
+                assert_ok(
+                    vine.plant(
+                        {
+                            "id": f"r/node-{n}",
+                            "type": "note",
+                            "parent": "r",
+                            "title": title,
+                            "summary": summary,
+                            "body": f"# {title}\n\n## Findings\n\n" + "x " * 400,
+                        }
+                    )
+                )
         finally:
             stop.set()
             for t in threads:
@@ -89,12 +109,20 @@ def test_writes_from_many_threads_serialize(vine: Vine) -> None:
 
     def writer(t: int) -> None:
         for n in range(8):
-            out = vine.plant({"id": f"kb/t{t}-{n}", "type": "note", "parent": "kb",
-                              "title": f"T{t} {n}", "summary": f"Thread {t} node {n}."})
+            out = vine.plant(
+                {
+                    "id": f"kb/t{t}-{n}",
+                    "type": "note",
+                    "parent": "kb",
+                    "title": f"T{t} {n}",
+                    "summary": f"Thread {t} node {n}.",
+                }
+            )
             if "error" in out:
                 errors.append(repr(out))
-            out = vine.graft("kb/alpha", {"add_links": [{"rel": "related-to",
-                                                        "target": f"kb/t{t}-{n}"}]})
+            out = vine.graft(
+                "kb/alpha", {"add_links": [{"rel": "related-to", "target": f"kb/t{t}-{n}"}]}
+            )
             if "error" in out:
                 errors.append(repr(out))
 
@@ -111,7 +139,8 @@ def test_writes_from_many_threads_serialize(vine: Vine) -> None:
         files = set(git(root, "show", "--name-only", "--format=", sha).split())
         planted = {f for f in files if re.fullmatch(r"kb/t\d-\d\.md", f)}
         assert files == {"kb/alpha.md"} or (
-            len(planted) == 1 and files == {"kb/_index.md", *planted}), files
+            len(planted) == 1 and files == {"kb/_index.md", *planted}
+        ), files
     meta = meta_of(root / "kb" / "_index.md")
     assert meta["coverage"] == "35 bananas, 0 sub-branches"
     assert len(meta_of(root / "kb" / "alpha.md")["links"]) == 32
@@ -136,7 +165,9 @@ def test_installed_package_ships_the_writes() -> None:
     non-editable install cannot import monkeyllm (vine.py imports .writes)."""
     config = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))
     packages = set(config["tool"]["setuptools"]["packages"])
-    subpackages = {"monkeyllm" + "".join("." + p for p in d.relative_to(REPO / "vine").parts)
-                   for d in (REPO / "vine").rglob("*") if d.is_dir()
-                   and (d / "__init__.py").exists()} | {"monkeyllm"}
+    subpackages = {
+        "monkeyllm" + "".join("." + p for p in d.relative_to(REPO / "vine").parts)
+        for d in (REPO / "vine").rglob("*")
+        if d.is_dir() and (d / "__init__.py").exists()
+    } | {"monkeyllm"}
     assert subpackages <= packages, sorted(subpackages - packages)

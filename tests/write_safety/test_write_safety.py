@@ -36,8 +36,10 @@ from .kit import (
 @pytest.fixture
 def fault() -> Iterator[Callable[[Callable[[str], None] | None], None]]:
     """Install a FAULT hook for the test; always reset afterwards."""
+
     def install(hook: Callable[[str], None] | None) -> None:
         transaction.FAULT = hook
+
     try:
         yield install
     finally:
@@ -51,20 +53,42 @@ def test_read_only_vine_refuses_every_write(vine: Vine) -> None:
     root = vine.root
     before, files = head(root), files_of(root)
     with Vine(root, writable=False) as reader:
-        new = {"id": "kb/new", "type": "note", "parent": "kb", "title": "New",
-               "summary": "A new note."}
+        new = {
+            "id": "kb/new",
+            "type": "note",
+            "parent": "kb",
+            "title": "New",
+            "summary": "A new note.",
+        }
         assert_error(reader.plant(new), "E_READONLY")
         assert_error(reader.plant(new, dry_run=True), "E_READONLY")
-        assert_error(reader.plant({"id": "kb/alpha", "type": "note", "parent": "kb",
-                                   "title": "A", "summary": "A."}, if_absent=True),
-                     "E_READONLY")
-        assert_error(reader.plant({"id": "kb/ds", "type": "dataset", "parent": "kb",
-                                   "title": "D", "summary": "D.", "schema": DATA_SCHEMA}),
-                     "E_READONLY")
-        assert_error(reader.graft("kb/alpha", {"set_frontmatter": {"summary": "Changed."}}),
-                     "E_READONLY")
-        assert_error(reader.graft("kb/alpha", {"add_links": [
-            {"rel": "related-to", "target": "kb/data"}]}), "E_READONLY")
+        assert_error(
+            reader.plant(
+                {"id": "kb/alpha", "type": "note", "parent": "kb", "title": "A", "summary": "A."},
+                if_absent=True,
+            ),
+            "E_READONLY",
+        )
+        assert_error(
+            reader.plant(
+                {
+                    "id": "kb/ds",
+                    "type": "dataset",
+                    "parent": "kb",
+                    "title": "D",
+                    "summary": "D.",
+                    "schema": DATA_SCHEMA,
+                }
+            ),
+            "E_READONLY",
+        )
+        assert_error(
+            reader.graft("kb/alpha", {"set_frontmatter": {"summary": "Changed."}}), "E_READONLY"
+        )
+        assert_error(
+            reader.graft("kb/alpha", {"add_links": [{"rel": "related-to", "target": "kb/data"}]}),
+            "E_READONLY",
+        )
         assert_error(reader.tend("kb/data", "UPDATE t SET v = 9 WHERE id = 1"), "E_READONLY")
         assert_error(reader.call("plant", {"node": new}), "E_READONLY")
         # Reads still work beside the writer.
@@ -113,8 +137,13 @@ sys.stdin.read()
 
 
 def test_second_writer_across_processes(root: Path) -> None:
-    proc = subprocess.Popen([sys.executable, "-c", HOLDER, str(root)], stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", HOLDER, str(root)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert proc.stdout is not None
         assert proc.stdout.readline().strip() == "ready"
@@ -145,8 +174,7 @@ class Injected(RuntimeError):
     """An unexpected failure in the middle of a write."""
 
 
-MATRIX = [(kind, step) for kind in KINDS for step in KINDS[kind].steps
-          if step != "after-commit"]
+MATRIX = [(kind, step) for kind in KINDS for step in KINDS[kind].steps if step != "after-commit"]
 
 
 @pytest.mark.parametrize("kind", list(KINDS))
@@ -158,12 +186,14 @@ def test_every_step_is_reached(vine: Vine, fault: Callable[..., None], kind: str
     assert [s for s in reached if s in wanted] == wanted, reached
 
 
-def _raise_at(step: str, fired: list[str],
-              exc: Callable[[str], BaseException] = Injected) -> Callable[[str], None]:
+def _raise_at(
+    step: str, fired: list[str], exc: Callable[[str], BaseException] = Injected
+) -> Callable[[str], None]:
     def hook(name: str) -> None:
         if name == step:
             fired.append(name)
             raise exc(f"injected at {name}")
+
     return hook
 
 
@@ -183,8 +213,7 @@ def _catalog_state(v: Vine, kind: Kind) -> dict[str, Any]:
 
 
 @pytest.mark.parametrize("kind, step", MATRIX, ids=[f"{k}-{s}" for k, s in MATRIX])
-def test_fault_rolls_back(vine: Vine, fault: Callable[..., None], kind: str,
-                          step: str) -> None:
+def test_fault_rolls_back(vine: Vine, fault: Callable[..., None], kind: str, step: str) -> None:
     spec = KINDS[kind]
     root = vine.root
     before, files = head(root), files_of(root)
@@ -220,17 +249,20 @@ def test_fault_rolls_back(vine: Vine, fault: Callable[..., None], kind: str,
         assert assert_ok(vine.look(spec.planted))["id"] == spec.planted
     if kind == "tend":
         meta = meta_of(root / "kb/data.md")
-        assert meta["payload_hash"] == hashlib.sha256(
-            (root / "kb/data.db").read_bytes()).hexdigest()
+        assert (
+            meta["payload_hash"] == hashlib.sha256((root / "kb/data.db").read_bytes()).hexdigest()
+        )
         expected = 1 if step == "before-payload-commit" else 2
         assert assert_ok(vine.query("kb/data", "SELECT v FROM t WHERE id = 1"))["rows"] == [
-            [expected]]
+            [expected]
+        ]
     _agrees_with_files(vine, root)
 
 
 @pytest.mark.parametrize("kind", list(KINDS))
 def test_fault_after_the_commit_leaves_files_equal_to_head(
-        vine: Vine, fault: Callable[..., None], kind: str) -> None:
+    vine: Vine, fault: Callable[..., None], kind: str
+) -> None:
     """The commit has landed when "after-commit" fires. Whatever the call answers, the
     working tree must then hold exactly HEAD's files, and the catalog must agree."""
     spec = KINDS[kind]
@@ -263,11 +295,12 @@ class InjectedVineError(VineError):
 
 @pytest.mark.parametrize("kind", list(KINDS))
 def test_a_vine_error_inside_a_write_keeps_its_code(
-        vine: Vine, fault: Callable[..., None], kind: str) -> None:
+    vine: Vine, fault: Callable[..., None], kind: str
+) -> None:
     root = vine.root
     before, files = head(root), files_of(root)
     fired: list[str] = []
-    step = KINDS[kind].steps[-2]          # the last step before the commit
+    step = KINDS[kind].steps[-2]  # the last step before the commit
     fault(_raise_at(step, fired, InjectedVineError))
     assert_error(KINDS[kind].run(vine), "E_INJECTED")
     assert fired == [step]
@@ -276,8 +309,7 @@ def test_a_vine_error_inside_a_write_keeps_its_code(
         assert files_of(root) == files
 
 
-def test_an_interrupt_inside_a_write_rolls_back(vine: Vine,
-                                                fault: Callable[..., None]) -> None:
+def test_an_interrupt_inside_a_write_rolls_back(vine: Vine, fault: Callable[..., None]) -> None:
     root = vine.root
     before, files = head(root), files_of(root)
     fired: list[str] = []
@@ -287,11 +319,13 @@ def test_an_interrupt_inside_a_write_rolls_back(vine: Vine,
     fault(None)
     assert head(root) == before and files_of(root) == files and status(root) == ""
     assert not journal(root).exists()
-    assert_ok(_plant_dataset(vine))      # the write mutex was released
+    assert_ok(_plant_dataset(vine))  # the write mutex was released
 
 
-@pytest.mark.parametrize("kind", ["plant-dataset", "prune-dataset", "transplant-dataset",
-                                  "transplant-leaf", "prune-leaf"])
+@pytest.mark.parametrize(
+    "kind",
+    ["plant-dataset", "prune-dataset", "transplant-dataset", "transplant-leaf", "prune-leaf"],
+)
 def test_journal_of_a_dead_writer_is_undone_on_open(root: Path, kind: str) -> None:
     """A half-write with its journal, as a killed writer leaves it: the next open puts
     the files back and the payloads where they were (HEAD did not move)."""
@@ -308,12 +342,12 @@ def test_journal_of_a_dead_writer_is_undone_on_open(root: Path, kind: str) -> No
     v = Vine(root)
     transaction.FAULT = die
     original = transaction.Transaction.rollback
-    transaction.Transaction.rollback = lambda self: None   # type: ignore[method-assign]
+    transaction.Transaction.rollback = lambda self: None  # type: ignore[method-assign]
     try:
         with pytest.raises(Die):
             spec.run(v)
     finally:
-        transaction.Transaction.rollback = original         # type: ignore[method-assign]
+        transaction.Transaction.rollback = original  # type: ignore[method-assign]
         transaction.FAULT = None
         v.close()
     assert journal(root).exists() and status(root) != ""

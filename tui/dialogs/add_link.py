@@ -15,8 +15,16 @@ from ..heat import escape
 from ..host import session_of
 from .form import FormDialog, field
 
-COMMON_RELS = ["related-to", "mentions", "mentioned-in", "part-of", "supersedes",
-               "succeeds", "derived-from", "discovered-shortcut"]
+COMMON_RELS = [
+    "related-to",
+    "mentions",
+    "mentioned-in",
+    "part-of",
+    "supersedes",
+    "succeeds",
+    "derived-from",
+    "discovered-shortcut",
+]
 
 
 class AddLinkDialog(FormDialog):
@@ -32,8 +40,11 @@ class AddLinkDialog(FormDialog):
 
     def fields(self) -> ComposeResult:
         yield Label(f"Relation (from {self.node_id})")
-        yield field("related-to", id="link-rel",
-                    suggester=SuggestFromList(COMMON_RELS, case_sensitive=False))
+        yield field(
+            "related-to",
+            id="link-rel",
+            suggester=SuggestFromList(COMMON_RELS, case_sensitive=False),
+        )
         yield Label("Target: type to search, then pick one")
         yield field(placeholder="search the forest", id="link-search")
         yield OptionList(id="link-targets")
@@ -52,9 +63,15 @@ class AddLinkDialog(FormDialog):
     def _fill(self, results: list[dict[str, Any]]) -> None:
         targets = self.query_one("#link-targets", OptionList)
         targets.clear_options()
-        targets.add_options([
-            Option(f"{escape(str(r.get('title')))}  [dim]{escape(r['id'])}[/dim]",
-                   id=f"{n}:{r['id']}") for n, r in enumerate(results)])
+        targets.add_options(
+            [
+                Option(
+                    f"{escape(str(r.get('title')))}  [dim]{escape(r['id'])}[/dim]",
+                    id=f"{n}:{r['id']}",
+                )
+                for n, r in enumerate(results)
+            ]
+        )
 
     @on(OptionList.OptionSelected, "#link-targets")
     def _pick(self, event: OptionList.OptionSelected) -> None:

@@ -36,11 +36,13 @@ class CopyForestDialog(FormDialog):
         self.reason = reason
 
     def fields(self) -> ComposeResult:
-        yield Static(f"[b]{escape(str(self.root))}[/b] can be browsed but not edited: "
-                     f"{escape(self.reason)}.\n\nTo try edits, work on a copy of it with a "
-                     "git repository of its own (its notes, datasets and assets; the "
-                     "original is never touched). Every save there is a commit.",
-                     id="copy-why")
+        yield Static(
+            f"[b]{escape(str(self.root))}[/b] can be browsed but not edited: "
+            f"{escape(self.reason)}.\n\nTo try edits, work on a copy of it with a "
+            "git repository of its own (its notes, datasets and assets; the "
+            "original is never touched). Every save there is a commit.",
+            id="copy-why",
+        )
         yield Label("Copy it to")
         yield field(str(default_copy(self.root)), id="copy-dest")
 

@@ -34,8 +34,9 @@ class EditNodeDialog(FormDialog):
     def collect(self) -> dict[str, Any] | None:
         title = self.query_one("#edit-title", Input).value.strip()
         summary = self.query_one("#edit-summary", Input).value.strip()
-        tags = [t.strip() for t in self.query_one("#edit-tags", Input).value.split(",")
-                if t.strip()]
+        tags = [
+            t.strip() for t in self.query_one("#edit-tags", Input).value.split(",") if t.strip()
+        ]
         if not title or not summary:
             self.complain("A node needs a title and a summary.")
             return None

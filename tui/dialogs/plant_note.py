@@ -46,8 +46,13 @@ class PlantNoteDialog(FormDialog):
         if not title or not summary or not slug:
             self.complain("A note needs a title and a summary.")
             return None
-        node: dict[str, Any] = {"id": folder_prefix(self.branch) + slug, "type": "note",
-                                "parent": self.branch, "title": title, "summary": summary}
+        node: dict[str, Any] = {
+            "id": folder_prefix(self.branch) + slug,
+            "type": "note",
+            "parent": self.branch,
+            "title": title,
+            "summary": summary,
+        }
         if body:
             node["body"] = body
         return node

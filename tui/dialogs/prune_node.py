@@ -21,9 +21,11 @@ from ..host import session_of
 
 def preview_markup(node_id: str, preview: dict[str, Any]) -> str:
     """What a prune removes, from its dry run."""
-    lines = [f"[b]{escape(node_id)}[/b]  [dim]{escape(str(preview.get('type') or ''))}: "
-             f"{escape(str(preview.get('title') or ''))}[/dim]",
-             "The file leaves the tree; git keeps it ([dim]git revert[/dim] brings it back)."]
+    lines = [
+        f"[b]{escape(node_id)}[/b]  [dim]{escape(str(preview.get('type') or ''))}: "
+        f"{escape(str(preview.get('title') or ''))}[/dim]",
+        "The file leaves the tree; git keeps it ([dim]git revert[/dim] brings it back).",
+    ]
     if preview.get("indexes"):
         lines.append("Its entry leaves " + escape(", ".join(preview["indexes"])) + ".")
     if preview.get("payload_moved"):
@@ -35,8 +37,10 @@ def anchors_markup(error: dict[str, Any]) -> str:
     """The links that keep a node from being pruned."""
     count = error.get("anchor_count", 0)
     lines = [f"[$warning]{count} link(s) in other nodes point here:[/]"]
-    lines += [f"  {escape(str(a.get('source')))} [dim]({escape(str(a.get('rel')))})[/dim]"
-              for a in error.get("anchors", [])]
+    lines += [
+        f"  {escape(str(a.get('source')))} [dim]({escape(str(a.get('rel')))})[/dim]"
+        for a in error.get("anchors", [])
+    ]
     if count > len(error.get("anchors", [])):
         lines.append(f"  [dim]... and {count - len(error['anchors'])} more[/dim]")
     if error.get("out_of_scope"):

@@ -24,11 +24,14 @@ def plan_markup(plan: dict[str, Any]) -> str:
     err = error_of(plan)
     if err:
         return f"[$error]{escape(str(err.get('message')))}[/]" + (
-            f"\n[dim]{escape(str(err['hint']))}[/dim]" if err.get("hint") else "")
+            f"\n[dim]{escape(str(err['hint']))}[/dim]" if err.get("hint") else ""
+        )
     count = plan.get("backlinks_rewritten", 0)
     sources = plan.get("sources") or []
-    lines = [f"Rewrites {count} link(s) in {plan.get('source_count', len(sources))} node(s)"
-             + (":" if sources else ".")]
+    lines = [
+        f"Rewrites {count} link(s) in {plan.get('source_count', len(sources))} node(s)"
+        + (":" if sources else ".")
+    ]
     lines += [f"  {escape(s)}" for s in sources[:SHOWN]]
     if len(sources) > SHOWN:
         lines.append(f"  [dim]... and {len(sources) - SHOWN} more[/dim]")
@@ -79,12 +82,12 @@ class TransplantDialog(FormDialog):
             self._rehearse(new_id)
         else:
             self.query_one("#move-plan", Static).update(
-                "Type the new id: what the move rewrites shows here.")
+                "Type the new id: what the move rewrites shows here."
+            )
 
     @work(thread=True, exclusive=True, group="move-plan")
     def _rehearse(self, new_id: str) -> None:
-        plan = session_of(self).write("transplant", id=self.node_id,
-                                      new_id=new_id, dry_run=True)
+        plan = session_of(self).write("transplant", id=self.node_id, new_id=new_id, dry_run=True)
         deliver(self, self._show, new_id, plan)
 
     def _show(self, new_id: str, plan: dict[str, Any]) -> None:

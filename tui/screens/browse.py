@@ -90,8 +90,12 @@ class BrowseScreen(Screen[None]):
         try edits anyway."""
         reason = session_of(self).cannot_write
         if reason:
-            self.notify(f"Browsing only: {reason}. Press w to work on a writable copy.",
-                        title="This forest is read-only", severity="warning", timeout=12)
+            self.notify(
+                f"Browsing only: {reason}. Press w to work on a writable copy.",
+                title="This forest is read-only",
+                severity="warning",
+                timeout=12,
+            )
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """The copy key is offered only where saving cannot work."""
@@ -120,11 +124,14 @@ class BrowseScreen(Screen[None]):
         writer = session.writer()
         mode = self.query_one("#mode", Static)
         if session.cannot_write:
-            mode.update("[$warning]read-only: not its own git repository; w makes a "
-                        "writable copy[/]")
+            mode.update(
+                "[$warning]read-only: not its own git repository; w makes a writable copy[/]"
+            )
         elif writer:
-            mode.update(f"[$warning]{escape(writer)} holds the forest open for writing: browsing "
-                        "works, saves answer E_LOCKED until it lets go[/]")
+            mode.update(
+                f"[$warning]{escape(writer)} holds the forest open for writing: browsing "
+                "works, saves answer E_LOCKED until it lets go[/]"
+            )
         else:
             mode.update("[dim]saves lock the forest only while they write[/dim]")
 
@@ -149,8 +156,14 @@ class BrowseScreen(Screen[None]):
         heat = {} if error_of(digest) else neighbour_heat(session, node_id, digest)
         deliver(self, self._show, node_id, digest, heat, record, glance)
 
-    def _show(self, node_id: str, digest: dict[str, Any], heat: dict[str, float],
-              record: bool, glance: bool = False) -> None:
+    def _show(
+        self,
+        node_id: str,
+        digest: dict[str, Any],
+        heat: dict[str, float],
+        record: bool,
+        glance: bool = False,
+    ) -> None:
         err = error_of(digest)
         if err:
             browser(self).report(digest, f"Cannot open {node_id}")
@@ -255,8 +268,11 @@ class BrowseScreen(Screen[None]):
             return
         from ..dialogs.plant_note import PlantNoteDialog
 
-        branch = self.current if self.digest and self.digest.get("type") == "branch" \
+        branch = (
+            self.current
+            if self.digest and self.digest.get("type") == "branch"
             else parent_of(self.current) or "_index"
+        )
         self.app.push_screen(PlantNoteDialog(branch), self._plant)
 
     def writable(self) -> bool:
@@ -274,8 +290,7 @@ class BrowseScreen(Screen[None]):
             return
         from ..dialogs.copy_forest import CopyForestDialog
 
-        self.app.push_screen(CopyForestDialog(session.root, session.cannot_write),
-                             self._copy)
+        self.app.push_screen(CopyForestDialog(session.root, session.cannot_write), self._copy)
 
     def _copy(self, answer: dict[str, Any] | None) -> None:
         if answer:
@@ -292,8 +307,10 @@ class BrowseScreen(Screen[None]):
             browser(self).report(result, "No copy was made")
             return
         browser(self).reopen(result["forest"])
-        text = (f"Now on a writable copy at {result['forest']}: each save is a commit "
-                "there, and the original is untouched.")
+        text = (
+            f"Now on a writable copy at {result['forest']}: each save is a commit "
+            "there, and the original is untouched."
+        )
         self.query_one("#status-text", Static).update(text)
         self.notify(text, title="Writable copy")
 
@@ -301,15 +318,17 @@ class BrowseScreen(Screen[None]):
         if not self.digest or not self.writable():
             return
         if self.digest.get("type") == "branch" or self.digest["id"].startswith("_meta/"):
-            self.notify("Only leaves move; a branch's nodes move one at a time.",
-                        severity="warning")
+            self.notify(
+                "Only leaves move; a branch's nodes move one at a time.", severity="warning"
+            )
             return
         from ..dialogs.transplant_node import TransplantDialog
 
         node_id = self.digest["id"]
-        self.app.push_screen(TransplantDialog(node_id, str(self.digest.get("title") or "")),
-                             lambda got: got and self.save("transplant", node_id,
-                                                           id=node_id, **got))
+        self.app.push_screen(
+            TransplantDialog(node_id, str(self.digest.get("title") or "")),
+            lambda got: got and self.save("transplant", node_id, id=node_id, **got),
+        )
 
     def action_prune(self) -> None:
         if not self.digest or not self.writable():
@@ -317,9 +336,10 @@ class BrowseScreen(Screen[None]):
         from ..dialogs.prune_node import PruneDialog
 
         node_id = self.digest["id"]
-        self.app.push_screen(PruneDialog(node_id),
-                             lambda got: got is not None and self.save(
-                                 "prune", node_id, id=node_id, **got))
+        self.app.push_screen(
+            PruneDialog(node_id),
+            lambda got: got is not None and self.save("prune", node_id, id=node_id, **got),
+        )
 
     def action_history(self) -> None:
         if not self.current:
@@ -347,8 +367,8 @@ class BrowseScreen(Screen[None]):
         tree = self.query_one(ForestTree)
         new_id = result.get("new_id") if call == "transplant" else None
         for branch in dict.fromkeys(
-                [parent_of(node_id) or "_index", *([parent_of(new_id) or "_index"]
-                                                  if new_id else [])]):
+            [parent_of(node_id) or "_index", *([parent_of(new_id) or "_index"] if new_id else [])]
+        ):
             found = tree.node_for(branch)
             if found is not None:
                 tree.load_children(found)
@@ -366,7 +386,7 @@ class BrowseScreen(Screen[None]):
         if err:
             browser(self).report(result, f"{call} was not saved")
             if err.get("code") == "E_CONFLICT":
-                self.go(node_id)   # show what the other writer left
+                self.go(node_id)  # show what the other writer left
             return
         commit = result.get("commit")
         if commit:

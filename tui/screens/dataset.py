@@ -23,8 +23,12 @@ from ..host import session_of
 def manual_markup(digest: dict[str, Any]) -> str:
     """Tables with their columns and the example queries."""
     manual = digest.get("query_manual") or {}
-    lines = [f"[b]{escape(str(digest.get('title')))}[/b]  [dim]{escape(digest['id'])}[/dim]",
-             escape(str(digest.get("summary") or "")), "", "[b]Tables[/b]"]
+    lines = [
+        f"[b]{escape(str(digest.get('title')))}[/b]  [dim]{escape(digest['id'])}[/dim]",
+        escape(str(digest.get("summary") or "")),
+        "",
+        "[b]Tables[/b]",
+    ]
     for table, columns in (manual.get("tables") or {}).items():
         lines.append(f"  {escape(table)}({escape(', '.join(map(str, columns)))})")
     examples = manual.get("example_queries") or []
@@ -66,20 +70,26 @@ class DatasetScreen(Screen[None]):
             yield DataTable(id="dataset-sample", zebra_stripes=True)
             notes = self.digest.get("notes")
             if notes:
-                yield Static(f"[b]Notes[/b]\n{escape(str(notes))}", id="dataset-notes",
-                             classes="caption")
+                yield Static(
+                    f"[b]Notes[/b]\n{escape(str(notes))}", id="dataset-notes", classes="caption"
+                )
         with Vertical(id="dataset-query"):
             yield Input(examples[0], placeholder="SELECT … (Enter runs it)", id="sql")
-            yield Static("Enter runs the statement (read-only; LIMIT 200 is added when "
-                         "absent).", id="query-status")
+            yield Static(
+                "Enter runs the statement (read-only; LIMIT 200 is added when absent).",
+                id="query-status",
+            )
             yield DataTable(id="query-result", zebra_stripes=True)
         yield Footer()
 
     def on_mount(self) -> None:
         self.app.sub_title = f"{self.node_id} · query"
         sample = self.digest.get("sample_rows") or {}
-        fill(self.query_one("#dataset-sample", DataTable), sample.get("columns") or [],
-             sample.get("rows") or [])
+        fill(
+            self.query_one("#dataset-sample", DataTable),
+            sample.get("columns") or [],
+            sample.get("rows") or [],
+        )
         self.query_one("#sql", Input).focus()
 
     @on(Input.Submitted, "#sql")
@@ -92,8 +102,7 @@ class DatasetScreen(Screen[None]):
 
     @work(thread=True, exclusive=True, group="query")
     def _query(self, sql: str) -> None:
-        result = session_of(self).read("query", id=self.node_id,
-                                       sql=sql)
+        result = session_of(self).read("query", id=self.node_id, sql=sql)
         deliver(self, self._show, result)
 
     def _show(self, result: dict[str, Any]) -> None:
@@ -103,14 +112,16 @@ class DatasetScreen(Screen[None]):
         err = error_of(result)
         if err:
             table.clear(columns=True)
-            status.update(f"[$error][b]{escape(str(err.get('code')))}[/b]: "
-                          f"{escape(str(err.get('message')))}[/]"
-                          + (f"\n{escape(str(err['hint']))}" if err.get("hint") else ""))
+            status.update(
+                f"[$error][b]{escape(str(err.get('code')))}[/b]: "
+                f"{escape(str(err.get('message')))}[/]"
+                + (f"\n{escape(str(err['hint']))}" if err.get("hint") else "")
+            )
             status.add_class("error")
             return
         status.remove_class("error")
         fill(table, result.get("columns") or [], result.get("rows") or [])
-        note = (f"{result.get('row_count')} row(s) in {result.get('elapsed_ms')} ms")
+        note = f"{result.get('row_count')} row(s) in {result.get('elapsed_ms')} ms"
         if result.get("limited"):
             note += " · LIMIT 200 was added: there may be more rows"
         if result.get("truncated"):

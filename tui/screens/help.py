@@ -71,10 +71,15 @@ class HelpScreen(ModalScreen[None]):
         if end <= 0:
             more.update("[dim]Every key is shown.[/dim]")
         elif top < end - 0.5:
-            shown = round(100 * (top + scroll.scrollable_content_region.height)
-                          / (end + scroll.scrollable_content_region.height))
-            more.update(f"[b $accent]↓ More below[/] [dim]({shown}% shown so far): "
-                        "scroll with ↓ or PgDn[/dim]")
+            shown = round(
+                100
+                * (top + scroll.scrollable_content_region.height)
+                / (end + scroll.scrollable_content_region.height)
+            )
+            more.update(
+                f"[b $accent]↓ More below[/] [dim]({shown}% shown so far): "
+                "scroll with ↓ or PgDn[/dim]"
+            )
         else:
             more.update("[dim]End of the list; ↑ or PgUp scrolls back.[/dim]")
 

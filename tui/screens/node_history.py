@@ -41,22 +41,27 @@ class HistoryScreen(ModalScreen[None]):
 
     @work(thread=True, exclusive=True, group="history")
     def _load(self) -> None:
-        out = session_of(self).read("history", id=self.node_id,
-                                    limit=50)
+        out = session_of(self).read("history", id=self.node_id, limit=50)
         deliver(self, self._fill, out)
 
     def _fill(self, out: dict[str, Any]) -> None:
         status = self.query_one("#history-status", Static)
         err = error_of(out)
         if err:
-            status.update(f"[$error]{escape(str(err.get('code')))}: "
-                          f"{escape(str(err.get('message')))}[/]")
+            status.update(
+                f"[$error]{escape(str(err.get('code')))}: {escape(str(err.get('message')))}[/]"
+            )
             return
         table = self.query_one(DataTable)
         for entry in out.get("entries", []):
             at = str(entry.get("at") or "").replace("T", " ")[:19]
-            table.add_row(at, entry.get("action", ""), entry.get("by") or "—",
-                          entry.get("message", ""), str(entry.get("commit", ""))[:12])
+            table.add_row(
+                at,
+                entry.get("action", ""),
+                entry.get("by") or "—",
+                entry.get("message", ""),
+                str(entry.get("commit", ""))[:12],
+            )
         count = len(out.get("entries", []))
         text = f"{count} commit(s)" + (", older ones exist" if out.get("truncated") else "")
         status.update(f"[dim]{text} · Escape closes[/dim]")

@@ -27,12 +27,19 @@ def regions_table(coverage: dict[str, Any]) -> Table:
     for column in ("region", "nodes", "branches", "from", "to", "origin"):
         table.add_column(column, overflow="fold")
     for root in coverage.get("roots", []):
-        table.add_row(str(root.get("title") or root["id"]), str(root.get("nodes")),
-                      str(root.get("branches")), str(root.get("first") or "—"),
-                      str(root.get("last") or "—"), str(root.get("origin") or "—"))
+        table.add_row(
+            str(root.get("title") or root["id"]),
+            str(root.get("nodes")),
+            str(root.get("branches")),
+            str(root.get("first") or "—"),
+            str(root.get("last") or "—"),
+            str(root.get("origin") or "—"),
+        )
     types = ", ".join(f"{k} {v}" for k, v in (coverage.get("types") or {}).items())
-    table.caption = (f"{coverage.get('total')} nodes ({types}); "
-                     f"{coverage.get('undated')} undated; {coverage.get('system')} system")
+    table.caption = (
+        f"{coverage.get('total')} nodes ({types}); "
+        f"{coverage.get('undated')} undated; {coverage.get('system')} system"
+    )
     return table
 
 
@@ -68,8 +75,12 @@ class OverviewScreen(ModalScreen[None]):
     @work(thread=True, exclusive=True, group="overview")
     def _load(self) -> None:
         session = session_of(self)
-        deliver(self, self._fill, session.read("coverage"),
-                session.read("calendar", granularity="month", limit=36))
+        deliver(
+            self,
+            self._fill,
+            session.read("coverage"),
+            session.read("calendar", granularity="month", limit=36),
+        )
 
     def _fill(self, coverage: dict[str, Any], calendar: dict[str, Any]) -> None:
         regions = self.query_one("#overview-regions", Static)

@@ -87,8 +87,13 @@ class ReaderScreen(Screen[str | None]):
             part = session.read("pick", id=self.node_id, section=section)
         deliver(self, self._loaded, picked, outline or [], part, section)
 
-    async def _loaded(self, picked: dict[str, Any], outline: list[str],
-                      part: dict[str, Any] | None, section: str | None) -> None:
+    async def _loaded(
+        self,
+        picked: dict[str, Any],
+        outline: list[str],
+        part: dict[str, Any] | None,
+        section: str | None,
+    ) -> None:
         if error_of(picked):
             browser(self).report(picked, f"Cannot read {self.node_id}")
             return
@@ -97,13 +102,16 @@ class ReaderScreen(Screen[str | None]):
         status = self.query_one("#reader-status", Static)
         if self.whole:
             await self._show_markdown(picked.get("body") or "")
-            status.update(f"{escape(str(picked.get('title')))} · "
-                          f"{picked.get('body_tokens')} tokens, read whole")
+            status.update(
+                f"{escape(str(picked.get('title')))} · "
+                f"{picked.get('body_tokens')} tokens, read whole"
+            )
         else:
             await self._show_markdown(
                 f"# {picked.get('title')}\n\nThis body is **{picked.get('body_tokens')} "
                 "tokens**, over the pick budget, so it reads section by section: choose "
-                "one in the outline on the left.")
+                "one in the outline on the left."
+            )
             status.update(f"[$warning]{escape(str(picked.get('hint') or ''))}[/]")
         self._fill_outline()
         if part is not None:
@@ -138,7 +146,8 @@ class ReaderScreen(Screen[str | None]):
         await self._show_markdown(part.get("body") or "")
         self._fill_outline()
         self.query_one("#reader-status", Static).update(
-            f"section {escape(str(self.section))} · {part.get('body_tokens')} tokens")
+            f"section {escape(str(self.section))} · {part.get('body_tokens')} tokens"
+        )
 
     def jump(self, header: str) -> None:
         """Show the section ``header``: scroll to it, or read it when the body is big."""
@@ -156,8 +165,7 @@ class ReaderScreen(Screen[str | None]):
 
     @work(thread=True, exclusive=True, group="pick")
     def _read_section(self, header: str) -> None:
-        part = session_of(self).read("pick", id=self.node_id,
-                                     section=header)
+        part = session_of(self).read("pick", id=self.node_id, section=header)
         deliver(self, self._show_part, part)
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
@@ -173,7 +181,7 @@ class ReaderScreen(Screen[str | None]):
         event.stop()
         href = event.href
         if href.startswith(SCHEME):
-            self.dismiss(href[len(SCHEME):].replace("%20", " "))
+            self.dismiss(href[len(SCHEME) :].replace("%20", " "))
         else:
             self.app.open_url(href)
 

@@ -19,8 +19,10 @@ from ..deliver import deliver
 from ..heat import escape, heat_colour, heat_dot
 from ..host import session_of
 
-MODES = {"locate": "Concepts · locate (titles, tags, summaries)",
-         "sniff": "Exact text · sniff (bodies: codes, names, numbers)"}
+MODES = {
+    "locate": "Concepts · locate (titles, tags, summaries)",
+    "sniff": "Exact text · sniff (bodies: codes, names, numbers)",
+}
 
 
 def ranking_note(info: Any) -> str:
@@ -31,8 +33,11 @@ def ranking_note(info: Any) -> str:
     if info.get("ran"):
         stale = f", {info['stale']} nodes waiting" if info.get("stale") else ""
         return f" · [b]hybrid[/b] (lexical + vector, {escape(str(info.get('model')))}{stale})"
-    reason = {"no-index": "no Canopy: vine canopy build", "off": "hybrid off",
-              "no-terms": "nothing to search for"}.get(str(info.get("reason")))
+    reason = {
+        "no-index": "no Canopy: vine canopy build",
+        "off": "hybrid off",
+        "no-terms": "nothing to search for",
+    }.get(str(info.get("reason")))
     why = reason or str(info.get("note") or info.get("reason"))
     return f" · [dim]lexical ({escape(why)})[/dim]"
 
@@ -42,8 +47,10 @@ def result_options(mode: str, response: dict[str, Any]) -> list[Option]:
     options = []
     for n, item in enumerate(response.get("results", [])):
         heat = item.get("heat")
-        head = (f"{heat_dot(heat)} [b {heat_colour(heat)}]{escape(str(item.get('title')))}[/]"
-                f"  [dim]{escape(item['id'])} · {escape(str(item.get('type')))}[/dim]")
+        head = (
+            f"{heat_dot(heat)} [b {heat_colour(heat)}]{escape(str(item.get('title')))}[/]"
+            f"  [dim]{escape(item['id'])} · {escape(str(item.get('type')))}[/dim]"
+        )
         if mode == "locate":
             lines = [head, f"  {escape(str(item.get('summary') or ''))}"]
             if item.get("coverage"):
@@ -51,9 +58,11 @@ def result_options(mode: str, response: dict[str, Any]) -> list[Option]:
         else:
             lines = [head + f"  [dim]{item.get('match_count')} matching line(s)[/dim]"]
             for match in item.get("matches", []):
-                lines.append(f"  [dim]§ {escape(str(match.get('section') or '-'))}, "
-                             f"line {match.get('line')}:[/dim] "
-                             f"{escape(str(match.get('snippet') or ''))}")
+                lines.append(
+                    f"  [dim]§ {escape(str(match.get('section') or '-'))}, "
+                    f"line {match.get('line')}:[/dim] "
+                    f"{escape(str(match.get('snippet') or ''))}"
+                )
         options.append(Option("\n".join(lines), id=f"{n}:{item['id']}"))
     return options
 
@@ -78,13 +87,15 @@ class SearchScreen(Screen[str | None]):
         # The box has the whole width: what is typed stays visible; the mode switch is
         # one row under it.
         with Vertical(id="search-bar"):
-            yield Input(self.initial, placeholder="Search the forest, then Enter",
-                        id="search-input")
+            yield Input(
+                self.initial, placeholder="Search the forest, then Enter", id="search-input"
+            )
             with RadioSet(id="search-mode"):
                 yield RadioButton(MODES["locate"], value=self.mode == "locate", id="locate")
                 yield RadioButton(MODES["sniff"], value=self.mode == "sniff", id="sniff")
-        yield Static("Concepts search curated metadata; exact text searches bodies.",
-                     id="search-status")
+        yield Static(
+            "Concepts search curated metadata; exact text searches bodies.", id="search-status"
+        )
         yield OptionList(id="search-results")
         yield Footer()
 
@@ -125,9 +136,11 @@ class SearchScreen(Screen[str | None]):
         results.clear_options()
         if error_of(response):
             err = error_of(response) or {}
-            status.update(f"[$error]{escape(str(err.get('code')))}: "
-                          f"{escape(str(err.get('message')))}[/]\n"
-                          f"{escape(str(err.get('hint') or ''))}")
+            status.update(
+                f"[$error]{escape(str(err.get('code')))}: "
+                f"{escape(str(err.get('message')))}[/]\n"
+                f"{escape(str(err.get('hint') or ''))}"
+            )
             return
         self.response = response
         found = response.get("results", [])

@@ -23,9 +23,11 @@ def head_markup(digest: dict[str, Any]) -> str:
     """The top of the digest: title, type, summary, tags and what the body costs."""
     stats = digest.get("stats") or {}
     heat = stats.get("heat")
-    lines = [f"[b]{escape(str(digest.get('title') or digest['id']))}[/b]  "
-             f"[dim]{escape(str(digest.get('type')))} · {escape(digest['id'])}[/dim]",
-             escape(str(digest.get("summary") or ""))]
+    lines = [
+        f"[b]{escape(str(digest.get('title') or digest['id']))}[/b]  "
+        f"[dim]{escape(str(digest.get('type')))} · {escape(digest['id'])}[/dim]",
+        escape(str(digest.get("summary") or "")),
+    ]
     tags = digest.get("tags") or []
     if tags:
         lines.append(" ".join(f"[$accent]#{escape(str(t))}[/]" for t in tags))
@@ -33,9 +35,11 @@ def head_markup(digest: dict[str, Any]) -> str:
     size = f"body {tokens} tokens"
     if tokens > budget.PICK:
         size += " [$warning](over the pick budget: reads section by section)[/]"
-    lines.append(f"{size} · degree {stats.get('degree', 0)} · "
-                 f"heat {heat_dot(heat)} [{heat_colour(heat)}]{heat or 0:.2f}[/]"
-                 f" · updated {escape(str(digest.get('updated') or '?'))}")
+    lines.append(
+        f"{size} · degree {stats.get('degree', 0)} · "
+        f"heat {heat_dot(heat)} [{heat_colour(heat)}]{heat or 0:.2f}[/]"
+        f" · updated {escape(str(digest.get('updated') or '?'))}"
+    )
     if digest.get("coverage"):
         lines.append(f"[dim]{escape(str(digest['coverage']))}[/dim]")
     if digest.get("type") == "dataset":
@@ -70,32 +74,43 @@ def link_options(digest: dict[str, Any], heat: dict[str, float]) -> list[Option]
             options.append(Option(f"  § {escape(str(header))}", id=f"sec:{n}:{header}"))
     cut = set(digest.get("truncated_fields") or [])
     if "outline" in cut:
-        options.append(Option("  [dim]… more sections: the reader (r) lists them all[/dim]",
-                              id="sec:0:"))
+        options.append(
+            Option("  [dim]… more sections: the reader (r) lists them all[/dim]", id="sec:0:")
+        )
     children = digest.get("children") or []
     if children:
         options.append(_heading("Children"))
         for child in children:
-            go(child["id"], f"  {_heated(child['id'], heat)}"
-                            f"  [dim]{escape(str(child.get('summary') or ''))}[/dim]")
+            go(
+                child["id"],
+                f"  {_heated(child['id'], heat)}"
+                f"  [dim]{escape(str(child.get('summary') or ''))}[/dim]",
+            )
         if "children" in cut:
-            options.append(Option("  [dim]… more children: open the branch in the tree[/dim]",
-                                   disabled=True))
+            options.append(
+                Option("  [dim]… more children: open the branch in the tree[/dim]", disabled=True)
+            )
     edges_out = digest.get("edges_out") or []
     if edges_out:
         options.append(_heading("Edges out"))
         for edge in edges_out:
-            go(edge["target"], f"  → [i]{escape(edge['rel'])}[/i] "
-                               f"{_heated(edge['target'], heat)}  "
-                               f"[dim]{escape(str(edge.get('target_summary') or ''))}[/dim]")
+            go(
+                edge["target"],
+                f"  → [i]{escape(edge['rel'])}[/i] "
+                f"{_heated(edge['target'], heat)}  "
+                f"[dim]{escape(str(edge.get('target_summary') or ''))}[/dim]",
+            )
     edges_in = digest.get("edges_in") or []
     if edges_in:
         # The other node's link, under the name it has from this side (a child's part-of
         # is this branch's contains): "this node contains it", never the other way round.
         options.append(_heading("Edges in · named from this node's side"))
         for edge in edges_in:
-            go(edge["source"], f"  ← {_heated(edge['source'], heat)}  "
-                               f"[dim](this node [i]{escape(edge['rel'])}[/i] it)[/dim]")
+            go(
+                edge["source"],
+                f"  ← {_heated(edge['source'], heat)}  "
+                f"[dim](this node [i]{escape(edge['rel'])}[/i] it)[/dim]",
+            )
     if not options:
         options.append(_heading("No outline, children or edges."))
     return options

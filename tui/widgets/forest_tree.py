@@ -44,7 +44,7 @@ class ForestTree(Tree[str]):
         self.loaded: set[str] = set()
         self._pending_reveal: str | None = None
         self._glance: Any = None
-        self._placed: str | None = None     # where the app (not a person) put the cursor
+        self._placed: str | None = None  # where the app (not a person) put the cursor
 
     def on_mount(self) -> None:
         self.load_children(self.root)
@@ -76,7 +76,7 @@ class ForestTree(Tree[str]):
         if not node_id or node_id.startswith("…") or node_id == self._placed:
             self._placed = None
             return
-        if self.has_focus:      # a person moving the cursor, not the app revealing a node
+        if self.has_focus:  # a person moving the cursor, not the app revealing a node
             self._glance = self.set_timer(GLANCE_S, lambda: self._rest(node_id))
 
     def cancel_glance(self) -> None:
@@ -87,8 +87,7 @@ class ForestTree(Tree[str]):
 
     def _rest(self, node_id: str) -> None:
         self._glance = None
-        if self.has_focus and self.cursor_node is not None and \
-                self.cursor_node.data == node_id:
+        if self.has_focus and self.cursor_node is not None and self.cursor_node.data == node_id:
             self.post_message(Glance(node_id))
 
     def on_tree_node_selected(self, event: Tree.NodeSelected[str]) -> None:
@@ -122,8 +121,9 @@ class ForestTree(Tree[str]):
             else:
                 node.add_leaf(label(child), data=child["id"])
         if len(children) > MAX_CHILDREN:
-            node.add_leaf(f"[dim]… {len(children) - MAX_CHILDREN} more (use search)[/dim]",
-                          data="…")
+            node.add_leaf(
+                f"[dim]… {len(children) - MAX_CHILDREN} more (use search)[/dim]", data="…"
+            )
         node.expand()
         if self._pending_reveal:
             self.reveal(self._pending_reveal)
@@ -147,7 +147,7 @@ class ForestTree(Tree[str]):
     def _cursor_to(self, node_id: str) -> None:
         target = self.node_for(node_id)
         if target is not None and target is not self.cursor_node:
-            self._placed = node_id      # the node shown already: no glance for it
+            self._placed = node_id  # the node shown already: no glance for it
             self.move_cursor(target, animate=False)
 
     def relabel(self, node: dict[str, Any]) -> None:

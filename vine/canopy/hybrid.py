@@ -35,9 +35,9 @@ Hybrid = bool | Literal["auto"]
 # What auto does per call, from the lexical-vs-hybrid scorecard with the local model
 # (bench/README.md, "Canopy"): fusion where it measured better.
 AUTO = {"locate": True, "harvest": True}
-INLINE = 8                # changed nodes a read embeds before it ranks
-QUERY_CACHE = 512         # query vectors kept per process
-RETRY_AFTER_S = 30.0      # a provider that failed is not asked again for this long
+INLINE = 8  # changed nodes a read embeds before it ranks
+QUERY_CACHE = 512  # query vectors kept per process
+RETRY_AFTER_S = 30.0  # a provider that failed is not asked again for this long
 BUILD = "vine canopy build"
 
 ENV_URL = "MONKEYLLM_EMBED_URL"
@@ -96,8 +96,10 @@ def env_config() -> EmbedderConfig | None:
         return None
     model = os.environ.get(ENV_MODEL, "").strip()
     if not model:
-        raise SchemaError(f"{ENV_URL} is set but {ENV_MODEL} is not",
-                          hint=f"Set {ENV_MODEL} to the model the endpoint serves.")
+        raise SchemaError(
+            f"{ENV_URL} is set but {ENV_MODEL} is not",
+            hint=f"Set {ENV_MODEL} to the model the endpoint serves.",
+        )
     raw = os.environ.get(ENV_TIMEOUT, "").strip()
     try:
         timeout = float(raw) if raw else None
@@ -139,8 +141,10 @@ def _key(config: EmbedderConfig) -> tuple[Any, ...]:
 def _failed(config: EmbedderConfig, exc: VineError) -> Plan:
     with _guard:
         _down[_key(config)] = (time.monotonic() + RETRY_AFTER_S, exc.message)
-    return _off("provider", f"{exc.message}; ranked lexically (the embedder is retried "
-                            f"after {RETRY_AFTER_S:g} s)")
+    return _off(
+        "provider",
+        f"{exc.message}; ranked lexically (the embedder is retried after {RETRY_AFTER_S:g} s)",
+    )
 
 
 def query_vector(made: Embedder, query: str) -> np.ndarray:
@@ -159,8 +163,9 @@ def query_vector(made: Embedder, query: str) -> np.ndarray:
     return vector
 
 
-def plan(forest: Forest, hybrid: Hybrid, query: str, call: str, *, has_terms: bool,
-         pool: int) -> Plan:
+def plan(
+    forest: Forest, hybrid: Hybrid, query: str, call: str, *, has_terms: bool, pool: int
+) -> Plan:
     """Decide whether ``call`` fuses for ``query``, and rank by vector when it does
     (``pool`` nodes). Never raises for a missing index, model or provider: it says so."""
     if hybrid is False:
@@ -170,8 +175,11 @@ def plan(forest: Forest, hybrid: Hybrid, query: str, call: str, *, has_terms: bo
     if not (forest.root / "_derived" / "canopy" / "index.json").exists():
         return _off("no-index", f"this forest has no Canopy index ({BUILD} makes one)")
     if hybrid == "auto" and not AUTO.get(call, False):
-        return _off("auto-lexical", f"auto ranks {call} lexically: fusion measured no "
-                                    "better there; pass hybrid=true to fuse")
+        return _off(
+            "auto-lexical",
+            f"auto ranks {call} lexically: fusion measured no "
+            "better there; pass hybrid=true to fuse",
+        )
     try:
         config = resolve(forest)
     except SchemaError as exc:
@@ -183,15 +191,19 @@ def plan(forest: Forest, hybrid: Hybrid, query: str, call: str, *, has_terms: bo
         return _ranked(forest, config, query, pool)
     except (sqlite3.Error, OSError, ValueError) as exc:
         # A damaged or unreadable Canopy never fails a read: it ranks lexically.
-        return _off("index", f"the Canopy cannot be read ({type(exc).__name__}: {exc}); "
-                             f"{BUILD} --rebuild makes it again")
+        return _off(
+            "index",
+            f"the Canopy cannot be read ({type(exc).__name__}: {exc}); "
+            f"{BUILD} --rebuild makes it again",
+        )
 
 
 def _ranked(forest: Forest, config: EmbedderConfig, query: str, pool: int) -> Plan:
     index = forest.canopy
     if index.manifest() is None:
-        return _off("index", f"the Canopy's index.json is unreadable; {BUILD} --rebuild "
-                             "makes it again")
+        return _off(
+            "index", f"the Canopy's index.json is unreadable; {BUILD} --rebuild makes it again"
+        )
     why = index.matches(config)
     if why:
         return _off("mismatch", f"{why}; {BUILD} rebuilds it")
@@ -199,8 +211,10 @@ def _ranked(forest: Forest, config: EmbedderConfig, query: str, pool: int) -> Pl
         down = _down.get(_key(config))
     if down is not None:
         if time.monotonic() < down[0]:
-            return _off("provider", f"{down[1]}; ranked lexically (retrying in "
-                                    f"{down[0] - time.monotonic():.0f} s)")
+            return _off(
+                "provider",
+                f"{down[1]}; ranked lexically (retrying in {down[0] - time.monotonic():.0f} s)",
+            )
         with _guard:
             _down.pop(_key(config), None)
     made = embedder(config)
@@ -212,8 +226,11 @@ def _ranked(forest: Forest, config: EmbedderConfig, query: str, pool: int) -> Pl
     except VineError as exc:
         return _failed(config, exc)
     if vector.shape[-1] != index.dim:
-        return _off("mismatch", f"the query embedder gives {vector.shape[-1]} dimensions, "
-                                f"the index holds {index.dim}; {BUILD} rebuilds it")
+        return _off(
+            "mismatch",
+            f"the query embedder gives {vector.shape[-1]} dimensions, "
+            f"the index holds {index.dim}; {BUILD} rebuilds it",
+        )
     info: dict[str, Any] = {"ran": True, "model": config.model}
     if stale:
         info["stale"] = stale

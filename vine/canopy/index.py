@@ -57,8 +57,10 @@ CREATE TABLE IF NOT EXISTS vectors(id TEXT PRIMARY KEY, digest TEXT NOT NULL,
 CREATE INDEX IF NOT EXISTS vectors_gen ON vectors(gen);
 """
 _STALE = "SELECT id, title, aliases, tags, summary FROM nodes WHERE stale = 1"
-_CLEAR = ("UPDATE nodes SET stale = 0 WHERE id = ? AND title IS ? AND aliases IS ? "
-          "AND tags IS ? AND summary IS ?")
+_CLEAR = (
+    "UPDATE nodes SET stale = 0 WHERE id = ? AND title IS ? AND aliases IS ? "
+    "AND tags IS ? AND summary IS ?"
+)
 
 
 def _labels(raw: Any) -> list[str]:
@@ -69,8 +71,9 @@ def _labels(raw: Any) -> list[str]:
     return [str(v) for v in value] if isinstance(value, list) else []
 
 
-def text_of(title: str | None, aliases: Any, tags: Any, summary: str | None,
-            waymarks: Iterable[str] = ()) -> str:
+def text_of(
+    title: str | None, aliases: Any, tags: Any, summary: str | None, waymarks: Iterable[str] = ()
+) -> str:
     """The text a node's vector is made from (catalog columns: aliases and tags JSON).
     The old ids a transplant left among the aliases (``waymarks``) are addresses, not
     names: they are left out, so a move changes no vector."""
@@ -89,8 +92,9 @@ def text_of(title: str | None, aliases: Any, tags: Any, summary: str | None,
 
 def digest(text: str) -> str:
     """What tells whether a node's embedded text changed."""
-    return hashlib.blake2b(f"{RECIPE}\0{text}".encode("utf-8", "surrogatepass"),
-                           digest_size=12).hexdigest()
+    return hashlib.blake2b(
+        f"{RECIPE}\0{text}".encode("utf-8", "surrogatepass"), digest_size=12
+    ).hexdigest()
 
 
 @dataclass
@@ -150,8 +154,11 @@ class Index:
             data = json.loads(path.read_text(encoding="utf-8"))
         except (OSError, ValueError, UnicodeDecodeError):
             return None
-        if not isinstance(data, dict) or data.get("format") != FORMAT or \
-                not isinstance(data.get("embedder"), dict):
+        if (
+            not isinstance(data, dict)
+            or data.get("format") != FORMAT
+            or not isinstance(data.get("embedder"), dict)
+        ):
             return None
         self._manifest = (key, data)
         return data
@@ -168,10 +175,17 @@ class Index:
 
     def write_manifest(self, config: EmbedderConfig, dim: int | None) -> None:
         self.folder.mkdir(parents=True, exist_ok=True)
-        data = {"format": FORMAT, "recipe": RECIPE,
-                "embedder": {"name": config.name, "model": config.model, "dim": dim,
-                             "config": config.public()},
-                "built": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+        data = {
+            "format": FORMAT,
+            "recipe": RECIPE,
+            "embedder": {
+                "name": config.name,
+                "model": config.model,
+                "dim": dim,
+                "config": config.public(),
+            },
+            "built": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        }
         tmp = self.folder / f".{MANIFEST}.{os.getpid()}"
         tmp.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
         os.replace(tmp, self.folder / MANIFEST)
@@ -186,8 +200,10 @@ class Index:
         if data.get("recipe") != RECIPE:
             return "the index was built from another text recipe"
         if made.get("name") != config.name or made.get("model") != config.model:
-            return (f"the index was built with {made.get('name')}:{made.get('model')}, the "
-                    f"query embedder is {config.name}:{config.model}")
+            return (
+                f"the index was built with {made.get('name')}:{made.get('model')}, the "
+                f"query embedder is {config.name}:{config.model}"
+            )
         return None
 
     # -- vectors ---------------------------------------------------------------------
@@ -207,8 +223,9 @@ class Index:
     def _next_gen(self, conn: sqlite3.Connection) -> int:
         """Move the index's generation on by one, inside ``conn``'s transaction (so other
         processes reload what it writes): the new generation."""
-        conn.execute("INSERT INTO meta VALUES('gen', 1) ON CONFLICT(key) DO "
-                     "UPDATE SET value = value + 1")
+        conn.execute(
+            "INSERT INTO meta VALUES('gen', 1) ON CONFLICT(key) DO UPDATE SET value = value + 1"
+        )
         return self._db_gen()
 
     def load(self) -> None:
@@ -224,12 +241,11 @@ class Index:
             if self._matrix is None:
                 self._reset(conn)
             else:
-                rows = conn.execute("SELECT id, digest, vector FROM vectors WHERE gen > ?",
-                                    (self._gen,)).fetchall()
-                self._put([(r[0], r[1], np.frombuffer(r[2], dtype=np.float32))
-                           for r in rows])
-                if conn.execute("SELECT count(*) FROM vectors").fetchone()[0] != \
-                        len(self._ids):
+                rows = conn.execute(
+                    "SELECT id, digest, vector FROM vectors WHERE gen > ?", (self._gen,)
+                ).fetchall()
+                self._put([(r[0], r[1], np.frombuffer(r[2], dtype=np.float32)) for r in rows])
+                if conn.execute("SELECT count(*) FROM vectors").fetchone()[0] != len(self._ids):
                     alive = {r[0] for r in conn.execute("SELECT id FROM vectors")}
                     self._remove([i for i in self._ids if i not in alive])
             self._gen = gen
@@ -239,13 +255,14 @@ class Index:
         once (the rows are never all in memory as bytes beside it)."""
         import numpy as np
 
-        count, dim = conn.execute("SELECT count(*), max(length(vector)) / 4 FROM vectors"
-                                  ).fetchone()
+        count, dim = conn.execute(
+            "SELECT count(*), max(length(vector)) / 4 FROM vectors"
+        ).fetchone()
         self._ids, self._pos, self._digests = [], {}, {}
         matrix = np.zeros((max(count, 16), dim or 0), dtype=np.float32)
         for node_id, made, blob in conn.execute("SELECT id, digest, vector FROM vectors"):
             if len(blob) != 4 * (dim or 0):
-                continue            # another model's vector: never compared
+                continue  # another model's vector: never compared
             at = len(self._ids)
             matrix[at] = np.frombuffer(blob, dtype=np.float32)
             self._ids.append(node_id)
@@ -265,8 +282,9 @@ class Index:
             if at is None:
                 at = len(self._ids)
                 if at >= self._matrix.shape[0]:
-                    grown = np.zeros((max(16, at * 3 // 2), self._matrix.shape[1]),
-                                     dtype=np.float32)
+                    grown = np.zeros(
+                        (max(16, at * 3 // 2), self._matrix.shape[1]), dtype=np.float32
+                    )
                     grown[:at] = self._matrix[:at]
                     self._matrix = grown
                 self._ids.append(node_id)
@@ -337,10 +355,12 @@ class Index:
             gone = [i for i in self._ids if i not in ids]
             missing = [i for i in ids if i not in self._pos and i not in todo]
             for start in range(0, len(missing), 500):
-                chunk = missing[start:start + 500]
+                chunk = missing[start : start + 500]
                 for row in conn.execute(
-                        "SELECT id, title, aliases, tags, summary FROM nodes WHERE id IN "
-                        "(SELECT value FROM json_each(?))", (json.dumps(chunk),)):
+                    "SELECT id, title, aliases, tags, summary FROM nodes WHERE id IN "
+                    "(SELECT value FROM json_each(?))",
+                    (json.dumps(chunk),),
+                ):
                     todo[row[0]] = _pending(row, waymarks)
             # A node that moved (a transplant) keeps its vector under its new id.
             moved = self._moved(gone, todo)
@@ -357,16 +377,21 @@ class Index:
         """``(new id, old id)`` for new nodes whose text is a gone node's, renamed in
         place (so a transplant re-embeds nothing)."""
         by_digest = {self._digests[i]: i for i in gone if i in self._digests}
-        pairs = [(p.id, by_digest.pop(p.digest)) for p in list(todo.values())
-                 if p.id not in self._pos and p.digest in by_digest]
+        pairs = [
+            (p.id, by_digest.pop(p.digest))
+            for p in list(todo.values())
+            if p.id not in self._pos and p.digest in by_digest
+        ]
         if not pairs:
             return []
         conn = self._db()
         try:
             with conn:
                 gen = self._next_gen(conn)
-                conn.executemany("UPDATE vectors SET id = ?, gen = ? WHERE id = ?",
-                                 [(new, gen, old) for new, old in pairs])
+                conn.executemany(
+                    "UPDATE vectors SET id = ?, gen = ? WHERE id = ?",
+                    [(new, gen, old) for new, old in pairs],
+                )
         except sqlite3.OperationalError:
             return []
         for new, old in pairs:
@@ -377,24 +402,28 @@ class Index:
         self._gen = self._db_gen()
         return pairs
 
-    def embed(self, embedder: Embedder, items: list[Pending], *,
-              progress: Callable[[int], None] | None = None,
-              batch: int = BUILD_BATCH, timeout_s: float | None = None) -> int:
+    def embed(
+        self,
+        embedder: Embedder,
+        items: list[Pending],
+        *,
+        progress: Callable[[int], None] | None = None,
+        batch: int = BUILD_BATCH,
+        timeout_s: float | None = None,
+    ) -> int:
         """Embed ``items`` in batches, writing each batch as it is done (an interrupted
         build keeps what it finished); returns how many were embedded."""
         done = 0
         for start in range(0, len(items), batch):
-            chunk = items[start:start + batch]
-            vectors = embedder.embed([p.text for p in chunk], query=False,
-                                     timeout_s=timeout_s)
+            chunk = items[start : start + batch]
+            vectors = embedder.embed([p.text for p in chunk], query=False, timeout_s=timeout_s)
             self._store(embedder.config, chunk, vectors)
             done += len(chunk)
             if progress is not None:
                 progress(len(chunk))
         return done
 
-    def _store(self, config: EmbedderConfig, chunk: list[Pending], vectors: np.ndarray
-               ) -> None:
+    def _store(self, config: EmbedderConfig, chunk: list[Pending], vectors: np.ndarray) -> None:
         import numpy as np
 
         with self._lock:
@@ -403,15 +432,19 @@ class Index:
             if data is None or data["embedder"].get("dim") != dim or self.matches(config):
                 self.write_manifest(config, dim)
             conn = self._db()
-            rows = [(p.id, p.digest, np.ascontiguousarray(v, dtype=np.float32).tobytes())
-                    for p, v in zip(chunk, vectors, strict=True)]
+            rows = [
+                (p.id, p.digest, np.ascontiguousarray(v, dtype=np.float32).tobytes())
+                for p, v in zip(chunk, vectors, strict=True)
+            ]
             try:
                 with conn:
                     gen = self._next_gen(conn)
-                    conn.executemany("INSERT OR REPLACE INTO vectors VALUES(?, ?, ?, ?)",
-                                     [(i, d, gen, b) for i, d, b in rows])
+                    conn.executemany(
+                        "INSERT OR REPLACE INTO vectors VALUES(?, ?, ?, ?)",
+                        [(i, d, gen, b) for i, d, b in rows],
+                    )
             except sqlite3.OperationalError:
-                return      # busy or refused: the nodes stay stale, retried next time
+                return  # busy or refused: the nodes stay stale, retried next time
             self.load()
             self._clear([p.row for p in chunk])
 
@@ -439,8 +472,9 @@ class Index:
         finally:
             conn.execute(f"PRAGMA busy_timeout={derived.BUSY_MS}")
 
-    def sync(self, embedder: Embedder, *, limit: int | None = None,
-             timeout_s: float | None = None) -> Synced:
+    def sync(
+        self, embedder: Embedder, *, limit: int | None = None, timeout_s: float | None = None
+    ) -> Synced:
         """Embed what changed, at most ``limit`` nodes (all when None)."""
         with self._lock:
             todo = self.pending()

@@ -31,9 +31,13 @@ class CanopyMethods:
             embedder = embedder.checked()
         self._forest.embedder = embedder
 
-    def canopy_build(self, embedder: EmbedderConfig | dict[str, Any] | None = None, *,
-                     rebuild: bool = False, progress: Progress | None = None
-                     ) -> dict[str, Any]:
+    def canopy_build(
+        self,
+        embedder: EmbedderConfig | dict[str, Any] | None = None,
+        *,
+        rebuild: bool = False,
+        progress: Progress | None = None,
+    ) -> dict[str, Any]:
         """Build or bring up to date the forest's Canopy (``_derived/canopy/``): embed
         every node whose vector is missing or out of date, in batches.
 

@@ -21,5 +21,13 @@ from .passport import column_names, make_aliases, slug_segment, summarize
 from .run import ingest
 from .tables import infer_columns
 
-__all__ = ["add_entries", "column_names", "infer_columns", "ingest", "make_aliases",
-           "slug_segment", "summarize", "walk_count"]
+__all__ = [
+    "add_entries",
+    "column_names",
+    "infer_columns",
+    "ingest",
+    "make_aliases",
+    "slug_segment",
+    "summarize",
+    "walk_count",
+]

@@ -39,7 +39,7 @@ class Contents:
         self.scratch = scratch
         self.text_cap = text_cap
         self.file_cap = file_cap
-        self.made = 0   # files prepared in the scratch folder
+        self.made = 0  # files prepared in the scratch folder
 
     def of(self, item: Item, ext: str) -> Content:
         """What the file at ``item`` holds, as a node's content."""
@@ -78,14 +78,17 @@ class Contents:
             good.append(row)
         types, values = infer_columns(good, len(columns))
         table = sql_name(item.real.stem, "t")
-        tmp = self._birth({table: {"columns": dict(zip(columns, types, strict=True)),
-                                   "primary_key": []}}, {table: values})
+        tmp = self._birth(
+            {table: {"columns": dict(zip(columns, types, strict=True)), "primary_key": []}},
+            {table: values},
+        )
         content = dataset_content(item.real, tmp, {table: (header, columns)})
         if bad:
             shown = ", ".join(str(n) for n in bad[:BAD_ROWS_SHOWN])
             more = f" and {len(bad) - BAD_ROWS_SHOWN} more" if len(bad) > BAD_ROWS_SHOWN else ""
             content.warnings.append(
-                f"{len(bad)} row(s) skipped: wrong number of fields (line {shown}{more})")
+                f"{len(bad)} row(s) skipped: wrong number of fields (line {shown}{more})"
+            )
         return content
 
     def _json(self, item: Item) -> Content:
@@ -93,20 +96,25 @@ class Contents:
         try:
             data = json.loads(text)
         except json.JSONDecodeError as exc:
-            raise FileProblem(f"not valid JSON (line {exc.lineno} column {exc.colno}: "
-                              f"{exc.msg})") from None
+            raise FileProblem(
+                f"not valid JSON (line {exc.lineno} column {exc.colno}: {exc.msg})"
+            ) from None
         if flat_records(data):
             columns_raw = list(dict.fromkeys(str(k) for rec in data for k in rec))
             columns = column_names(columns_raw)
             rows = [[json_cell(rec.get(k)) for k in columns_raw] for rec in data]
             types = [json_type([r[i] for r in rows]) for i in range(len(columns))]
             table = sql_name(item.real.stem, "t")
-            tmp = self._birth({table: {"columns": dict(zip(columns, types, strict=True)),
-                                       "primary_key": []}}, {table: rows})
+            tmp = self._birth(
+                {table: {"columns": dict(zip(columns, types, strict=True)), "primary_key": []}},
+                {table: rows},
+            )
             return dataset_content(item.real, tmp, {table: (columns_raw, columns)})
         if item.real.stat().st_size > self.text_cap:
-            raise FileProblem(f"too large for a document ({item.real.stat().st_size} bytes; "
-                              f"the limit is {self.text_cap})")
+            raise FileProblem(
+                f"too large for a document ({item.real.stat().st_size} bytes; "
+                f"the limit is {self.text_cap})"
+            )
         return json_content(data, item.real.stem, item.real.name)
 
     def _sqlite(self, item: Item) -> Content:
@@ -134,12 +142,14 @@ class Contents:
                 continue
             header = [str(h) if h is not None else "" for h in table_rows[0]]
             columns = column_names(header)
-            body = [list(r[:len(columns)]) + [None] * (len(columns) - len(r))
-                    for r in table_rows[1:] if any(c not in (None, "") for c in r)]
+            body = [
+                list(r[: len(columns)]) + [None] * (len(columns) - len(r))
+                for r in table_rows[1:]
+                if any(c not in (None, "") for c in r)
+            ]
             table = unique_name(sql_name(sheet, "sheet"), schema)
             types = [json_type([json_cell(r[i]) for r in body]) for i in range(len(columns))]
-            schema[table] = {"columns": dict(zip(columns, types, strict=True)),
-                             "primary_key": []}
+            schema[table] = {"columns": dict(zip(columns, types, strict=True)), "primary_key": []}
             rows[table] = [[json_cell(c) for c in r] for r in body]
             names[table] = (header, columns)
         if not schema:

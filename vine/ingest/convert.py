@@ -37,8 +37,12 @@ def note_content(text: str, stem: str) -> Content:
             meta, body = own.meta, own.body
         except ParseError as exc:
             warnings.append(f"its frontmatter was not read ({exc}); kept as text")
-    title = clean_str(meta.get("title")) or first_h1(body) or stem.replace("_", " ").strip() \
+    title = (
+        clean_str(meta.get("title"))
+        or first_h1(body)
+        or stem.replace("_", " ").strip()
         or "Untitled"
+    )
     summary = clean_str(meta.get("summary"))
     if summary is None or summary_problem(summary):
         summary = summarize(body, title)
@@ -47,8 +51,9 @@ def note_content(text: str, stem: str) -> Content:
     if isinstance(tags, list) and all(isinstance(t, str) and t.strip() for t in tags):
         extra["tags"] = tags
     aliases = meta.get("aliases")
-    content = Content("note", " ".join(title.split()), summary, with_title(title, body),
-                      extra, warnings=warnings)
+    content = Content(
+        "note", " ".join(title.split()), summary, with_title(title, body), extra, warnings=warnings
+    )
     if isinstance(aliases, list):
         content.meta["aliases"] = [a for a in aliases if isinstance(a, str) and a.strip()]
     return content
@@ -58,8 +63,13 @@ def json_content(data: Any, stem: str, name: str) -> Content:
     """A JSON document that is not a table: its text, pretty-printed, as the body."""
     if isinstance(data, dict):
         keys = list(data)[:8]
-        what = "a JSON object with keys " + ", ".join(str(k) for k in keys) + \
-            (", …" if len(data) > len(keys) else "") if data else "an empty JSON object"
+        what = (
+            "a JSON object with keys "
+            + ", ".join(str(k) for k in keys)
+            + (", …" if len(data) > len(keys) else "")
+            if data
+            else "an empty JSON object"
+        )
     elif isinstance(data, list):
         what = f"a JSON list of {len(data)} item(s)"
     else:
@@ -70,18 +80,22 @@ def json_content(data: Any, stem: str, name: str) -> Content:
     return Content("document", title, fit_summary(f"{title}: {what}.", title), body)
 
 
-def dataset_content(source: Path, payload: Path,
-                    names: dict[str, tuple[list[str], list[str]]] | None) -> Content:
+def dataset_content(
+    source: Path, payload: Path, names: dict[str, tuple[list[str], list[str]]] | None
+) -> Content:
     """A dataset around a prepared SQLite payload: the query manual and sample rows."""
     title = source.stem.replace("_", " ").strip() or source.name
     conn = sqlite3.connect(f"file:{payload}?mode=ro", uri=True)
     try:
-        tables = [r[0] for r in conn.execute(
-            "SELECT name FROM sqlite_master WHERE type='table' AND name NOT LIKE 'sqlite_%' "
-            "ORDER BY rowid")]
+        tables = [
+            r[0]
+            for r in conn.execute(
+                "SELECT name FROM sqlite_master WHERE type='table' AND name NOT LIKE 'sqlite_%' "
+                "ORDER BY rowid"
+            )
+        ]
         counts = {t: conn.execute(f'SELECT COUNT(*) FROM "{t}"').fetchone()[0] for t in tables}
-        columns = {t: [r[1] for r in conn.execute(f'PRAGMA table_info("{t}")')]
-                   for t in tables}
+        columns = {t: [r[1] for r in conn.execute(f'PRAGMA table_info("{t}")')] for t in tables}
     finally:
         conn.close()
     if len(tables) == 1:
@@ -89,21 +103,30 @@ def dataset_content(source: Path, payload: Path,
         shown = ", ".join(cols[:6]) + (", …" if len(cols) > 6 else "")
         what = f"{counts[tables[0]]} row(s) of {shown}"
     elif tables:
-        what = "tables " + ", ".join(f"{t} ({counts[t]} rows)" for t in tables[:5]) + \
-            (", …" if len(tables) > 5 else "")
+        what = (
+            "tables "
+            + ", ".join(f"{t} ({counts[t]} rows)" for t in tables[:5])
+            + (", …" if len(tables) > 5 else "")
+        )
     else:
         what = "an empty SQLite database"
     lines = [f"# {title}", "", f"Adopted from `{source.name}`: {what}."]
-    renamed = [(t, raw, col) for t, (raws, cols) in (names or {}).items()
-               for raw, col in zip(raws, cols, strict=True) if raw != col]
+    renamed = [
+        (t, raw, col)
+        for t, (raws, cols) in (names or {}).items()
+        for raw, col in zip(raws, cols, strict=True)
+        if raw != col
+    ]
     if renamed:
         lines += ["", "Columns as named in the source:", ""]
-        lines += [f"- `{col}` ← {' '.join(raw.split()) or '(empty)'}"
-                  for _, raw, col in renamed[:50]]
+        lines += [
+            f"- `{col}` ← {' '.join(raw.split()) or '(empty)'}" for _, raw, col in renamed[:50]
+        ]
     body = "\n".join(lines) + "\n\n" + dataset.manual(payload, with_samples=True)
     meta = {"payload_type": "sqlite", "payload_hash": dataset.sha256_of(payload)}
-    return Content("dataset", title, fit_summary(f"{title}: {what}.", title), body, meta,
-                   payload=payload)
+    return Content(
+        "dataset", title, fit_summary(f"{title}: {what}.", title), body, meta, payload=payload
+    )
 
 
 def media_content(copy: Path, name: str, ext: str) -> Content:
@@ -119,8 +142,10 @@ def media_content(copy: Path, name: str, ext: str) -> Content:
     digest = dataset.sha256_of(copy)
     title = Path(name).stem.replace("_", " ").strip() or name
     desc = f"{'An audio recording' if audio else 'An image'} ({', '.join(facts)})"
-    body = (f"# {title}\n\n{desc}, kept as `{name}`. No description yet: "
-            f"{'a transcript' if audio else 'what it shows'} belongs here.\n")
+    body = (
+        f"# {title}\n\n{desc}, kept as `{name}`. No description yet: "
+        f"{'a transcript' if audio else 'what it shows'} belongs here.\n"
+    )
     summary = fit_summary(f"{title}: {desc[0].lower() + desc[1:]}, not yet described.", title)
     meta = {"payload_type": kind, "payload_hash": digest}
     content = Content("media", title, summary, body, meta, payload=copy)
@@ -157,11 +182,11 @@ def docx_content(path: Path, stem: str) -> Content:
                 blocks.append(text)
         elif tag == "tbl":
             table = docx.table.Table(child, doc)
-            rows = [[" ".join(c.text.split()).replace("|", "\\|") for c in r.cells]
-                    for r in table.rows]
+            rows = [
+                [" ".join(c.text.split()).replace("|", "\\|") for c in r.cells] for r in table.rows
+            ]
             if rows:
-                lines = ["| " + " | ".join(rows[0]) + " |",
-                         "|" + " --- |" * len(rows[0])]
+                lines = ["| " + " | ".join(rows[0]) + " |", "|" + " --- |" * len(rows[0])]
                 lines += ["| " + " | ".join(r) + " |" for r in rows[1:]]
                 blocks.append("\n".join(lines))
     text = "\n\n".join(blocks)
@@ -178,7 +203,8 @@ def xlsx_sheets(path: Path) -> list[tuple[str, list[list[Any]]]]:
     except Exception as exc:  # noqa: BLE001 - openpyxl raises many kinds
         raise FileProblem(f"not a readable .xlsx ({type(exc).__name__})") from None
     try:
-        return [(ws.title, [list(r) for r in ws.iter_rows(values_only=True)])
-                for ws in book.worksheets]
+        return [
+            (ws.title, [list(r) for r in ws.iter_rows(values_only=True)]) for ws in book.worksheets
+        ]
     finally:
         book.close()

@@ -8,8 +8,9 @@ import struct
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..errors import NotFound, VineError
-from ..writes import render
+from .. import ids
+from ..errors import NotFound, SchemaError, VineError
+from ..writes import render, rules
 
 if TYPE_CHECKING:
     from ..writes.context import WriteContext
@@ -44,8 +45,10 @@ def read_text(path: Path, limit: int | None = None) -> str:
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        raise FileProblem(f"not UTF-8 text (invalid byte at offset {exc.start}); "
-                          "convert it to UTF-8 and ingest again") from None
+        raise FileProblem(
+            f"not UTF-8 text (invalid byte at offset {exc.start}); "
+            "convert it to UTF-8 and ingest again"
+        ) from None
     return text.replace("\r\n", "\n").replace("\r", "\n")
 
 
@@ -59,8 +62,9 @@ def _read_capped(path: Path, limit: int) -> bytes:
 
 def same_stat(meta: dict[str, Any], st: os.stat_result) -> bool:
     """Whether a node's recorded source size and mtime still match the source file's."""
-    return meta.get("source_size") == st.st_size and \
-        meta.get("source_mtime") == round(st.st_mtime, 3)
+    return meta.get("source_size") == st.st_size and meta.get("source_mtime") == round(
+        st.st_mtime, 3
+    )
 
 
 def inside(path: Path, root: Path) -> bool:
@@ -72,7 +76,7 @@ def uri_rel(origin: str, prefix: str) -> str:
     """The path below ``prefix`` of a source's file URI, unquoted."""
     from urllib.parse import unquote
 
-    return unquote(origin[len(prefix):])
+    return unquote(origin[len(prefix) :])
 
 
 def read_doc(ctx: WriteContext, node_id: str) -> tuple[dict[str, Any], str]:
@@ -117,8 +121,11 @@ def add_entries(body: str, section: str, lines: list[tuple[str, str]]) -> str:
     """Many entry lines at the end of ``section`` at once (what repeated
     :func:`render.add_entry` calls give, without re-reading the body per entry)."""
     listed = {node_id for node_id, _ in lines}
-    kept = [ln for ln in body.split("\n") if not (
-        ln.startswith("- [[") and re.split(r"[\]|]", ln[4:], maxsplit=1)[0] in listed)]
+    kept = [
+        ln
+        for ln in body.split("\n")
+        if not (ln.startswith("- [[") and re.split(r"[\]|]", ln[4:], maxsplit=1)[0] in listed)
+    ]
     body = re.sub(r"\n{3,}", "\n\n", "\n".join(kept))
     return render.insert_entry(body, section, [text for _, text in lines])
 
@@ -136,3 +143,18 @@ def walk_count(sources: list[Path]) -> int:
                 dirnames[:] = [d for d in dirnames if not d.startswith(".")]
                 total += sum(1 for f in filenames if not f.startswith("."))
     return total
+
+
+def into_id(ctx: WriteContext, into: str) -> str:
+    """The branch an ingest writes into (``_index`` is the root): ``E_SCHEMA`` when it
+    names no branch id, or a node that is not a branch."""
+    if not isinstance(into, str) or not into.strip():
+        raise SchemaError("into: a branch id is required", hint="'_index' is the root.")
+    raw = into.strip().strip("/").removesuffix(".md")
+    if raw == ids.ROOT_INDEX:
+        return raw
+    branch = ids.branch_id(rules.check_new_id(raw))
+    row = ctx.forest.catalog.row(branch)
+    if row is not None and row["kind"] != "branch":
+        raise SchemaError(f"into: {branch} is not a branch")
+    return branch

@@ -48,41 +48,52 @@ class Files:
         or whose path ends with ``name`` (a partial path)."""
         leaf = posixpath.basename(name)
         stem = posixpath.splitext(leaf)[0] if posixpath.splitext(leaf)[1] else leaf
-        found = [p for p in self.stems.get(stem.casefold(), [])
-                 if p.startswith(root + "/")]
+        found = [p for p in self.stems.get(stem.casefold(), []) if p.startswith(root + "/")]
         if "/" in name:
             tail = "/" + name.strip("/").casefold()
-            found = [p for p in found
-                     if posixpath.splitext(p)[0].casefold().endswith(tail)
-                     or p.casefold().endswith(tail)]
+            found = [
+                p
+                for p in found
+                if posixpath.splitext(p)[0].casefold().endswith(tail) or p.casefold().endswith(tail)
+            ]
         return sorted(found)
 
 
-def resolve(plans: list[Plan], files: Files, is_node: Callable[[str], bool]
-            ) -> list[dict[str, Any]]:
+def resolve(
+    plans: list[Plan], files: Files, is_node: Callable[[str], bool]
+) -> list[dict[str, Any]]:
     """Rewrite every ingested body's wikilinks to the ids their files became; the
     links that name no file, or several, as report entries (``path``, ``id``, ``link``,
     ``reason``). Links inside code, and links that are node ids already, stay."""
     unresolved: list[dict[str, Any]] = []
     for plan in plans:
-        if plan.item is None or "[[" not in plan.body or plan.meta.get("type") in (
-                "dataset", "media"):
+        if (
+            plan.item is None
+            or "[[" not in plan.body
+            or plan.meta.get("type") in ("dataset", "media")
+        ):
             continue
         here = os.path.abspath(plan.item.path)
         root = here[: len(here) - len(plan.item.rel)].rstrip("/") or "/"
         folder = os.path.dirname(here)
 
-        def target(match: re.Match[str], _folder: str = folder, _root: str = root,
-                   _plan: Plan = plan) -> str:
+        def target(
+            match: re.Match[str], _folder: str = folder, _root: str = root, _plan: Plan = plan
+        ) -> str:
             bang, name, anchor, label = match.groups()
             name = name.strip()
             if not name or is_node(name.removesuffix(".md")):
                 return match.group(0)
             found, problem = _find(files, name, _folder, _root)
             if found is None:
-                unresolved.append({"path": _plan.item.shown if _plan.item else _plan.id,
-                                   "id": _plan.id, "link": match.group(0),
-                                   "reason": problem})
+                unresolved.append(
+                    {
+                        "path": _plan.item.shown if _plan.item else _plan.id,
+                        "id": _plan.id,
+                        "link": match.group(0),
+                        "reason": problem,
+                    }
+                )
                 return match.group(0)
             node_id = files.ids[found]
             return f"{bang}[[{node_id}{anchor}{label or '|' + name}]]"

@@ -10,8 +10,8 @@ from typing import Any
 # Limits: a note or document body is read whole; tables and payloads are streamed.
 MAX_TEXT_BYTES = 4 << 20
 MAX_FILE_BYTES = 256 << 20
-BAD_ROWS_SHOWN = 5            # bad CSV rows named in a report entry
-SUMMARY_CHARS = 200           # about 50 tokens: the first sentences
+BAD_ROWS_SHOWN = 5  # bad CSV rows named in a report entry
+SUMMARY_CHARS = 200  # about 50 tokens: the first sentences
 INGEST_CONFIDENCE = 0.7
 
 NOTE_EXT = (".md", ".markdown", ".txt")
@@ -33,11 +33,11 @@ class FileProblem(Exception):
 class Item:
     """One source file found by the walk."""
 
-    path: Path          # as found (a symlink stays a symlink)
-    real: Path          # what it resolves to
-    rel: str            # POSIX path relative to its source root
-    shown: str          # the path as the person spelled it
-    folder: str         # slugged folder prefix of its node id ("" at the source root)
+    path: Path  # as found (a symlink stays a symlink)
+    real: Path  # what it resolves to
+    rel: str  # POSIX path relative to its source root
+    shown: str  # the path as the person spelled it
+    folder: str  # slugged folder prefix of its node id ("" at the source root)
 
 
 @dataclass
@@ -49,8 +49,8 @@ class Content:
     summary: str
     body: str
     meta: dict[str, Any] = field(default_factory=dict)
-    payload: Path | None = None         # a prepared payload in the scratch folder
-    payload_name: str | None = None     # its final name beside the node (or _assets/...)
+    payload: Path | None = None  # a prepared payload in the scratch folder
+    payload_name: str | None = None  # its final name beside the node (or _assets/...)
     warnings: list[str] = field(default_factory=list)
 
 

@@ -29,7 +29,7 @@ def summarize(body: str, title: str) -> str:
             fenced = not fenced
             continue
         if prose and stripped.startswith("#"):
-            break   # the lead: the prose before the first section
+            break  # the lead: the prose before the first section
         if fenced or not stripped or stripped.startswith(("#", "|", "---", "<")):
             if prose and not stripped:
                 prose.append("\n")
@@ -98,7 +98,7 @@ def keep_notes(new_body: str, old_body: str) -> str:
     span = render.section_span(old_body, "Notes")
     if span is None:
         return new_body
-    notes = "\n".join(old_body.split("\n")[span[0]:span[1]]).strip("\n")
+    notes = "\n".join(old_body.split("\n")[span[0] : span[1]]).strip("\n")
     return new_body.rstrip("\n") + "\n\n" + notes + "\n"
 
 
@@ -116,7 +116,7 @@ def body_digest(body: str, node_type: Any) -> str:
         span = render.section_span(text, "Notes")
         if span is not None:
             lines = text.split("\n")
-            text = "\n".join(lines[:span[0]] + lines[span[1]:]).strip("\n").rstrip()
+            text = "\n".join(lines[: span[0]] + lines[span[1] :]).strip("\n").rstrip()
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
@@ -175,10 +175,10 @@ def make_aliases(stem: str, rel: str, title: str, leaf: str) -> list[str]:
     out += _CODE.findall(title)
     if stem.lower() != leaf and stem != title:
         out.append(stem)
-    return [a[:rules.ALIAS_CHARS] for a in out if a.strip()]
+    return [a[: rules.ALIAS_CHARS] for a in out if a.strip()]
 
 
 def alias_union(first: list[Any], second: list[Any]) -> list[str]:
     """Both alias lists merged in order, without repeats or blanks, within the alias limit."""
     merged = [a for a in dict.fromkeys([*first, *second]) if isinstance(a, str) and a.strip()]
-    return merged[:rules.MAX_ALIASES]
+    return merged[: rules.MAX_ALIASES]

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .. import ids
-from ..errors import SchemaError, VineError
+from ..errors import VineError
 from ..nodes import ParseError, parse_text
 from ..writes import dataset, render, rules
 from ..writes.plant import validate_node
@@ -28,6 +28,7 @@ from .files import (
     extra_installed,
     file_kind,
     inside,
+    into_id,
     read_doc,
     reason_of,
     same_stat,
@@ -57,9 +58,15 @@ from .passport import (
 )
 
 
-def ingest(vine: Vine, sources: list[Path], into: str = "_index", *,
-           progress: Progress | None = None, max_bytes: int | None = None,
-           prefer_source: bool = False) -> dict[str, Any]:
+def ingest(
+    vine: Vine,
+    sources: list[Path],
+    into: str = "_index",
+    *,
+    progress: Progress | None = None,
+    max_bytes: int | None = None,
+    prefer_source: bool = False,
+) -> dict[str, Any]:
     """Ingest folders and files under the branch ``into``, in one commit.
 
     A note's ``[[wikilinks]]`` are resolved as the source meant them: a short name
@@ -94,7 +101,7 @@ def ingest(vine: Vine, sources: list[Path], into: str = "_index", *,
     """
     started = time.perf_counter()
     with vine.writing() as ctx:
-        run = _Run(ctx, _into_id(ctx, into), max_bytes, progress, prefer_source)
+        run = _Run(ctx, into_id(ctx, into), max_bytes, progress, prefer_source)
         try:
             report = run.go([Path(s) for s in sources])
         finally:
@@ -103,27 +110,17 @@ def ingest(vine: Vine, sources: list[Path], into: str = "_index", *,
     return report
 
 
-def _into_id(ctx: WriteContext, into: str) -> str:
-    if not isinstance(into, str) or not into.strip():
-        raise SchemaError("into: a branch id is required", hint="'_index' is the root.")
-    raw = into.strip().strip("/").removesuffix(".md")
-    if raw == ids.ROOT_INDEX:
-        return raw
-    branch = ids.branch_id(rules.check_new_id(raw))
-    row = ctx.forest.catalog.row(branch)
-    if row is not None and row["kind"] != "branch":
-        raise SchemaError(f"into: {branch} is not a branch")
-    return branch
-
-
-# -- the run -------------------------------------------------------------------------
-
-
 class _Run:
     """One ingest: the walk, the plans, the report and the write."""
 
-    def __init__(self, ctx: WriteContext, into: str, max_bytes: int | None,
-                 progress: Progress | None, prefer_source: bool = False) -> None:
+    def __init__(
+        self,
+        ctx: WriteContext,
+        into: str,
+        max_bytes: int | None,
+        progress: Progress | None,
+        prefer_source: bool = False,
+    ) -> None:
         self.ctx = ctx
         self.prefer_source = prefer_source
         self.into = into
@@ -136,15 +133,31 @@ class _Run:
         scratch.mkdir(parents=True, exist_ok=True)
         self.scratch = Path(tempfile.mkdtemp(prefix="ingest-", dir=scratch))
         self.report: dict[str, list[dict[str, Any]]] = {
-            k: [] for k in ("created", "updated", "unchanged", "unsupported", "failed",
-                            "stale", "conflict", "unresolved_links")}
-        self.origins = {r["origin"]: r["id"] for r in ctx.forest.catalog.rows(
-            "SELECT id, origin FROM nodes WHERE origin LIKE 'file:%'")}
+            k: []
+            for k in (
+                "created",
+                "updated",
+                "unchanged",
+                "unsupported",
+                "failed",
+                "stale",
+                "conflict",
+                "unresolved_links",
+            )
+        }
+        self.origins = {
+            r["origin"]: r["id"]
+            for r in ctx.forest.catalog.rows(
+                "SELECT id, origin FROM nodes WHERE origin LIKE 'file:%'"
+            )
+        }
         # An old address a transplant left (a waymark) is not free either.
-        self.taken = {r["id"] for r in ctx.forest.catalog.rows(
-            "SELECT id FROM nodes UNION SELECT old_id FROM moves")}
+        self.taken = {
+            r["id"]
+            for r in ctx.forest.catalog.rows("SELECT id FROM nodes UNION SELECT old_id FROM moves")
+        }
         self.seen: set[str] = set()
-        self.folders: dict[str, tuple[str, str, str]] = {}   # slug prefix -> dir info
+        self.folders: dict[str, tuple[str, str, str]] = {}  # slug prefix -> dir info
         self.plans: list[Plan] = []
         self.contents = Contents(self.scratch, self.text_cap, self.file_cap)
 
@@ -162,14 +175,19 @@ class _Run:
             for origin, node_id in sorted(self.origins.items()):
                 if origin.startswith(prefix) and origin not in self.seen:
                     self.report["stale"].append(
-                        {"path": str(root / uri_rel(origin, prefix)), "id": node_id})
+                        {"path": str(root / uri_rel(origin, prefix)), "id": node_id}
+                    )
         # Wikilinks to the nodes their files became (every file of the run is planned).
         self.report["unresolved_links"] = resolve(
-            self.plans, known_files(self.origins, self.plans), self.taken.__contains__)
+            self.plans, known_files(self.origins, self.plans), self.taken.__contains__
+        )
         branches = self._plan_branches()
         commit = self._write(branches) if self.plans else None
-        out: dict[str, Any] = {"into": self.into, "commit": commit,
-                               "branches": [p.id for p in branches]}
+        out: dict[str, Any] = {
+            "into": self.into,
+            "commit": commit,
+            "branches": [p.id for p in branches],
+        }
         out.update(self.report)
         out["counts"] = {k: len(v) for k, v in self.report.items()}
         return out
@@ -233,8 +251,7 @@ class _Run:
             return
         slug = "/".join(slug_segment(p) for p in rel_dir.split("/"))
         self.seen.add((root / rel_dir).as_uri())
-        self.folders.setdefault(slug, ((root / rel_dir).name, rel_dir,
-                                       (root / rel_dir).as_uri()))
+        self.folders.setdefault(slug, ((root / rel_dir).name, rel_dir, (root / rel_dir).as_uri()))
 
     def _item(self, file: Path, root: Path, rel: str, shown: str) -> Item | None:
         self.seen.add(file.as_uri())
@@ -286,9 +303,14 @@ class _Run:
         except Exception as exc:  # noqa: BLE001 - one bad file never stops the run
             self._fail(item.shown, f"unexpected {type(exc).__name__}: {exc}")
             return
-        passport = {"source": "ingest", "confidence": INGEST_CONFIDENCE,
-                    "source_path": item.rel, "source_hash": digest,
-                    "source_size": st.st_size, "source_mtime": round(st.st_mtime, 3)}
+        passport = {
+            "source": "ingest",
+            "confidence": INGEST_CONFIDENCE,
+            "source_path": item.rel,
+            "source_hash": digest,
+            "source_size": st.st_size,
+            "source_mtime": round(st.st_mtime, 3),
+        }
         if len(origin) <= 2048:
             passport["origin"] = origin
         try:
@@ -303,11 +325,19 @@ class _Run:
 
     def _plan_new(self, item: Item, content: Content, passport: dict[str, Any]) -> None:
         node_id = self._new_id(item, content)
-        meta = {"id": node_id, "type": content.type, "parent": ids.parent_of(node_id),
-                "title": content.title, "summary": content.summary,
-                **passport, **content.meta}
-        aliases = alias_union(content.meta.get("aliases") or [], make_aliases(
-            item.path.stem, item.rel, content.title, node_id.rsplit("/", 1)[-1]))
+        meta = {
+            "id": node_id,
+            "type": content.type,
+            "parent": ids.parent_of(node_id),
+            "title": content.title,
+            "summary": content.summary,
+            **passport,
+            **content.meta,
+        }
+        aliases = alias_union(
+            content.meta.get("aliases") or [],
+            make_aliases(item.path.stem, item.rel, content.title, node_id.rsplit("/", 1)[-1]),
+        )
         if aliases:
             meta["aliases"] = aliases
         if content.payload is not None:
@@ -315,8 +345,17 @@ class _Run:
         meta["source_digest"] = title_digest(content.title, content.summary)
         spec = validate_node(self.ctx, {**meta, "body": content.body})
         self.taken.add(node_id)
-        self.plans.append(Plan(item, node_id, spec["meta"], spec["body"], content.payload,
-                               content.payload_name, warnings=content.warnings))
+        self.plans.append(
+            Plan(
+                item,
+                node_id,
+                spec["meta"],
+                spec["body"],
+                content.payload,
+                content.payload_name,
+                warnings=content.warnings,
+            )
+        )
 
     def _new_id(self, item: Item, content: Content) -> str:
         base = self.prefix + (item.folder + "/" if item.folder else "")
@@ -331,27 +370,35 @@ class _Run:
                 if (self.ctx.root / (base + content.payload_name)).exists():
                     continue
             return node_id
-        raise FileProblem(f"no free id for it (tried {base}{candidates[0]} and "
-                          f"{base}{candidates[1]})")
+        raise FileProblem(
+            f"no free id for it (tried {base}{candidates[0]} and {base}{candidates[1]})"
+        )
 
-    def _plan_update(self, item: Item, old: Any, content: Content,
-                     passport: dict[str, Any]) -> None:
+    def _plan_update(
+        self, item: Item, old: Any, content: Content, passport: dict[str, Any]
+    ) -> None:
         node_id = old.id
         if old.meta.get("type") != content.type:
-            raise FileProblem(f"its node {node_id} is a {old.meta.get('type')}, the file "
-                              f"now reads as a {content.type}; prune the node to re-ingest it")
+            raise FileProblem(
+                f"its node {node_id} is a {old.meta.get('type')}, the file "
+                f"now reads as a {content.type}; prune the node to re-ingest it"
+            )
         recorded = old.meta.get("body_digest")
-        if recorded and recorded != body_digest(old.body, content.type) and \
-                not self.prefer_source:
-            self.report["conflict"].append({
-                "path": item.shown, "id": node_id,
-                "reason": "the source changed, and so did the node's body since it was "
-                          "ingested: the node is kept as it was edited (ingest with "
-                          "prefer_source to take the source's body)"})
+        if recorded and recorded != body_digest(old.body, content.type) and not self.prefer_source:
+            self.report["conflict"].append(
+                {
+                    "path": item.shown,
+                    "id": node_id,
+                    "reason": "the source changed, and so did the node's body since it was "
+                    "ingested: the node is kept as it was edited (ingest with "
+                    "prefer_source to take the source's body)",
+                }
+            )
             return
         meta = dict(old.meta)
         generated = old.meta.get("source_digest") == title_digest(
-            str(old.meta.get("title")), str(old.meta.get("summary")))
+            str(old.meta.get("title")), str(old.meta.get("summary"))
+        )
         if generated:
             meta["title"], meta["summary"] = content.title, content.summary
             meta["source_digest"] = title_digest(content.title, content.summary)
@@ -362,8 +409,10 @@ class _Run:
                 meta[key] = content.meta[key]
         if "origin" in passport:
             meta.setdefault("origin", passport["origin"])
-        aliases = alias_union(meta.get("aliases") or [], make_aliases(
-            item.path.stem, item.rel, str(meta["title"]), node_id.rsplit("/", 1)[-1]))
+        aliases = alias_union(
+            meta.get("aliases") or [],
+            make_aliases(item.path.stem, item.rel, str(meta["title"]), node_id.rsplit("/", 1)[-1]),
+        )
         if aliases:
             meta["aliases"] = aliases
         old_payload = old.meta.get("payload") if content.payload is not None else None
@@ -372,17 +421,26 @@ class _Run:
         if content.payload is not None:
             meta["payload"] = content.payload_name
         meta["updated"] = render.today()
-        body = keep_notes(content.body, old.body) if content.type == "dataset" \
-            else content.body
+        body = keep_notes(content.body, old.body) if content.type == "dataset" else content.body
         body = with_title(str(meta["title"]), body)
         rules.check_summary(meta["summary"])
         try:
             parse_text(node_id, render.render(meta, body))
         except ParseError as exc:
             raise FileProblem(f"the refreshed node would not parse: {exc}") from None
-        self.plans.append(Plan(item, node_id, meta, body, content.payload,
-                               content.payload_name, old_payload, created=False,
-                               warnings=content.warnings))
+        self.plans.append(
+            Plan(
+                item,
+                node_id,
+                meta,
+                body,
+                content.payload,
+                content.payload_name,
+                old_payload,
+                created=False,
+                warnings=content.warnings,
+            )
+        )
 
     def _plan_branches(self) -> list[Plan]:
         """Every missing branch above a new node, shallowest first."""
@@ -405,14 +463,21 @@ class _Run:
 
     def _branch_plan(self, branch: str) -> Plan:
         folder = ids.folder_prefix(branch).rstrip("/")
-        slug = folder[len(self.prefix):] if folder.startswith(self.prefix) else None
+        slug = folder[len(self.prefix) :] if folder.startswith(self.prefix) else None
         info = self.folders.get(slug) if slug else None
-        node: dict[str, Any] = {"id": branch, "type": "branch",
-                                "parent": ids.parent_of(branch), "source": "ingest"}
+        node: dict[str, Any] = {
+            "id": branch,
+            "type": "branch",
+            "parent": ids.parent_of(branch),
+            "source": "ingest",
+        }
         if info is not None:
             name, rel_dir, uri = info
-            node.update(title=name, summary=f"Files ingested from the folder {rel_dir}/.",
-                        source_path=rel_dir)
+            node.update(
+                title=name,
+                summary=f"Files ingested from the folder {rel_dir}/.",
+                source_path=rel_dir,
+            )
             if len(uri) <= 2048:
                 node["origin"] = uri
         else:
@@ -432,32 +497,39 @@ class _Run:
         entries: dict[str, dict[str, list[tuple[str, str]]]] = {}
         for plan in plans:
             if plan.created:
-                section = render.SUB_BRANCHES if plan.meta["type"] == "branch" \
-                    else render.DIRECT_BANANAS
+                section = (
+                    render.SUB_BRANCHES if plan.meta["type"] == "branch" else render.DIRECT_BANANAS
+                )
                 parent = str(ids.parent_of(plan.id))
                 entries.setdefault(parent, {}).setdefault(section, []).append(
-                    (plan.id, render.entry_line(plan.id, plan.meta["summary"])))
+                    (plan.id, render.entry_line(plan.id, plan.meta["summary"]))
+                )
         for parent, sections in entries.items():
             meta, body = docs.get(parent) or read_doc(ctx, parent)
             for section, lines in sections.items():
                 body = add_entries(body, section, lines)
-            docs[parent] = (dict(meta, coverage=render.coverage(body),
-                                 updated=render.today()), body)
+            docs[parent] = (
+                dict(meta, coverage=render.coverage(body), updated=render.today()),
+                body,
+            )
         for plan in self.plans:
             if not plan.created:
                 self._relist(plan, docs)
             # What ingest wrote, so a later run can tell a person's edit from its own.
             meta, body = docs[plan.id]
-            docs[plan.id] = (dict(meta, body_digest=body_digest(body, plan.meta["type"])),
-                             body)
-        texts = {ctx.root / (node_id + ".md"): render.render(meta, body)
-                 for node_id, (meta, body) in docs.items()}
-        moved: list[tuple[Path, Path | None]] = []   # (final, backup of what it replaced)
+            docs[plan.id] = (dict(meta, body_digest=body_digest(body, plan.meta["type"])), body)
+        texts = {
+            ctx.root / (node_id + ".md"): render.render(meta, body)
+            for node_id, (meta, body) in docs.items()
+        }
+        moved: list[tuple[Path, Path | None]] = []  # (final, backup of what it replaced)
         created = sum(p.created for p in self.plans)
-        message = (f"ingest({self.into}): {created} created, "
-                   f"{len(self.plans) - created} updated")
-        finals = {id(p): self.ctx.root / os.path.dirname(p.id) / p.payload_name
-                  for p in self.plans if p.payload is not None and p.payload_name}
+        message = f"ingest({self.into}): {created} created, {len(self.plans) - created} updated"
+        finals = {
+            id(p): self.ctx.root / os.path.dirname(p.id) / p.payload_name
+            for p in self.plans
+            if p.payload is not None and p.payload_name
+        }
         with ctx.transaction() as txn:
             txn.touch(*texts)
             txn.created(*(f for f in finals.values() if not f.exists()))
@@ -481,8 +553,9 @@ class _Run:
         self._log_plans()
         return sha
 
-    def _place_payload(self, plan: Plan, final: Path,
-                       moved: list[tuple[Path, Path | None]]) -> None:
+    def _place_payload(
+        self, plan: Plan, final: Path, moved: list[tuple[Path, Path | None]]
+    ) -> None:
         """Move a prepared payload into place (what it replaces kept until the commit)."""
         assert plan.payload is not None
         final.parent.mkdir(parents=True, exist_ok=True)
@@ -506,8 +579,11 @@ class _Run:
     def _log_plans(self) -> None:
         for plan in self.plans:
             assert plan.item is not None
-            entry: dict[str, Any] = {"path": plan.item.shown, "id": plan.id,
-                                     "type": plan.meta["type"]}
+            entry: dict[str, Any] = {
+                "path": plan.item.shown,
+                "id": plan.id,
+                "type": plan.meta["type"],
+            }
             if plan.warnings:
                 entry["warnings"] = plan.warnings
             self.report["created" if plan.created else "updated"].append(entry)

@@ -23,8 +23,10 @@ def infer_columns(rows: list[list[str]], width: int) -> tuple[list[str], list[li
         else:
             types.append("TEXT")
     convert = {"INTEGER": int, "REAL": float, "TEXT": str}
-    values = [[convert[types[i]](r[i].strip()) if r[i].strip() else None
-               for i in range(width)] for r in rows]
+    values = [
+        [convert[types[i]](r[i].strip()) if r[i].strip() else None for i in range(width)]
+        for r in rows
+    ]
     return types, values
 
 
@@ -38,10 +40,16 @@ def sniff_delimiter(sample: str) -> str:
 
 def flat_records(data: Any) -> bool:
     """Whether JSON data is a non-empty list of flat objects (a table)."""
-    return isinstance(data, list) and bool(data) and all(
-        isinstance(rec, dict) and rec and all(
-            v is None or isinstance(v, str | int | float | bool) for v in rec.values())
-        for rec in data)
+    return (
+        isinstance(data, list)
+        and bool(data)
+        and all(
+            isinstance(rec, dict)
+            and rec
+            and all(v is None or isinstance(v, str | int | float | bool) for v in rec.values())
+            for rec in data
+        )
+    )
 
 
 def json_cell(value: Any) -> Any:

@@ -22,8 +22,10 @@ _PERIOD = {
     "month": "substr(d, 1, 7)",
     "year": "substr(d, 1, 4)",
 }
-_FAR_HINT = ("Cut by the 800-token budget: the older periods exist. Narrow with since/until "
-             "or ask for a coarser granularity.")
+_FAR_HINT = (
+    "Cut by the 800-token budget: the older periods exist. Narrow with since/until "
+    "or ask for a coarser granularity."
+)
 
 
 def scope_range(forest: Forest, scope: str | None, param: str = "scope") -> tuple[str, str]:
@@ -35,8 +37,10 @@ def scope_range(forest: Forest, scope: str | None, param: str = "scope") -> tupl
     row = forest.catalog.row(index)
     if row is None or row["kind"] != "branch":
         if forest.catalog.row(node_id) is not None:
-            raise SchemaError(f"{param}: {node_id} is not a branch",
-                              hint="Give a branch (its whole subtree is covered).")
+            raise SchemaError(
+                f"{param}: {node_id} is not a branch",
+                hint="Give a branch (its whole subtree is covered).",
+            )
         raise forest.absent(index)
     return index, folder_prefix(index)
 
@@ -48,8 +52,9 @@ def where_scope(start: str) -> tuple[str, list[str]]:
     return " AND id >= ? AND id < ?", [start, start[:-1] + chr(ord("/") + 1)]
 
 
-def calendar(forest: Forest, scope: str | None, granularity: str, win: Window, limit: int,
-             seen: Visibility) -> dict[str, Any]:
+def calendar(
+    forest: Forest, scope: str | None, granularity: str, win: Window, limit: int, seen: Visibility
+) -> dict[str, Any]:
     """Periods newest first, each with the window bounds that read exactly its nodes.
 
     The dates are grouped twice in one statement: by distinct date first (which the
@@ -79,18 +84,25 @@ def calendar(forest: Forest, scope: str | None, granularity: str, win: Window, l
         f"SELECT {_PERIOD[granularity]} AS p, sum(n), min(substr(d, 1, 10)), "
         f"max(substr(d, 1, 10)) FROM (SELECT {col} AS d, count(*) AS n FROM nodes "
         f"WHERE 1=1{where}{dated} GROUP BY {col}) GROUP BY p ORDER BY p DESC",
-        [*args, *dargs]).fetchall()
+        [*args, *dargs],
+    ).fetchall()
     blank = conn.execute(
         f"SELECT count(*) FROM nodes WHERE 1=1{where} AND NOT coalesce("
-        + DATED.format(col=col) + ", 0)", args).fetchone()[0]
+        + DATED.format(col=col)
+        + ", 0)",
+        args,
+    ).fetchone()[0]
     buckets: list[dict[str, Any]] = []
     invalid = dated_nodes = periods = 0
     first = last = None
     for key, n, low, high in rows:
-        bucket = _bucket(granularity, key, n) if len(buckets) < limit else (
-            key if _valid(granularity, key) else None)
+        bucket = (
+            _bucket(granularity, key, n)
+            if len(buckets) < limit
+            else (key if _valid(granularity, key) else None)
+        )
         if bucket is None:
-            invalid += n     # a date no calendar holds (2026-02-30): as good as none
+            invalid += n  # a date no calendar holds (2026-02-30): as good as none
             continue
         if isinstance(bucket, dict):
             buckets.append(bucket)
@@ -99,9 +111,13 @@ def calendar(forest: Forest, scope: str | None, granularity: str, win: Window, l
         first = low if first is None or low < first else first
         last = high if last is None or high > last else last
     out: dict[str, Any] = {
-        "date_field": col, "granularity": granularity,
+        "date_field": col,
+        "granularity": granularity,
         "range": {"first": first, "last": last, "nodes": dated_nodes},
-        "buckets": buckets, "undated": blank + invalid, "truncated": periods > limit}
+        "buckets": buckets,
+        "undated": blank + invalid,
+        "truncated": periods > limit,
+    }
     if win.active:
         out["window"] = win.echo()
     if budget.cost(out) > budget.CALENDAR:
@@ -128,8 +144,12 @@ def _bucket(granularity: str, key: Any, nodes: int) -> dict[str, Any] | None:
         if granularity == "week":
             monday = _MONDAY_ONE + timedelta(weeks=int(key))
             year, week, _ = monday.isocalendar()
-            return {"period": f"{year}-W{week:02d}", "since": monday.isoformat(),
-                    "until": (monday + timedelta(days=6)).isoformat(), "nodes": nodes}
+            return {
+                "period": f"{year}-W{week:02d}",
+                "since": monday.isoformat(),
+                "until": (monday + timedelta(days=6)).isoformat(),
+                "nodes": nodes,
+            }
         if granularity == "day":
             date.fromisoformat(key)
         elif granularity == "month":

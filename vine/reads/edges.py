@@ -35,21 +35,27 @@ from .sniff import Forms, finder
 if TYPE_CHECKING:
     import sqlite3
 
-LINK_PRIOR = 0.25              # the share a typed link alone is credited with
-NEWER, OLDER = 1.0, 0.5        # the shares of a newer and an older version of the source
-NEIGHBOURS_MAX = 64            # edges read per source, at most
-PERSON = "\0person"            # the missing "who" of a question asking for a person
+LINK_PRIOR = 0.25  # the share a typed link alone is credited with
+NEWER, OLDER = 1.0, 0.5  # the shares of a newer and an older version of the source
+NEIGHBOURS_MAX = 64  # edges read per source, at most
+PERSON = "\0person"  # the missing "who" of a question asking for a person
 # Version rels as stored, and the share of the node at the link's far end when the
 # source declares the link (the near end's share when the other end declares it).
-_LATER = {"succeeds", "supersedes"}       # the declaring node is the newer one
+_LATER = {"succeeds", "supersedes"}  # the declaring node is the newer one
 _EARLIER = {"precedes", "superseded-by"}  # the declaring node is the older one
 
-_OUT = ("SELECT e.rel, e.dst FROM edges e JOIN nodes n ON n.id = e.dst "
-        "WHERE e.src = ? AND n.kind != 'branch' ORDER BY e.ord LIMIT ?")
-_IN = ("SELECT e.rel, e.src FROM edges e JOIN nodes n ON n.id = e.src "
-       "WHERE e.dst = ? AND n.kind != 'branch' ORDER BY n.rowid LIMIT ?")
-_META = ("SELECT id, title, summary, aliases, tags, type, entity_kind FROM nodes "
-         "WHERE id IN (SELECT value FROM json_each(?))")
+_OUT = (
+    "SELECT e.rel, e.dst FROM edges e JOIN nodes n ON n.id = e.dst "
+    "WHERE e.src = ? AND n.kind != 'branch' ORDER BY e.ord LIMIT ?"
+)
+_IN = (
+    "SELECT e.rel, e.src FROM edges e JOIN nodes n ON n.id = e.src "
+    "WHERE e.dst = ? AND n.kind != 'branch' ORDER BY n.rowid LIMIT ?"
+)
+_META = (
+    "SELECT id, title, summary, aliases, tags, type, entity_kind FROM nodes "
+    "WHERE id IN (SELECT value FROM json_each(?))"
+)
 
 
 @dataclass
@@ -64,8 +70,13 @@ class Linked:
 
 
 def _stems_of(text: str) -> set[str]:
-    return {s for token in TOKEN.findall(text) if stemmable(fold(token))
-            for lang in LANGUAGES for s in stems(token, lang)}
+    return {
+        s
+        for token in TOKEN.findall(text)
+        if stemmable(fold(token))
+        for lang in LANGUAGES
+        for s in stems(token, lang)
+    }
 
 
 def _carries(folded: str, text_stems: set[str] | None, term: str, forms: Forms) -> bool:
@@ -93,9 +104,16 @@ def _is_person(row: sqlite3.Row | None) -> bool:
     return row is not None and row["type"] == "entity" and row["entity_kind"] == "person"
 
 
-def linked(forest: Forest, sources: list[tuple[str, float, str]], terms: list[str],
-           weight: Mapping[str, float], forms: Forms, exclude: set[str], *,
-           asks_person: bool = False) -> list[Linked]:
+def linked(
+    forest: Forest,
+    sources: list[tuple[str, float, str]],
+    terms: list[str],
+    weight: Mapping[str, float],
+    forms: Forms,
+    exclude: set[str],
+    *,
+    asks_person: bool = False,
+) -> list[Linked]:
     """The neighbours of the ``sources`` (``(id, score, text)``: a hit, its fused score,
     its metadata and body) that supply what the source lacks, best first; nodes in
     ``exclude`` (the hits) and the forest's own ``_meta`` nodes are left out."""
@@ -111,16 +129,27 @@ def linked(forest: Forest, sources: list[tuple[str, float, str]], terms: list[st
         lacking = sum(missing.values())
         if lacking <= 0:
             continue
-        edges = [(rel, dst, _version(rel, out=True))
-                 for rel, dst in conn.execute(_OUT, (source, NEIGHBOURS_MAX))]
-        edges += [(dialect.inverse(rel), src, _version(rel, out=False))
-                  for rel, src in conn.execute(_IN, (source, NEIGHBOURS_MAX))]
-        edges = [(rel, other, version) for rel, other, version in edges if other != source
-                 and other not in exclude and not other.startswith("_meta/")]
+        edges = [
+            (rel, dst, _version(rel, out=True))
+            for rel, dst in conn.execute(_OUT, (source, NEIGHBOURS_MAX))
+        ]
+        edges += [
+            (dialect.inverse(rel), src, _version(rel, out=False))
+            for rel, src in conn.execute(_IN, (source, NEIGHBOURS_MAX))
+        ]
+        edges = [
+            (rel, other, version)
+            for rel, other, version in edges
+            if other != source and other not in exclude and not other.startswith("_meta/")
+        ]
         if not edges:
             continue
-        rows = {r["id"]: r for r in forest.catalog.rows(
-            _META, (json.dumps(sorted({other for _, other, _ in edges})),))}
+        rows = {
+            r["id"]: r
+            for r in forest.catalog.rows(
+                _META, (json.dumps(sorted({other for _, other, _ in edges})),)
+            )
+        }
         for rel, other, version in edges:
             row = rows.get(other)
             if row is None:
@@ -129,17 +158,24 @@ def linked(forest: Forest, sources: list[tuple[str, float, str]], terms: list[st
             meta_folded, meta_stems = fold(meta), _stems_of(meta)
             rel_text = rel.replace("-", " ")
             rel_folded, rel_stems = fold(rel_text), _stems_of(rel_text)
-            supplies = [t for t in missing if t != PERSON
-                        and (_carries(meta_folded, meta_stems, t, forms)
-                             or _carries(rel_folded, rel_stems, t, forms))]
+            supplies = [
+                t
+                for t in missing
+                if t != PERSON
+                and (
+                    _carries(meta_folded, meta_stems, t, forms)
+                    or _carries(rel_folded, rel_stems, t, forms)
+                )
+            ]
             if PERSON in missing and _is_person(row):
                 supplies.append(PERSON)
             share = max(min(1.0, sum(missing[t] for t in supplies) / lacking), version)
             value = score * (LINK_PRIOR + (1 - LINK_PRIOR) * share)
             held = best.get(other)
             if held is None or value > held.score:
-                best[other] = Linked(other, value, source, rel,
-                                     [t for t in supplies if t != PERSON])
+                best[other] = Linked(
+                    other, value, source, rel, [t for t in supplies if t != PERSON]
+                )
     return sorted(best.values(), key=lambda n: (-n.score, n.id))
 
 

@@ -26,10 +26,10 @@ from .sniff import Forms, first_hit, matching_lines, snippet
 from .sweep import doc_counts, sweep, term_weights, word_forms
 from .terms import asks_for_person, derive_terms, languages, locate_query
 
-RRF_K = 60                     # fused = sum of 1 / (RRF_K + rank) over the two rankings
+RRF_K = 60  # fused = sum of 1 / (RRF_K + rank) over the two rankings
 MAX_K_ENV = "MONKEYLLM_HARVEST_MAX_K"
 MAX_K_DEFAULT = 5
-WHOLE_BODY = 1200              # a body up to this many tokens comes whole
+WHOLE_BODY = 1200  # a body up to this many tokens comes whole
 SECTIONS_MAX = 2
 MATCHES_MAX = 5
 PER_TERM_MATCHES = budget.SNIFF_MATCHES_SHOWN
@@ -45,15 +45,23 @@ def max_k() -> int:
     except ValueError:
         value = 0
     if value < 1:
-        raise SchemaError(f"{MAX_K_ENV} must be a positive integer, got {raw!r}",
-                          hint=f"Unset it (the default is {MAX_K_DEFAULT}) or set it to 1 "
-                               "or more.")
+        raise SchemaError(
+            f"{MAX_K_ENV} must be a positive integer, got {raw!r}",
+            hint=f"Unset it (the default is {MAX_K_DEFAULT}) or set it to 1 or more.",
+        )
     return value
 
 
-def harvest(forest: Forest, query: str, terms: str | list[str] | None, k: int, win: Window,
-            include_superseded: bool, steps: list[dict[str, Any]] | None = None,
-            hybrid: Any = "auto") -> dict[str, Any]:
+def harvest(
+    forest: Forest,
+    query: str,
+    terms: str | list[str] | None,
+    k: int,
+    win: Window,
+    include_superseded: bool,
+    steps: list[dict[str, Any]] | None = None,
+    hybrid: Any = "auto",
+) -> dict[str, Any]:
     """The fused sweep the module docstring describes.
 
     ``steps``, when given, receives one ``{step, ms, tokens, id?}`` per inner read as it
@@ -61,12 +69,14 @@ def harvest(forest: Forest, query: str, terms: str | list[str] | None, k: int, w
     trace is built from it. The result is the same with or without it.
     """
     if not query.strip():
-        raise SchemaError("harvest: query is empty",
-                          hint="Ask a question, or name the exact terms to find.")
+        raise SchemaError(
+            "harvest: query is empty", hint="Ask a question, or name the exact terms to find."
+        )
     if len(query) > budget.HARVEST_QUERY_CHARS_MAX:
-        raise SchemaError(f"harvest: query is {len(query)} characters, over "
-                          f"{budget.HARVEST_QUERY_CHARS_MAX}",
-                          hint="Ask a shorter question; pass exact strings as terms.")
+        raise SchemaError(
+            f"harvest: query is {len(query)} characters, over {budget.HARVEST_QUERY_CHARS_MAX}",
+            hint="Ask a shorter question; pass exact strings as terms.",
+        )
     k = min(max(k, 1), max_k())
     on = features.active()
     forms: Forms = {}
@@ -85,20 +95,26 @@ def harvest(forest: Forest, query: str, terms: str | list[str] | None, k: int, w
     leg = _weighed(located)
     _record(steps, "locate", started, located)
     started = time.perf_counter()
-    seen: dict[str, list[int]] = {}        # each term's index lines, read once
+    seen: dict[str, list[int]] = {}  # each term's index lines, read once
     counts = doc_counts(forest, wanted, forms, seen)
     sniffed = sweep(forest, wanted, counts, pool, win, forms, seen)
     if wanted:
         _record(steps, "sniff", started, sniffed)
-    fused = _fuse(forest, leg, sniffed["results"], weighted=on.weighted,
-                  tiered=on.tiers)
+    fused = _fuse(forest, leg, sniffed["results"], weighted=on.weighted, tiered=on.tiers)
     named = {r["id"] for r in sniffed["results"] if r.get("named")}
     kept, excluded = _supersede(forest, fused, k, include_superseded, named, win)
     if on.edges:
         asked = wanted if terms is None else derive_terms(query)
-        kept = _with_neighbours(forest, kept, k, asked,
-                                counts if terms is None else doc_counts(forest, asked), forms,
-                                fused, asks_for_person(query))
+        kept = _with_neighbours(
+            forest,
+            kept,
+            k,
+            asked,
+            counts if terms is None else doc_counts(forest, asked),
+            forms,
+            fused,
+            asks_for_person(query),
+        )
     forest.found(c.id for c in kept)
     global_matches = {r["id"]: r.get("matches", []) for r in sniffed["results"]}
     scarcity = sorted(wanted, key=lambda t: counts[t])
@@ -111,31 +127,51 @@ def harvest(forest: Forest, query: str, terms: str | list[str] | None, k: int, w
     results = [item for item, _ in filter(None, built)]
     outlines = {item["id"]: outline for item, outline in filter(None, built)}
     _annotate(forest, results)
-    out: dict[str, Any] = {"query": query, "terms": wanted, "results": results,
-                           "truncated": False, "hybrid": located["hybrid"]}
+    out: dict[str, Any] = {
+        "query": query,
+        "terms": wanted,
+        "results": results,
+        "truncated": False,
+        "hybrid": located["hybrid"],
+    }
     if excluded:
         out["superseded_excluded"] = excluded
     if win.active:
         out["window"] = win.echo()
     _fit(out, outlines)
     if not out["results"]:
-        out["searched"] = {"locate": locate_query(query), "sniff": wanted,
-                           "nodes": sniffed.get("scanned_nodes", 0)}
-        out["hint"] = located.get("hint") if win.active and located.get("hint") else (
-            "Nothing matched. Pass explicit terms (an exact code, a name, a word from the "
-            "body), or ask with the words the forest would use in a title or summary.")
+        out["searched"] = {
+            "locate": locate_query(query),
+            "sniff": wanted,
+            "nodes": sniffed.get("scanned_nodes", 0),
+        }
+        out["hint"] = (
+            located.get("hint")
+            if win.active and located.get("hint")
+            else (
+                "Nothing matched. Pass explicit terms (an exact code, a name, a word from the "
+                "body), or ask with the words the forest would use in a title or summary."
+            )
+        )
     forest.heat.deposit((r["id"] for r in out["results"]), READ_DEPOSIT)
     return out
 
 
-def _record(steps: list[dict[str, Any]] | None, step: str, started: float, out: Any,
-            node_id: str | None = None) -> None:
+def _record(
+    steps: list[dict[str, Any]] | None,
+    step: str,
+    started: float,
+    out: Any,
+    node_id: str | None = None,
+) -> None:
     """Append one measured step (when a recorder was given)."""
     if steps is None:
         return
-    entry: dict[str, Any] = {"step": step,
-                             "ms": round((time.perf_counter() - started) * 1000, 2),
-                             "tokens": budget.cost(out)}
+    entry: dict[str, Any] = {
+        "step": step,
+        "ms": round((time.perf_counter() - started) * 1000, 2),
+        "tokens": budget.cost(out),
+    }
     if node_id is not None:
         entry["id"] = node_id
     steps.append(entry)
@@ -164,9 +200,16 @@ class _Candidate:
         self.via: dict[str, str] | None = None
 
 
-def _with_neighbours(forest: Forest, kept: list[_Candidate], k: int, terms: list[str],
-                     counts: dict[str, float], forms: Forms, fused: list[_Candidate],
-                     asks_person: bool) -> list[_Candidate]:
+def _with_neighbours(
+    forest: Forest,
+    kept: list[_Candidate],
+    k: int,
+    terms: list[str],
+    counts: dict[str, float],
+    forms: Forms,
+    fused: list[_Candidate],
+    asks_person: bool,
+) -> list[_Candidate]:
     """The top k once the hits' linked neighbours that supply question terms the hits
     lack (:mod:`monkeyllm.reads.edges`) compete for the seats; a neighbour never takes
     the seat of a hit that scored as much or more. A neighbour the rankers found too,
@@ -181,15 +224,26 @@ def _with_neighbours(forest: Forest, kept: list[_Candidate], k: int, terms: list
         except VineError:
             continue
         row = cand.row
-        sources.append((cand.id, cand.score, " ".join(
-            [row["title"] or "", row["summary"] or "", row["aliases"] or "",
-             row["tags"] or "", body])))
+        sources.append(
+            (
+                cand.id,
+                cand.score,
+                " ".join(
+                    [
+                        row["title"] or "",
+                        row["summary"] or "",
+                        row["aliases"] or "",
+                        row["tags"] or "",
+                        body,
+                    ]
+                ),
+            )
+        )
     weight = term_weights(forest, terms, counts)
     seated = {c.id for c in kept}
     found = {c.id: c for c in fused}
     extra = []
-    for near in linked(forest, sources, terms, weight, forms, seated,
-                       asks_person=asks_person)[:k]:
+    for near in linked(forest, sources, terms, weight, forms, seated, asks_person=asks_person)[:k]:
         known = found.get(near.id)
         if known is None:
             near_row = forest.catalog.row(near.id)
@@ -216,12 +270,20 @@ def _weighed(located: dict[str, Any]) -> list[dict[str, Any]]:
     lexical = located.pop("_lexical", None)
     if not lexical:
         return located["results"]
-    return [{**r, "score": lexical[r["id"]] if lexical.get(r["id"]) is not None
-             else r["score"]} for r in located["results"]]
+    return [
+        {**r, "score": lexical[r["id"]] if lexical.get(r["id"]) is not None else r["score"]}
+        for r in located["results"]
+    ]
 
 
-def _fuse(forest: Forest, located: list[dict[str, Any]], sniffed: list[dict[str, Any]],
-          *, weighted: bool = True, tiered: bool = True) -> list[_Candidate]:
+def _fuse(
+    forest: Forest,
+    located: list[dict[str, Any]],
+    sniffed: list[dict[str, Any]],
+    *,
+    weighted: bool = True,
+    tiered: bool = True,
+) -> list[_Candidate]:
     """Reciprocal rank fusion: each ranking credits an entry ``1 / (RRF_K + rank)``, and
     (``weighted``) scales that credit by the entry's score as a share of its ranking's
     best, so a faint match low in one list does not count like the top of the other and
@@ -231,8 +293,13 @@ def _fuse(forest: Forest, located: list[dict[str, Any]], sniffed: list[dict[str,
     for name, ranking in (("locate", located), ("sniff", sniffed)):
         # A hybrid locate leg is weighed out of its rank order (see _weighed): its best
         # is its highest weight. Otherwise the first entry's score is the best.
-        best = (max((item["score"] for item in ranking), default=0.0) if name == "locate"
-                else ranking[0]["score"] if ranking else 0.0)
+        best = (
+            max((item["score"] for item in ranking), default=0.0)
+            if name == "locate"
+            else ranking[0]["score"]
+            if ranking
+            else 0.0
+        )
         for rank, item in enumerate(ranking, 1):
             cand = cands.get(item["id"])
             if cand is None:
@@ -244,8 +311,8 @@ def _fuse(forest: Forest, located: list[dict[str, Any]], sniffed: list[dict[str,
             cand.score += share / (RRF_K + rank)
             cand.found_by.append(name)
     ordered = sorted(cands.values(), key=lambda c: c.id)
-    ordered.sort(key=lambda c: (c.row["created"] or ""), reverse=True)
-    ordered.sort(key=lambda c: (c.row["updated"] or ""), reverse=True)
+    ordered.sort(key=lambda c: c.row["created"] or "", reverse=True)
+    ordered.sort(key=lambda c: c.row["updated"] or "", reverse=True)
     ordered.sort(key=lambda c: round(c.score, 10), reverse=True)
     if tiered:
         ordered.sort(key=lambda c: _is_map(c.id))
@@ -258,8 +325,10 @@ def _is_map(node_id: str) -> bool:
     return is_index(node_id) or node_id.startswith("_meta/")
 
 
-_SUPERSEDERS = ("SELECT src FROM edges WHERE rel = 'supersedes' AND dst = ? "
-                "UNION SELECT dst FROM edges WHERE rel = 'superseded-by' AND src = ?")
+_SUPERSEDERS = (
+    "SELECT src FROM edges WHERE rel = 'supersedes' AND dst = ? "
+    "UNION SELECT dst FROM edges WHERE rel = 'superseded-by' AND src = ?"
+)
 
 
 def _superseders(forest: Forest, node_id: str, win: Window) -> list[str]:
@@ -270,8 +339,10 @@ def _superseders(forest: Forest, node_id: str, win: Window) -> list[str]:
     wsql, wargs = win.sql("n.")
     out = []
     for other in sorted(ids):
-        if conn.execute(f"SELECT 1 FROM nodes n WHERE n.id = ?{wsql}",
-                        (other, *wargs)).fetchone() is None:
+        if (
+            conn.execute(f"SELECT 1 FROM nodes n WHERE n.id = ?{wsql}", (other, *wargs)).fetchone()
+            is None
+        ):
             continue
         if node_id in {r[0] for r in conn.execute(_SUPERSEDERS, (other, other))}:
             continue
@@ -279,8 +350,14 @@ def _superseders(forest: Forest, node_id: str, win: Window) -> list[str]:
     return out
 
 
-def _supersede(forest: Forest, fused: list[_Candidate], k: int, include_superseded: bool,
-               named: set[str], win: Window) -> tuple[list[_Candidate], list[dict[str, str]]]:
+def _supersede(
+    forest: Forest,
+    fused: list[_Candidate],
+    k: int,
+    include_superseded: bool,
+    named: set[str],
+    win: Window,
+) -> tuple[list[_Candidate], list[dict[str, str]]]:
     """The top k, a superseded candidate giving its seat to its successor (found lower
     in the pool or not at all; when the successor already has a seat, to the next
     candidate). A node whose body holds an exact code the question asks for (``named``)
@@ -319,21 +396,27 @@ def _supersede(forest: Forest, fused: list[_Candidate], k: int, include_supersed
 
 def _check_terms(terms: list[Any]) -> None:
     if not terms or len(terms) > budget.SNIFF_TERMS_MAX:
-        raise SchemaError(f"harvest: give 1 to {budget.SNIFF_TERMS_MAX} terms, got "
-                          f"{len(terms)}")
+        raise SchemaError(f"harvest: give 1 to {budget.SNIFF_TERMS_MAX} terms, got {len(terms)}")
     for term in terms:
         if not isinstance(term, str) or len(fold(term).strip()) < 2:
-            raise SchemaError(f"harvest: term {term!r} is not a string of 2+ characters",
-                              hint="Terms are literal substrings of at least 2 characters.")
+            raise SchemaError(
+                f"harvest: term {term!r} is not a string of 2+ characters",
+                hint="Terms are literal substrings of at least 2 characters.",
+            )
         if len(term) > budget.HARVEST_TERM_CHARS_MAX:
-            raise SchemaError(f"harvest: a term is {len(term)} characters, over "
-                              f"{budget.HARVEST_TERM_CHARS_MAX}",
-                              hint="Terms are short literal strings: a code, a name, a word.")
+            raise SchemaError(
+                f"harvest: a term is {len(term)} characters, over {budget.HARVEST_TERM_CHARS_MAX}",
+                hint="Terms are short literal strings: a code, a name, a word.",
+            )
 
 
-def _item(forest: Forest, cand: _Candidate, scarcity: list[str],
-          global_matches: dict[str, list[dict[str, Any]]], forms: Forms
-          ) -> tuple[dict[str, Any], dict[str, Any]] | None:
+def _item(
+    forest: Forest,
+    cand: _Candidate,
+    scarcity: list[str],
+    global_matches: dict[str, list[dict[str, Any]]],
+    forms: Forms,
+) -> tuple[dict[str, Any], dict[str, Any]] | None:
     """A result, and its outline form (for a bundle too small to hold its content)."""
     row = cand.row
     try:
@@ -347,10 +430,15 @@ def _item(forest: Forest, cand: _Candidate, scarcity: list[str],
     else:
         matches = _refine(view, body, scarcity, forms)
     item: dict[str, Any] = {
-        "id": cand.id, "title": row["title"], "type": row["type"],
-        "trail": row_list(row, "trail"), "summary": row["summary"] or "",
-        "score": round(cand.score, 4), "found_by": list(cand.found_by),
-        "body_tokens": row["body_tokens"], "matches": matches,
+        "id": cand.id,
+        "title": row["title"],
+        "type": row["type"],
+        "trail": row_list(row, "trail"),
+        "summary": row["summary"] or "",
+        "score": round(cand.score, 4),
+        "found_by": list(cand.found_by),
+        "body_tokens": row["body_tokens"],
+        "matches": matches,
         "content": _content(view, body, matches),
     }
     for key in ("created", "updated"):
@@ -368,8 +456,7 @@ def _item(forest: Forest, cand: _Candidate, scarcity: list[str],
     return item, _outline(view, budget.tokens(body))
 
 
-def _refine(view: Node, body: str, scarcity: list[str], forms: Forms
-            ) -> list[dict[str, Any]]:
+def _refine(view: Node, body: str, scarcity: list[str], forms: Forms) -> list[dict[str, Any]]:
     """Matches in this node, term by term (or one of its word forms), rarest first,
     deduplicated, at most 5."""
     lines = body.split("\n")
@@ -382,9 +469,14 @@ def _refine(view: Node, body: str, scarcity: list[str], forms: Forms
                 continue
             seen.add(index)
             text = lines[index]
-            matches.append({"section": view.section_of_line(index),
-                            "line": view.file_line(index), "term": term,
-                            "snippet": snippet(text, first_hit(fold(text), [term], forms))})
+            matches.append(
+                {
+                    "section": view.section_of_line(index),
+                    "line": view.file_line(index),
+                    "term": term,
+                    "snippet": snippet(text, first_hit(fold(text), [term], forms)),
+                }
+            )
             if len(matches) >= MATCHES_MAX:
                 return matches
     return matches
@@ -409,9 +501,13 @@ def _content(view: Node, body: str, matches: list[dict[str, Any]]) -> list[dict[
 
 
 def _outline(view: Node, tokens: int) -> dict[str, Any]:
-    return {"section": None, "outline": view.outline, "body_tokens": tokens,
-            "hint": f"Body is {tokens} tokens; "
-                    f"{hints.call('pick', 'id', section=Hole('header'))} reads one section."}
+    return {
+        "section": None,
+        "outline": view.outline,
+        "body_tokens": tokens,
+        "hint": f"Body is {tokens} tokens; "
+        f"{hints.call('pick', 'id', section=Hole('header'))} reads one section.",
+    }
 
 
 def _annotate(forest: Forest, results: list[dict[str, Any]]) -> None:
@@ -423,7 +519,9 @@ def _annotate(forest: Forest, results: list[dict[str, Any]]) -> None:
     marks = ",".join("?" * len(ids))
     rows = forest.catalog.conn.execute(
         f"SELECT src, rel, dst FROM edges WHERE src IN ({marks}) AND dst IN ({marks}) AND "
-        "rel IN ('succeeds', 'supersedes', 'precedes', 'superseded-by')", (*ids, *ids))
+        "rel IN ('succeeds', 'supersedes', 'precedes', 'superseded-by')",
+        (*ids, *ids),
+    )
     newer_of: dict[str, set[str]] = {}
     for src, rel, dst in rows:
         new, old = (src, dst) if rel in ("succeeds", "supersedes") else (dst, src)
@@ -447,9 +545,15 @@ def _fit(out: dict[str, Any], outlines: dict[str, dict[str, Any]]) -> None:
     results = out["results"]
     while results and budget.cost(out) > budget.HARVEST:
         out["truncated"] = True
-        mapped = next((item for item in reversed(results)
-                       if outlines.get(item["id"]) is not None
-                       and item["content"] != [outlines[item["id"]]]), None)
+        mapped = next(
+            (
+                item
+                for item in reversed(results)
+                if outlines.get(item["id"]) is not None
+                and item["content"] != [outlines[item["id"]]]
+            ),
+            None,
+        )
         if mapped is not None:
             mapped["content"] = [outlines[mapped["id"]]]
             continue
@@ -463,6 +567,8 @@ def _fit(out: dict[str, Any], outlines: dict[str, dict[str, Any]]) -> None:
             continue
         shell = {**out, "results": []}
         room = budget.HARVEST - budget.cost(shell) - budget.cost({**item, "content": []})
-        if not budget.shrink_list(outline, "outline", max(room, 0)) or \
-                budget.cost(out) > budget.HARVEST:
+        if (
+            not budget.shrink_list(outline, "outline", max(room, 0))
+            or budget.cost(out) > budget.HARVEST
+        ):
             results.pop()

@@ -24,8 +24,10 @@ TRAILER = "station-principal"
 # The subject's prefix before "(" (or ":"): plant, graft, tend, prune, transplant, init...
 _ACTION = re.compile(r"^([A-Za-z][\w-]*)(?=[(:])")
 _RECORD, _FIELD = "\x1e", "\x1f"
-_FORMAT = (f"--format={_RECORD}%H{_FIELD}%aI{_FIELD}%s{_FIELD}"
-           f"%(trailers:key={TRAILER},valueonly,separator=%x1d){_FIELD}")
+_FORMAT = (
+    f"--format={_RECORD}%H{_FIELD}%aI{_FIELD}%s{_FIELD}"
+    f"%(trailers:key={TRAILER},valueonly,separator=%x1d){_FIELD}"
+)
 
 
 def action_of(subject: str) -> str:
@@ -35,15 +37,16 @@ def action_of(subject: str) -> str:
     return m.group(1) if m else subject
 
 
-def history(forest: Forest, repository: Callable[[], Repository], raw: Any, limit: int,
-            seen: Visibility) -> dict[str, Any]:
+def history(
+    forest: Forest, repository: Callable[[], Repository], raw: Any, limit: int, seen: Visibility
+) -> dict[str, Any]:
     """The node's commits (``git log`` over its path and every path it moved from)."""
     row = forest.resolve(raw)
     node_id = row["id"]
     limit = min(max(limit, 1), budget.HISTORY_LIMIT_MAX)
     if not (forest.root / ".git").exists():
         # A forest owns its repository; git would otherwise answer for an outer one.
-        repository().repo   # noqa: B018 - raises the engine's E_SCHEMA saying so
+        repository().repo  # noqa: B018 - raises the engine's E_SCHEMA saying so
     node = forest.read(node_id)
     olds = node.meta.get("moved_from")
     olds = [olds] if isinstance(olds, str) else olds if isinstance(olds, list) else []
@@ -56,12 +59,20 @@ def history(forest: Forest, repository: Callable[[], Repository], raw: Any, limi
     # to guess renames (--follow costs a rename search at every commit, and cannot
     # list every file a commit touched).
     args += ["--", *paths]
-    done = subprocess.run(args, cwd=forest.root, capture_output=True, text=True,
-                          encoding="utf-8", errors="replace",
-                          env={**os.environ, "GIT_OPTIONAL_LOCKS": "0"})
+    done = subprocess.run(
+        args,
+        cwd=forest.root,
+        capture_output=True,
+        text=True,
+        encoding="utf-8",
+        errors="replace",
+        env={**os.environ, "GIT_OPTIONAL_LOCKS": "0"},
+    )
     if done.returncode != 0:
-        raise SchemaError(f"history: git could not read the history of {node_id}",
-                          hint=(done.stderr.strip().splitlines() or ["git log failed"])[0])
+        raise SchemaError(
+            f"history: git could not read the history of {node_id}",
+            hint=(done.stderr.strip().splitlines() or ["git log failed"])[0],
+        )
     entries = [_entry(record, seen) for record in done.stdout.split(_RECORD)[1:]]
     truncated = len(entries) > limit
     out: dict[str, Any] = {"id": node_id, "entries": entries[:limit], "truncated": truncated}
@@ -73,8 +84,12 @@ def history(forest: Forest, repository: Callable[[], Repository], raw: Any, limi
 
 def _entry(record: str, seen: Visibility) -> dict[str, Any]:
     sha, at, subject, trailers, files = (record.split(_FIELD) + [""] * 5)[:5]
-    entry: dict[str, Any] = {"commit": sha, "at": at, "action": action_of(subject),
-                             "message": subject}
+    entry: dict[str, Any] = {
+        "commit": sha,
+        "at": at,
+        "action": action_of(subject),
+        "message": subject,
+    }
     if seen.restricted:
         touched = [f[:-3] for f in files.split("\n") if f.endswith(".md")]
         if any(not seen.sees(f) for f in touched):

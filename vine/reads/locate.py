@@ -31,9 +31,17 @@ MAX_K = 1000
 GIVE_WAY = 0.5
 
 
-def locate(forest: Forest, query: str, k: int, scope: str, type_filter: str | None,
-           include: Sequence[str] | None, win: Window, hybrid: Hybrid = "auto",
-           call: str = "locate") -> dict[str, Any]:
+def locate(
+    forest: Forest,
+    query: str,
+    k: int,
+    scope: str,
+    type_filter: str | None,
+    include: Sequence[str] | None,
+    win: Window,
+    hybrid: Hybrid = "auto",
+    call: str = "locate",
+) -> dict[str, Any]:
     """Search titles, aliases, tags and summaries; rank by strength and heat.
 
     The strength is the normalized lexical rank, or (``hybrid``) the reciprocal rank
@@ -70,8 +78,9 @@ def locate(forest: Forest, query: str, k: int, scope: str, type_filter: str | No
     best = top[0][1] if top else 0.0
     ranked = top if not filters else _ranked(forest, expr, pool, filters, args)
     strengths = [(rowid, round(rank / best, 4) if best < 0 else 1.0) for rowid, rank in ranked]
-    fusion = plan(forest, hybrid, query, call, has_terms=bool(expr),
-                  pool=pool * 4 if filters else pool)
+    fusion = plan(
+        forest, hybrid, query, call, has_terms=bool(expr), pool=pool * 4 if filters else pool
+    )
     lexical_strength = dict(strengths)
     if fusion.ran:
         strengths = _fused(forest, ranked, fusion.vector, filters, args, pool)
@@ -87,27 +96,41 @@ def locate(forest: Forest, query: str, k: int, scope: str, type_filter: str | No
     later = successors(forest, [s.row["id"] for s in scored])
     if on.succession:
         scored = give_way(scored, later)
-    results = [_item(forest, s.row, s.score, heat[s.row["id"]], include,
-                     later.get(s.row["id"])) for s in scored[:k]]
-    out: dict[str, Any] = {"results": results, "truncated": len(scored) > k,
-                           "hybrid": fusion.info}
+    results = [
+        _item(forest, s.row, s.score, heat[s.row["id"]], include, later.get(s.row["id"]))
+        for s in scored[:k]
+    ]
+    out: dict[str, Any] = {"results": results, "truncated": len(scored) > k, "hybrid": fusion.info}
     if win.active:
         out["window"] = win.echo()
     if not scored:
         out["searched"] = forest.catalog.conn.execute(
-            "SELECT count(*) FROM nodes n WHERE 1=1" + filters, args).fetchone()[0]
-        out["hint"] = ("locate reads titles, aliases, tags, summaries and section headers "
-                       "only; to find an exact string inside bodies use "
-                       f"{hints.call('sniff', 'terms')}.") if expr else (
-            "The query holds only function words (what, the, qual, de, ...) or punctuation: "
-            "nothing to search for. Name the subject: a topic, a name, a code.")
+            "SELECT count(*) FROM nodes n WHERE 1=1" + filters, args
+        ).fetchone()[0]
+        out["hint"] = (
+            (
+                "locate reads titles, aliases, tags, summaries and section headers "
+                "only; to find an exact string inside bodies use "
+                f"{hints.call('sniff', 'terms')}."
+            )
+            if expr
+            else (
+                "The query holds only function words (what, the, qual, de, ...) or punctuation: "
+                "nothing to search for. Name the subject: a topic, a name, a code."
+            )
+        )
     else:
         matched = len(scored)
         budget.shrink_with_hint(
-            out, "results", budget.LOCATE,
-            lambda kept: f"{kept} of the top {min(k, matched)} results fit the 800-token "
-                         "budget; the rest exist. Ask for a smaller k, drop include, or "
-                         "narrow the query.")
+            out,
+            "results",
+            budget.LOCATE,
+            lambda kept: (
+                f"{kept} of the top {min(k, matched)} results fit the 800-token "
+                "budget; the rest exist. Ask for a smaller k, drop include, or "
+                "narrow the query."
+            ),
+        )
     forest.heat.deposit((r["id"] for r in out["results"]), LIST_DEPOSIT)
     forest.found(r["id"] for r in out["results"])
     if call == "harvest" and fusion.ran:
@@ -131,8 +154,9 @@ def _columns(names: tuple[str, ...]) -> str:
     return "{" + " ".join(names) + "}"
 
 
-def expression(words: Words, *, stems: bool = True, headers: bool = True,
-               codes: bool = True) -> str:
+def expression(
+    words: Words, *, stems: bool = True, headers: bool = True, codes: bool = True
+) -> str:
     """The FTS5 expression for a query's words; no input is a syntax error.
 
     Every word is quoted and the words are OR-joined over the curated fields; a word with
@@ -151,8 +175,7 @@ def expression(words: Words, *, stems: bool = True, headers: bool = True,
         named = [w for w in (*words.phrases, *words.tokens) if is_code(fold(w))]
         surface += [_quoted(w) for w in named] * (CODE_WEIGHT - 1)
     langs = search_languages(words.langs)
-    forms = [_quoted(s) for word in words.stem for s in query_stems(word, langs)] \
-        if stems else []
+    forms = [_quoted(s) for word in words.stem for s in query_stems(word, langs)] if stems else []
     forms = list(dict.fromkeys(forms))
     if headers:
         # Words and stem tokens never meet (a stem token starts with a digit): no column
@@ -197,8 +220,7 @@ def give_way(scored: list[_Scored], later: dict[str, list[Successor]]) -> list[_
     return order
 
 
-def _filters(kind: str | None, type_filter: str | None,
-             win: Window) -> tuple[str, list[Any]]:
+def _filters(kind: str | None, type_filter: str | None, win: Window) -> tuple[str, list[Any]]:
     sql, args = "", []
     if kind:
         sql += " AND n.kind = ?"
@@ -210,12 +232,15 @@ def _filters(kind: str | None, type_filter: str | None,
     return sql + wsql, args + wargs
 
 
-def _ranked(forest: Forest, expr: str, pool: int, filters: str,
-            args: list[Any]) -> list[tuple[int, float]]:
+def _ranked(
+    forest: Forest, expr: str, pool: int, filters: str, args: list[Any]
+) -> list[tuple[int, float]]:
     """``(rowid, rank)`` of the best matches, best first (rank is bm25: lower is better)."""
     if filters:
-        sql = ("SELECT f.rowid, f.rank FROM nodes_fts f JOIN nodes n ON n.rowid = f.rowid "
-               f"WHERE nodes_fts MATCH ?{filters} ORDER BY f.rank LIMIT ?")
+        sql = (
+            "SELECT f.rowid, f.rank FROM nodes_fts f JOIN nodes n ON n.rowid = f.rowid "
+            f"WHERE nodes_fts MATCH ?{filters} ORDER BY f.rank LIMIT ?"
+        )
     else:
         sql = "SELECT rowid, rank FROM nodes_fts WHERE nodes_fts MATCH ? ORDER BY rank LIMIT ?"
     try:
@@ -224,13 +249,24 @@ def _ranked(forest: Forest, expr: str, pool: int, filters: str,
         return []
 
 
-def _fused(forest: Forest, ranked: list[tuple[int, float]], vector: list[tuple[str, float]],
-           filters: str, args: list[Any], pool: int) -> list[tuple[int, float]]:
+def _fused(
+    forest: Forest,
+    ranked: list[tuple[int, float]],
+    vector: list[tuple[str, float]],
+    filters: str,
+    args: list[Any],
+    pool: int,
+) -> list[tuple[int, float]]:
     """The lexical ranking fused with the vector one (kept to the same filters)."""
     ids = [node_id for node_id, _ in vector]
-    rowid_of = {node_id: rowid for rowid, node_id in forest.catalog.conn.execute(
-        "SELECT n.rowid, n.id FROM nodes n WHERE n.id IN (SELECT value FROM json_each(?))"
-        + filters, (json.dumps(ids), *args))}
+    rowid_of = {
+        node_id: rowid
+        for rowid, node_id in forest.catalog.conn.execute(
+            "SELECT n.rowid, n.id FROM nodes n WHERE n.id IN (SELECT value FROM json_each(?))"
+            + filters,
+            (json.dumps(ids), *args),
+        )
+    }
     nearest = [rowid_of[node_id] for node_id in ids if node_id in rowid_of][:pool]
     from ..canopy.hybrid import fuse
 
@@ -242,15 +278,28 @@ def _rows(forest: Forest, rowids: list[int]) -> dict[int, sqlite3.Row]:
         return {}
     rows = forest.catalog.rows(
         "SELECT rowid AS ord, * FROM nodes WHERE rowid IN (SELECT value FROM json_each(?))",
-        (json.dumps(rowids),))
+        (json.dumps(rowids),),
+    )
     return {r["ord"]: r for r in rows}
 
 
-def _item(forest: Forest, r: sqlite3.Row, score: float, heat: float,
-          include: Sequence[str] | None, heirs: list[Successor] | None) -> dict[str, Any]:
+def _item(
+    forest: Forest,
+    r: sqlite3.Row,
+    score: float,
+    heat: float,
+    include: Sequence[str] | None,
+    heirs: list[Successor] | None,
+) -> dict[str, Any]:
     item: dict[str, Any] = {
-        "id": r["id"], "kind": kind_of(r["kind"]), "type": r["type"], "title": r["title"],
-        "summary": r["summary"], "trail": row_list(r, "trail"), "score": score, "heat": heat,
+        "id": r["id"],
+        "kind": kind_of(r["kind"]),
+        "type": r["type"],
+        "title": r["title"],
+        "summary": r["summary"],
+        "trail": row_list(r, "trail"),
+        "score": score,
+        "heat": heat,
         "body_tokens": r["body_tokens"],
     }
     if r["kind"] == BRANCH and r["coverage"]:

@@ -19,17 +19,38 @@ SHED_ORDER = ("outline", "children", "edges_in", "edges_out")
 LAST_RESORT = ("sample_rows", "notes", "query_manual", "aliases", "tags", "cross_trails")
 DATASET_FIELDS = ("query_manual", "sample_rows", "notes")
 # Every key a digest can hold, as ``fields`` may name them.
-FIELDS = ("id", "type", "title", "summary", "tags", "confidence", "created", "updated",
-          "source", "aliases", "origin", "edges_out", "edges_in", "children", "cross_trails",
-          "coverage", "outline", *DATASET_FIELDS, "stats", "revision")
+FIELDS = (
+    "id",
+    "type",
+    "title",
+    "summary",
+    "tags",
+    "confidence",
+    "created",
+    "updated",
+    "source",
+    "aliases",
+    "origin",
+    "edges_out",
+    "edges_in",
+    "children",
+    "cross_trails",
+    "coverage",
+    "outline",
+    *DATASET_FIELDS,
+    "stats",
+    "revision",
+)
 
 
 def look(forest: Forest, id: str | list[str], fields: Sequence[str] | None) -> dict[str, Any]:
     """One digest, or a batch of up to 10."""
     bad = [f for f in fields or () if f not in FIELDS]
     if bad:
-        raise SchemaError(f"look: unknown field {bad[0]!r}{did_you_mean(bad[0], FIELDS)}",
-                          hint="fields accepts: " + ", ".join(FIELDS) + ".")
+        raise SchemaError(
+            f"look: unknown field {bad[0]!r}{did_you_mean(bad[0], FIELDS)}",
+            hint="fields accepts: " + ", ".join(FIELDS) + ".",
+        )
     if isinstance(id, list):
         return _batch(forest, id, fields)
     digest = _digest(forest, id, fields)
@@ -124,34 +145,47 @@ def _cross_trails(forest: Forest, node_id: str, body: str) -> list[str]:
     return [line.strip()[2:].strip() for line in lines if line.strip().startswith("- ")]
 
 
-def _edges(forest: Forest, node_id: str) -> tuple[list[dict[str, Any]], list[dict[str, Any]],
-                                                  int]:
+def _edges(forest: Forest, node_id: str) -> tuple[list[dict[str, Any]], list[dict[str, Any]], int]:
     conn = forest.catalog.conn
     outs = conn.execute(
         "SELECT e.rel, e.dst, n.summary FROM edges e LEFT JOIN nodes n ON n.id = e.dst "
-        "WHERE e.src = ? ORDER BY e.ord", (node_id,)).fetchall()
+        "WHERE e.src = ? ORDER BY e.ord",
+        (node_id,),
+    ).fetchall()
     ins = conn.execute(
         "SELECT e.rel, e.src FROM edges e LEFT JOIN nodes n ON n.id = e.src "
-        "WHERE e.dst = ? ORDER BY n.rowid, e.rel", (node_id,)).fetchall()
+        "WHERE e.dst = ? ORDER BY n.rowid, e.rel",
+        (node_id,),
+    ).fetchall()
     heat = forest.heat.many([r[1] for r in outs] + [r[1] for r in ins])
     dialect = forest.dialect
     out_sorted = sorted(enumerate(outs), key=lambda p: (-heat[p[1][1]], p[0]))
     in_sorted = sorted(enumerate(ins), key=lambda p: (-heat[p[1][1]], p[0]))
-    edges_out = [{"rel": rel, "target": dst,
-                  "target_summary": budget.truncate_text(summary or "", budget.NEIGHBOUR_SUMMARY)}
-                 for _, (rel, dst, summary) in out_sorted[:budget.EDGE_CAP]]
-    edges_in = [{"rel": dialect.inverse(rel), "source": src}
-                for _, (rel, src) in in_sorted[:budget.EDGE_CAP]]
+    edges_out = [
+        {
+            "rel": rel,
+            "target": dst,
+            "target_summary": budget.truncate_text(summary or "", budget.NEIGHBOUR_SUMMARY),
+        }
+        for _, (rel, dst, summary) in out_sorted[: budget.EDGE_CAP]
+    ]
+    edges_in = [
+        {"rel": dialect.inverse(rel), "source": src}
+        for _, (rel, src) in in_sorted[: budget.EDGE_CAP]
+    ]
     return edges_out, edges_in, len(outs) + len(ins)
 
 
 def _children(forest: Forest, node_id: str) -> list[dict[str, Any]]:
     rows = forest.catalog.conn.execute(
-        "SELECT id, summary FROM nodes WHERE parent = ? ORDER BY rowid", (node_id,)).fetchall()
+        "SELECT id, summary FROM nodes WHERE parent = ? ORDER BY rowid", (node_id,)
+    ).fetchall()
     heat = forest.heat.many(r[0] for r in rows)
     ordered = sorted(enumerate(rows), key=lambda p: (-heat[p[1][0]], p[0]))
-    return [{"id": cid, "summary": budget.truncate_text(summary or "", budget.NEIGHBOUR_SUMMARY)}
-            for _, (cid, summary) in ordered]
+    return [
+        {"id": cid, "summary": budget.truncate_text(summary or "", budget.NEIGHBOUR_SUMMARY)}
+        for _, (cid, summary) in ordered
+    ]
 
 
 def _dataset(forest: Forest, row: sqlite3.Row, out: dict[str, Any], want: Any) -> bool:

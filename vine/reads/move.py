@@ -16,8 +16,10 @@ DIRECTIONS = ("out", "in", "both")
 def move(forest: Forest, id: str, rel: str | None, direction: str) -> dict[str, Any]:
     """Every matching neighbour, hottest first, cut to 600 tokens from the tail."""
     if direction not in DIRECTIONS:
-        raise SchemaError(f"move: direction must be out, in or both; got {direction!r}",
-                          hint="'both' is the word for every direction.")
+        raise SchemaError(
+            f"move: direction must be out, in or both; got {direction!r}",
+            hint="'both' is the word for every direction.",
+        )
     row = forest.resolve(id)
     node_id = row["id"]
     if rel is not None and rel != "children":
@@ -26,26 +28,51 @@ def move(forest: Forest, id: str, rel: str | None, direction: str) -> dict[str, 
     found: list[dict[str, Any]] = []
     if rel == "children":
         for cid, ctype, summary in conn.execute(
-                "SELECT id, type, summary FROM nodes WHERE parent = ? ORDER BY rowid",
-                (node_id,)):
-            found.append({"id": cid, "rel": "children", "direction": "out", "type": ctype,
-                          "summary": summary})
+            "SELECT id, type, summary FROM nodes WHERE parent = ? ORDER BY rowid", (node_id,)
+        ):
+            found.append(
+                {
+                    "id": cid,
+                    "rel": "children",
+                    "direction": "out",
+                    "type": ctype,
+                    "summary": summary,
+                }
+            )
     else:
         dialect = forest.dialect
         if direction in ("out", "both"):
             for erel, dst, ntype, summary in conn.execute(
-                    "SELECT e.rel, e.dst, n.type, n.summary FROM edges e LEFT JOIN nodes n "
-                    "ON n.id = e.dst WHERE e.src = ? ORDER BY e.ord", (node_id,)):
+                "SELECT e.rel, e.dst, n.type, n.summary FROM edges e LEFT JOIN nodes n "
+                "ON n.id = e.dst WHERE e.src = ? ORDER BY e.ord",
+                (node_id,),
+            ):
                 if rel is None or dialect.matches_rel(erel, rel):
-                    found.append({"id": dst, "rel": erel, "direction": "out",
-                                  "type": ntype or "?", "summary": summary or ""})
+                    found.append(
+                        {
+                            "id": dst,
+                            "rel": erel,
+                            "direction": "out",
+                            "type": ntype or "?",
+                            "summary": summary or "",
+                        }
+                    )
         if direction in ("in", "both"):
             for erel, src, ntype, summary in conn.execute(
-                    "SELECT e.rel, e.src, n.type, n.summary FROM edges e LEFT JOIN nodes n "
-                    "ON n.id = e.src WHERE e.dst = ? ORDER BY n.rowid, e.rel", (node_id,)):
+                "SELECT e.rel, e.src, n.type, n.summary FROM edges e LEFT JOIN nodes n "
+                "ON n.id = e.src WHERE e.dst = ? ORDER BY n.rowid, e.rel",
+                (node_id,),
+            ):
                 if rel is None or dialect.matches_rel(erel, rel):
-                    found.append({"id": src, "rel": dialect.inverse(erel), "direction": "in",
-                                  "type": ntype or "?", "summary": summary or ""})
+                    found.append(
+                        {
+                            "id": src,
+                            "rel": dialect.inverse(erel),
+                            "direction": "in",
+                            "type": ntype or "?",
+                            "summary": summary or "",
+                        }
+                    )
     heat = forest.heat.many(n["id"] for n in found)
     ordered = sorted(enumerate(found), key=lambda p: (-heat[p[1]["id"]], p[0]))
     neighbors = []
@@ -55,10 +82,15 @@ def move(forest: Forest, id: str, rel: str | None, direction: str) -> dict[str, 
     out: dict[str, Any] = {"neighbors": neighbors, "truncated": False}
     total = len(found)
     budget.shrink_with_hint(
-        out, "neighbors", budget.MOVE,
-        lambda kept: f"{total} neighbours matched; {kept} fit the 600-token budget. Name a "
-                     f"rel, or use {hints.call('scan', 'parent_id', 'filter', 'fields')} for a "
-                     "filtered, cheaper list.")
+        out,
+        "neighbors",
+        budget.MOVE,
+        lambda kept: (
+            f"{total} neighbours matched; {kept} fit the 600-token budget. Name a "
+            f"rel, or use {hints.call('scan', 'parent_id', 'filter', 'fields')} for a "
+            "filtered, cheaper list."
+        ),
+    )
     forest.heat.deposit((n["id"] for n in out["neighbors"]), LIST_DEPOSIT)
     return out
 
@@ -69,6 +101,7 @@ def _check_rel(forest: Forest, rel: str) -> None:
     rels = forest.dialect.rels
     known = dict.fromkeys([*rels, *(inv for inv in rels.values() if inv)])
     if rel not in known:
-        raise SchemaError(f"move: unknown rel {rel!r}{did_you_mean(rel, known)}",
-                          hint="Rels here: " + ", ".join(known) + "; or children for a "
-                               "branch's children.")
+        raise SchemaError(
+            f"move: unknown rel {rel!r}{did_you_mean(rel, known)}",
+            hint="Rels here: " + ", ".join(known) + "; or children for a branch's children.",
+        )

@@ -15,13 +15,16 @@ _CURSOR = re.compile(r"^b(\d{1,12})(?::(\d{1,12}))?$")
 _BLOCKS = re.compile(r".*?(?:\n{2,}|\Z)", re.DOTALL)
 
 
-def pick(forest: Forest, id: str | list[str], section: str | list[str] | None,
-         after: str | None) -> dict[str, Any]:
+def pick(
+    forest: Forest, id: str | list[str], section: str | list[str] | None, after: str | None
+) -> dict[str, Any]:
     """Dispatch on the shape of the request."""
     if after is not None and section is not None:
-        raise SchemaError("pick: after and section cannot be combined",
-                          hint=f"Use {hints.option('pick', 'section')} to read one section, "
-                               f"or {hints.option('pick', 'after')} to page.")
+        raise SchemaError(
+            "pick: after and section cannot be combined",
+            hint=f"Use {hints.option('pick', 'section')} to read one section, "
+            f"or {hints.option('pick', 'after')} to page.",
+        )
     if isinstance(id, list):
         if after is not None:
             raise SchemaError("pick: after cannot be used with a list of ids")
@@ -31,8 +34,9 @@ def pick(forest: Forest, id: str | list[str], section: str | list[str] | None,
     return out
 
 
-def _one(forest: Forest, raw: str, section: str | list[str] | None,
-         after: str | None) -> dict[str, Any]:
+def _one(
+    forest: Forest, raw: str, section: str | list[str] | None, after: str | None
+) -> dict[str, Any]:
     row = forest.resolve(raw)
     node = forest.read(row["id"])
     # What a graft's if_revision names to refuse an edit of a node changed since.
@@ -44,9 +48,14 @@ def _one(forest: Forest, raw: str, section: str | list[str] | None,
         return _section(node, body, section, revision)
     if after is not None:
         return _page(node, body, after, revision)
-    out: dict[str, Any] = {"id": node.id, "title": node.title, "body": body,
-                           "body_tokens": budget.tokens(body), "truncated": False,
-                           "revision": revision}
+    out: dict[str, Any] = {
+        "id": node.id,
+        "title": node.title,
+        "body": body,
+        "body_tokens": budget.tokens(body),
+        "truncated": False,
+        "revision": revision,
+    }
     if budget.cost(out) <= budget.PICK:
         return out
     return _map(node, body, revision)
@@ -60,12 +69,17 @@ def _map(node: Node, body: str, revision: str) -> dict[str, Any]:
     """A body over budget answers with its outline, never a slice."""
     outline = _view(node, body).outline
     out: dict[str, Any] = {
-        "id": node.id, "title": node.title, "outline": outline,
-        "body_tokens": budget.tokens(body), "truncated": True,
-        "hint": (f"Body is {budget.tokens(body)} tokens, over the {budget.PICK}-token budget. "
-                 f"Use {hints.option('pick', 'section', Hole('header'))} to harvest one "
-                 f"section (sections have no cap), or {hints.option('pick', 'after', '')} to "
-                 "read it page by page."),
+        "id": node.id,
+        "title": node.title,
+        "outline": outline,
+        "body_tokens": budget.tokens(body),
+        "truncated": True,
+        "hint": (
+            f"Body is {budget.tokens(body)} tokens, over the {budget.PICK}-token budget. "
+            f"Use {hints.option('pick', 'section', Hole('header'))} to harvest one "
+            f"section (sections have no cap), or {hints.option('pick', 'after', '')} to "
+            "read it page by page."
+        ),
         "revision": revision,
     }
     budget.shrink_list(out, "outline", budget.PICK)
@@ -76,18 +90,29 @@ def _section(node: Node, body: str, name: str, revision: str) -> dict[str, Any]:
     view = _view(node, body)
     found = view.section(name)
     if found is None:
-        raise NotFound(f"section not found: {name!r} in {node.id}",
-                       hint="Outline: " + "; ".join(h.text for h in view.headers) if view.headers
-                       else f"{node.id} has no sections; pick it without section.")
+        raise NotFound(
+            f"section not found: {name!r} in {node.id}",
+            hint="Outline: " + "; ".join(h.text for h in view.headers)
+            if view.headers
+            else f"{node.id} has no sections; pick it without section.",
+        )
     header, text = found
-    return {"id": node.id, "title": node.title, "section": header.text, "body": text,
-            "body_tokens": budget.tokens(text), "truncated": False, "revision": revision}
+    return {
+        "id": node.id,
+        "title": node.title,
+        "section": header.text,
+        "body": text,
+        "body_tokens": budget.tokens(text),
+        "truncated": False,
+        "revision": revision,
+    }
 
 
 def _sections(node: Node, body: str, names: list[str], revision: str) -> dict[str, Any]:
     if not names or len(names) > budget.PICK_SECTIONS_MAX:
-        raise SchemaError(f"pick: a section list takes 1 to {budget.PICK_SECTIONS_MAX} names, "
-                          f"got {len(names)}")
+        raise SchemaError(
+            f"pick: a section list takes 1 to {budget.PICK_SECTIONS_MAX} names, got {len(names)}"
+        )
     view = _view(node, body)
     sections: list[dict[str, Any]] = []
     missing: list[str] = []
@@ -97,11 +122,23 @@ def _sections(node: Node, body: str, names: list[str], revision: str) -> dict[st
             missing.append(name)
             continue
         header, text = found
-        sections.append({"section": name, "header": header.text, "body": text,
-                         "body_tokens": budget.tokens(text)})
-    out: dict[str, Any] = {"id": node.id, "title": node.title, "sections": sections,
-                           "missing": missing, "dropped": [], "truncated": False,
-                           "revision": revision}
+        sections.append(
+            {
+                "section": name,
+                "header": header.text,
+                "body": text,
+                "body_tokens": budget.tokens(text),
+            }
+        )
+    out: dict[str, Any] = {
+        "id": node.id,
+        "title": node.title,
+        "sections": sections,
+        "missing": missing,
+        "dropped": [],
+        "truncated": False,
+        "revision": revision,
+    }
     if missing:
         out["hint"] = "Outline: " + "; ".join(view.outline)
     while out["sections"] and budget.cost(out) > budget.PICK:
@@ -123,9 +160,16 @@ def _page(node: Node, body: str, after: str, revision: str) -> dict[str, Any]:
     """
     block, offset = _cursor(after)
     parts = blocks(body)
-    out: dict[str, Any] = {"id": node.id, "title": node.title, "total": len(parts), "body": "",
-                           "body_tokens": 0, "returned": 0, "truncated": False,
-                           "revision": revision}
+    out: dict[str, Any] = {
+        "id": node.id,
+        "title": node.title,
+        "total": len(parts),
+        "body": "",
+        "body_tokens": 0,
+        "returned": 0,
+        "truncated": False,
+        "revision": revision,
+    }
     if block >= len(parts):
         return out
     # Room for the body text: the page with an empty body and its longest cursor.
@@ -168,9 +212,11 @@ def _cursor(after: str) -> tuple[int, int]:
         return 0, 0
     m = _CURSOR.match(after)
     if not m:
-        raise SchemaError(f"pick: malformed cursor {after!r}",
-                          hint="Cursors look like 'b7' or 'b7:120'; pass "
-                               f"{hints.option('pick', 'after', '')} to start.")
+        raise SchemaError(
+            f"pick: malformed cursor {after!r}",
+            hint="Cursors look like 'b7' or 'b7:120'; pass "
+            f"{hints.option('pick', 'after', '')} to start.",
+        )
     if m.group(2) is not None:
         return int(m.group(1)), int(m.group(2))
     return int(m.group(1)) + 1, 0

@@ -18,25 +18,70 @@ from ..suggest import did_you_mean
 from ..windows import Window
 
 DEFAULT_FIELDS = ["id", "type", "summary", "body_tokens"]
-FIELDS = ("id", "kind", "type", "title", "summary", "tags", "aliases", "created", "updated",
-          "confidence", "source", "entity_kind", "payload_type", "parent", "trail", "coverage",
-          "body_tokens", "outline", "heat", "origin")
+FIELDS = (
+    "id",
+    "kind",
+    "type",
+    "title",
+    "summary",
+    "tags",
+    "aliases",
+    "created",
+    "updated",
+    "confidence",
+    "source",
+    "entity_kind",
+    "payload_type",
+    "parent",
+    "trail",
+    "coverage",
+    "body_tokens",
+    "outline",
+    "heat",
+    "origin",
+)
 _JSON_FIELDS = ("tags", "aliases", "trail", "outline")
-_EQUALITY = ("type", "source", "entity_kind", "payload_type", "origin", "parent", "title",
-             "summary", "created", "updated", "confidence", "coverage", "id")
-_COMPARE = {"updated_after": ("updated", ">="), "updated_before": ("updated", "<="),
-            "created_after": ("created", ">="), "created_before": ("created", "<=")}
+_EQUALITY = (
+    "type",
+    "source",
+    "entity_kind",
+    "payload_type",
+    "origin",
+    "parent",
+    "title",
+    "summary",
+    "created",
+    "updated",
+    "confidence",
+    "coverage",
+    "id",
+)
+_COMPARE = {
+    "updated_after": ("updated", ">="),
+    "updated_before": ("updated", "<="),
+    "created_after": ("created", ">="),
+    "created_before": ("created", "<="),
+}
 
 
-def scan(forest: Forest, parent_id: str, filter: Mapping[str, Any] | None,
-         fields: Sequence[str] | None, recursive: bool, limit: int, after: str | None,
-         win: Window) -> dict[str, Any]:
+def scan(
+    forest: Forest,
+    parent_id: str,
+    filter: Mapping[str, Any] | None,
+    fields: Sequence[str] | None,
+    recursive: bool,
+    limit: int,
+    after: str | None,
+    win: Window,
+) -> dict[str, Any]:
     """Children (or the whole subtree) of a branch, filtered, hottest first."""
     fields = list(dict.fromkeys(fields)) if fields else list(DEFAULT_FIELDS)
     bad = [f for f in fields if f not in FIELDS]
     if bad:
-        raise SchemaError(f"scan: unknown field {bad[0]!r}{did_you_mean(bad[0], FIELDS)}",
-                          hint="fields accepts: " + ", ".join(FIELDS) + ".")
+        raise SchemaError(
+            f"scan: unknown field {bad[0]!r}{did_you_mean(bad[0], FIELDS)}",
+            hint="fields accepts: " + ", ".join(FIELDS) + ".",
+        )
     if "id" not in fields:
         fields.insert(0, "id")
     limit = min(max(limit, 1), budget.SCAN_LIMIT_MAX)
@@ -51,15 +96,20 @@ def scan(forest: Forest, parent_id: str, filter: Mapping[str, Any] | None,
     if after is not None:
         rows = forest.catalog.rows(
             f"SELECT * FROM nodes WHERE {where} AND id > ? ORDER BY id LIMIT ?",
-            (*args, after, limit + 1))
+            (*args, after, limit + 1),
+        )
         heat = forest.heat.many(r["id"] for r in rows)
     else:
         rows, heat = _hottest(forest, where, args, total, limit + 1)
     more = len(rows) > limit
     rows = rows[:limit]
     nodes = [_project(r, fields, heat.get(r["id"], 0.0)) for r in rows]
-    out: dict[str, Any] = {"nodes": nodes, "truncated": more, "total": total,
-                           "returned": len(nodes)}
+    out: dict[str, Any] = {
+        "nodes": nodes,
+        "truncated": more,
+        "total": total,
+        "returned": len(nodes),
+    }
     if after is not None and more:
         out["next"] = nodes[-1]["id"]
     if win.active:
@@ -75,9 +125,11 @@ def _branch(forest: Forest, raw: str) -> str:
     row = forest.catalog.row(index)
     if row is None or row["kind"] != BRANCH:
         if forest.catalog.row(node_id) is not None:
-            raise SchemaError(f"scan: {node_id} is not a branch",
-                              hint=f"scan lists a branch; use {hints.call('look', 'id')} or "
-                                   f"{hints.call('move', 'id')} on a leaf.")
+            raise SchemaError(
+                f"scan: {node_id} is not a branch",
+                hint=f"scan lists a branch; use {hints.call('look', 'id')} or "
+                f"{hints.call('move', 'id')} on a leaf.",
+            )
         raise forest.absent(index)
     return index
 
@@ -138,10 +190,15 @@ def _filter(spec: Mapping[str, Any]) -> tuple[str, list[Any]]:
             sql += f" AND {key} = ?"
             args.append(_scalar(key, value))
         else:
-            raise SchemaError(f"unknown scan filter: {key}", hint=(
-                "Filters: tags_any, updated_after, updated_before, created_after, "
-                "created_before, min_confidence, origin_prefix, kind, or equality on "
-                + ", ".join(_EQUALITY) + "."))
+            raise SchemaError(
+                f"unknown scan filter: {key}",
+                hint=(
+                    "Filters: tags_any, updated_after, updated_before, created_after, "
+                    "created_before, min_confidence, origin_prefix, kind, or equality on "
+                    + ", ".join(_EQUALITY)
+                    + "."
+                ),
+            )
     return sql, args
 
 
@@ -149,8 +206,9 @@ def _filter(spec: Mapping[str, Any]) -> tuple[str, list[Any]]:
 _SMALL_SCOPE = 3000
 
 
-def _hottest(forest: Forest, where: str, args: list[Any], total: int,
-             n: int) -> tuple[list[Any], dict[str, float]]:
+def _hottest(
+    forest: Forest, where: str, args: list[Any], total: int, n: int
+) -> tuple[list[Any], dict[str, float]]:
     """The first ``n`` rows by heat, ties in id order, without reading the whole scope.
 
     A small scope is ranked from its ids alone. In a large one the heated nodes
@@ -171,21 +229,34 @@ def _hottest(forest: Forest, where: str, args: list[Any], total: int,
     else:
         chosen = []
         for chunk in forest.heat.hottest():
-            found = {r[0] for r in conn.execute(
-                f"SELECT id FROM nodes WHERE {where} AND id IN "
-                "(SELECT value FROM json_each(?))", (*args, json.dumps(chunk)))}
+            found = {
+                r[0]
+                for r in conn.execute(
+                    f"SELECT id FROM nodes WHERE {where} AND id IN "
+                    "(SELECT value FROM json_each(?))",
+                    (*args, json.dumps(chunk)),
+                )
+            }
             chosen += [nid for nid in chunk if nid in found]
             if len(chosen) >= n:
                 chosen = chosen[:n]
                 break
         if len(chosen) < n:
-            chosen += [r[0] for r in conn.execute(
-                f"SELECT id FROM nodes WHERE {where} AND id NOT IN "
-                "(SELECT value FROM json_each(?)) ORDER BY id LIMIT ?",
-                (*args, json.dumps(chosen), n - len(chosen)))]
-    by_id = {r["id"]: r for r in forest.catalog.rows(
-        "SELECT * FROM nodes WHERE id IN (SELECT value FROM json_each(?))",
-        (json.dumps(chosen),))}
+            chosen += [
+                r[0]
+                for r in conn.execute(
+                    f"SELECT id FROM nodes WHERE {where} AND id NOT IN "
+                    "(SELECT value FROM json_each(?)) ORDER BY id LIMIT ?",
+                    (*args, json.dumps(chosen), n - len(chosen)),
+                )
+            ]
+    by_id = {
+        r["id"]: r
+        for r in forest.catalog.rows(
+            "SELECT * FROM nodes WHERE id IN (SELECT value FROM json_each(?))",
+            (json.dumps(chosen),),
+        )
+    }
     rows = [by_id[nid] for nid in chosen if nid in by_id]
     return rows, forest.heat.many(chosen)
 
@@ -212,9 +283,11 @@ def _fit(out: dict[str, Any], cursor: bool) -> None:
     """Shed tail nodes to 800 tokens, with the meta fields reserved at full size."""
     if budget.cost(out) <= budget.SCAN:
         return
-    hint = ("Cut by the 800-token budget, not by the filter: ask for fewer fields "
-            f"({hints.option('scan', 'fields', ['id', 'title'])}) or pass "
-            f"{hints.option('scan', 'after', Hole('next'))} to page.")
+    hint = (
+        "Cut by the 800-token budget, not by the filter: ask for fewer fields "
+        f"({hints.option('scan', 'fields', ['id', 'title'])}) or pass "
+        f"{hints.option('scan', 'after', Hole('next'))} to page."
+    )
     # Reserve the largest forms of what the cut adds or grows, then count exactly.
     trial = dict(out, truncated=True, returned=out["total"], hint=hint)
     if cursor:

@@ -29,8 +29,9 @@ Forms = Mapping[str, Sequence[str]]
 def _finder(term: str, forms: tuple[str, ...]) -> Callable[[str], int]:
     if not forms:
         return lambda line: line.find(term)
-    pattern = re.compile(re.escape(term) + r"|(?<![^\W_])(?:"
-                         + "|".join(map(re.escape, forms)) + r")(?![^\W_])")
+    pattern = re.compile(
+        re.escape(term) + r"|(?<![^\W_])(?:" + "|".join(map(re.escape, forms)) + r")(?![^\W_])"
+    )
 
     def find(line: str) -> int:
         # Substrings first (C-speed): the pattern only runs where it can match.
@@ -38,6 +39,7 @@ def _finder(term: str, forms: tuple[str, ...]) -> Callable[[str], int]:
             return -1
         hit = pattern.search(line)
         return hit.start() if hit else -1
+
     return find
 
 
@@ -87,13 +89,23 @@ class Scope:
 
     def owners(self, forest: Forest, gens: list[int]) -> dict[int, str]:
         """``body_gen -> id`` of the live, in-scope nodes among ``gens``."""
-        return dict(forest.catalog.conn.execute(
-            "SELECT n.body_gen, n.id FROM nodes n WHERE n.body_gen IN "
-            f"(SELECT value FROM json_each(?)){self.sql}", (json.dumps(gens), *self.args)))
+        return dict(
+            forest.catalog.conn.execute(
+                "SELECT n.body_gen, n.id FROM nodes n WHERE n.body_gen IN "
+                f"(SELECT value FROM json_each(?)){self.sql}",
+                (json.dumps(gens), *self.args),
+            )
+        )
 
 
-def sniff(forest: Forest, terms: str | list[str], scope: str | None, k: int,
-          type_filter: str | None, win: Window) -> dict[str, Any]:
+def sniff(
+    forest: Forest,
+    terms: str | list[str],
+    scope: str | None,
+    k: int,
+    type_filter: str | None,
+    win: Window,
+) -> dict[str, Any]:
     """Find bodies containing the terms; rank by terms hit, heat, then match count."""
     wanted = _terms(terms)
     k = min(max(k, 1), budget.SNIFF_K_MAX)
@@ -108,9 +120,12 @@ def sniff(forest: Forest, terms: str | list[str], scope: str | None, k: int,
     conn = forest.catalog.conn
     # Without a WHERE, SQLite counts the rows page by page, not row by row (0.02 ms at
     # 100k nodes against 1.7 ms).
-    in_scope = conn.execute(f"SELECT count(*) FROM nodes n WHERE 1=1{where.sql}"
-                            if where.sql else "SELECT count(*) FROM nodes",
-                            where.args).fetchone()[0]
+    in_scope = conn.execute(
+        f"SELECT count(*) FROM nodes n WHERE 1=1{where.sql}"
+        if where.sql
+        else "SELECT count(*) FROM nodes",
+        where.args,
+    ).fetchone()[0]
     found = indexed_hits(forest, wanted, where, k)
     if found is None:
         hits, in_scope = direct_hits(forest, wanted, where.sql, tuple(where.args))
@@ -122,14 +137,18 @@ def sniff(forest: Forest, terms: str | list[str], scope: str | None, k: int,
         item = render_hit(forest, node_id, score, heat, hit, wanted)
         if item is not None:
             results.append(item)
-    out: dict[str, Any] = {"results": results, "scanned_nodes": in_scope,
-                           "truncated": matched > k}
+    out: dict[str, Any] = {"results": results, "scanned_nodes": in_scope, "truncated": matched > k}
     if win.active:
         out["window"] = win.echo()
     budget.shrink_with_hint(
-        out, "results", budget.SNIFF,
-        lambda kept: f"{kept} of {min(k, matched)} matching nodes fit the 800-token "
-                     "budget; the rest exist. Ask for a smaller k, or narrow with scope.")
+        out,
+        "results",
+        budget.SNIFF,
+        lambda kept: (
+            f"{kept} of {min(k, matched)} matching nodes fit the 800-token "
+            "budget; the rest exist. Ask for a smaller k, or narrow with scope."
+        ),
+    )
     forest.heat.deposit((r["id"] for r in out["results"]), LIST_DEPOSIT)
     forest.found(r["id"] for r in out["results"])
     return out
@@ -143,8 +162,10 @@ def _terms(terms: str | list[str]) -> list[str]:
     for term in raw:
         folded = fold(term).strip()
         if len(folded) < 2:
-            raise SchemaError(f"sniff: term {term!r} is shorter than 2 characters",
-                              hint="Terms are literal substrings of at least 2 characters.")
+            raise SchemaError(
+                f"sniff: term {term!r} is shorter than 2 characters",
+                hint="Terms are literal substrings of at least 2 characters.",
+            )
         out.append(folded)
     return list(dict.fromkeys(out))
 
@@ -168,14 +189,19 @@ def _scope(forest: Forest, scope: str | None) -> Scope:
 def _rowids(conn: Any, expr: str) -> list[int]:
     """Rowids matching an FTS expression, fetched as one string (far cheaper than rows)
     and read by the JSON parser (twice as fast as splitting it)."""
-    joined = conn.execute("SELECT group_concat(rowid) FROM body_fts WHERE body_fts MATCH ?",
-                          (expr,)).fetchone()[0]
+    joined = conn.execute(
+        "SELECT group_concat(rowid) FROM body_fts WHERE body_fts MATCH ?", (expr,)
+    ).fetchone()[0]
     return json.loads("[" + joined + "]") if joined else []
 
 
-def term_rows(conn: Any, term: str, tp: bodyindex.TermPlan,
-              seen: dict[str, list[int]] | None = None,
-              vocab: bodyindex.Vocabulary | None = None) -> list[int]:
+def term_rows(
+    conn: Any,
+    term: str,
+    tp: bodyindex.TermPlan,
+    seen: dict[str, list[int]] | None = None,
+    vocab: bodyindex.Vocabulary | None = None,
+) -> list[int]:
     """The body index rowids a planned term's lines have (candidates, for a term with
     punctuation), ascending and distinct; ``seen`` keeps them for the other steps of one
     call, ``vocab`` reads a term's common tokens apart (:func:`bodyindex.expressions`)."""
@@ -207,9 +233,14 @@ def term_gens(term: str, rowids: list[int], seen: dict[Any, Any] | None = None) 
     return gens
 
 
-def indexed_hits(forest: Forest, terms: list[str], scope: Scope, k: int,
-             forms: Forms | None = None, seen: dict[str, list[int]] | None = None
-             ) -> tuple[dict[str, Hits], int] | None:
+def indexed_hits(
+    forest: Forest,
+    terms: list[str],
+    scope: Scope,
+    k: int,
+    forms: Forms | None = None,
+    seen: dict[str, list[int]] | None = None,
+) -> tuple[dict[str, Hits], int] | None:
     """Hits through the body index, or None when a term needs a direct scan.
 
     Ranking is by terms hit first, so nodes are taken tier by tier (most terms
@@ -227,17 +258,21 @@ def indexed_hits(forest: Forest, terms: list[str], scope: Scope, k: int,
         plans.append(tp)
     conn = forest.catalog.conn
     # Rowids per term; for a term with punctuation they are candidates, not hits.
-    per_term = [term_rows(conn, term, tp, seen, vocab)
-                for term, tp in zip(terms, plans, strict=True)]
+    per_term = [
+        term_rows(conn, term, tp, seen, vocab) for term, tp in zip(terms, plans, strict=True)
+    ]
     gens_of = [term_gens(term, rowids, seen) for term, rowids in zip(terms, per_term, strict=True)]
     inexact = {t for t, tp in enumerate(plans) if not tp.exact}
-    confirmed: dict[int, tuple[str, dict[int, list[int]]]] = {}   # gen -> id, rows
+    confirmed: dict[int, tuple[str, dict[int, list[int]]]] = {}  # gen -> id, rows
 
     def sure(later: int) -> int:
         # Heat multiplies a score by at most (1 + alpha): the ordinary nodes confirmed
         # with enough terms that no node of a tier holding ``later`` can pass them.
-        return sum(1 for node_id, rows in confirmed.values()
-                   if len(rows) >= later * (1 + forest.alpha) and not is_index(node_id))
+        return sum(
+            1
+            for node_id, rows in confirmed.values()
+            if len(rows) >= later * (1 + forest.alpha) and not is_index(node_id)
+        )
 
     def confirm(gens: list[int]) -> None:
         for gen, node_id in scope.owners(forest, gens).items():
@@ -264,8 +299,7 @@ def indexed_hits(forest: Forest, terms: list[str], scope: Scope, k: int,
     return _hits(confirmed)
 
 
-def _hits(confirmed: dict[int, tuple[str, dict[int, list[int]]]]
-          ) -> tuple[dict[str, Hits], int]:
+def _hits(confirmed: dict[int, tuple[str, dict[int, list[int]]]]) -> tuple[dict[str, Hits], int]:
     hits = {node_id: Hits.of(rows, checked=True) for node_id, rows in confirmed.values()}
     return hits, len(hits)
 
@@ -283,9 +317,15 @@ def _tiers(gens_of: list[set[int]], below: int) -> dict[int, list[int]]:
     return tiers
 
 
-def _lines_of(forest: Forest, gen: int, node_id: str, terms: list[str],
-              per_term: list[list[int]], gens_of: list[set[int]], inexact: set[int]
-              ) -> dict[int, list[int]]:
+def _lines_of(
+    forest: Forest,
+    gen: int,
+    node_id: str,
+    terms: list[str],
+    per_term: list[list[int]],
+    gens_of: list[set[int]],
+    inexact: set[int],
+) -> dict[int, list[int]]:
     """Term index -> the index rowids of one body version's lines holding it (a term
     with punctuation confirmed against the body's own lines)."""
     shift = bodyindex.LINE_BITS
@@ -299,12 +339,13 @@ def _lines_of(forest: Forest, gen: int, node_id: str, terms: list[str],
             continue
         rowids = per_term[t]
         start = bisect.bisect_left(rowids, lo)
-        found = rowids[start:bisect.bisect_left(rowids, hi, start)]
+        found = rowids[start : bisect.bisect_left(rowids, hi, start)]
         if t in inexact:
             if text is None:
                 text = forest.body_lines(node_id)
-            found = [r for r in found
-                     if (r & mask) < len(text) and terms[t] in fold(text[r & mask])]
+            found = [
+                r for r in found if (r & mask) < len(text) and terms[t] in fold(text[r & mask])
+            ]
             if not found:
                 continue
         rows[t] = found
@@ -318,12 +359,20 @@ def of_gen(rowids: list[int], gen: int, shift: int) -> list[int]:
     return rowids[lo:hi]
 
 
-def direct_hits(forest: Forest, terms: list[str], scope_sql: str,
-            scope_args: tuple[Any, ...], forms: Forms | None = None
-            ) -> tuple[dict[str, Hits], int]:
+def direct_hits(
+    forest: Forest,
+    terms: list[str],
+    scope_sql: str,
+    scope_args: tuple[Any, ...],
+    forms: Forms | None = None,
+) -> tuple[dict[str, Hits], int]:
     """Read every in-scope body (for terms the index cannot plan)."""
-    ids = [r[0] for r in forest.catalog.conn.execute(
-        f"SELECT n.id FROM nodes n WHERE 1=1{scope_sql} ORDER BY n.rowid", scope_args)]
+    ids = [
+        r[0]
+        for r in forest.catalog.conn.execute(
+            f"SELECT n.id FROM nodes n WHERE 1=1{scope_sql} ORDER BY n.rowid", scope_args
+        )
+    ]
     hits: dict[str, Hits] = {}
     scanned = 0
     for node_id in ids:
@@ -339,8 +388,7 @@ def direct_hits(forest: Forest, terms: list[str], scope_sql: str,
     return hits, scanned
 
 
-def term_lines(body: str, terms: list[str], forms: Forms | None = None
-               ) -> dict[int, list[int]]:
+def term_lines(body: str, terms: list[str], forms: Forms | None = None) -> dict[int, list[int]]:
     """Term index -> the 0-based lines of ``body`` holding that folded term (or one of
     its ``forms``)."""
     out: dict[int, list[int]] = {t: [] for t in range(len(terms))}
@@ -352,8 +400,9 @@ def term_lines(body: str, terms: list[str], forms: Forms | None = None
     return out
 
 
-def matching_lines(body: str, terms: list[str], forms: Forms | None = None
-                   ) -> tuple[list[int], set[int]]:
+def matching_lines(
+    body: str, terms: list[str], forms: Forms | None = None
+) -> tuple[list[int], set[int]]:
     """0-based lines of ``body`` holding any folded term, and which terms were hit."""
     hit = Hits.of(term_lines(body, terms, forms))
     return list(hit.lines), hit.terms
@@ -362,18 +411,22 @@ def matching_lines(body: str, terms: list[str], forms: Forms | None = None
 def first_hit(folded_line: str, terms: list[str], forms: Forms | None = None) -> int:
     """Where the leftmost of the terms (or their forms) starts in a folded line (0 when
     none is there)."""
-    return min((p for p in (finder(term, forms)(folded_line) for term in terms) if p >= 0),
-               default=0)
+    return min(
+        (p for p in (finder(term, forms)(folded_line) for term in terms) if p >= 0), default=0
+    )
 
 
-def _rank(forest: Forest, hits: dict[str, Hits], asked: int,
-          first: int | None = None) -> list[tuple[str, float, float, Hits]]:
+def _rank(
+    forest: Forest, hits: dict[str, Hits], asked: int, first: int | None = None
+) -> list[tuple[str, float, float, Hits]]:
     """The seed's order: strength (terms hit over terms asked) times heat, ties broken by
     match_count; index nodes after the rest, keeping their true score. With ``first``,
     only the first that many of that order."""
     heat = forest.heat.many(hits)
-    ranked = [(node_id, forest.score(len(hit.terms) / asked, heat[node_id]), heat[node_id], hit)
-              for node_id, hit in hits.items()]
+    ranked = [
+        (node_id, forest.score(len(hit.terms) / asked, heat[node_id]), heat[node_id], hit)
+        for node_id, hit in hits.items()
+    ]
 
     def order(r: tuple[str, float, float, Hits]) -> tuple[bool, float, int, str]:
         return is_index(r[0]), -r[1], -r[3].count, r[0]
@@ -395,8 +448,15 @@ def snippet(line: str, at: int) -> str:
     return ("…" if start > 0 else "") + text + ("…" if end < len(line) else "")
 
 
-def render_hit(forest: Forest, node_id: str, score: float, heat: float, hit: Hits,
-               terms: list[str], forms: Forms | None = None) -> dict[str, Any] | None:
+def render_hit(
+    forest: Forest,
+    node_id: str,
+    score: float,
+    heat: float,
+    hit: Hits,
+    terms: list[str],
+    forms: Forms | None = None,
+) -> dict[str, Any] | None:
     """One node's sniff result from its hits (None when its row is gone)."""
     row = forest.catalog.row(node_id)
     if row is None:
@@ -410,7 +470,7 @@ def render_hit(forest: Forest, node_id: str, score: float, heat: float, hit: Hit
     lines, _ = matching_lines(body, terms, forms)
     view = node if body is node.body else None
     matches = []
-    for line in lines[:budget.SNIFF_MATCHES_SHOWN]:
+    for line in lines[: budget.SNIFF_MATCHES_SHOWN]:
         text = body_lines[line]
         at = first_hit(fold(text), terms, forms)
         section = view.section_of_line(line) if view is not None else None
@@ -419,10 +479,16 @@ def render_hit(forest: Forest, node_id: str, score: float, heat: float, hit: Hit
         number = view.file_line(line) if view is not None else line + 1
         matches.append({"section": section, "line": number, "snippet": snippet(text, at)})
     item: dict[str, Any] = {
-        "id": node_id, "type": row["type"], "title": row["title"],
-        "trail": row_list(row, "trail"), "score": score, "heat": heat,
-        "body_tokens": row["body_tokens"], "match_count": hit.count,
-        "truncated_matches": hit.count > budget.SNIFF_MATCHES_SHOWN, "matches": matches,
+        "id": node_id,
+        "type": row["type"],
+        "title": row["title"],
+        "trail": row_list(row, "trail"),
+        "score": score,
+        "heat": heat,
+        "body_tokens": row["body_tokens"],
+        "match_count": hit.count,
+        "truncated_matches": hit.count > budget.SNIFF_MATCHES_SHOWN,
+        "matches": matches,
     }
     if is_index(node_id):
         item["demoted"] = True

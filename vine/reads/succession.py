@@ -48,8 +48,11 @@ def successors(forest: Forest, ids: list[str]) -> dict[str, list[Successor]]:
         heirs = sorted({new for rels in found.values() for new in rels} - set(found))
         claims = {**found, **_after(forest, heirs)} if heirs else found
         for old in missing:
-            kept = [Successor(new, rel) for new, rel in found.get(old, {}).items()
-                    if old not in claims.get(new, {})]
+            kept = [
+                Successor(new, rel)
+                for new, rel in found.get(old, {}).items()
+                if old not in claims.get(new, {})
+            ]
             kept.sort(key=lambda s: (s.rel != REPLACES, s.id))
             known[old] = kept
     return {i: known[i] for i in ids if known.get(i)}

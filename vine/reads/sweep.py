@@ -30,11 +30,11 @@ from .sniff import (
 )
 from .terms import CODE_WEIGHT, STOPWORDS, is_code
 
-SWEEP_DEPTH = 50               # nodes the sweep confirms before it may stop early
-CONFIRM_MAX = 64               # bodies read to count those holding a term with punctuation
-SWEEP_FLOOR = 0.1              # a body scoring under this share of the best one is not ranked
-FORMS_MAX = 12                 # word forms searched for one term, at most
-FORM_MIN = 4                   # letters of the shortest word form searched
+SWEEP_DEPTH = 50  # nodes the sweep confirms before it may stop early
+CONFIRM_MAX = 64  # bodies read to count those holding a term with punctuation
+SWEEP_FLOOR = 0.1  # a body scoring under this share of the best one is not ranked
+FORMS_MAX = 12  # word forms searched for one term, at most
+FORM_MIN = 4  # letters of the shortest word form searched
 
 
 def word_forms(forest: Forest, terms: list[str], langs: tuple[str, ...]) -> Forms:
@@ -55,26 +55,37 @@ def word_forms(forest: Forest, terms: list[str], langs: tuple[str, ...]) -> Form
         # Snowball stems are prefixes of their words but for a changed last letter
         # (policy -> polici): every form starts with the shortest stem less one letter.
         start = min(roots, key=len)
-        start = start[:max(3, len(start) - 1)]
-        found = sorted(w for w in vocab.containing(start, prefix=True)
-                       if term not in w and len(w) >= FORM_MIN and w not in STOPWORDS
-                       and same_stem(w, term, langs))
+        start = start[: max(3, len(start) - 1)]
+        found = sorted(
+            w
+            for w in vocab.containing(start, prefix=True)
+            if term not in w
+            and len(w) >= FORM_MIN
+            and w not in STOPWORDS
+            and same_stem(w, term, langs)
+        )
         if found:
             out[term] = tuple(sorted(found, key=len)[:FORMS_MAX])
     return out
 
 
-def term_weights(forest: Forest, terms: list[str], counts: dict[str, float]
-                 ) -> dict[str, float]:
+def term_weights(forest: Forest, terms: list[str], counts: dict[str, float]) -> dict[str, float]:
     """Each term's weight: its scarcity over the bodies (inverse document frequency),
     doubled for an exact identifier."""
     total = forest.catalog.count() or 1
-    return {t: math.log((total + 1) / (min(counts.get(t, 1), total) + 0.5))
-            * (CODE_WEIGHT if is_code(t) else 1.0) for t in terms}
+    return {
+        t: math.log((total + 1) / (min(counts.get(t, 1), total) + 0.5))
+        * (CODE_WEIGHT if is_code(t) else 1.0)
+        for t in terms
+    }
 
 
-def doc_counts(forest: Forest, terms: list[str], forms: Forms | None = None,
-               seen: dict[str, list[int]] | None = None) -> dict[str, float]:
+def doc_counts(
+    forest: Forest,
+    terms: list[str],
+    forms: Forms | None = None,
+    seen: dict[str, list[int]] | None = None,
+) -> dict[str, float]:
     """How many bodies hold each term, from the body index. A term with punctuation
     (``6.202``, ``nf-4412``) has candidate lines holding its pieces anywhere (``6`` and
     ``2026``): up to ``CONFIRM_MAX`` candidate bodies are read to count the ones that
@@ -84,7 +95,7 @@ def doc_counts(forest: Forest, terms: list[str], forms: Forms | None = None,
     conn = forest.catalog.conn
     counts: dict[str, float] = {}
     for term in terms:
-        assert vocab is not None   # read above whenever there are terms
+        assert vocab is not None  # read above whenever there are terms
         tp = bodyindex.plan_forms(term, forms.get(term, ()) if forms else (), vocab)
         if tp is None:
             counts[term] = float("inf")
@@ -94,21 +105,31 @@ def doc_counts(forest: Forest, terms: list[str], forms: Forms | None = None,
         if tp.exact or len(gens) > CONFIRM_MAX:
             counts[term] = len(gens)
             continue
-        counts[term] = sum(1 for gen, node_id in Scope().owners(forest, sorted(gens)).items()
-                           if _holds(forest.body_lines(node_id), term,
-                                     of_gen(rowids, gen, bodyindex.LINE_BITS)))
+        counts[term] = sum(
+            1
+            for gen, node_id in Scope().owners(forest, sorted(gens)).items()
+            if _holds(forest.body_lines(node_id), term, of_gen(rowids, gen, bodyindex.LINE_BITS))
+        )
     return counts
 
 
 def _holds(lines: list[str], term: str, rowids: list[int]) -> bool:
     """Whether any of these candidate lines (rowids of one body) holds ``term``."""
-    return any((r & bodyindex.LINE_MASK) < len(lines)
-               and term in fold(lines[r & bodyindex.LINE_MASK]) for r in rowids)
+    return any(
+        (r & bodyindex.LINE_MASK) < len(lines) and term in fold(lines[r & bodyindex.LINE_MASK])
+        for r in rowids
+    )
 
 
-def _add_rare(forest: Forest, terms: list[str], counts: dict[str, float], where: Scope,
-              hits: dict[str, Hits], forms: Forms | None,
-              seen: dict[str, list[int]] | None) -> None:
+def _add_rare(
+    forest: Forest,
+    terms: list[str],
+    counts: dict[str, float],
+    where: Scope,
+    hits: dict[str, Hits],
+    forms: Forms | None,
+    seen: dict[str, list[int]] | None,
+) -> None:
     """Every node holding a rare term (one in at most SWEEP_DEPTH bodies): the sweep
     stops once enough nodes hit more terms, which would leave out the node holding only
     the one exact code the question is about."""
@@ -118,7 +139,7 @@ def _add_rare(forest: Forest, terms: list[str], counts: dict[str, float], where:
         if counts.get(term, float("inf")) > SWEEP_DEPTH:
             continue
         found = indexed_hits(forest, [term], where, SWEEP_DEPTH, forms, seen)
-        for node_id in (found[0] if found else {}):
+        for node_id in found[0] if found else {}:
             if node_id in hits:
                 continue
             try:
@@ -141,8 +162,9 @@ def _weigh(hit: Hits, weight: list[float]) -> float:
     return max(on_line.values(), default=0.0)
 
 
-def _best(forest: Forest, hits: dict[str, Hits], weight: list[float], heat: dict[str, float],
-          pool: int) -> list[tuple[str, float, float, Hits]]:
+def _best(
+    forest: Forest, hits: dict[str, Hits], weight: list[float], heat: dict[str, float], pool: int
+) -> list[tuple[str, float, float, Hits]]:
     """The ``pool`` best bodies by ``_weigh`` (with heat): ordinary nodes, then index
     nodes, each tier best first, ties to more weight held, more lines, then id; a body
     under ``SWEEP_FLOOR`` of the best one is left out. Returns (id, weight, weight held,
@@ -167,9 +189,11 @@ def _best(forest: Forest, hits: dict[str, Hits], weight: list[float], heat: dict
         need = pool - len(ranked)
         if need <= 0:
             break
-        tier = sorted((i for i in hits if is_index(i) == index_tier and held[i] >= floor),
-                      key=lambda i: -forest.score(held[i], heat[i]))
-        seats: list[float] = []          # min-heap of the best ``need`` scores so far
+        tier = sorted(
+            (i for i in hits if is_index(i) == index_tier and held[i] >= floor),
+            key=lambda i: -forest.score(held[i], heat[i]),
+        )
+        seats: list[float] = []  # min-heap of the best ``need`` scores so far
         chosen = []
         for node_id in tier:
             if len(seats) >= need and forest.score(held[node_id], heat[node_id]) < seats[0]:
@@ -187,9 +211,15 @@ def _best(forest: Forest, hits: dict[str, Hits], weight: list[float], heat: dict
     return ranked
 
 
-def sweep(forest: Forest, terms: list[str], counts: dict[str, float], pool: int,
-          win: Window, forms: Forms | None = None,
-          seen: dict[str, list[int]] | None = None) -> dict[str, Any]:
+def sweep(
+    forest: Forest,
+    terms: list[str],
+    counts: dict[str, float],
+    pool: int,
+    win: Window,
+    forms: Forms | None = None,
+    seen: dict[str, list[int]] | None = None,
+) -> dict[str, Any]:
     """sniff's sweep, ranked for harvest. Each term weighs by its scarcity (inverse
     document frequency), so an exact code outranks a common word; a body scores the
     weight of the terms on its best line, so terms that answer together outrank the
@@ -220,7 +250,7 @@ def sweep(forest: Forest, terms: list[str], counts: dict[str, float], pool: int,
         score = forest.score(value / whole, heat[node_id])
         item: dict[str, Any] = {"id": node_id, "score": score}
         if any(is_code(terms[t]) for t in hit.terms):
-            item["named"] = True        # an exact code of the question is in its body
+            item["named"] = True  # an exact code of the question is in its body
         if is_index(node_id):
             rendered = render_hit(forest, node_id, score, heat[node_id], hit, terms, forms)
             item["matches"] = rendered["matches"] if rendered else []

@@ -14,8 +14,8 @@ from ..stems import LANGUAGES, stemmable
 from ..text import TOKEN, fold
 
 TERMS_MAX = 8
-CODE_WEIGHT = 2                # an exact identifier counts twice a word
-ACRONYM_MAX = 5                # a word in capitals this short is a name (IT, ICMS, SEFAZ)
+CODE_WEIGHT = 2  # an exact identifier counts twice a word
+ACRONYM_MAX = 5  # a word in capitals this short is a name (IT, ICMS, SEFAZ)
 _TOKEN = re.compile(r"[\w\-./]{2,}")
 _CODE_MARKS = set("-_./")
 
@@ -30,9 +30,11 @@ def _tokens(query: str) -> list[tuple[str, bool]]:
         if len(token) < 2:
             continue
         letters = [c for c in token if c.isalpha()]
-        code = (any(c.isdigit() for c in token)
-                or (len(letters) >= 2 and all(c.isupper() for c in letters))
-                or any(c in _CODE_MARKS for c in token))
+        code = (
+            any(c.isdigit() for c in token)
+            or (len(letters) >= 2 and all(c.isupper() for c in letters))
+            or any(c in _CODE_MARKS for c in token)
+        )
         folded = fold(token)
         if folded not in STOPWORDS:
             out.append((folded, code))
@@ -88,9 +90,15 @@ def query_words(query: str, *, drop_stopwords: bool = True) -> Words:
         for raw in raw_parts:
             folded = fold(raw)
             letters = [c for c in raw if c.isalpha()]
-            code = coded or any(c.isdigit() for c in raw) or (
-                capitals_mean_names and 2 <= len(letters) <= ACRONYM_MAX
-                and all(c.isupper() for c in letters))
+            code = (
+                coded
+                or any(c.isdigit() for c in raw)
+                or (
+                    capitals_mean_names
+                    and 2 <= len(letters) <= ACRONYM_MAX
+                    and all(c.isupper() for c in letters)
+                )
+            )
             if drop_stopwords and not code and (folded in STOPWORDS or len(folded) < 3):
                 continue
             kept.append(folded)

@@ -34,29 +34,42 @@ COMMON_DOCS = 200
 COMMON_SHARE = 50
 _TOKEN = re.compile(r'"([a-z0-9]+)"')
 _PHRASE = re.compile(r'"(?:[^"]|"")*"')
-_STATS = ("SELECT (SELECT value FROM meta WHERE key='locate_common'), "
-          "(SELECT value FROM meta WHERE key='locate_rows'), "
-          "(SELECT value FROM meta WHERE key='locate_edits')")
+_STATS = (
+    "SELECT (SELECT value FROM meta WHERE key='locate_common'), "
+    "(SELECT value FROM meta WHERE key='locate_rows'), "
+    "(SELECT value FROM meta WHERE key='locate_edits')"
+)
 
 
 def common_terms(conn: sqlite3.Connection) -> None:
     """After a rebuild: the metadata index's common words and how many rows hold each,
     the row count, and no edits since (a catalog row's words are counted there)."""
-    conn.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.locate_terms "
-                 "USING fts5vocab(main, nodes_fts, 'row')")
-    common = dict(conn.execute("SELECT term, doc FROM temp.locate_terms WHERE doc >= ?",
-                               (COMMON_DOCS,)))
+    conn.execute(
+        "CREATE VIRTUAL TABLE IF NOT EXISTS temp.locate_terms "
+        "USING fts5vocab(main, nodes_fts, 'row')"
+    )
+    common = dict(
+        conn.execute("SELECT term, doc FROM temp.locate_terms WHERE doc >= ?", (COMMON_DOCS,))
+    )
     conn.execute("DROP TABLE temp.locate_terms")
     rows = conn.execute("SELECT count(*) FROM nodes_fts").fetchone()[0]
-    conn.executemany("INSERT OR REPLACE INTO meta VALUES(?, ?)", (
-        ("locate_common", json.dumps(common, separators=(",", ":"))),
-        ("locate_rows", str(rows)), ("locate_edits", "0")))
+    conn.executemany(
+        "INSERT OR REPLACE INTO meta VALUES(?, ?)",
+        (
+            ("locate_common", json.dumps(common, separators=(",", ":"))),
+            ("locate_rows", str(rows)),
+            ("locate_edits", "0"),
+        ),
+    )
 
 
 def count_edits(conn: sqlite3.Connection, edits: int) -> None:
     """Count ``edits`` rows of the metadata index written or removed since the rebuild."""
-    conn.execute("INSERT INTO meta VALUES('locate_edits', ?) ON CONFLICT(key) DO UPDATE "
-                 "SET value = CAST(value AS INTEGER) + excluded.value", (edits,))
+    conn.execute(
+        "INSERT INTO meta VALUES('locate_edits', ?) ON CONFLICT(key) DO UPDATE "
+        "SET value = CAST(value AS INTEGER) + excluded.value",
+        (edits,),
+    )
 
 
 class Stats:
@@ -83,8 +96,9 @@ def _idf_bound(rows_up: int, hits_low: int) -> float:
     return idf if idf > 0 else 1e-6
 
 
-def split(phrases: list[str], stats: tuple[dict[str, int], int, int] | None
-          ) -> tuple[list[str], list[str], float]:
+def split(
+    phrases: list[str], stats: tuple[dict[str, int], int, int] | None
+) -> tuple[list[str], list[str], float]:
     """The query's phrases as (common, rarer) and the most the common ones can add."""
     if stats is None or not all(_PHRASE.fullmatch(p) for p in phrases):
         return [], phrases, 0.0
@@ -105,8 +119,9 @@ def split(phrases: list[str], stats: tuple[dict[str, int], int, int] | None
 _RANKED = "SELECT rowid, rank FROM nodes_fts WHERE nodes_fts MATCH ?"
 
 
-def ranked(conn: sqlite3.Connection, common: list[str], rarer: list[str], bound: float,
-           pool: int) -> list[tuple[int, float]] | None:
+def ranked(
+    conn: sqlite3.Connection, common: list[str], rarer: list[str], bound: float, pool: int
+) -> list[tuple[int, float]] | None:
     """The best ``pool`` ``(rowid, rank)`` of ``common OR rarer``, best first and ties
     by rowid, scoring the rows of ``rarer`` alone; None when the rarer phrases do not
     give ``pool`` rows above ``bound`` (the full query is needed)."""

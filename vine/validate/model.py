@@ -105,11 +105,11 @@ def _body_start(text: str) -> int | None:
 class EntryIssue:
     """An index entry problem of one branch, as both validate and fix need it."""
 
-    kind: str           # extra | duplicate | misplaced | stale | missing
+    kind: str  # extra | duplicate | misplaced | stale | missing
     child: str
-    section: str        # where an entry for the child belongs
-    line: int | None    # body line of the offending entry
-    new: str | None     # the entry line to write (stale, misplaced, missing)
+    section: str  # where an entry for the child belongs
+    line: int | None  # body line of the offending entry
+    new: str | None  # the entry line to write (stale, misplaced, missing)
     exists: bool = True
 
 
@@ -128,11 +128,19 @@ class ValidationRun:
     hashes: dict[str, str] = field(default_factory=dict)
     findings: list[Finding] = field(default_factory=list)
 
-    def add(self, f: NodeFile, severity: str, code: str, message: str, fix: str, *,
-            line: int | None = None, fixable: bool = False) -> None:
+    def add(
+        self,
+        f: NodeFile,
+        severity: str,
+        code: str,
+        message: str,
+        fix: str,
+        *,
+        line: int | None = None,
+        fixable: bool = False,
+    ) -> None:
         """Record a finding on file ``f``."""
-        self.findings.append(Finding(severity, code, f.id, f.path, line, message, fix,
-                                     fixable))
+        self.findings.append(Finding(severity, code, f.id, f.path, line, message, fix, fixable))
 
 
 def is_private(node_id: str) -> bool:

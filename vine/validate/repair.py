@@ -26,8 +26,12 @@ Uncommitted = Callable[[str], str | None]
 # -- repairs -----------------------------------------------------------------------
 
 
-def fix(root: str | os.PathLike[str], *, payloads: bool = True,
-        on_lock_wait: Callable[[dict[str, object]], None] | None = None) -> dict[str, Any]:
+def fix(
+    root: str | os.PathLike[str],
+    *,
+    payloads: bool = True,
+    on_lock_wait: Callable[[dict[str, object]], None] | None = None,
+) -> dict[str, Any]:
     """Repair what needs no judgement, in one commit ``validate(fix): N repairs``.
 
     Index entries (missing, extra, duplicate, misplaced, stale), coverage strings and
@@ -50,8 +54,7 @@ def fix(root: str | os.PathLike[str], *, payloads: bool = True,
     from ..vine import Vine
 
     # Checked and repaired in one turn of the writer lock: nothing changes in between.
-    with Vine(root, lock="per-write", on_lock_wait=on_lock_wait) as vine, \
-            vine.writing() as ctx:
+    with Vine(root, lock="per-write", on_lock_wait=on_lock_wait) as vine, vine.writing() as ctx:
         run = check_all(load_run(vine.root, payloads))
         plan, skipped = _plan(run, ctx.repo.uncommitted)
         if not plan:
@@ -73,8 +76,9 @@ def _record(x: Finding, reason: str | None = None) -> dict[str, Any]:
     return out
 
 
-def _plan(run: ValidationRun, uncommitted: Uncommitted
-          ) -> tuple[dict[str, tuple[str, list[dict[str, Any]]]], list[dict[str, Any]]]:
+def _plan(
+    run: ValidationRun, uncommitted: Uncommitted
+) -> tuple[dict[str, tuple[str, list[dict[str, Any]]]], list[dict[str, Any]]]:
     """Each file to rewrite (its new text and the repairs it carries), and the repairs
     skipped because they depend on uncommitted changes."""
     fixable: dict[str, list[Finding]] = {}
@@ -88,8 +92,9 @@ def _plan(run: ValidationRun, uncommitted: Uncommitted
         assert f.node is not None
         changed = uncommitted(f.path)
         if changed is not None:
-            skipped += [_record(x, f"{f.path} {changed}; commit it, then run --fix again")
-                        for x in found]
+            skipped += [
+                _record(x, f"{f.path} {changed}; commit it, then run --fix again") for x in found
+            ]
             continue
         meta, body = dict(f.node.meta), f.node.body
         codes = {x.code for x in found}
@@ -113,8 +118,13 @@ def _plan(run: ValidationRun, uncommitted: Uncommitted
     return plan, skipped
 
 
-def _entries(run: ValidationRun, f: NodeFile, uncommitted: Uncommitted, done: list[dict[str, Any]],
-             skipped: list[dict[str, Any]]) -> str:
+def _entries(
+    run: ValidationRun,
+    f: NodeFile,
+    uncommitted: Uncommitted,
+    done: list[dict[str, Any]],
+    skipped: list[dict[str, Any]],
+) -> str:
     """Branch ``f``'s body with the entry repairs whose child is committed as it is."""
     assert f.node is not None
     issues: list[EntryIssue] = []
@@ -127,8 +137,9 @@ def _entries(run: ValidationRun, f: NodeFile, uncommitted: Uncommitted, done: li
             issues.append(issue)
             done.append(_record(finding))
         else:
-            skipped.append(_record(finding, f"{issue.child}.md {changed}; commit it, then "
-                                            "run --fix again"))
+            skipped.append(
+                _record(finding, f"{issue.child}.md {changed}; commit it, then run --fix again")
+            )
     return _repair_entries(f.node.body, issues)
 
 

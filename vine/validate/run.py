@@ -47,9 +47,10 @@ def load_run(root: Path, payloads: bool) -> ValidationRun:
     ``_index.md``)."""
     root = root.expanduser().resolve()
     if not (root / "_index.md").is_file():
-        raise NotFound(f"no forest at {root} (no _index.md)",
-                       hint="Point at a forest's root folder, or create one with "
-                            f"{hints.create_forest()}.")
+        raise NotFound(
+            f"no forest at {root} (no _index.md)",
+            hint=f"Point at a forest's root folder, or create one with {hints.create_forest()}.",
+        )
     run = ValidationRun(root, payloads)
     nodes, run.others = _walk(root)
     for path in sorted(nodes):
@@ -127,9 +128,15 @@ def check_all(run: ValidationRun) -> ValidationRun:
     """Run every check over a loaded run and return it with its findings."""
     for f in run.files.values():
         if f.node is None:
-            run.add(f, ERROR, "file.unparseable", f"{f.path} is not a node: {f.error}",
-                    "Give the file a '---' YAML frontmatter block closed by '---', or move "
-                    "it out of the forest.", line=_error_line(f))
+            run.add(
+                f,
+                ERROR,
+                "file.unparseable",
+                f"{f.path} is not a node: {f.error}",
+                "Give the file a '---' YAML frontmatter block closed by '---', or move "
+                "it out of the forest.",
+                line=_error_line(f),
+            )
         elif not f.id.startswith("_meta/"):
             check_node(run, f)
     check_tree(run)
@@ -149,4 +156,4 @@ def _error_line(f: NodeFile) -> int:
     if found is None:
         return 1
     text = f.text.lstrip("\ufeff")
-    return int(found.group(1)) + text[:len(text) - len(text.lstrip())].count("\n")
+    return int(found.group(1)) + text[: len(text) - len(text.lstrip())].count("\n")

@@ -29,19 +29,26 @@ def check_tree(run: ValidationRun) -> None:
         ntype = f.node.meta.get("type")
         if ntype != "branch":
             count = len(run.children.get(f.id, []))
-            run.add(f, ERROR, "tree.parent-not-branch",
-                    f"{f.id} is the index of its folder ({count} children) but its type "
-                    f"is {ntype!r}, not 'branch'",
-                    "Set 'type: branch' (an _index.md is always a branch), or rename the "
-                    "file.", line=f.key_line("type") or 1)
+            run.add(
+                f,
+                ERROR,
+                "tree.parent-not-branch",
+                f"{f.id} is the index of its folder ({count} children) but its type "
+                f"is {ntype!r}, not 'branch'",
+                "Set 'type: branch' (an _index.md is always a branch), or rename the file.",
+                line=f.key_line("type") or 1,
+            )
     for parent, kids in sorted(run.children.items()):
         if parent and parent not in run.files:
             first = run.files[sorted(kids)[0]]
-            run.add(first, ERROR, "tree.missing-parent",
-                    f"{parent}.md is missing: the folder holds {len(kids)} node(s) "
-                    "but no index",
-                    f"Create {parent}.md with 'type: branch' listing them (vine plant "
-                    "a branch).", line=None)
+            run.add(
+                first,
+                ERROR,
+                "tree.missing-parent",
+                f"{parent}.md is missing: the folder holds {len(kids)} node(s) but no index",
+                f"Create {parent}.md with 'type: branch' listing them (vine plant a branch).",
+                line=None,
+            )
 
 
 def entry_spans(node: Node) -> list[tuple[str, int, int]]:
@@ -93,7 +100,7 @@ def index_issues(run: ValidationRun, f: NodeFile) -> list[EntryIssue]:
             seen.add(child)
     for child in sorted(kids - seen):
         if run.files[child].node is None:
-            continue    # reported as unparseable; its entry needs its summary
+            continue  # reported as unparseable; its entry needs its summary
         issues.append(EntryIssue("missing", child, _home(child), None, _entry(run, child)))
     return issues
 
@@ -108,16 +115,31 @@ def _stale(run: ValidationRun, child: str, rest: str) -> bool:
 
 
 _ISSUE_TEXT = {
-    "extra": ("index.extra-entry", "lists {child}, which {why}",
-              "Remove the entry line (plant and transplant keep indexes in step)."),
-    "duplicate": ("index.duplicate-entry", "lists {child} more than once",
-                  "Keep one entry line for it."),
-    "misplaced": ("index.misplaced-entry", "lists {child} outside '## {section}'",
-                  "Move the entry under '## {section}'."),
-    "stale": ("index.stale-summary", "the entry for {child} is not its summary",
-              "Replace the line with: {new}"),
-    "missing": ("index.missing-entry", "does not list its child {child}",
-                "Add under '## {section}': {new}"),
+    "extra": (
+        "index.extra-entry",
+        "lists {child}, which {why}",
+        "Remove the entry line (plant and transplant keep indexes in step).",
+    ),
+    "duplicate": (
+        "index.duplicate-entry",
+        "lists {child} more than once",
+        "Keep one entry line for it.",
+    ),
+    "misplaced": (
+        "index.misplaced-entry",
+        "lists {child} outside '## {section}'",
+        "Move the entry under '## {section}'.",
+    ),
+    "stale": (
+        "index.stale-summary",
+        "the entry for {child} is not its summary",
+        "Replace the line with: {new}",
+    ),
+    "missing": (
+        "index.missing-entry",
+        "does not list its child {child}",
+        "Add under '## {section}': {new}",
+    ),
 }
 
 
@@ -126,11 +148,17 @@ def issue_finding(f: NodeFile, issue: EntryIssue) -> Finding:
     code, message, hint = _ISSUE_TEXT[issue.kind]
     why = "is not in this folder" if issue.exists else "does not exist"
     values = {"child": issue.child, "section": issue.section, "new": issue.new, "why": why}
-    line = f.body_line(issue.line) if issue.line is not None else \
-        _section_line(f, issue.section)
-    return Finding(WARNING, code, f.id, f.path, line, message.format(**values),
-                   hint.format(**values),
-                   issue.new is not None or issue.kind in ("extra", "duplicate"))
+    line = f.body_line(issue.line) if issue.line is not None else _section_line(f, issue.section)
+    return Finding(
+        WARNING,
+        code,
+        f.id,
+        f.path,
+        line,
+        message.format(**values),
+        hint.format(**values),
+        issue.new is not None or issue.kind in ("extra", "duplicate"),
+    )
 
 
 def coverage_finding(f: NodeFile, body: str) -> Finding | None:
@@ -140,10 +168,16 @@ def coverage_finding(f: NodeFile, body: str) -> Finding | None:
     want = render.coverage(body)
     if have is not None and str(have).strip() == want:
         return None
-    return Finding(WARNING, "index.coverage",
-                   f.id, f.path, f.key_line("coverage") or 1,
-                   f"coverage is {have!r}, the entry lines count {want!r}",
-                   f"Set 'coverage: \"{want}\"' (vine validate --fix does).", True)
+    return Finding(
+        WARNING,
+        "index.coverage",
+        f.id,
+        f.path,
+        f.key_line("coverage") or 1,
+        f"coverage is {have!r}, the entry lines count {want!r}",
+        f"Set 'coverage: \"{want}\"' (vine validate --fix does).",
+        True,
+    )
 
 
 def check_index(run: ValidationRun, f: NodeFile) -> None:

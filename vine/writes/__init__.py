@@ -24,6 +24,11 @@ def authored(call: str, args: dict[str, Any], source: str = MANUAL) -> dict[str,
     if isinstance(node, dict) and "source" not in node:
         return {**args, "node": {**node, "source": source}}
     if isinstance(node, list):
-        return {**args, "node": [{**n, "source": source} if isinstance(n, dict)
-                                 and "source" not in n else n for n in node]}
+        return {
+            **args,
+            "node": [
+                {**n, "source": source} if isinstance(n, dict) and "source" not in n else n
+                for n in node
+            ],
+        }
     return args

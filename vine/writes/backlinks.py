@@ -24,20 +24,32 @@ _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 
 def anchors(forest: Forest, node_id: str) -> list[tuple[str, str]]:
     """``(source, rel)`` of every link another node holds to ``node_id``, by source."""
-    return [(src, rel) for src, rel in forest.catalog.conn.execute(
-        "SELECT src, rel FROM edges WHERE dst = ? AND src != ? ORDER BY src, ord",
-        (node_id, node_id))]
+    return [
+        (src, rel)
+        for src, rel in forest.catalog.conn.execute(
+            "SELECT src, rel FROM edges WHERE dst = ? AND src != ? ORDER BY src, ord",
+            (node_id, node_id),
+        )
+    ]
 
 
 def children(forest: Forest, index_id: str) -> list[str]:
     """Every node below a branch (its whole subtree, itself excluded)."""
     if index_id == "_index":
-        return [r[0] for r in forest.catalog.conn.execute(
-            "SELECT id FROM nodes WHERE id != '_index' ORDER BY id")]
+        return [
+            r[0]
+            for r in forest.catalog.conn.execute(
+                "SELECT id FROM nodes WHERE id != '_index' ORDER BY id"
+            )
+        ]
     start = index_id[: -len("_index")]
-    return [r[0] for r in forest.catalog.conn.execute(
-        "SELECT id FROM nodes WHERE id >= ? AND id < ? AND id != ? ORDER BY id",
-        (start, start[:-1] + chr(ord("/") + 1), index_id))]
+    return [
+        r[0]
+        for r in forest.catalog.conn.execute(
+            "SELECT id FROM nodes WHERE id >= ? AND id < ? AND id != ? ORDER BY id",
+            (start, start[:-1] + chr(ord("/") + 1), index_id),
+        )
+    ]
 
 
 def wikilink_sources(forest: Forest, node_id: str) -> list[str]:
@@ -51,13 +63,18 @@ def wikilink_sources(forest: Forest, node_id: str) -> list[str]:
     conn = forest.catalog.conn
     if tokens and folded.isascii():
         expr = " AND ".join('"' + t + '"' for t in tokens)
-        joined = conn.execute("SELECT group_concat(rowid) FROM body_fts WHERE body_fts MATCH ?",
-                              (expr,)).fetchone()[0]
-        gens = sorted({int(r) >> bodyindex.LINE_BITS for r in joined.split(",")}) \
-            if joined else []
-        candidates = [r[0] for r in conn.execute(
-            "SELECT id FROM nodes WHERE body_gen IN (SELECT value FROM json_each(?)) "
-            "ORDER BY id", (json.dumps(gens),))]
+        joined = conn.execute(
+            "SELECT group_concat(rowid) FROM body_fts WHERE body_fts MATCH ?", (expr,)
+        ).fetchone()[0]
+        gens = sorted({int(r) >> bodyindex.LINE_BITS for r in joined.split(",")}) if joined else []
+        candidates = [
+            r[0]
+            for r in conn.execute(
+                "SELECT id FROM nodes WHERE body_gen IN (SELECT value FROM json_each(?)) "
+                "ORDER BY id",
+                (json.dumps(gens),),
+            )
+        ]
     else:
         candidates = [r[0] for r in conn.execute("SELECT id FROM nodes ORDER BY id")]
     out = []

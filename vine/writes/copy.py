@@ -31,11 +31,14 @@ def copy_forest(src: Path, dest: Path) -> str:
     if not (src / "_index.md").is_file():
         raise NotFound(f"no forest at {src} (no _index.md)")
     if dest == src or src in dest.parents:
-        raise SchemaError(f"a copy cannot go inside the forest it copies ({dest})",
-                          hint="Name a folder outside it.")
+        raise SchemaError(
+            f"a copy cannot go inside the forest it copies ({dest})",
+            hint="Name a folder outside it.",
+        )
     if dest.exists() and (not dest.is_dir() or any(dest.iterdir())):
-        raise SchemaError(f"{dest} exists and is not an empty folder",
-                          hint="Name a new folder for the copy.")
+        raise SchemaError(
+            f"{dest} exists and is not an empty folder", hint="Name a new folder for the copy."
+        )
     dest.parent.mkdir(parents=True, exist_ok=True)
     shutil.copytree(src, dest, ignore=_LEFT_OUT, dirs_exist_ok=True, symlinks=False)
     if not (dest / ".gitignore").exists():
@@ -44,13 +47,20 @@ def copy_forest(src: Path, dest: Path) -> str:
         title = parse_text("_index", (dest / "_index.md").read_text("utf-8")).title
     except (OSError, UnicodeDecodeError, ParseError):
         title = dest.name
-    markdown = [Path(folder) / name for folder, dirs, files in os.walk(dest)
-                if not _private(Path(folder).relative_to(dest))
-                for name in files if name.endswith(".md")]
+    markdown = [
+        Path(folder) / name
+        for folder, dirs, files in os.walk(dest)
+        if not _private(Path(folder).relative_to(dest))
+        for name in files
+        if name.endswith(".md")
+    ]
     repo = init_repository(dest)
     try:
-        return repo.commit([*sorted(markdown), dest / ".gitignore"],
-                           f"copy: forest '{title}' from {src.name}", also=(".gitignore",))
+        return repo.commit(
+            [*sorted(markdown), dest / ".gitignore"],
+            f"copy: forest '{title}' from {src.name}",
+            also=(".gitignore",),
+        )
     finally:
         repo.close()
 

@@ -13,7 +13,7 @@ from ..errors import SchemaError, refused_write
 NAME = re.compile(r"^[a-z_][a-z0-9_]{0,63}$")
 TYPES = ("TEXT", "INTEGER", "REAL", "BLOB")
 MAX_TABLES, MAX_COLUMNS = 10, 50
-MANUAL_WIDE = 12          # columns past which SELECT * is not offered
+MANUAL_WIDE = 12  # columns past which SELECT * is not offered
 SAMPLE_TABLES, SAMPLE_COLUMNS, SAMPLE_ROWS, CELL_CHARS = 20, 12, 3, 120
 
 
@@ -24,8 +24,10 @@ def check_schema(schema: Any, rows: Any) -> dict[str, dict[str, Any]]:
     clean: dict[str, dict[str, Any]] = {}
     for table, spec in schema.items():
         if not isinstance(table, str) or not NAME.match(table):
-            raise SchemaError(f"schema: table name {table!r} must match ^[a-z_][a-z0-9_]*$ "
-                              "(at most 64 characters)")
+            raise SchemaError(
+                f"schema: table name {table!r} must match ^[a-z_][a-z0-9_]*$ "
+                "(at most 64 characters)"
+            )
         if not isinstance(spec, dict) or not isinstance(spec.get("columns"), dict):
             raise SchemaError(f"schema: table {table} needs columns as {{name: TYPE}}")
         columns = spec["columns"]
@@ -34,11 +36,15 @@ def check_schema(schema: Any, rows: Any) -> dict[str, dict[str, Any]]:
         typed = {}
         for column, ctype in columns.items():
             if not isinstance(column, str) or not NAME.match(column):
-                raise SchemaError(f"schema: column name {column!r} in {table} must match "
-                                  "^[a-z_][a-z0-9_]*$ (at most 64 characters)")
+                raise SchemaError(
+                    f"schema: column name {column!r} in {table} must match "
+                    "^[a-z_][a-z0-9_]*$ (at most 64 characters)"
+                )
             if not isinstance(ctype, str) or ctype.upper() not in TYPES:
-                raise SchemaError(f"schema: column {table}.{column} has type {ctype!r}; "
-                                  "types are TEXT, INTEGER, REAL, BLOB")
+                raise SchemaError(
+                    f"schema: column {table}.{column} has type {ctype!r}; "
+                    "types are TEXT, INTEGER, REAL, BLOB"
+                )
             typed[column] = ctype.upper()
         key = spec.get("primary_key", [])
         if not isinstance(key, list) or any(k not in typed for k in key):
@@ -55,7 +61,8 @@ def check_schema(schema: Any, rows: Any) -> dict[str, dict[str, Any]]:
                 raise SchemaError(f"rows: table {table!r} is not declared in schema")
             width = len(clean[table]["columns"])
             if not isinstance(values, list) or any(
-                    not isinstance(r, list) or len(r) != width for r in values):
+                not isinstance(r, list) or len(r) != width for r in values
+            ):
                 raise SchemaError(f"rows: every row of {table} needs exactly {width} values")
     return clean
 
@@ -68,8 +75,7 @@ def ddl(table: str, spec: dict[str, Any]) -> str:
     return f"CREATE TABLE {table} ({', '.join(cols)})"
 
 
-def birth(path: Path, schema: dict[str, dict[str, Any]], rows: dict[str, list[Any]] | None
-          ) -> str:
+def birth(path: Path, schema: dict[str, dict[str, Any]], rows: dict[str, list[Any]] | None) -> str:
     """Create the payload, load the rows with placeholders; returns its sha256.
 
     The file must not exist; on any SQLite error it is deleted and ``E_SCHEMA`` raised.
@@ -77,8 +83,9 @@ def birth(path: Path, schema: dict[str, dict[str, Any]], rows: dict[str, list[An
     try:
         fd = path.open("xb")
     except FileExistsError:
-        raise SchemaError(f"payload {path.name} already exists; a newborn dataset never "
-                          "overwrites a payload") from None
+        raise SchemaError(
+            f"payload {path.name} already exists; a newborn dataset never overwrites a payload"
+        ) from None
     fd.close()
     try:
         conn = sqlite3.connect(path)
@@ -93,8 +100,7 @@ def birth(path: Path, schema: dict[str, dict[str, Any]], rows: dict[str, list[An
             conn.close()
     except (sqlite3.Error, OverflowError, TypeError, ValueError) as exc:
         path.unlink(missing_ok=True)
-        raise refused_write(exc) or SchemaError(
-            f"could not create the dataset: {exc}") from None
+        raise refused_write(exc) or SchemaError(f"could not create the dataset: {exc}") from None
     return sha256_of(path)
 
 
@@ -122,11 +128,16 @@ def manual(path: Path, *, with_samples: bool) -> str:
     """The generated ``## Query manual`` (and ``## Sample rows``) of a payload."""
     conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
     try:
-        tables = [r[0] for r in conn.execute(
-            "SELECT name FROM sqlite_master WHERE type='table' AND name NOT LIKE 'sqlite_%' "
-            "ORDER BY rowid")]
-        columns = {t: [(r[1], r[2]) for r in conn.execute(f'PRAGMA table_info("{t}")')]
-                   for t in tables}
+        tables = [
+            r[0]
+            for r in conn.execute(
+                "SELECT name FROM sqlite_master WHERE type='table' AND name NOT LIKE 'sqlite_%' "
+                "ORDER BY rowid"
+            )
+        ]
+        columns = {
+            t: [(r[1], r[2]) for r in conn.execute(f'PRAGMA table_info("{t}")')] for t in tables
+        }
         lines = ["## Query manual", "", "Tables:"]
         for t in tables:
             lines.append(f"- `{t}({', '.join(f'{c} {ty}'.strip() for c, ty in columns[t])})`")
@@ -134,9 +145,11 @@ def manual(path: Path, *, with_samples: bool) -> str:
         for t in tables:
             if len(columns[t]) > MANUAL_WIDE:
                 lines.append(f"- `SELECT COUNT(*) FROM {t}`")
-                lines.append(f"- {t} is {len(columns[t])} columns wide: rows of every column "
-                             "overflow the query budget, so select the columns you need "
-                             "by name.")
+                lines.append(
+                    f"- {t} is {len(columns[t])} columns wide: rows of every column "
+                    "overflow the query budget, so select the columns you need "
+                    "by name."
+                )
             else:
                 lines.append(f"- `SELECT * FROM {t} LIMIT 5`")
                 lines.append(f"- `SELECT COUNT(*) FROM {t}`")
@@ -154,16 +167,18 @@ def manual(path: Path, *, with_samples: bool) -> str:
                 lines.append("| " + " | ".join(shown) + " |")
                 lines.append("|" + " --- |" * len(shown))
                 for row in sample:
-                    lines.append("| " + " | ".join(_cell(row[i]) for i in range(len(shown)))
-                                 + " |")
+                    lines.append("| " + " | ".join(_cell(row[i]) for i in range(len(shown))) + " |")
                 cut = len(columns[t]) - len(shown)
                 if cut > 0:
-                    lines.append(f"_{cut} more column(s) not shown; the query manual lists "
-                                 "every column._")
+                    lines.append(
+                        f"_{cut} more column(s) not shown; the query manual lists every column._"
+                    )
                 lines.append("")
             if len(tables) > SAMPLE_TABLES:
-                lines.append(f"_{len(tables) - SAMPLE_TABLES} more table(s) not sampled; the "
-                             "query manual lists every table._")
+                lines.append(
+                    f"_{len(tables) - SAMPLE_TABLES} more table(s) not sampled; the "
+                    "query manual lists every table._"
+                )
         return "\n".join(lines).rstrip()
     finally:
         conn.close()

@@ -16,8 +16,15 @@ from . import render, rules
 from .context import WriteContext
 from .transaction import fault
 
-PATCH_KEYS = ("set_frontmatter", "add_links", "remove_links", "append_section",
-              "replace_section", "replace_body", "if_revision")
+PATCH_KEYS = (
+    "set_frontmatter",
+    "add_links",
+    "remove_links",
+    "append_section",
+    "replace_section",
+    "replace_body",
+    "if_revision",
+)
 # A revision as reads give it, or more of the blob id (as git prints it).
 _REVISION = re.compile(r"^[0-9a-f]{7,40}$", re.IGNORECASE)
 MUTABLE = ("title", "summary", "tags", "confidence", "aliases", "origin")
@@ -31,9 +38,11 @@ def graft(ctx: WriteContext, node_id: str, patch: Mapping[str, Any]) -> dict[str
     if "if_revision" in patch:
         _check_revision(ctx, node_id, patch["if_revision"].lower())
     if ids.is_index(node_id) and "replace_body" in patch:
-        raise SchemaError("replace_body cannot target an index",
-                          hint="Indexes are edited by plant and summary changes; use "
-                               "append_section or replace_section.")
+        raise SchemaError(
+            "replace_body cannot target an index",
+            hint="Indexes are edited by plant and summary changes; use "
+            "append_section or replace_section.",
+        )
     node = ctx.forest.read(node_id)
     meta = dict(node.meta)
     body = node.body
@@ -57,8 +66,9 @@ def graft(ctx: WriteContext, node_id: str, patch: Mapping[str, Any]) -> dict[str
     if "replace_body" in patch:
         body = patch["replace_body"]
         body_changed = body.strip() != node.body.strip()
-        removed_by_body = _lost([h.text for h in node.headers if h.level > 1],
-                                [h.text for h in headers_of(body)])
+        removed_by_body = _lost(
+            [h.text for h in node.headers if h.level > 1], [h.text for h in headers_of(body)]
+        )
     replaced = None
     sections: dict[str, list[str]] = {"replaced": [], "removed": []}
     if "replace_section" in patch:
@@ -66,8 +76,10 @@ def graft(ctx: WriteContext, node_id: str, patch: Mapping[str, Any]) -> dict[str
         current = Node(node_id, meta, body)
         new = render.replace_section(current, header, text)
         if new is None:
-            raise NotFound(f"section not found: {header!r} in {node_id}",
-                           hint="Outline: " + "; ".join(current.outline))
+            raise NotFound(
+                f"section not found: {header!r} in {node_id}",
+                hint="Outline: " + "; ".join(current.outline),
+            )
         matched, below = render.subsections(current, header)
         sections["replaced"].append(matched)
         sections["removed"] += _lost(below, [h.text for h in headers_of(text)])
@@ -89,32 +101,48 @@ def graft(ctx: WriteContext, node_id: str, patch: Mapping[str, Any]) -> dict[str
     if fortified:
         ctx.forest.heat.deposit([node_id, *[f["target"] for f in fortified]], STRONG_DEPOSIT)
     if not changed_keys and not added and not removed and not body_changed:
-        return {"id": node_id, "commit": None, "fortified": fortified, "trail": trail,
-                "revision": ctx.forest.revision(node_id)}
+        return {
+            "id": node_id,
+            "commit": None,
+            "fortified": fortified,
+            "trail": trail,
+            "revision": ctx.forest.revision(node_id),
+        }
     meta["updated"] = render.today()
     new_text = render.render(meta, body)
     if new_text == old_text:
-        return {"id": node_id, "commit": None, "fortified": fortified, "trail": trail,
-                "revision": ctx.forest.revision(node_id)}
+        return {
+            "id": node_id,
+            "commit": None,
+            "fortified": fortified,
+            "trail": trail,
+            "revision": ctx.forest.revision(node_id),
+        }
     try:
         parse_text(node_id, new_text)
     except ValueError as exc:
         raise SchemaError(f"the edited node would not parse: {exc}") from None
-    summary_changed = "summary" in changed_keys and meta.get("summary") != node.meta.get(
-        "summary")
+    summary_changed = "summary" in changed_keys and meta.get("summary") != node.meta.get("summary")
     path = ctx.root / (node_id + ".md")
     with ctx.transaction() as txn:
         if summary_changed:
-            txn.touch(path, *(ctx.root / (b + ".md")
-                              for b in ctx.forest.catalog.listing_branches(node_id)))
+            txn.touch(
+                path,
+                *(ctx.root / (b + ".md") for b in ctx.forest.catalog.listing_branches(node_id)),
+            )
         txn.write(path, new_text)
         fault("after-node")
         if summary_changed:
             _propagate(ctx, txn, node_id, meta)
         fault("after-propagation")
         sha = txn.commit(f"graft({node_id}): {'; '.join(parts) or 'noop'}")
-    out: dict[str, Any] = {"id": node_id, "commit": sha, "fortified": fortified,
-                           "trail": trail, "revision": ctx.forest.revision(node_id)}
+    out: dict[str, Any] = {
+        "id": node_id,
+        "commit": sha,
+        "fortified": fortified,
+        "trail": trail,
+        "revision": ctx.forest.revision(node_id),
+    }
     if body_changed and "summary" not in (patch.get("set_frontmatter") or {}):
         out["summary_stale"] = True
     sections["removed"] += removed_by_body
@@ -128,11 +156,14 @@ def _check_revision(ctx: WriteContext, node_id: str, given: str) -> None:
     if now.startswith(given):
         return
     short = ctx.forest.revision(node_id)
-    raise Conflict(f"{node_id} changed since revision {given} was read (it is {short} now); "
-                   "nothing was written", revision=short,
-                   hint=f"Read it again ({hints.call('pick', 'id')} or "
-                        f"{hints.call('look', 'id')} gives its revision), redo the edit on "
-                        "what it holds now, and graft with that revision.")
+    raise Conflict(
+        f"{node_id} changed since revision {given} was read (it is {short} now); "
+        "nothing was written",
+        revision=short,
+        hint=f"Read it again ({hints.call('pick', 'id')} or "
+        f"{hints.call('look', 'id')} gives its revision), redo the edit on "
+        "what it holds now, and graft with that revision.",
+    )
 
 
 def _lost(before: list[str], after: list[str]) -> list[str]:
@@ -147,8 +178,7 @@ def _lost(before: list[str], after: list[str]) -> list[str]:
     return lost
 
 
-def _say_sections(out: dict[str, Any], sections: dict[str, list[str]],
-                  path: str) -> None:
+def _say_sections(out: dict[str, Any], sections: dict[str, list[str]], path: str) -> None:
     """Name the sections the write replaced and removed; say plainly when replacing a
     section took away subsections its new text does not hold."""
     if sections["replaced"]:
@@ -161,28 +191,35 @@ def _say_sections(out: dict[str, Any], sections: dict[str, list[str]],
         what = f"Replacing section {sections['replaced'][0]!r} removed its subsections"
     else:
         what = "The new body no longer holds the sections"
-    out["hint"] = (f"{what} {names}: the new text does not hold them. If they were "
-                   f"wanted, their old text is in `git show {out['commit'][:12]}^:{path}`.")
+    out["hint"] = (
+        f"{what} {names}: the new text does not hold them. If they were "
+        f"wanted, their old text is in `git show {out['commit'][:12]}^:{path}`."
+    )
 
 
 def _check_patch(patch: Any) -> None:
     if not isinstance(patch, dict) or not patch:
-        raise SchemaError("graft: patch must be a non-empty object",
-                          hint="Keys: " + ", ".join(PATCH_KEYS) + ".")
+        raise SchemaError(
+            "graft: patch must be a non-empty object", hint="Keys: " + ", ".join(PATCH_KEYS) + "."
+        )
     unknown = sorted(set(patch) - set(PATCH_KEYS))
     if unknown:
-        raise SchemaError(f"graft: unknown patch key {unknown[0]!r}",
-                          hint="Keys: " + ", ".join(PATCH_KEYS) + ".")
+        raise SchemaError(
+            f"graft: unknown patch key {unknown[0]!r}", hint="Keys: " + ", ".join(PATCH_KEYS) + "."
+        )
     empty = sorted(k for k, v in patch.items() if v is None)
     if empty:
-        raise SchemaError(f"graft: patch key {empty[0]} is null",
-                          hint="Leave out what does not change.")
+        raise SchemaError(
+            f"graft: patch key {empty[0]} is null", hint="Leave out what does not change."
+        )
     if "if_revision" in patch:
         given = patch["if_revision"]
         if not isinstance(given, str) or not _REVISION.match(given):
-            raise SchemaError(f"if_revision: a revision (7 to 40 hex digits) is required, "
-                              f"got {str(given)[:60]!r}",
-                              hint="look and pick answer a node's revision.")
+            raise SchemaError(
+                f"if_revision: a revision (7 to 40 hex digits) is required, "
+                f"got {str(given)[:60]!r}",
+                hint="look and pick answer a node's revision.",
+            )
     if "replace_body" in patch and ({"append_section", "replace_section"} & set(patch)):
         raise SchemaError("replace_body cannot be combined with a section operation")
     if "replace_body" in patch and not isinstance(patch["replace_body"], str):
@@ -190,13 +227,18 @@ def _check_patch(patch: Any) -> None:
 
 
 def _section_arg(value: Any, name: str) -> tuple[str, str]:
-    if not isinstance(value, dict) or not isinstance(value.get("header"), str) \
-            or not value["header"].strip() or not isinstance(value.get("body"), str):
+    if (
+        not isinstance(value, dict)
+        or not isinstance(value.get("header"), str)
+        or not value["header"].strip()
+        or not isinstance(value.get("body"), str)
+    ):
         raise SchemaError(f"{name}: {{header, body}} strings are required")
     extra = sorted(set(value) - {"header", "body"}, key=str)
     if extra:
-        raise SchemaError(f"{name}: unknown key {str(extra[0])[:60]!r}",
-                          hint=f"{name} takes header and body.")
+        raise SchemaError(
+            f"{name}: unknown key {str(extra[0])[:60]!r}", hint=f"{name} takes header and body."
+        )
     if any(ch in value["header"] for ch in "\r\n"):
         raise SchemaError(f"{name}: a header is one line")
     return value["header"].strip().lstrip("#").strip(), value["body"]
@@ -204,8 +246,12 @@ def _section_arg(value: Any, name: str) -> tuple[str, str]:
 
 # The frontmatter keys set_frontmatter checks before writing (confidence is normalised).
 _FIELD_CHECKS: dict[str, Callable[[Any], object]] = {
-    "title": rules.check_title, "summary": rules.check_summary, "tags": rules.check_tags,
-    "aliases": rules.check_aliases, "origin": rules.check_origin}
+    "title": rules.check_title,
+    "summary": rules.check_summary,
+    "tags": rules.check_tags,
+    "aliases": rules.check_aliases,
+    "origin": rules.check_origin,
+}
 
 
 def _set_frontmatter(meta: dict[str, Any], values: Any) -> set[str]:
@@ -215,8 +261,7 @@ def _set_frontmatter(meta: dict[str, Any], values: Any) -> set[str]:
         raise SchemaError("set_frontmatter: an object of fields is required")
     for key in values:
         if key not in MUTABLE:
-            raise ReadOnly(f"{key} is immutable",
-                           hint="graft can set: " + ", ".join(MUTABLE) + ".")
+            raise ReadOnly(f"{key} is immutable", hint="graft can set: " + ", ".join(MUTABLE) + ".")
     changed = set()
     for key, value in values.items():
         if key == "origin" and value is None:
@@ -238,8 +283,9 @@ def _set_frontmatter(meta: dict[str, Any], values: Any) -> set[str]:
     return changed
 
 
-def _add_links(ctx: WriteContext, meta: dict[str, Any], new: Any,
-               node_id: str) -> tuple[list[dict[str, Any]], int, list[dict[str, str]]]:
+def _add_links(
+    ctx: WriteContext, meta: dict[str, Any], new: Any, node_id: str
+) -> tuple[list[dict[str, Any]], int, list[dict[str, str]]]:
     links = [dict(link) for link in meta.get("links") or [] if isinstance(link, dict)]
     if new is None:
         return links, 0, []
@@ -259,8 +305,9 @@ def _add_links(ctx: WriteContext, meta: dict[str, Any], new: Any,
         have.add(key)
         added += 1
     if len(links) > rules.MAX_LINKS:
-        raise SchemaError(f"a node holds at most {rules.MAX_LINKS} links; this would make "
-                          f"{len(links)}")
+        raise SchemaError(
+            f"a node holds at most {rules.MAX_LINKS} links; this would make {len(links)}"
+        )
     return links, added, fortified
 
 
@@ -268,8 +315,9 @@ def _remove_links(links: list[dict[str, Any]], gone: Any) -> int:
     if gone is None:
         return 0
     if not isinstance(gone, list) or not all(
-            isinstance(g, dict) and isinstance(g.get("rel"), str)
-            and isinstance(g.get("target"), str) for g in gone):
+        isinstance(g, dict) and isinstance(g.get("rel"), str) and isinstance(g.get("target"), str)
+        for g in gone
+    ):
         raise SchemaError("remove_links: a list of {rel, target} objects is required")
     drop = {(g["rel"], g["target"].strip().strip("/").removesuffix(".md")) for g in gone}
     before = len(links)

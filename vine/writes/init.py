@@ -57,21 +57,40 @@ def init_forest(root: Path, title: str, summary: str | None) -> str:
     rules.check_summary(summary)
     root.mkdir(parents=True, exist_ok=True)
     if (root / "_index.md").exists():
-        raise SchemaError(f"a forest already exists at {root}",
-                          hint=f"It is one already: {hints.open_forest()}.")
+        raise SchemaError(
+            f"a forest already exists at {root}", hint=f"It is one already: {hints.open_forest()}."
+        )
     today = render.today()
-    master = {"id": "_index", "type": "branch", "title": title, "summary": summary,
-              "coverage": "0 bananas, 0 sub-branches", "created": today, "updated": today}
-    schema = {"id": "_meta/schema", "type": "note", "title": "Schema",
-              "summary": "The node types and edge rels this forest accepts.",
-              "created": today, "updated": today, "source": "manual"}
+    master = {
+        "id": "_index",
+        "type": "branch",
+        "title": title,
+        "summary": summary,
+        "coverage": "0 bananas, 0 sub-branches",
+        "created": today,
+        "updated": today,
+    }
+    schema = {
+        "id": "_meta/schema",
+        "type": "note",
+        "title": "Schema",
+        "summary": "The node types and edge rels this forest accepts.",
+        "created": today,
+        "updated": today,
+        "source": "manual",
+    }
     atomic_write(root / ".gitignore", GITIGNORE.encode())
-    atomic_write(root / "_index.md",
-                 render.render(master, render.index_body(title, summary, master=True)).encode())
+    atomic_write(
+        root / "_index.md",
+        render.render(master, render.index_body(title, summary, master=True)).encode(),
+    )
     atomic_write(root / "_meta" / "schema.md", render.render(schema, SCHEMA_BODY).encode())
     repo = init_repository(root)
     try:
-        return repo.commit([root / ".gitignore", root / "_index.md", root / "_meta" / "schema.md"],
-                           f"init: forest '{title}'", also=(".gitignore",))
+        return repo.commit(
+            [root / ".gitignore", root / "_index.md", root / "_meta" / "schema.md"],
+            f"init: forest '{title}'",
+            also=(".gitignore",),
+        )
     finally:
         repo.close()

@@ -20,8 +20,9 @@ _COMPUTED = ("created", "updated")
 _SPEC_ONLY = ("parent", "body", "schema", "rows")
 
 
-def plant(ctx: WriteContext, node: Mapping[str, Any], if_absent: bool,
-          dry_run: bool) -> dict[str, Any]:
+def plant(
+    ctx: WriteContext, node: Mapping[str, Any], if_absent: bool, dry_run: bool
+) -> dict[str, Any]:
     """Validate, then write the node and its parent entry in one commit."""
     if dry_run:
         _rehearse(ctx, node)
@@ -33,16 +34,20 @@ def plant(ctx: WriteContext, node: Mapping[str, Any], if_absent: bool,
     if ctx.forest.catalog.row(node_id) is not None or path.exists():
         if if_absent:
             return {"id": node_id, "created": False, "trail": trail}
-        raise SchemaError(f"id already exists: {node_id}",
-                          hint=f"Use {hints.call('graft', 'id', 'patch')} to change it, or "
-                               f"{hints.option('plant', 'if_absent', True)} to make plant "
-                               "idempotent.")
+        raise SchemaError(
+            f"id already exists: {node_id}",
+            hint=f"Use {hints.call('graft', 'id', 'patch')} to change it, or "
+            f"{hints.option('plant', 'if_absent', True)} to make plant "
+            "idempotent.",
+        )
     parent_id = spec["parent"]
     parent_path = ctx.root / (parent_id + ".md")
     parent_row = ctx.forest.catalog.row(parent_id)
     if parent_row is None or parent_row["kind"] != "branch":
-        raise NotFound(f"parent branch not found: {parent_id}",
-                       hint="Plant the branch first (type 'branch', id '<folder>/_index').")
+        raise NotFound(
+            f"parent branch not found: {parent_id}",
+            hint="Plant the branch first (type 'branch', id '<folder>/_index').",
+        )
     payload = _payload_path(ctx, spec)
     if dry_run:
         return {"id": node_id, "valid": True, "dry_run": True}
@@ -52,26 +57,28 @@ def plant(ctx: WriteContext, node: Mapping[str, Any], if_absent: bool,
         if payload is not None:
             txn.created(payload)
             fault("before-payload")
-            spec["meta"]["payload_hash"] = dataset.birth(payload, spec["schema"],
-                                                         spec.get("rows"))
+            spec["meta"]["payload_hash"] = dataset.birth(payload, spec["schema"], spec.get("rows"))
             fault("after-payload")
             if "## Query manual" not in spec["body"]:
-                spec["body"] = spec["body"].rstrip("\n") + "\n\n" + dataset.manual(
-                    payload, with_samples=bool(spec.get("rows")))
+                spec["body"] = (
+                    spec["body"].rstrip("\n")
+                    + "\n\n"
+                    + dataset.manual(payload, with_samples=bool(spec.get("rows")))
+                )
         txn.write(path, render.render(spec["meta"], spec["body"]))
         fault("after-node")
         parent = ctx.forest.read(parent_id)
-        section = render.SUB_BRANCHES if spec["meta"]["type"] == "branch" \
-            else render.DIRECT_BANANAS
-        body = render.add_entry(parent.body, section,
-                                render.entry_line(node_id, spec["meta"]["summary"]), node_id)
+        section = render.SUB_BRANCHES if spec["meta"]["type"] == "branch" else render.DIRECT_BANANAS
+        body = render.add_entry(
+            parent.body, section, render.entry_line(node_id, spec["meta"]["summary"]), node_id
+        )
         meta = dict(parent.meta)
         meta["coverage"] = render.coverage(body)
         meta["updated"] = render.today()
         txn.write(parent_path, render.render(meta, body))
         fault("after-parent")
         source = spec["meta"].get("source", "agent")
-        title = " ".join(str(spec["meta"]["title"]).split())   # a subject is one line
+        title = " ".join(str(spec["meta"]["title"]).split())  # a subject is one line
         sha = txn.commit(f"plant({node_id}): {title} [source={source}]")
     ctx.forest.heat.deposit([node_id], STRONG_DEPOSIT)
     return {"id": node_id, "created": True, "commit": sha, "trail": trail}
@@ -82,9 +89,11 @@ def refuse_waymark(ctx: WriteContext, node_id: str) -> None:
     that moved (``E_SCHEMA``)."""
     holder = ctx.forest.catalog.moved_to(node_id)
     if holder is not None and ctx.forest.catalog.row(node_id) is None:
-        raise SchemaError(f"{node_id} is the old address of {holder} (a waymark)",
-                          hint=f"Plant under another id; reads of {node_id} lead to "
-                               f"{holder}, which transplant can move back.")
+        raise SchemaError(
+            f"{node_id} is the old address of {holder} (a waymark)",
+            hint=f"Plant under another id; reads of {node_id} lead to "
+            f"{holder}, which transplant can move back.",
+        )
 
 
 def validate_node(ctx: WriteContext, node: Mapping[str, Any]) -> dict[str, Any]:
@@ -106,23 +115,30 @@ def validate_node(ctx: WriteContext, node: Mapping[str, Any]) -> dict[str, Any]:
     if ntype == "branch" and not ids.is_index(node_id):
         node_id = node_id + "/" + ids.INDEX_LEAF
     if ntype != "branch" and ids.is_index(node_id):
-        raise SchemaError("_index is reserved for branches",
-                          hint="Give a leaf another name, or plant it with type 'branch'.")
+        raise SchemaError(
+            "_index is reserved for branches",
+            hint="Give a leaf another name, or plant it with type 'branch'.",
+        )
     dialect = ctx.forest.dialect
     if ntype not in dialect.types:
-        raise SchemaError(f"unknown type: {ntype}",
-                          hint="Declared types: " + ", ".join(dialect.types) + ".")
+        raise SchemaError(
+            f"unknown type: {ntype}", hint="Declared types: " + ", ".join(dialect.types) + "."
+        )
     title = rules.check_title(node.get("title"))
     summary = node.get("summary")
     parent = node.get("parent")
     expected_parent = ids.parent_of(node_id)
     if not isinstance(parent, str) or not parent.strip():
-        raise SchemaError("parent: the destination branch is required",
-                          hint=f"For {node_id} that is {expected_parent!r}.")
+        raise SchemaError(
+            "parent: the destination branch is required",
+            hint=f"For {node_id} that is {expected_parent!r}.",
+        )
     parent = ids.branch_id(parent.strip().strip("/").removesuffix(".md"))
     if parent != expected_parent:
-        raise SchemaError(f"parent {parent!r} does not hold {node_id!r}",
-                          hint=f"The parent is derived from the id: {expected_parent!r}.")
+        raise SchemaError(
+            f"parent {parent!r} does not hold {node_id!r}",
+            hint=f"The parent is derived from the id: {expected_parent!r}.",
+        )
     meta: dict[str, Any] = {"id": node_id, "type": ntype, "title": title, "summary": summary}
     today = render.today()
     meta["created"] = today
@@ -146,8 +162,11 @@ def validate_node(ctx: WriteContext, node: Mapping[str, Any]) -> dict[str, Any]:
     if schema is not None:
         meta.setdefault("payload", ids.id_of(node_id).rsplit("/", 1)[-1] + ".db")
         meta.setdefault("payload_type", "sqlite")
-        if not isinstance(meta["payload"], str) or "/" in meta["payload"] \
-                or not meta["payload"].endswith(".db"):
+        if (
+            not isinstance(meta["payload"], str)
+            or "/" in meta["payload"]
+            or not meta["payload"].endswith(".db")
+        ):
             raise SchemaError("payload: a bare '<name>.db' file name is required")
         if meta["payload_type"] != "sqlite":
             raise SchemaError("payload_type: a declared dataset is 'sqlite'")
@@ -163,14 +182,21 @@ def validate_node(ctx: WriteContext, node: Mapping[str, Any]) -> dict[str, Any]:
         parse_text(node_id, render.render(meta, body))
     except ValueError as exc:
         raise FrontmatterError(f"the node would not parse back: {exc}") from None
-    return {"id": node_id, "parent": parent, "meta": meta, "body": body, "schema": schema,
-            "rows": node.get("rows")}
+    return {
+        "id": node_id,
+        "parent": parent,
+        "meta": meta,
+        "body": body,
+        "schema": schema,
+        "rows": node.get("rows"),
+    }
 
 
 def _known_type(ntype: Any, types: tuple[str, ...]) -> None:
     if ntype not in types:
-        raise SchemaError(f"unknown type: {ntype}",
-                          hint="Declared types: " + ", ".join(types) + ".")
+        raise SchemaError(
+            f"unknown type: {ntype}", hint="Declared types: " + ", ".join(types) + "."
+        )
 
 
 def _rehearse(ctx: WriteContext, node: Mapping[str, Any]) -> None:
@@ -189,8 +215,9 @@ def _rehearse(ctx: WriteContext, node: Mapping[str, Any]) -> None:
         lambda: rules.check_tags(node["tags"]) if "tags" in node else None,
         lambda: rules.check_origin(node["origin"]) if "origin" in node else None,
         lambda: rules.check_confidence(node["confidence"]) if "confidence" in node else None,
-        lambda: dataset.check_schema(node["schema"], node.get("rows"))
-        if "schema" in node else None,
+        lambda: (
+            dataset.check_schema(node["schema"], node.get("rows")) if "schema" in node else None
+        ),
     ]
     problems: list[VineError] = []
     for check in checks:
@@ -203,7 +230,8 @@ def _rehearse(ctx: WriteContext, node: Mapping[str, Any]) -> None:
         first = problems[0]
         first.extras["errors"] = [
             {"code": p.code, "message": p.message, **({"hint": p.hint} if p.hint else {})}
-            for p in problems]
+            for p in problems
+        ]
         raise first
 
 
@@ -223,16 +251,19 @@ def _payload_path(ctx: WriteContext, spec: dict[str, Any]):  # noqa: ANN202
     folder = os.path.dirname(spec["id"])
     path = ctx.root / folder / spec["meta"]["payload"]
     if path.exists():
-        raise SchemaError(f"payload {spec['meta']['payload']} already exists; a newborn "
-                          "dataset never overwrites a payload")
+        raise SchemaError(
+            f"payload {spec['meta']['payload']} already exists; a newborn "
+            "dataset never overwrites a payload"
+        )
     return path
 
 
 BATCH_MAX = 20
 
 
-def plant_batch(ctx: WriteContext, nodes: list[Any], if_absent: bool,
-                dry_run: bool) -> dict[str, Any]:
+def plant_batch(
+    ctx: WriteContext, nodes: list[Any], if_absent: bool, dry_run: bool
+) -> dict[str, Any]:
     """Up to 20 nodes in one commit, rehearsed in order so a branch can ship with its
     children; any problem refuses the whole batch."""
     if not nodes or len(nodes) > BATCH_MAX:
@@ -247,21 +278,30 @@ def plant_batch(ctx: WriteContext, nodes: list[Any], if_absent: bool,
             spec = _batch_spec(ctx, node, branches, seen)
         except VineError as exc:
             label = node.get("id") if isinstance(node, dict) else None
-            errors.append({"id": label, "index": index, "code": exc.code,
-                           "message": f"{label}: {exc.message}",
-                           **({"hint": exc.hint} if exc.hint else {})})
+            errors.append(
+                {
+                    "id": label,
+                    "index": index,
+                    "code": exc.code,
+                    "message": f"{label}: {exc.message}",
+                    **({"hint": exc.hint} if exc.hint else {}),
+                }
+            )
             if not dry_run:
                 raise type(exc)(f"{label}: {exc.message}", hint=exc.hint) from None
             continue
         if spec is None:
             if not if_absent:
-                taken = SchemaError(f"{node['id']}: id already exists",
-                                    hint=f"Pass {hints.option('plant', 'if_absent', True)} "
-                                         "to skip the ones that exist.")
+                taken = SchemaError(
+                    f"{node['id']}: id already exists",
+                    hint=f"Pass {hints.option('plant', 'if_absent', True)} "
+                    "to skip the ones that exist.",
+                )
                 if not dry_run:
                     raise taken
-                errors.append({"id": node["id"], "index": index, "code": taken.code,
-                               "message": taken.message})
+                errors.append(
+                    {"id": node["id"], "index": index, "code": taken.code, "message": taken.message}
+                )
             else:
                 existing.append(str(node["id"]))
             continue
@@ -288,8 +328,9 @@ def plant_batch(ctx: WriteContext, nodes: list[Any], if_absent: bool,
     return {"created": [s["id"] for s in specs], "commit": sha, "count": len(specs), **extra}
 
 
-def _batch_spec(ctx: WriteContext, node: Any, branches: set[str],
-                seen: set[str]) -> dict[str, Any] | None:
+def _batch_spec(
+    ctx: WriteContext, node: Any, branches: set[str], seen: set[str]
+) -> dict[str, Any] | None:
     """One node of a batch checked against the forest plus the batch so far (None: it
     exists already)."""
     if not isinstance(node, dict):
@@ -306,27 +347,29 @@ def _batch_spec(ctx: WriteContext, node: Any, branches: set[str],
     parent = spec["parent"]
     row = ctx.forest.catalog.row(parent)
     if parent not in branches and (row is None or row["kind"] != "branch"):
-        raise NotFound(f"parent branch not found: {parent}",
-                       hint="Plant the branch first, or earlier in the same batch.")
+        raise NotFound(
+            f"parent branch not found: {parent}",
+            hint="Plant the branch first, or earlier in the same batch.",
+        )
     return spec
 
 
 def _lay_out(ctx: WriteContext, specs: list[dict[str, Any]]) -> dict[Any, str]:
     """Every file the batch writes: the new nodes, and each parent with its entries."""
-    docs: dict[str, tuple[dict[str, Any], str]] = {
-        s["id"]: (s["meta"], s["body"]) for s in specs}
+    docs: dict[str, tuple[dict[str, Any], str]] = {s["id"]: (s["meta"], s["body"]) for s in specs}
     for spec in specs:
         parent = spec["parent"]
         if parent not in docs:
             node = ctx.forest.read(parent)
             docs[parent] = (dict(node.meta), node.body)
         meta, body = docs[parent]
-        section = render.SUB_BRANCHES if spec["meta"]["type"] == "branch" \
-            else render.DIRECT_BANANAS
-        body = render.add_entry(body, section,
-                                render.entry_line(spec["id"], spec["meta"]["summary"]),
-                                spec["id"])
+        section = render.SUB_BRANCHES if spec["meta"]["type"] == "branch" else render.DIRECT_BANANAS
+        body = render.add_entry(
+            body, section, render.entry_line(spec["id"], spec["meta"]["summary"]), spec["id"]
+        )
         meta = dict(meta, coverage=render.coverage(body), updated=render.today())
         docs[parent] = (meta, body)
-    return {ctx.root / (node_id + ".md"): render.render(meta, body)
-            for node_id, (meta, body) in docs.items()}
+    return {
+        ctx.root / (node_id + ".md"): render.render(meta, body)
+        for node_id, (meta, body) in docs.items()
+    }

@@ -22,9 +22,11 @@ SIDECARS = ("-wal", "-shm", "-journal")
 def refuse_system(node_id: str, call: str) -> None:
     """The root index and ``_meta/*`` never move or go (``E_SCHEMA``)."""
     if node_id == ids.ROOT_INDEX or node_id.startswith("_meta/"):
-        raise SchemaError(f"{call}: {node_id} is part of the forest's frame and cannot be "
-                          f"{'pruned' if call == 'prune' else 'moved'}",
-                          hint="The root _index and _meta/* are kept by the engine.")
+        raise SchemaError(
+            f"{call}: {node_id} is part of the forest's frame and cannot be "
+            f"{'pruned' if call == 'prune' else 'moved'}",
+            hint="The root _index and _meta/* are kept by the engine.",
+        )
 
 
 def prune(ctx: WriteContext, node_id: str, force: bool, dry_run: bool) -> dict[str, Any]:
@@ -37,9 +39,10 @@ def prune(ctx: WriteContext, node_id: str, force: bool, dry_run: bool) -> dict[s
     seen = ctx.visibility
     parent = ids.parent_of(node_id) or ids.ROOT_INDEX
     if not seen.sees(parent):
-        raise Forbidden(f"{node_id} heads a subtree this caller may see, but its parent "
-                        "index is outside it", hint="Prune it with a key that sees "
-                        f"{parent}.")
+        raise Forbidden(
+            f"{node_id} heads a subtree this caller may see, but its parent index is outside it",
+            hint=f"Prune it with a key that sees {parent}.",
+        )
     if row["kind"] == "branch":
         _refuse_children(forest, node_id, seen)
     anchors = backlinks.anchors(forest, node_id)
@@ -66,12 +69,22 @@ def prune(ctx: WriteContext, node_id: str, force: bool, dry_run: bool) -> dict[s
             doc.changed = True
     moved = os.path.relpath(grave, ctx.root).replace(os.sep, "/") if grave else None
     if dry_run:
-        return {"id": node_id, "pruned": False, "dry_run": True, "type": row["type"],
-                "title": row["title"], "backlinks_removed": removed,
-                "anchors": backlinks.shown(visible), "anchor_count": len(visible),
-                "indexes": sorted(d.id for d in docs.docs.values() if d.changed
-                                  and d.id not in {s for s, _ in anchors}),
-                "payload_moved": moved}
+        return {
+            "id": node_id,
+            "pruned": False,
+            "dry_run": True,
+            "type": row["type"],
+            "title": row["title"],
+            "backlinks_removed": removed,
+            "anchors": backlinks.shown(visible),
+            "anchor_count": len(visible),
+            "indexes": sorted(
+                d.id
+                for d in docs.docs.values()
+                if d.changed and d.id not in {s for s, _ in anchors}
+            ),
+            "payload_moved": moved,
+        }
     path = ctx.root / (node_id + ".md")
     changed = docs.changed()
     with ctx.transaction() as txn:
@@ -82,8 +95,13 @@ def prune(ctx: WriteContext, node_id: str, force: bool, dry_run: bool) -> dict[s
         write_docs(txn, ctx.root, changed)
         sha = txn.commit(f"prune({node_id})")
     forest.heat.forget([node_id])
-    return {"id": node_id, "pruned": True, "backlinks_removed": removed,
-            "payload_moved": moved, "commit": sha}
+    return {
+        "id": node_id,
+        "pruned": True,
+        "backlinks_removed": removed,
+        "payload_moved": moved,
+        "commit": sha,
+    }
 
 
 def _refuse_children(forest: Forest, node_id: str, seen: Any) -> None:
@@ -95,28 +113,34 @@ def _refuse_children(forest: Forest, node_id: str, seen: Any) -> None:
     extras: dict[str, Any] = {"children": len(visible)}
     if hidden:
         extras["out_of_scope"] = hidden
-    raise Anchored(f"{node_id} is a branch that still holds {len(visible) or 'some'} "
-                   "node(s); a branch is pruned once it is empty",
-                   hint="Prune (or transplant) its nodes first, one at a time; "
-                        f"{hints.call('scan', 'parent_id', recursive=True)} lists them.",
-                   **extras)
+    raise Anchored(
+        f"{node_id} is a branch that still holds {len(visible) or 'some'} "
+        "node(s); a branch is pruned once it is empty",
+        hint="Prune (or transplant) its nodes first, one at a time; "
+        f"{hints.call('scan', 'parent_id', recursive=True)} lists them.",
+        **extras,
+    )
 
 
-def _anchored(node_id: str, visible: list[tuple[str, str]], hidden: int,
-              force: bool) -> Anchored:
-    extras: dict[str, Any] = {"anchors": backlinks.shown(visible),
-                              "anchor_count": len(visible)}
+def _anchored(node_id: str, visible: list[tuple[str, str]], hidden: int, force: bool) -> Anchored:
+    extras: dict[str, Any] = {"anchors": backlinks.shown(visible), "anchor_count": len(visible)}
     if hidden:
         extras["out_of_scope"] = hidden
         return Anchored(
             f"{node_id} is linked from {hidden} node(s) outside what this caller may see"
             + (f" (and {len(visible)} link(s) it may)" if visible else ""),
             hint="Those links cannot be dropped from here: ask someone who sees them to "
-                 "prune it, or to remove their links first.", **extras)
-    return Anchored(f"{node_id} is linked from {len(visible)} link(s) in other nodes",
-                    hint=f"{hints.call('prune', 'id', force=True)} removes it anyway and "
-                         "drops exactly those links, in the same commit." if not force
-                    else None, **extras)
+            "prune it, or to remove their links first.",
+            **extras,
+        )
+    return Anchored(
+        f"{node_id} is linked from {len(visible)} link(s) in other nodes",
+        hint=f"{hints.call('prune', 'id', force=True)} removes it anyway and "
+        "drops exactly those links, in the same commit."
+        if not force
+        else None,
+        **extras,
+    )
 
 
 def move_payload(txn: Transaction, payload: Path | None, dest: Path | None) -> None:
@@ -156,12 +180,14 @@ def payload_file(forest: Forest, row: Any) -> Path | None:
 def shared_with(forest: Forest, row: Any, path: Path) -> str | None:
     """Another node that names the same payload file, if one does."""
     for other in forest.catalog.rows(
-            "SELECT id, payload FROM nodes WHERE payload IS NOT NULL AND payload != '' "
-            "AND id != ?", (row["id"],)):
+        "SELECT id, payload FROM nodes WHERE payload IS NOT NULL AND payload != '' AND id != ?",
+        (row["id"],),
+    ):
         if "://" in other["payload"]:
             continue
-        there = os.path.realpath(os.path.join(forest.root, os.path.dirname(other["id"]),
-                                              other["payload"]))
+        there = os.path.realpath(
+            os.path.join(forest.root, os.path.dirname(other["id"]), other["payload"])
+        )
         if there == str(path):
             return str(other["id"])
     return None

@@ -40,8 +40,9 @@ def _plain(value: Any) -> Any:
 
 def render(meta: dict[str, Any], body: str) -> str:
     """A node file: ``---``, block YAML in insertion order, ``---``, a blank line, the body."""
-    front = yaml.dump(_plain(meta), Dumper=_DUMPER, sort_keys=False, allow_unicode=True,
-                      default_flow_style=False)
+    front = yaml.dump(
+        _plain(meta), Dumper=_DUMPER, sort_keys=False, allow_unicode=True, default_flow_style=False
+    )
     return f"---\n{front}---\n\n{body.strip(chr(10))}\n"
 
 
@@ -58,6 +59,7 @@ def entry_pattern(node_id: str) -> re.Pattern[str]:
 def _sections(lines: list[str]) -> list[tuple[int, int, str]]:
     """(level, line, text) of every header, skipping fenced code."""
     from ..nodes import headers_of
+
     return [(h.level, h.line, h.text) for h in headers_of("\n".join(lines))]
 
 
@@ -68,7 +70,7 @@ def section_span(body: str, name: str) -> tuple[int, int] | None:
     for i, (level, line, text) in enumerate(heads):
         if text.strip().lower() == name.lower():
             end = len(lines)
-            for later_level, later_line, _ in heads[i + 1:]:
+            for later_level, later_line, _ in heads[i + 1 :]:
                 if later_level <= level:
                     end = later_line
                     break
@@ -107,19 +109,30 @@ def insert_entry(body: str, section: str, line_text: str | list[str]) -> str:
 
 def coverage(body: str) -> str:
     """``"N bananas, M sub-branches"`` counted from the entry lines of the two sections."""
+
     def count(name: str) -> int:
         span = section_span(body, name)
         if span is None:
             return 0
-        lines = body.split("\n")[span[0] + 1:span[1]]
+        lines = body.split("\n")[span[0] + 1 : span[1]]
         return sum(1 for line in lines if line.startswith("- [["))
+
     return f"{count(DIRECT_BANANAS)} bananas, {count(SUB_BRANCHES)} sub-branches"
 
 
 def index_body(title: str, summary: str, *, master: bool) -> str:
     """The body of a new index: title, blockquote, the empty sections."""
-    parts = [f"# {title}", "", f"> {summary}" if summary else "", "",
-             f"## {SUB_BRANCHES}", "", f"## {DIRECT_BANANAS}", "", f"## {CROSS_TRAILS}"]
+    parts = [
+        f"# {title}",
+        "",
+        f"> {summary}" if summary else "",
+        "",
+        f"## {SUB_BRANCHES}",
+        "",
+        f"## {DIRECT_BANANAS}",
+        "",
+        f"## {CROSS_TRAILS}",
+    ]
     if master:
         parts += ["", f"## {LANDMARKS}"]
     return re.sub(r"\n{3,}", "\n\n", "\n".join(parts)) + "\n"
@@ -138,7 +151,7 @@ def replace_section(node: Node, name: str, body: str) -> str | None:
             end = h.line
             break
     new = [lines[header.line], "", body.strip("\n"), ""]
-    out = lines[:header.line] + new + lines[end:]
+    out = lines[: header.line] + new + lines[end:]
     return re.sub(r"\n{3,}", "\n\n", "\n".join(out)).rstrip("\n")
 
 

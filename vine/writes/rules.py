@@ -32,14 +32,18 @@ def check_new_id(raw: Any) -> str:
         node_id = node_id[:-3]
     parts = node_id.split("/")
     if len(node_id) > MAX_ID_CHARS or any(len(p) > MAX_SEGMENT_CHARS for p in parts):
-        raise SchemaError(f"id {node_id[:60]!r}... is too long",
-                          hint=f"Keep an id under {MAX_ID_CHARS} characters and each "
-                               f"segment under {MAX_SEGMENT_CHARS} (file names have limits).")
+        raise SchemaError(
+            f"id {node_id[:60]!r}... is too long",
+            hint=f"Keep an id under {MAX_ID_CHARS} characters and each "
+            f"segment under {MAX_SEGMENT_CHARS} (file names have limits).",
+        )
     bad = [p for p in parts if p in ("", ".", "..") or not _SEGMENT.match(p)]
     if bad or (parts[-1] == "_index" and len(parts) == 1 and False):
-        raise SchemaError(f"id {raw!r} is not a valid node id",
-                          hint="Ids are /-joined segments of lowercase letters, digits, "
-                               "'.', '_' and '-', like 'sales/exchange-policy-2027'.")
+        raise SchemaError(
+            f"id {raw!r} is not a valid node id",
+            hint="Ids are /-joined segments of lowercase letters, digits, "
+            "'.', '_' and '-', like 'sales/exchange-policy-2027'.",
+        )
     if parts[0] in ("_derived", "_assets", ".git") or any(p.startswith(".") for p in parts):
         raise SchemaError(f"id {raw!r} is inside a private folder")
     return node_id
@@ -48,16 +52,20 @@ def check_new_id(raw: Any) -> str:
 def check_summary(summary: Any, *, length: bool = True) -> str:
     """The scent rules: non-empty, at most 60 tokens, no boilerplate opening."""
     if not isinstance(summary, str) or not summary.strip() or "\x00" in summary:
-        raise FrontmatterError("summary: a non-empty string (no NUL) is required",
-                               hint="1 to 3 sentences saying what the node holds.")
+        raise FrontmatterError(
+            "summary: a non-empty string (no NUL) is required",
+            hint="1 to 3 sentences saying what the node holds.",
+        )
     if length and budget.tokens(summary) > budget.SUMMARY_MAX:
         raise FrontmatterError(
             f"summary: {budget.tokens(summary)} tokens, the limit is {budget.SUMMARY_MAX}",
-            hint="Keep the scent to 1-3 sentences; the body holds the rest.")
+            hint="Keep the scent to 1-3 sentences; the body holds the rest.",
+        )
     if summary.strip().lower().startswith(_ANTI):
-        raise FrontmatterError("summary: must say what the node holds, not start with "
-                               f"'{summary.strip()[:24]}...'",
-                               hint="Lead with the subject: 'Return windows per channel...'.")
+        raise FrontmatterError(
+            f"summary: must say what the node holds, not start with '{summary.strip()[:24]}...'",
+            hint="Lead with the subject: 'Return windows per channel...'.",
+        )
     return summary
 
 
@@ -84,19 +92,28 @@ def check_tags(value: Any) -> list[str]:
 
 def check_aliases(value: Any) -> list[str]:
     """At most 16 non-empty strings of at most 80 characters."""
-    if not isinstance(value, list) or len(value) > MAX_ALIASES or not all(
-            isinstance(a, str) and a.strip() and len(a) <= ALIAS_CHARS for a in value):
-        raise SchemaError(f"aliases: at most {MAX_ALIASES} non-empty strings of at most "
-                          f"{ALIAS_CHARS} characters")
+    if (
+        not isinstance(value, list)
+        or len(value) > MAX_ALIASES
+        or not all(isinstance(a, str) and a.strip() and len(a) <= ALIAS_CHARS for a in value)
+    ):
+        raise SchemaError(
+            f"aliases: at most {MAX_ALIASES} non-empty strings of at most {ALIAS_CHARS} characters"
+        )
     return value
 
 
 def check_origin(value: Any) -> str:
     """One URI: at most 2048 characters, no spaces or control characters."""
-    if not isinstance(value, str) or not value or len(value) > 2048 or any(
-            ord(c) <= 0x20 or ord(c) == 0x7F for c in value):
-        raise SchemaError("origin: one URI of at most 2048 characters, with no spaces or "
-                          "control characters")
+    if (
+        not isinstance(value, str)
+        or not value
+        or len(value) > 2048
+        or any(ord(c) <= 0x20 or ord(c) == 0x7F for c in value)
+    ):
+        raise SchemaError(
+            "origin: one URI of at most 2048 characters, with no spaces or control characters"
+        )
     return value
 
 
@@ -110,8 +127,9 @@ def check_links(links: Any, dialect: Dialect) -> list[dict[str, Any]]:
         if not isinstance(rel, str) or not isinstance(target, str) or not target.strip():
             raise SchemaError("links: every link needs a string rel and target")
         if rel not in dialect.rels:
-            raise SchemaError(f"unknown rel: {rel}",
-                              hint="Declared rels: " + ", ".join(dialect.rels) + ".")
+            raise SchemaError(
+                f"unknown rel: {rel}", hint="Declared rels: " + ", ".join(dialect.rels) + "."
+            )
         if "confidence" in link:
             check_confidence(link["confidence"])
         out.append({**link, "target": target.strip().strip("/").removesuffix(".md")})
@@ -123,8 +141,9 @@ def check_links(links: Any, dialect: Dialect) -> list[dict[str, Any]]:
 def check_enums(meta: Mapping[str, Any]) -> None:
     """entity_kind (required on entities), payload_type and source."""
     if meta.get("type") == "entity" and meta.get("entity_kind") not in ENTITY_KINDS:
-        raise FrontmatterError("entity_kind: one of " + ", ".join(ENTITY_KINDS) +
-                               " is required on an entity")
+        raise FrontmatterError(
+            "entity_kind: one of " + ", ".join(ENTITY_KINDS) + " is required on an entity"
+        )
     if "entity_kind" in meta and meta["entity_kind"] not in ENTITY_KINDS:
         raise FrontmatterError("entity_kind: one of " + ", ".join(ENTITY_KINDS))
     if "payload_type" in meta and meta["payload_type"] not in PAYLOAD_TYPES:

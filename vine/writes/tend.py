@@ -24,7 +24,7 @@ def _write_rows(path: Any, verdict: sqlguard.Verdict) -> int:
         try:
             conn.execute("BEGIN IMMEDIATE")
             cur = conn.execute(verdict.sql)
-            cur.fetchall()      # a RETURNING clause's rows: read them so the statement ends
+            cur.fetchall()  # a RETURNING clause's rows: read them so the statement ends
             cur.close()
             # changes() counts what the statement wrote, WITH ... INSERT included.
             affected = conn.execute("SELECT changes()").fetchone()[0]
@@ -73,5 +73,10 @@ def tend(ctx: WriteContext, node_id: str, sql: str) -> dict[str, Any]:
             fault("after-node")
             sha = txn.commit(f"tend({node_id}): {verdict.verb} {affected} row(s)")
     ctx.forest.heat.deposit([node_id], READ_DEPOSIT)
-    return {"id": node_id, "rows_affected": affected, "payload_hash": digest, "commit": sha,
-            "elapsed_ms": round((time.perf_counter() - started) * 1000, 2)}
+    return {
+        "id": node_id,
+        "rows_affected": affected,
+        "payload_hash": digest,
+        "commit": sha,
+        "elapsed_ms": round((time.perf_counter() - started) * 1000, 2),
+    }

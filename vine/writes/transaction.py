@@ -76,13 +76,14 @@ def atomic_write(path: Path, data: bytes, scratch: Path | None = None) -> None:
 class Transaction:
     """One write: the files it touches, in one commit, or none of it."""
 
-    def __init__(self, root: Path, repo: Repository,
-                 trailers: tuple[tuple[str, str], ...] = ()) -> None:
+    def __init__(
+        self, root: Path, repo: Repository, trailers: tuple[tuple[str, str], ...] = ()
+    ) -> None:
         self.root = root
         self.repo = repo
         self.trailers = trailers
         self._old: dict[Path, bytes | None] = {}
-        self._extra: list[Path] = []   # created beside the markdown (a newborn payload)
+        self._extra: list[Path] = []  # created beside the markdown (a newborn payload)
         self._payloads: list[Path] = []  # written in place (tend)
         self._moves: list[tuple[Path, Path]] = []  # (from, to), done in this order
         self._journal = root / "_derived" / JOURNAL
@@ -147,13 +148,18 @@ class Transaction:
     def _save_journal(self) -> None:
         entry: dict[str, Any] = {
             "head": self._head,
-            "files": {os.path.relpath(p, self.root): (None if b is None else
-                                                       base64.b64encode(b).decode("ascii"))
-                      for p, b in self._old.items()},
+            "files": {
+                os.path.relpath(p, self.root): (
+                    None if b is None else base64.b64encode(b).decode("ascii")
+                )
+                for p, b in self._old.items()
+            },
             "extra": [os.path.relpath(p, self.root) for p in self._extra],
             "payloads": [os.path.relpath(p, self.root) for p in self._payloads],
-            "moves": [[os.path.relpath(a, self.root), os.path.relpath(b, self.root)]
-                      for a, b in self._moves],
+            "moves": [
+                [os.path.relpath(a, self.root), os.path.relpath(b, self.root)]
+                for a, b in self._moves
+            ],
         }
         self._journal.parent.mkdir(exist_ok=True)
         atomic_write(self._journal, json.dumps(entry).encode("utf-8"))
@@ -174,8 +180,11 @@ class Transaction:
         fault("before-commit")
         self._begin()
         if self.trailers:
-            message = message.rstrip("\n") + "\n\n" + "\n".join(
-                f"{key}: {value}" for key, value in self.trailers)
+            message = (
+                message.rstrip("\n")
+                + "\n\n"
+                + "\n".join(f"{key}: {value}" for key, value in self.trailers)
+            )
         try:
             sha = self.repo.commit(list(self._old), message)
         except Exception:
@@ -301,8 +310,10 @@ def recover(root: Path, repo: Repository) -> bool:
         # A torn journal was being written before any file changed.
         journal.unlink(missing_ok=True)
         return True
-    files = {root / rel: (None if data is None else base64.b64decode(data))
-             for rel, data in entry.get("files", {}).items()}
+    files = {
+        root / rel: (None if data is None else base64.b64decode(data))
+        for rel, data in entry.get("files", {}).items()
+    }
     extra = [root / rel for rel in entry.get("extra", [])]
     moves = [(root / a, root / b) for a, b in entry.get("moves", [])]
     for rel in entry.get("payloads", []):

@@ -20,8 +20,7 @@ from .transaction import fault
 SOURCES_SHOWN = 50
 
 
-def transplant(ctx: WriteContext, node_id: str, new_id: str,
-               dry_run: bool) -> dict[str, Any]:
+def transplant(ctx: WriteContext, node_id: str, new_id: str, dry_run: bool) -> dict[str, Any]:
     """Check, then move the node and rewrite what points at it, in one commit
     ``transplant(<id> -> <new_id>)``."""
     forest = ctx.forest
@@ -29,16 +28,19 @@ def transplant(ctx: WriteContext, node_id: str, new_id: str,
     node_id = row["id"]
     refuse_system(node_id, "transplant")
     if row["kind"] == "branch":
-        raise SchemaError(f"transplant: {node_id} is a branch; only leaves move",
-                          hint="Move a branch's nodes one at a time into a branch planted "
-                               "where it should be.")
+        raise SchemaError(
+            f"transplant: {node_id} is a branch; only leaves move",
+            hint="Move a branch's nodes one at a time into a branch planted where it should be.",
+        )
     new_id = _destination(ctx, node_id, new_id)
     payload = payload_file(forest, row)
     if payload is not None:
         other = shared_with(forest, row, payload)
         if other is not None:
-            raise SchemaError(f"transplant: {node_id} shares its payload with {other}",
-                              hint="Give each node its own payload before moving one.")
+            raise SchemaError(
+                f"transplant: {node_id} shares its payload with {other}",
+                hint="Give each node its own payload before moving one.",
+            )
     target = _payload_target(ctx, row, node_id, new_id, payload)
 
     docs = Docs(forest)
@@ -52,16 +54,24 @@ def transplant(ctx: WriteContext, node_id: str, new_id: str,
             f"{node_id} is linked from {len(hidden)} node(s) outside what this caller may "
             "see: their links cannot be rewritten, so it does not move",
             hint="Ask someone who sees them to move it, or to remove their links first.",
-            anchors=backlinks.shown(pairs), anchor_count=len(pairs),
-            out_of_scope=len(hidden))
+            anchors=backlinks.shown(pairs),
+            anchor_count=len(pairs),
+            out_of_scope=len(hidden),
+        )
     moved = _new_document(node, node_id, new_id, target)
     _reindex(docs, node_id, new_id, moved)
     trail = ids.trail_of(new_id)
     moved_to = os.path.relpath(target, ctx.root).replace(os.sep, "/") if target else None
     if dry_run:
-        out = {"id": node_id, "new_id": new_id, "dry_run": True,
-               "backlinks_rewritten": rewritten, "sources": sources[:SOURCES_SHOWN],
-               "source_count": len(sources), "trail": trail}
+        out = {
+            "id": node_id,
+            "new_id": new_id,
+            "dry_run": True,
+            "backlinks_rewritten": rewritten,
+            "sources": sources[:SOURCES_SHOWN],
+            "source_count": len(sources),
+            "trail": trail,
+        }
         if moved_to:
             out["payload_moved"] = moved_to
         return out
@@ -77,8 +87,13 @@ def transplant(ctx: WriteContext, node_id: str, new_id: str,
         write_docs(txn, ctx.root, changed)
         sha = txn.commit(f"transplant({node_id} -> {new_id})")
     forest.heat.move(node_id, new_id)
-    out = {"id": node_id, "new_id": new_id, "commit": sha, "backlinks_rewritten": rewritten,
-           "trail": trail}
+    out = {
+        "id": node_id,
+        "new_id": new_id,
+        "commit": sha,
+        "backlinks_rewritten": rewritten,
+        "trail": trail,
+    }
     if moved_to:
         out["payload_moved"] = moved_to
     return out
@@ -89,33 +104,40 @@ def _destination(ctx: WriteContext, node_id: str, raw: str) -> str:
     branch exists; not the old address of another node."""
     new_id = rules.check_new_id(raw)
     if new_id == node_id:
-        raise SchemaError(f"transplant: {node_id} is already at that id",
-                          hint="Give the id it should move to.")
+        raise SchemaError(
+            f"transplant: {node_id} is already at that id", hint="Give the id it should move to."
+        )
     if ids.is_index(new_id):
-        raise SchemaError("_index is reserved for branches",
-                          hint="Give the leaf another name.")
+        raise SchemaError("_index is reserved for branches", hint="Give the leaf another name.")
     if new_id.startswith("_meta/") or new_id == "_meta":
         raise SchemaError("transplant: _meta/ holds the forest's own files")
     forest = ctx.forest
     if forest.catalog.row(new_id) is not None or (ctx.root / (new_id + ".md")).exists():
-        raise SchemaError(f"id already exists: {new_id}",
-                          hint="Choose a free id, or prune the node that holds it first.")
+        raise SchemaError(
+            f"id already exists: {new_id}",
+            hint="Choose a free id, or prune the node that holds it first.",
+        )
     parent = ids.parent_of(new_id) or ids.ROOT_INDEX
     prow = forest.catalog.row(parent)
     if prow is None or prow["kind"] != "branch":
-        raise NotFound(f"parent branch not found: {parent}",
-                       hint="Plant the branch first (type 'branch', id '<folder>/_index').")
+        raise NotFound(
+            f"parent branch not found: {parent}",
+            hint="Plant the branch first (type 'branch', id '<folder>/_index').",
+        )
     holder = forest.catalog.moved_to(new_id)
     if holder is not None and holder != node_id:
-        raise SchemaError(f"{new_id} is the old address of {holder} (a waymark)",
-                          hint=f"Choose another id; reads of {new_id} lead to {holder}.")
+        raise SchemaError(
+            f"{new_id} is the old address of {holder} (a waymark)",
+            hint=f"Choose another id; reads of {new_id} lead to {holder}.",
+        )
     if not ctx.visibility.sees(new_id) or not ctx.visibility.sees(parent):
         raise Forbidden(f"{new_id} is outside the subtrees this caller may write")
     return new_id
 
 
-def _payload_target(ctx: WriteContext, row: Any, node_id: str, new_id: str,
-                    payload: Path | None) -> Path | None:
+def _payload_target(
+    ctx: WriteContext, row: Any, node_id: str, new_id: str, payload: Path | None
+) -> Path | None:
     """Where a local payload goes: beside the new file, renamed when it was named after
     the old leaf (``orders.db`` for ``orders``), else under its own name."""
     if payload is None:
@@ -130,17 +152,22 @@ def _payload_target(ctx: WriteContext, row: Any, node_id: str, new_id: str,
     real = os.path.realpath(target)
     inside = os.path.relpath(real, ctx.root).split(os.sep)[0]
     if not real.startswith(str(ctx.root) + os.sep) or inside in (".git", "_derived", ".."):
-        raise SchemaError(f"transplant: the payload of {node_id} would leave the forest",
-                          hint="Give the dataset a payload beside its node first.")
+        raise SchemaError(
+            f"transplant: the payload of {node_id} would leave the forest",
+            hint="Give the dataset a payload beside its node first.",
+        )
     if target.exists() and real != str(payload):
-        raise SchemaError(f"transplant: {os.path.relpath(target, ctx.root)} already exists; "
-                          "the payload would overwrite it",
-                          hint="Choose another id, or move that file away first.")
+        raise SchemaError(
+            f"transplant: {os.path.relpath(target, ctx.root)} already exists; "
+            "the payload would overwrite it",
+            hint="Choose another id, or move that file away first.",
+        )
     return target
 
 
-def _rewrite_backlinks(ctx: WriteContext, docs: Docs, node_id: str,
-                       new_id: str) -> tuple[int, list[str], list[str]]:
+def _rewrite_backlinks(
+    ctx: WriteContext, docs: Docs, node_id: str, new_id: str
+) -> tuple[int, list[str], list[str]]:
     """Point every frontmatter link and wikilink at ``new_id``: how many were rewritten,
     the visible nodes that hold them, and the hidden ones (which refuse the move)."""
     forest = ctx.forest
@@ -180,8 +207,11 @@ def _new_document(node: Doc, node_id: str, new_id: str, target: Path | None) -> 
     trail = [x for x in trail if x not in (node_id, new_id)] + [node_id]
     meta["moved_from"] = trail
     aliases = [a for a in _strings(meta.get("aliases")) if not (back and a == new_id)]
-    if node_id not in aliases and len(aliases) < rules.MAX_ALIASES \
-            and len(node_id) <= rules.ALIAS_CHARS:
+    if (
+        node_id not in aliases
+        and len(aliases) < rules.MAX_ALIASES
+        and len(node_id) <= rules.ALIAS_CHARS
+    ):
         aliases.append(node_id)
     if aliases or "aliases" in meta:
         meta["aliases"] = aliases
@@ -211,8 +241,9 @@ def _reindex(docs: Docs, node_id: str, new_id: str, moved: Doc) -> None:
 
 
 def _entry_sections(body: str) -> list[tuple[int, int]]:
-    spans = [render.section_span(body, name) for name in (render.SUB_BRANCHES,
-                                                          render.DIRECT_BANANAS)]
+    spans = [
+        render.section_span(body, name) for name in (render.SUB_BRANCHES, render.DIRECT_BANANAS)
+    ]
     return [s for s in spans if s is not None]
 
 
@@ -220,16 +251,23 @@ def _listed(body: str, node_id: str) -> bool:
     """True when an entry section (Sub-branches, Direct bananas) lists ``node_id``."""
     lines = body.split("\n")
     pattern = render.entry_pattern(node_id)
-    return any(pattern.match(lines[i]) for start, end in _entry_sections(body)
-               for i in range(start + 1, end))
+    return any(
+        pattern.match(lines[i])
+        for start, end in _entry_sections(body)
+        for i in range(start + 1, end)
+    )
 
 
 def _drop_listed(body: str, node_id: str) -> str:
     """``body`` without the entry lines of ``node_id`` in its entry sections."""
     lines = body.split("\n")
     pattern = render.entry_pattern(node_id)
-    drop = {i for start, end in _entry_sections(body) for i in range(start + 1, end)
-            if pattern.match(lines[i])}
+    drop = {
+        i
+        for start, end in _entry_sections(body)
+        for i in range(start + 1, end)
+        if pattern.match(lines[i])
+    }
     kept = "\n".join(line for i, line in enumerate(lines) if i not in drop)
     return re.sub(r"\n{3,}", "\n\n", kept)
 
@@ -239,6 +277,7 @@ def _strings(value: Any) -> list[str]:
     if isinstance(value, str):
         return [value]
     if isinstance(value, list):
-        return [str(v) for v in value if isinstance(v, str | int | float)
-                and not isinstance(v, bool)]
+        return [
+            str(v) for v in value if isinstance(v, str | int | float) and not isinstance(v, bool)
+        ]
     return []

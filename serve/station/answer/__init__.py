@@ -25,9 +25,11 @@ def run(station: Any, who: Any, forest: str, args: dict[str, Any]) -> dict[str, 
 
     binding = bindings.get(station.store, forest)
     if binding is None:
-        raise SchemaError(f"answer: no model is bound to the forest {forest!r}",
-                          hint=f"The operator binds one: vine station bind {forest} "
-                               "--root DIR --endpoint URL --model NAME.")
+        raise SchemaError(
+            f"answer: no model is bound to the forest {forest!r}",
+            hint=f"The operator binds one: vine station bind {forest} "
+            "--root DIR --endpoint URL --model NAME.",
+        )
     ask = settle(args, binding)
     _, vine = station.forests.get(forest)
     if ask.hops is not None:

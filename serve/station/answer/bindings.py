@@ -55,30 +55,44 @@ def put(store: Store, binding: Binding) -> Binding:
         raise ValueError("the model needs a name")
     if (binding.price_prompt is None) != (binding.price_completion is None):
         raise ValueError("give both rates (--price-prompt and --price-completion) or none")
-    if any(p is not None and p < 0 for p in (binding.price_prompt,
-                                             binding.price_completion)):
+    if any(p is not None and p < 0 for p in (binding.price_prompt, binding.price_completion)):
         raise ValueError("rates cannot be negative")
     if not 1 <= binding.max_tokens <= 32000:
         raise ValueError("max tokens must be 1 to 32000")
     if not 0 < binding.timeout_s <= 600:
         raise ValueError("the timeout must be over 0 and at most 600 seconds")
-    row = Binding(**{**asdict(binding), "endpoint": binding.endpoint.rstrip("/"),
-                     "model": binding.model.strip(), "created_at": time.time()})
+    row = Binding(
+        **{
+            **asdict(binding),
+            "endpoint": binding.endpoint.rstrip("/"),
+            "model": binding.model.strip(),
+            "created_at": time.time(),
+        }
+    )
     with store.lock:
         store.conn.execute(
             "INSERT OR REPLACE INTO bindings (forest, endpoint, model, api_key_env, "
             "price_prompt, price_completion, max_tokens, timeout_s, created_at) "
             "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (row.forest, row.endpoint, row.model, row.api_key_env, row.price_prompt,
-             row.price_completion, row.max_tokens, row.timeout_s, row.created_at))
+            (
+                row.forest,
+                row.endpoint,
+                row.model,
+                row.api_key_env,
+                row.price_prompt,
+                row.price_completion,
+                row.max_tokens,
+                row.timeout_s,
+                row.created_at,
+            ),
+        )
     return row
 
 
 def get(store: Store, forest: str) -> Binding | None:
     """The forest's binding, or None."""
     with store.lock:
-        row = store.conn.execute("SELECT * FROM bindings WHERE forest = ?",
-                                 (forest,)).fetchone()
+        row = store.conn.execute("SELECT * FROM bindings WHERE forest = ?", (forest,)).fetchone()
     return None if row is None else Binding(**dict(row))
 
 

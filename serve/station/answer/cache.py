@@ -21,8 +21,19 @@ from typing import Any
 from monkeyllm.derived import connect
 
 ENTRIES = 500
-FINGERPRINT_FIELDS = ("id", "type", "title", "summary", "matches", "content", "notes",
-                      "created", "updated", "supersedes", "superseded_by")
+FINGERPRINT_FIELDS = (
+    "id",
+    "type",
+    "title",
+    "summary",
+    "matches",
+    "content",
+    "notes",
+    "created",
+    "updated",
+    "supersedes",
+    "superseded_by",
+)
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS answers (
     key TEXT PRIMARY KEY,
@@ -52,19 +63,31 @@ def key(parts: dict[str, Any]) -> str:
 
 def fingerprint(bundle: dict[str, Any]) -> str:
     """The reading's fingerprint: results sorted by id, without score, heat or order."""
-    results = sorted((r for r in bundle.get("results", []) if isinstance(r, dict)),
-                     key=lambda r: str(r.get("id")))
-    return _sha({"results": [[r.get(f) for f in FINGERPRINT_FIELDS] for r in results],
-                 "truncated": bool(bundle.get("truncated"))})
+    results = sorted(
+        (r for r in bundle.get("results", []) if isinstance(r, dict)),
+        key=lambda r: str(r.get("id")),
+    )
+    return _sha(
+        {
+            "results": [[r.get(f) for f in FINGERPRINT_FIELDS] for r in results],
+            "truncated": bool(bundle.get("truncated")),
+        }
+    )
 
 
 def storable(response: dict[str, Any]) -> bool:
     """Never stored: an error, a truncated or empty answer, empty evidence, anything
     that committed, or a walk that exhausted itself."""
     answer = response.get("answer")
-    return ("error" not in response and isinstance(answer, str) and bool(answer.strip())
-            and bool(response.get("evidence")) and not response.get("truncated")
-            and not response.get("exhausted") and not response.get("commit"))
+    return (
+        "error" not in response
+        and isinstance(answer, str)
+        and bool(answer.strip())
+        and bool(response.get("evidence"))
+        and not response.get("truncated")
+        and not response.get("exhausted")
+        and not response.get("commit")
+    )
 
 
 class AnswerStore:
@@ -100,13 +123,15 @@ class AnswerStore:
         if self.conn is None:
             return None
         try:
-            row = self.conn.execute("SELECT fingerprint, response, created_at FROM "
-                                    "answers WHERE key = ?", (entry,)).fetchone()
+            row = self.conn.execute(
+                "SELECT fingerprint, response, created_at FROM answers WHERE key = ?", (entry,)
+            ).fetchone()
             if row is None or row[0] != reading:
                 return None
             with self.conn:
-                self.conn.execute("UPDATE answers SET served_at = ? WHERE key = ?",
-                                  (time.time(), entry))
+                self.conn.execute(
+                    "UPDATE answers SET served_at = ? WHERE key = ?", (time.time(), entry)
+                )
         except sqlite3.Error:
             return None
         return {**json.loads(row[1]), "cached_at": _iso(row[2])}
@@ -121,10 +146,13 @@ class AnswerStore:
                 self.conn.execute(
                     "INSERT OR REPLACE INTO answers (key, fingerprint, response, "
                     "created_at, served_at) VALUES (?, ?, ?, ?, ?)",
-                    (entry, reading, json.dumps(response, ensure_ascii=False), now, now))
+                    (entry, reading, json.dumps(response, ensure_ascii=False), now, now),
+                )
                 self.conn.execute(
                     "DELETE FROM answers WHERE key IN (SELECT key FROM answers ORDER BY "
-                    "served_at DESC LIMIT -1 OFFSET ?)", (ENTRIES,))
+                    "served_at DESC LIMIT -1 OFFSET ?)",
+                    (ENTRIES,),
+                )
         except sqlite3.Error:
             return False
         return True

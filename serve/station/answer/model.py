@@ -22,8 +22,10 @@ from .bindings import Binding
 
 TEMPERATURE = 0.1
 DETAIL_CHARS = 200
-_HINT = ("Check the forest's binding (vine station bindings) and that the provider is "
-         "up; rebind with vine station bind.")
+_HINT = (
+    "Check the forest's binding (vine station bindings) and that the provider is "
+    "up; rebind with vine station bind."
+)
 
 
 @dataclass
@@ -43,14 +45,20 @@ def chat(binding: Binding, messages: list[dict[str, str]], max_tokens: int) -> R
     binding's ``timeout_s``."""
     key = os.environ.get(binding.api_key_env) if binding.api_key_env else None
     if binding.api_key_env and not key:
-        raise ProviderError(f"the API key variable {binding.api_key_env} is not set on "
-                            "the Station", hint="Set it where the Station runs, or "
-                            "rebind with vine station bind --api-key-env VAR.")
+        raise ProviderError(
+            f"the API key variable {binding.api_key_env} is not set on the Station",
+            hint="Set it where the Station runs, or "
+            "rebind with vine station bind --api-key-env VAR.",
+        )
     headers = {"Content-Type": "application/json"}
     if key:
         headers["Authorization"] = f"Bearer {key}"
-    body = {"model": binding.model, "messages": messages, "temperature": TEMPERATURE,
-            "max_tokens": max_tokens}
+    body = {
+        "model": binding.model,
+        "messages": messages,
+        "temperature": TEMPERATURE,
+        "max_tokens": max_tokens,
+    }
     started = time.perf_counter()
     deadline = time.monotonic() + binding.timeout_s
     try:
@@ -58,14 +66,17 @@ def chat(binding: Binding, messages: list[dict[str, str]], max_tokens: int) -> R
     except httpx.TimeoutException:
         raise _late(binding) from None
     except httpx.HTTPError as exc:
-        raise ProviderError(f"could not reach the model provider at {binding.endpoint} "
-                            f"({_cause(exc)})", hint=_HINT) from None
+        raise ProviderError(
+            f"could not reach the model provider at {binding.endpoint} ({_cause(exc)})", hint=_HINT
+        ) from None
     ms = round((time.perf_counter() - started) * 1000, 2)
     if status >= 400:
         detail = provider_detail(raw, key, DETAIL_CHARS)
-        raise ProviderError(f"the model provider answered HTTP {status}"
-                            + (f": {detail}" if detail else ""), hint=_HINT,
-                            provider_status=status)
+        raise ProviderError(
+            f"the model provider answered HTTP {status}" + (f": {detail}" if detail else ""),
+            hint=_HINT,
+            provider_status=status,
+        )
     try:
         data = json.loads(raw)
     except ValueError:
@@ -75,19 +86,26 @@ def chat(binding: Binding, messages: list[dict[str, str]], max_tokens: int) -> R
     text = message.get("content")
     usage = data.get("usage") if isinstance(data.get("usage"), dict) else {}
     finish = choice.get("finish_reason")
-    return Reply(text=text if isinstance(text, str) else "", ms=ms,
-                 prompt=_count(usage.get("prompt_tokens")),
-                 completion=_count(usage.get("completion_tokens")),
-                 finish_reason=finish if isinstance(finish, str) else None, raw=data)
+    return Reply(
+        text=text if isinstance(text, str) else "",
+        ms=ms,
+        prompt=_count(usage.get("prompt_tokens")),
+        completion=_count(usage.get("completion_tokens")),
+        finish_reason=finish if isinstance(finish, str) else None,
+        raw=data,
+    )
 
 
-def _post(binding: Binding, headers: dict[str, str], body: dict[str, Any],
-          deadline: float) -> tuple[int, bytes]:
+def _post(
+    binding: Binding, headers: dict[str, str], body: dict[str, Any], deadline: float
+) -> tuple[int, bytes]:
     """Status and body, read in chunks so a trickling reply still meets the deadline."""
     url = binding.endpoint.rstrip("/") + "/chat/completions"
     chunks: list[bytes] = []
-    with httpx.Client(timeout=httpx.Timeout(binding.timeout_s)) as client, \
-            client.stream("POST", url, json=body, headers=headers) as response:
+    with (
+        httpx.Client(timeout=httpx.Timeout(binding.timeout_s)) as client,
+        client.stream("POST", url, json=body, headers=headers) as response,
+    ):
         for chunk in response.iter_bytes():
             chunks.append(chunk)
             if time.monotonic() > deadline:
@@ -96,17 +114,17 @@ def _post(binding: Binding, headers: dict[str, str], body: dict[str, Any],
 
 
 def _late(binding: Binding) -> Timeout:
-    return Timeout(f"the model provider did not answer within {binding.timeout_s:g} s",
-                   hint="Retry, ask for a shorter reply (reply_tokens), or rebind with a "
-                        "longer --timeout (vine station bind).")
+    return Timeout(
+        f"the model provider did not answer within {binding.timeout_s:g} s",
+        hint="Retry, ask for a shorter reply (reply_tokens), or rebind with a "
+        "longer --timeout (vine station bind).",
+    )
 
 
 def _cause(exc: httpx.HTTPError) -> str:
     if isinstance(exc, httpx.ConnectError):
         return "connection refused or host unreachable"
     return type(exc).__name__
-
-
 
 
 def _first_choice(data: Any) -> dict[str, Any]:
@@ -117,5 +135,4 @@ def _first_choice(data: Any) -> dict[str, Any]:
 
 
 def _count(value: Any) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 \
-        else 0
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0

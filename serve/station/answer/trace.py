@@ -18,8 +18,7 @@ from .bindings import Binding
 Engine = Callable[[str, dict[str, Any]], dict[str, Any]]
 
 
-def engine_for(station: Any, forest: str, steps: list[dict[str, Any]] | None = None
-               ) -> Engine:
+def engine_for(station: Any, forest: str, steps: list[dict[str, Any]] | None = None) -> Engine:
     """The engine a scoped call runs on, as ``Station.call`` builds it; with ``steps``,
     harvest records its inner reads there."""
 
@@ -31,8 +30,9 @@ def engine_for(station: Any, forest: str, steps: list[dict[str, Any]] | None = N
     return engine
 
 
-def _recorded_harvest(station: Any, forest: str, given: dict[str, Any],
-                      steps: list[dict[str, Any]]) -> dict[str, Any]:
+def _recorded_harvest(
+    station: Any, forest: str, given: dict[str, Any], steps: list[dict[str, Any]]
+) -> dict[str, Any]:
     """harvest through the Vine's own call boundary (catalog sync, envelopes, the
     trace file), its inner reads recorded in ``steps``."""
     try:
@@ -43,8 +43,9 @@ def _recorded_harvest(station: Any, forest: str, given: dict[str, Any],
         return vine.call("harvest", given)
 
 
-def harvest(station: Any, who: Any, forest: str, args: dict[str, Any]
-            ) -> tuple[dict[str, Any], list[dict[str, Any]], float]:
+def harvest(
+    station: Any, who: Any, forest: str, args: dict[str, Any]
+) -> tuple[dict[str, Any], list[dict[str, Any]], float]:
     """A scoped harvest, its measured steps and its wall milliseconds. The content
     reads kept are those of the results returned (a scoped harvest over-fetches, and
     a step never names a node the key cannot see); their time stays in the total."""
@@ -58,11 +59,13 @@ def harvest(station: Any, who: Any, forest: str, args: dict[str, Any]
     return out, seen, ms
 
 
-def build(steps: list[dict[str, Any]], retrieval_ms: float, started: float
-          ) -> dict[str, Any]:
+def build(steps: list[dict[str, Any]], retrieval_ms: float, started: float) -> dict[str, Any]:
     """The trace: the steps, the forest's share and the wall total since ``started``."""
-    return {"steps": steps, "retrieval_ms": round(retrieval_ms, 2),
-            "total_ms": round((time.perf_counter() - started) * 1000, 2)}
+    return {
+        "steps": steps,
+        "retrieval_ms": round(retrieval_ms, 2),
+        "total_ms": round((time.perf_counter() - started) * 1000, 2),
+    }
 
 
 def model_step(ms: float, model: str, hop: int | None = None) -> dict[str, Any]:
@@ -75,16 +78,25 @@ def model_step(ms: float, model: str, hop: int | None = None) -> dict[str, Any]:
 
 def cost(binding: Binding, usage: dict[str, int]) -> dict[str, Any]:
     """What the provider metered, priced only when the binding has both rates."""
-    out: dict[str, Any] = {"prompt_tokens": usage["prompt"],
-                           "completion_tokens": usage["completion"],
-                           "calls": usage["calls"], "priced": binding.priced}
+    out: dict[str, Any] = {
+        "prompt_tokens": usage["prompt"],
+        "completion_tokens": usage["completion"],
+        "calls": usage["calls"],
+        "priced": binding.priced,
+    }
     if binding.priced:
         prompt = usage["prompt"] * float(binding.price_prompt or 0) / 1_000_000
         completion = usage["completion"] * float(binding.price_completion or 0) / 1_000_000
-        out.update(usd=round(prompt + completion, 8), usd_prompt=round(prompt, 8),
-                   usd_completion=round(completion, 8),
-                   rates={"prompt": binding.price_prompt,
-                          "completion": binding.price_completion, "per": 1_000_000})
+        out.update(
+            usd=round(prompt + completion, 8),
+            usd_prompt=round(prompt, 8),
+            usd_completion=round(completion, 8),
+            rates={
+                "prompt": binding.price_prompt,
+                "completion": binding.price_completion,
+                "per": 1_000_000,
+            },
+        )
     return out
 
 

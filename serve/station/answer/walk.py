@@ -26,9 +26,9 @@ from .ask import Ask, cache_parts
 from .bindings import Binding
 
 TOOLS = ("locate", "sniff", "look", "move", "pick", "scan", "query")
-OPENS = ("look", "pick", "query")          # the tools whose ids count as evidence
+OPENS = ("look", "pick", "query")  # the tools whose ids count as evidence
 WINDOWED = ("locate", "sniff", "scan")
-FEED_CHARS = 12000                         # a tool result as the model reads it
+FEED_CHARS = 12000  # a tool result as the model reads it
 LOOK_FIELDS = ["title", "summary", "type"]
 
 SYSTEM = """You answer a question by walking a knowledge forest with read-only tools.
@@ -48,11 +48,15 @@ like [sales/exchange-policy]; when it does not hold the answer, say you do not k
 from this forest. Never repeat a call with the same arguments. Nothing can be \
 written. You have {hops} turns in all; the answer must stay under {reply_tokens} tokens."""
 
-DEADLINE = ('This is your last turn: answer now, from what you have read, with '
-            '{"tool": "answer", "args": {"text": ..., "answer_nodes": [...]}}. Any other '
-            'tool call ends the walk without an answer.')
-NUDGE_JSON = ('Reply with exactly one JSON object: {"tool": "<name>", "args": {...}}, '
-              'one of: ' + ", ".join(TOOLS) + ", answer.")
+DEADLINE = (
+    "This is your last turn: answer now, from what you have read, with "
+    '{"tool": "answer", "args": {"text": ..., "answer_nodes": [...]}}. Any other '
+    "tool call ends the walk without an answer."
+)
+NUDGE_JSON = (
+    'Reply with exactly one JSON object: {"tool": "<name>", "args": {...}}, '
+    "one of: " + ", ".join(TOOLS) + ", answer."
+)
 
 
 def parse(text: str) -> dict[str, Any] | None:
@@ -83,8 +87,12 @@ def _describe(result: dict[str, Any]) -> str:
     """A few words for a hop's ``out``."""
     if is_error(result):
         return "error " + str(result["error"].get("code"))
-    for key, noun in (("results", "results"), ("nodes", "nodes"), ("rows", "rows"),
-                      ("neighbors", "neighbours")):
+    for key, noun in (
+        ("results", "results"),
+        ("nodes", "nodes"),
+        ("rows", "rows"),
+        ("neighbors", "neighbours"),
+    ):
         if isinstance(result.get(key), list):
             return f"{len(result[key])} {noun}"
     if "body" in result or "sections" in result:
@@ -108,8 +116,9 @@ def _ids(value: Any) -> list[str]:
 class Walk:
     """One walk's state: the conversation, the hops, what was read and the meter."""
 
-    def __init__(self, station: Any, who: Any, forest: str, ask: Ask, binding: Binding,
-                 root: Any) -> None:
+    def __init__(
+        self, station: Any, who: Any, forest: str, ask: Ask, binding: Binding, root: Any
+    ) -> None:
         self.who, self.ask, self.binding, self.root = who, ask, binding, root
         self.engine = trace.engine_for(station, forest)
         self.hops: list[dict[str, Any]] = []
@@ -126,9 +135,10 @@ class Walk:
         """One read as the key sees it: its result (or envelope) and milliseconds."""
         started = time.perf_counter()
         if name == "query" and not self.who.policy.may("query"):
-            out = Forbidden("forbidden (403): this key lacks the 'query' capability needed by "
-                            "query",
-                            hint="Answer from the prose you can read instead.").envelope()
+            out = Forbidden(
+                "forbidden (403): this key lacks the 'query' capability needed by query",
+                hint="Answer from the prose you can read instead.",
+            ).envelope()
         else:
             if name in WINDOWED and self.ask.window:
                 args = {**self.ask.window, **args}
@@ -144,16 +154,18 @@ class Walk:
 
     def entry(self) -> dict[str, Any]:
         """The entry locate, dataset notes attached."""
-        out, ms = self.tool("locate", {"query": locate_query(self.ask.question),
-                                       "k": self.ask.k})
+        out, ms = self.tool("locate", {"query": locate_query(self.ask.question), "k": self.ask.k})
         self.steps.append({"step": "locate", "ms": ms, "tokens": _cost(out), "hop": 0})
         if is_error(out):
             return out
         datasets = [r["id"] for r in out.get("results", []) if r.get("type") == "dataset"]
         if datasets:
             looked, _ = self.tool("look", {"id": datasets[:10], "fields": ["notes"]})
-            notes = {n.get("id"): n.get("notes") for n in looked.get("nodes", [])
-                     if n.get("notes")} if not is_error(looked) else {}
+            notes = (
+                {n.get("id"): n.get("notes") for n in looked.get("nodes", []) if n.get("notes")}
+                if not is_error(looked)
+                else {}
+            )
             for r in out.get("results", []):
                 if notes.get(r.get("id")):
                     r["notes"] = notes[r["id"]]
@@ -176,10 +188,13 @@ class Walk:
         if is_error(entry):
             return entry
         first = f"Question: {self.ask.question}\n\nEntry locate (JSON):\n{_feed(entry)}"
-        messages = [{"role": "system", "content": SYSTEM.format(
-                        hops=limit, reply_tokens=self.ask.max_tokens)},
-                    {"role": "user", "content": first + ("\n\n" + DEADLINE
-                                                         if limit == 1 else "")}]
+        messages = [
+            {
+                "role": "system",
+                "content": SYSTEM.format(hops=limit, reply_tokens=self.ask.max_tokens),
+            },
+            {"role": "user", "content": first + ("\n\n" + DEADLINE if limit == 1 else "")},
+        ]
         for n in range(1, limit + 1):
             text = self.say(messages, n)
             messages.append({"role": "assistant", "content": text})
@@ -197,9 +212,14 @@ class Walk:
 
     def turn(self, n: int, call: dict[str, Any] | None, last: bool) -> str:
         """Run (or refuse) one tool call; the text the model reads next."""
-        hop: dict[str, Any] = {"n": n, "tool": call["tool"] if call else None,
-                               "args": call["args"] if call else {}, "ms": 0.0,
-                               "model_ms": self.last_model_ms, "ok": False}
+        hop: dict[str, Any] = {
+            "n": n,
+            "tool": call["tool"] if call else None,
+            "args": call["args"] if call else {},
+            "ms": 0.0,
+            "model_ms": self.last_model_ms,
+            "ok": False,
+        }
         self.hops.append(hop)
         if call is None:
             hop["out"] = "no tool call"
@@ -213,21 +233,33 @@ class Walk:
             return DEADLINE
         if name not in TOOLS:
             hop["out"] = "refused: not a read tool"
-            return (f"{name!r} is not available: this walk only reads. Tools: "
-                    + ", ".join(TOOLS) + ", answer. " + NUDGE_JSON)
+            return (
+                f"{name!r} is not available: this walk only reads. Tools: "
+                + ", ".join(TOOLS)
+                + ", answer. "
+                + NUDGE_JSON
+            )
         signature = json.dumps([name, args], sort_keys=True, ensure_ascii=False)
         if signature in self.seen:
             hop["out"] = "refused: repeated call"
-            return ("You already made that exact call; its result is above. Choose "
-                    "another call, or answer.")
+            return (
+                "You already made that exact call; its result is above. Choose "
+                "another call, or answer."
+            )
         self.seen.add(signature)
         out, ms = self.tool(name, args)
         ok = not is_error(out)
         hop.update(ms=ms, ok=ok, out=_describe(out))
-        self.steps.append({"step": name, "ms": ms, "tokens": _cost(out), "hop": n,
-                           **({"id": node} if node else {})})
-        self.read.append({"n": n, "tool": name, **({"id": node} if node else {}),
-                          "result": out})
+        self.steps.append(
+            {
+                "step": name,
+                "ms": ms,
+                "tokens": _cost(out),
+                "hop": n,
+                **({"id": node} if node else {}),
+            }
+        )
+        self.read.append({"n": n, "tool": name, **({"id": node} if node else {}), "result": out})
         if ok and name in OPENS:
             opened = _ids(args.get("id"))
             missing = set(_ids(out.get("missing", [])))
@@ -237,22 +269,38 @@ class Walk:
     def finish(self, args: dict[str, Any], n: int) -> dict[str, Any]:
         text = args.get("text")
         text = text.strip() if isinstance(text, str) else ""
-        self.hops.append({"n": n, "tool": "answer", "args": {}, "ms": 0.0,
-                          "model_ms": self.last_model_ms, "ok": bool(text),
-                          "out": "answer" if text else "empty answer"})
+        self.hops.append(
+            {
+                "n": n,
+                "tool": "answer",
+                "args": {},
+                "ms": 0.0,
+                "model_ms": self.last_model_ms,
+                "ok": bool(text),
+                "out": "answer" if text else "empty answer",
+            }
+        )
         if not text:
             return self.result("", n, exhausted=True)
         named = [i for i in _ids(args.get("answer_nodes")) if i in self.opened]
         return self.result(text, n, evidence=named or list(self.opened))
 
-    def result(self, text: str, turns: int, exhausted: bool = False,
-               evidence: list[str] | None = None) -> dict[str, Any]:
+    def result(
+        self, text: str, turns: int, exhausted: bool = False, evidence: list[str] | None = None
+    ) -> dict[str, Any]:
         evidence = [] if exhausted else list(evidence or [])
-        out: dict[str, Any] = {"answer": text, "model": self.binding.model,
-                               "model_ms": round(self.model_ms, 2), "turns": turns,
-                               "hops": self.hops, "read": self.read, "usage": self.usage,
-                               "evidence": evidence, "sources": self.sources(evidence),
-                               "reply_tokens": self.ask.max_tokens}
+        out: dict[str, Any] = {
+            "answer": text,
+            "model": self.binding.model,
+            "model_ms": round(self.model_ms, 2),
+            "turns": turns,
+            "hops": self.hops,
+            "read": self.read,
+            "usage": self.usage,
+            "evidence": evidence,
+            "sources": self.sources(evidence),
+            "reply_tokens": self.ask.max_tokens,
+        }
         if exhausted:
             out["exhausted"] = True
         return out
@@ -275,8 +323,9 @@ def _cost(out: Any) -> int:
     return cost(out)
 
 
-def run(station: Any, who: Any, forest: str, ask: Ask, binding: Binding,
-        root: Any) -> dict[str, Any]:
+def run(
+    station: Any, who: Any, forest: str, ask: Ask, binding: Binding, root: Any
+) -> dict[str, Any]:
     """A walk's result (from the store when the forest has not moved), or an envelope."""
     started = time.perf_counter()
     _, vine = station.forests.get(forest)
@@ -293,5 +342,8 @@ def run(station: Any, who: Any, forest: str, ask: Ask, binding: Binding,
             return out
         if parts["head"] is not None:
             store.put(entry, "", out)
-    return {**out, "trace": trace.build(walk.steps, walk.forest_ms, started),
-            "cost": trace.cost(binding, walk.usage)}
+    return {
+        **out,
+        "trace": trace.build(walk.steps, walk.forest_ms, started),
+        "cost": trace.cost(binding, walk.usage),
+    }

@@ -3,35 +3,17 @@ file is reported without stopping the run."""
 
 from __future__ import annotations
 
-import json
-import os
-import sqlite3
 import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
-import typer
 import yaml
-from typer.testing import CliRunner
 
 from monkeyllm import Vine
-from monkeyllm.commands.ingest import ingest as ingest_command
-from monkeyllm.ingest import (
-    add_entries,
-    column_names,
-    infer_columns,
-    ingest,
-    make_aliases,
-    slug_segment,
-    summarize,
-)
-from monkeyllm.writes import render
+from monkeyllm.ingest import ingest
 
-from .forestkit import assert_ok, git, head, status
-
-PNG = (b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x10\x00\x00\x00\x08"
-       b"\x08\x02\x00\x00\x00")
+from ..forestkit import assert_ok, git, head, status
 
 
 def _meta(root: Path, node_id: str) -> dict:
@@ -43,78 +25,50 @@ def _paths(report: dict, bucket: str) -> dict[str, dict]:
     return {Path(e["path"]).name: e for e in report[bucket]}
 
 
-@pytest.fixture
-def source(tmp_path: Path) -> Path:
-    """A mixed folder as a person keeps one."""
-    src = tmp_path / "My Notes"
-    (src / "Projects" / "Mixer LLM").mkdir(parents=True)
-    (src / "nota-fiscal").mkdir()
-    (src / "Projects" / "Mixer LLM" / "architecture.md").write_text(
-        "# Mixer architecture\n\nThe mixer routes prompts to three models. It keeps a cache "
-        "of answers.\n\n## Details\n\nMore text.\n", encoding="utf-8")
-    (src / "Projects" / "plan.txt").write_text(
-        "Ship the beta in March. Then gather feedback.\n", encoding="utf-8")
-    (src / "own.md").write_text(
-        "---\ntitle: Exchange policy\nsummary: Return windows per channel.\ntags: [policy]\n"
-        "---\n\nCustomers may return goods within 30 days.\n", encoding="utf-8")
-    (src / "Own.md").write_text("A second file slugging to the same id.\n", encoding="utf-8")
-    (src / "sales.csv").write_text(
-        "Region,Month,Total ($),Code\nSouth,2026-01-05,10.5,007\nNorth,2026-02-01,3,008\n"
-        "broken,row\nEast,2026-03-01,7,009\n", encoding="utf-8")
-    (src / "stock.tsv").write_text("sku\tqty\nA1\t4\nB2\t9\n", encoding="utf-8")
-    (src / "people.json").write_text(json.dumps(
-        [{"name": "Ana", "age": 31, "active": True}, {"name": "Bo", "age": None}]),
-        encoding="utf-8")
-    (src / "config.json").write_text(json.dumps({"mode": "fast", "nested": {"a": [1, 2]}}),
-                                     encoding="utf-8")
-    conn = sqlite3.connect(src / "shop.db")
-    conn.execute("CREATE TABLE items (id INTEGER PRIMARY KEY, name TEXT, price REAL)")
-    conn.executemany("INSERT INTO items VALUES (?, ?, ?)",
-                     [(1, "pen", 1.5), (2, "ink", 4.0), (3, "pad", 2.25)])
-    conn.commit()
-    conn.close()
-    (src / "logo.png").write_bytes(PNG)
-    (src / "nota-fiscal" / "4412.md").write_text("Invoice paid.\n", encoding="utf-8")
-    (src / "archive.xyz").write_bytes(b"whatever")
-    (src / "latin.txt").write_bytes(b"caf\xe9 au lait\n")
-    (src / "bad.json").write_text("{not json", encoding="utf-8")
-    outside = tmp_path / "secret.md"
-    outside.write_text("secret\n", encoding="utf-8")
-    (src / "leak.md").symlink_to(outside)
-    (src / ".hidden.md").write_text("skipped\n", encoding="utf-8")
-    return src
-
-
-@pytest.fixture
-def vine(tmp_path: Path):  # noqa: ANN201
-    with Vine.init(tmp_path / "forest", "Ingest forest") as v:
-        yield v
-
-
 def test_a_mixed_folder_lands_in_one_commit(vine: Vine, source: Path) -> None:
     before = head(vine.root)
     report = ingest(vine, [source])
     root = vine.root
     assert git(root, "rev-parse", "HEAD~1").strip() == before
     assert report["commit"] == head(root)
-    assert git(root, "log", "-1", "--format=%s").strip() == \
-        "ingest(_index): 11 created, 0 updated"
+    assert git(root, "log", "-1", "--format=%s").strip() == "ingest(_index): 11 created, 0 updated"
     assert status(root) == ""
     created = _paths(report, "created")
-    assert set(created) == {"architecture.md", "plan.txt", "own.md", "Own.md", "sales.csv",
-                            "stock.tsv", "people.json", "config.json", "shop.db",
-                            "logo.png", "4412.md"}
+    assert set(created) == {
+        "architecture.md",
+        "plan.txt",
+        "own.md",
+        "Own.md",
+        "sales.csv",
+        "stock.tsv",
+        "people.json",
+        "config.json",
+        "shop.db",
+        "logo.png",
+        "4412.md",
+    }
     assert {k: v["type"] for k, v in created.items()} == {
-        "architecture.md": "note", "plan.txt": "note", "own.md": "note", "Own.md": "note",
-        "sales.csv": "dataset", "stock.tsv": "dataset", "people.json": "dataset",
-        "config.json": "document", "shop.db": "dataset", "logo.png": "media",
-        "4412.md": "note"}
+        "architecture.md": "note",
+        "plan.txt": "note",
+        "own.md": "note",
+        "Own.md": "note",
+        "sales.csv": "dataset",
+        "stock.tsv": "dataset",
+        "people.json": "dataset",
+        "config.json": "document",
+        "shop.db": "dataset",
+        "logo.png": "media",
+        "4412.md": "note",
+    }
     assert created["architecture.md"]["id"] == "projects/mixer-llm/architecture"
     # Own.md sorts first and takes the plain slug; own.md gets the hash suffix.
     assert created["Own.md"]["id"] == "own"
     assert created["own.md"]["id"].startswith("own-") and len(created["own.md"]["id"]) == 10
-    assert report["branches"] == ["nota-fiscal/_index", "projects/_index",
-                                  "projects/mixer-llm/_index"]
+    assert report["branches"] == [
+        "nota-fiscal/_index",
+        "projects/_index",
+        "projects/mixer-llm/_index",
+    ]
     assert set(_paths(report, "unsupported")) == {"archive.xyz"}
     failed = _paths(report, "failed")
     assert set(failed) == {"latin.txt", "bad.json", "leak.md"}
@@ -122,9 +76,16 @@ def test_a_mixed_folder_lands_in_one_commit(vine: Vine, source: Path) -> None:
     assert "not valid JSON" in failed["bad.json"]["reason"]
     assert "outside the source" in failed["leak.md"]["reason"]
     assert "1 row(s) skipped" in created["sales.csv"]["warnings"][0]
-    assert report["counts"] == {"created": 11, "updated": 0, "unchanged": 0,
-                                "unsupported": 1, "failed": 3, "stale": 0,
-                                "conflict": 0, "unresolved_links": 0}
+    assert report["counts"] == {
+        "created": 11,
+        "updated": 0,
+        "unchanged": 0,
+        "unsupported": 1,
+        "failed": 3,
+        "stale": 0,
+        "conflict": 0,
+        "unresolved_links": 0,
+    }
     assert vine.problems() == []
     committed = set(git(root, "show", "--name-only", "--format=", "HEAD").split())
     assert all(p.endswith(".md") for p in committed)
@@ -136,8 +97,9 @@ def test_nodes_read_back_through_the_calls(vine: Vine, source: Path) -> None:
     ids = {Path(e["path"]).name: e["id"] for e in report["created"]}
     arch = assert_ok(vine.look(ids["architecture.md"]))
     assert arch["title"] == "Mixer architecture"
-    assert arch["summary"] == ("The mixer routes prompts to three models. It keeps a cache "
-                               "of answers.")
+    assert arch["summary"] == (
+        "The mixer routes prompts to three models. It keeps a cache of answers."
+    )
     assert arch["source"] == "ingest"
     meta = _meta(vine.root, ids["architecture.md"])
     assert meta["source_path"] == "Projects/Mixer LLM/architecture.md"
@@ -147,11 +109,14 @@ def test_nodes_read_back_through_the_calls(vine: Vine, source: Path) -> None:
     own = _meta(vine.root, ids["own.md"])
     assert own["title"] == "Exchange policy" and own["summary"] == "Return windows per channel."
     assert own["tags"] == ["policy"]
-    sales = assert_ok(vine.query(ids["sales.csv"],
-                                 "SELECT region, month, total, code FROM sales ORDER BY month"))
-    assert sales["rows"] == [["South", "2026-01-05", 10.5, "007"],
-                             ["North", "2026-02-01", 3.0, "008"],
-                             ["East", "2026-03-01", 7.0, "009"]]
+    sales = assert_ok(
+        vine.query(ids["sales.csv"], "SELECT region, month, total, code FROM sales ORDER BY month")
+    )
+    assert sales["rows"] == [
+        ["South", "2026-01-05", 10.5, "007"],
+        ["North", "2026-02-01", 3.0, "008"],
+        ["East", "2026-03-01", 7.0, "009"],
+    ]
     look = assert_ok(vine.look(ids["sales.csv"]))
     assert look["query_manual"]["tables"] == {"sales": ["region", "month", "total", "code"]}
     assert look["sample_rows"]["rows"][0] == ["South", "2026-01-05", 10.5, "007"]
@@ -167,13 +132,13 @@ def test_nodes_read_back_through_the_calls(vine: Vine, source: Path) -> None:
     assert logo["type"] == "media" and logo["payload_type"] == "image"
     assert logo["payload"].startswith("_assets/") and (vine.root / logo["payload"]).is_file()
     assert "16×8 pixels" in assert_ok(vine.pick(ids["logo.png"]))["body"]
-    assert _meta(vine.root, ids["4412.md"])["aliases"] == ["NF-4412", "nota-fiscal/4412",
-                                                          "4412"]
+    assert _meta(vine.root, ids["4412.md"])["aliases"] == ["NF-4412", "nota-fiscal/4412", "4412"]
     assert _meta(vine.root, ids["config.json"])["type"] == "document"
     children = {c["id"] for c in assert_ok(vine.look("projects/_index"))["children"]}
     assert children == {"projects/plan", "projects/mixer-llm/_index"}
-    assert "coverage: 1 bananas, 1 sub-branches" in (
-        vine.root / "projects" / "_index.md").read_text()
+    assert (
+        "coverage: 1 bananas, 1 sub-branches" in (vine.root / "projects" / "_index.md").read_text()
+    )
 
 
 def test_rerun_edit_curate_and_remove(vine: Vine, source: Path) -> None:
@@ -186,8 +151,12 @@ def test_rerun_edit_curate_and_remove(vine: Vine, source: Path) -> None:
     assert again["branches"] == []
 
     # A person curates one summary; the source of another changes.
-    assert_ok(vine.graft(ids["architecture.md"],
-                         {"set_frontmatter": {"summary": "How the mixer routes prompts."}}))
+    assert_ok(
+        vine.graft(
+            ids["architecture.md"],
+            {"set_frontmatter": {"summary": "How the mixer routes prompts."}},
+        )
+    )
     arch = source / "Projects" / "Mixer LLM" / "architecture.md"
     arch.write_text("# Mixer architecture\n\nNow four models.\n", encoding="utf-8")
     plan = source / "Projects" / "plan.txt"
@@ -196,16 +165,21 @@ def test_rerun_edit_curate_and_remove(vine: Vine, source: Path) -> None:
     grafted = head(vine.root)
     third = ingest(vine, [source])
     assert git(vine.root, "rev-parse", "HEAD~1").strip() == grafted
-    assert {Path(e["path"]).name for e in third["updated"]} == {"architecture.md",
-                                                                "plan.txt", "sales.csv"}
+    assert {Path(e["path"]).name for e in third["updated"]} == {
+        "architecture.md",
+        "plan.txt",
+        "sales.csv",
+    }
     assert third["counts"]["unchanged"] == 8
     curated = assert_ok(vine.look(ids["architecture.md"]))
     assert curated["summary"] == "How the mixer routes prompts."
     assert "Now four models." in assert_ok(vine.pick(ids["architecture.md"]))["body"]
     refreshed = assert_ok(vine.look(ids["plan.txt"]))
     assert refreshed["summary"] == "Ship the beta in April."
-    assert "- [[projects/plan]] — Ship the beta in April." in (
-        vine.root / "projects" / "_index.md").read_text()
+    assert (
+        "- [[projects/plan]] — Ship the beta in April."
+        in (vine.root / "projects" / "_index.md").read_text()
+    )
     rows = assert_ok(vine.query(ids["sales.csv"], "SELECT * FROM sales"))
     assert rows["columns"] == ["region", "total"] and rows["rows"] == [["West", 1]]
     assert status(vine.root) == "" and vine.problems() == []
@@ -218,8 +192,7 @@ def test_rerun_edit_curate_and_remove(vine: Vine, source: Path) -> None:
     assert (vine.root / "projects" / "plan.md").is_file()
 
 
-def test_a_persons_body_edit_is_never_overwritten_by_a_reingest(vine: Vine,
-                                                                source: Path) -> None:
+def test_a_persons_body_edit_is_never_overwritten_by_a_reingest(vine: Vine, source: Path) -> None:
     """graft replace_section on an ingested note, then its source changes: the node
     stays as the person left it and the report says conflict; prefer_source takes the
     source (tags and links kept either way)."""
@@ -227,12 +200,19 @@ def test_a_persons_body_edit_is_never_overwritten_by_a_reingest(vine: Vine,
     ids = {Path(e["path"]).name: e["id"] for e in first["created"]}
     note = ids["architecture.md"]
     body = assert_ok(vine.pick(note))["body"]
-    header = next(line[3:] for line in body.split("\n") if line.startswith("## ")) \
-        if "\n## " in body else None
-    patch: dict[str, Any] = {"add_links": [{"rel": "related-to", "target": ids["plan.txt"]}],
-                             "set_frontmatter": {"tags": ["curated"]}}
+    header = (
+        next(line[3:] for line in body.split("\n") if line.startswith("## "))
+        if "\n## " in body
+        else None
+    )
+    patch: dict[str, Any] = {
+        "add_links": [{"rel": "related-to", "target": ids["plan.txt"]}],
+        "set_frontmatter": {"tags": ["curated"]},
+    }
     patch["replace_section" if header else "append_section"] = {
-        "header": header or "Review", "body": "Checked by Ana: the router is stateless."}
+        "header": header or "Review",
+        "body": "Checked by Ana: the router is stateless.",
+    }
     assert_ok(vine.graft(note, patch))
     edited = (vine.root / (note + ".md")).read_text()
     arch = source / "Projects" / "Mixer LLM" / "architecture.md"
@@ -242,10 +222,10 @@ def test_a_persons_body_edit_is_never_overwritten_by_a_reingest(vine: Vine,
     assert report["conflict"] == [{"path": str(arch), "id": note, "reason": ANY_TEXT}]
     assert "edited" in report["conflict"][0]["reason"]
     assert report["counts"]["conflict"] == 1
-    assert [e["id"] for e in report["updated"]] == [ids["plan.txt"]]   # the rest goes on
+    assert [e["id"] for e in report["updated"]] == [ids["plan.txt"]]  # the rest goes on
     assert (vine.root / (note + ".md")).read_text() == edited
     assert "Now five models." not in assert_ok(vine.pick(note))["body"]
-    again = ingest(vine, [source])                       # still a conflict, still kept
+    again = ingest(vine, [source])  # still a conflict, still kept
     assert again["counts"]["conflict"] == 1 and again["commit"] is None
     taken = ingest(vine, [source], prefer_source=True)
     assert [e["id"] for e in taken["updated"]] == [note] and taken["conflict"] == []
@@ -254,7 +234,8 @@ def test_a_persons_body_edit_is_never_overwritten_by_a_reingest(vine: Vine,
     looked = assert_ok(vine.look(note))
     assert looked["tags"] == ["curated"]
     assert {"rel": "related-to", "target": ids["plan.txt"]} in [
-        {"rel": e["rel"], "target": e["target"]} for e in looked["edges_out"]]
+        {"rel": e["rel"], "target": e["target"]} for e in looked["edges_out"]
+    ]
     arch.write_text("# Mixer architecture\n\nSix now.\n", encoding="utf-8")
     assert [e["id"] for e in ingest(vine, [source])["updated"]] == [note]  # unedited again
 
@@ -268,40 +249,49 @@ def test_wikilinks_resolve_as_the_source_meant_them(vine: Vine, tmp_path: Path) 
     (vault / "recipes").mkdir(parents=True)
     (vault / "journal").mkdir()
     (vault / "recipes" / "pao-de-queijo.md").write_text(
-        "# Pão de queijo\n\nCheese bread from Minas.\n", encoding="utf-8")
+        "# Pão de queijo\n\nCheese bread from Minas.\n", encoding="utf-8"
+    )
     (vault / "recipes" / "notes.md").write_text("# Recipe notes\n\nAbout recipes.\n")
     (vault / "journal" / "notes.md").write_text("# Journal notes\n\nAbout days.\n")
     (vault / "journal" / "sunday.md").write_text(
         "# Sunday\n\nBaked [[pao-de-queijo]] and [[recipes/pao-de-queijo|the bread]] "
         "again, see [[pao-de-queijo#Steps]].\n\nAlso [[notes]], [[ghost-page]] and "
         "[[journal/_index]].\n\n`[[pao-de-queijo]]` in code stays, as does:\n\n"
-        "```\n[[pao-de-queijo]]\n```\n", encoding="utf-8")
+        "```\n[[pao-de-queijo]]\n```\n",
+        encoding="utf-8",
+    )
     (vault / "index.md").write_text("# Index\n\nStart at [[notes]].\n")  # which notes?
     report = ingest(vine, [vault], into="notes")
     body = assert_ok(vine.pick("notes/journal/sunday"))["body"]
-    assert "Baked [[notes/recipes/pao-de-queijo|pao-de-queijo]] and " \
-           "[[notes/recipes/pao-de-queijo|the bread]] again, see " \
-           "[[notes/recipes/pao-de-queijo#Steps|pao-de-queijo]]." in body
+    assert (
+        "Baked [[notes/recipes/pao-de-queijo|pao-de-queijo]] and "
+        "[[notes/recipes/pao-de-queijo|the bread]] again, see "
+        "[[notes/recipes/pao-de-queijo#Steps|pao-de-queijo]]." in body
+    )
     assert "`[[pao-de-queijo]]` in code" in body and "```\n[[pao-de-queijo]]\n```" in body
-    assert "Also [[notes/journal/notes|notes]]," in body       # the note's own folder first
+    assert "Also [[notes/journal/notes|notes]]," in body  # the note's own folder first
     problems = {(e["id"], e["link"]): e["reason"] for e in report["unresolved_links"]}
-    assert set(problems) == {("notes/index", "[[notes]]"),
-                             ("notes/journal/sunday", "[[ghost-page]]"),
-                             ("notes/journal/sunday", "[[journal/_index]]")}
+    assert set(problems) == {
+        ("notes/index", "[[notes]]"),
+        ("notes/journal/sunday", "[[ghost-page]]"),
+        ("notes/journal/sunday", "[[journal/_index]]"),
+    }
     ambiguous = problems[("notes/index", "[[notes]]")]
     assert ambiguous.startswith("ambiguous: 2 files")
     assert "notes/journal/notes" in ambiguous and "notes/recipes/notes" in ambiguous
-    assert problems[("notes/journal/sunday", "[[ghost-page]]")] == \
-        "no file of the source is named so"
+    assert (
+        problems[("notes/journal/sunday", "[[ghost-page]]")] == "no file of the source is named so"
+    )
     assert report["counts"]["unresolved_links"] == 3
     wiki = [f for f in validate(vine.root) if f.code == "body.broken-wikilink"]
-    assert {f.message.split("'")[1] for f in wiki} == {"notes", "ghost-page",
-                                                       "journal/_index"}
+    assert {f.message.split("'")[1] for f in wiki} == {"notes", "ghost-page", "journal/_index"}
     # a second vault file linking to one ingested earlier resolves too
     (vault / "journal" / "monday.md").write_text("# Monday\n\nMore [[Pao-de-Queijo]].\n")
     ingest(vine, [vault], into="notes")
-    assert "[[notes/recipes/pao-de-queijo|Pao-de-Queijo]]" in assert_ok(
-        vine.pick("notes/journal/monday"))["body"]
+    assert (
+        "[[notes/recipes/pao-de-queijo|Pao-de-Queijo]]"
+        in assert_ok(vine.pick("notes/journal/monday"))["body"]
+    )
 
 
 class _AnyText(str):
@@ -315,15 +305,20 @@ ANY_TEXT = _AnyText("")
 
 
 def test_into_a_new_branch_and_single_files(vine: Vine, source: Path, tmp_path: Path) -> None:
-    report = ingest(vine, [source / "stock.tsv", source / "own.md", tmp_path / "missing.md"],
-                    into="imports/2026")
+    report = ingest(
+        vine,
+        [source / "stock.tsv", source / "own.md", tmp_path / "missing.md"],
+        into="imports/2026",
+    )
     assert report["branches"] == ["imports/_index", "imports/2026/_index"]
     assert {e["id"] for e in report["created"]} == {"imports/2026/stock", "imports/2026/own"}
-    assert report["failed"] == [{"path": str(tmp_path / "missing.md"),
-                                 "reason": "no such file or folder"}]
+    assert report["failed"] == [
+        {"path": str(tmp_path / "missing.md"), "reason": "no such file or folder"}
+    ]
     assert vine.problems() == [] and status(vine.root) == ""
-    assert ingest(vine, [source / "stock.tsv"], into="imports/2026/_index")["counts"][
-        "unchanged"] == 1
+    assert (
+        ingest(vine, [source / "stock.tsv"], into="imports/2026/_index")["counts"]["unchanged"] == 1
+    )
 
 
 def test_limits_and_refusals(vine: Vine, source: Path) -> None:
@@ -341,8 +336,11 @@ def test_limits_and_refusals(vine: Vine, source: Path) -> None:
 
 def test_a_dialect_without_media_reports_the_file(vine: Vine, source: Path) -> None:
     schema = vine.root / "_meta" / "schema.md"
-    schema.write_text(schema.read_text().replace(
-        "| `media` | an image or audio file, described by its body |\n", ""))
+    schema.write_text(
+        schema.read_text().replace(
+            "| `media` | an image or audio file, described by its body |\n", ""
+        )
+    )
     git(vine.root, "commit", "-qam", "drop media")
     report = ingest(vine, [source / "logo.png", source / "own.md"])
     reason = _paths(report, "failed")["logo.png"]["reason"]
@@ -366,15 +364,19 @@ def test_a_failed_commit_leaves_the_forest_as_it_was(vine: Vine, source: Path) -
     finally:
         transaction.FAULT = None
     assert head(vine.root) == before and status(vine.root) == ""
-    left = [p for p in vine.root.rglob("*") if p.is_file() and p.suffix in (".db", ".png")
-            and "_derived" not in p.parts]
+    left = [
+        p
+        for p in vine.root.rglob("*")
+        if p.is_file() and p.suffix in (".db", ".png") and "_derived" not in p.parts
+    ]
     assert left == []
     assert vine.problems() == []
     assert ingest(vine, [source])["counts"]["created"] == 11
 
 
-def test_office_files_without_the_extra_are_unsupported(vine: Vine, tmp_path: Path,
-                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+def test_office_files_without_the_extra_are_unsupported(
+    vine: Vine, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     # As if the extra were not installed (a None entry makes the import machinery
     # report the module absent).
     monkeypatch.setitem(sys.modules, "docx", None)
@@ -406,101 +408,21 @@ def test_office_files_with_the_extra(vine: Vine, tmp_path: Path) -> None:
     book.create_sheet("Empty")
     book.save(tmp_path / "book.xlsx")
     (tmp_path / "broken.docx").write_bytes(b"PK not really")
-    report = ingest(vine, [tmp_path / "brief.docx", tmp_path / "book.xlsx",
-                           tmp_path / "broken.docx"])
+    report = ingest(
+        vine, [tmp_path / "brief.docx", tmp_path / "book.xlsx", tmp_path / "broken.docx"]
+    )
     created = _paths(report, "created")
     assert created["brief.docx"]["type"] == "document"
     brief = assert_ok(vine.pick(created["brief.docx"]["id"]))
     assert brief["title"] == "Quarterly brief"
     assert "## Numbers" in brief["body"] and "| South | 10 |" in brief["body"]
-    assert assert_ok(vine.look(created["brief.docx"]["id"]))["summary"] == \
-        "Revenue grew in the south. Costs stayed flat."
-    rows = assert_ok(vine.query(created["book.xlsx"]["id"],
-                                "SELECT customer, total FROM orders_2026"))
+    assert (
+        assert_ok(vine.look(created["brief.docx"]["id"]))["summary"]
+        == "Revenue grew in the south. Costs stayed flat."
+    )
+    rows = assert_ok(
+        vine.query(created["book.xlsx"]["id"], "SELECT customer, total FROM orders_2026")
+    )
     assert rows["rows"] == [["Acme", 12.5], ["Bolt", 3.0]]
     assert "not a readable .docx" in _paths(report, "failed")["broken.docx"]["reason"]
     assert vine.problems() == [] and status(vine.root) == ""
-
-
-# -- the pieces ----------------------------------------------------------------------
-
-
-@pytest.mark.parametrize(("name", "slug"), [
-    ("Relatório Q1", "relatorio-q1"), ("_drafts", "drafts"), (".x", "x"), ("???", "untitled"),
-    ("a  b__c", "a-b__c"), ("NF-4412", "nf-4412")])
-def test_slug_segment(name: str, slug: str) -> None:
-    assert slug_segment(name) == slug
-
-
-def test_column_names_and_types() -> None:
-    assert column_names(["Total ($)", "", "total", "1st"]) == ["total", "col_2", "total_2",
-                                                               "c_1st"]
-    types, rows = infer_columns([["1", "2.5", "007", "2026-01-01", ""],
-                                 ["-3", "4", "010", "2026-02-01", ""]], 5)
-    assert types == ["INTEGER", "REAL", "TEXT", "TEXT", "TEXT"]
-    assert rows[1] == [-3, 4.0, "010", "2026-02-01", None]
-
-
-def test_summaries_are_first_sentences_within_the_rules() -> None:
-    assert summarize("# T\n\nOne. Two! Three? Four.\n", "T") == "One. Two! Three?"
-    long = "word " * 100
-    out = summarize(long, "T")
-    assert out.endswith("…") and len(out) <= 201
-    assert summarize("", "Empty") == "Empty: adopted, pending curation."
-    assert summarize("This document describes x.", "Doc") == "Doc: This document describes x."
-    assert summarize("```\ncode only\n```\n", "C") == "C: adopted, pending curation."
-
-
-def test_aliases_for_code_like_names() -> None:
-    assert make_aliases("4412", "nota-fiscal/4412.md", "4412", "4412") == \
-        ["NF-4412", "nota-fiscal/4412", "4412"]
-    assert make_aliases("Report", "Report.md", "Report on INV-77", "report") == ["INV-77"]
-    assert make_aliases("Relatório Q1", "Relatório Q1.md", "Q1", "relatorio-q1") == \
-        ["Relatório Q1"]
-
-
-def test_add_entries_matches_repeated_add_entry() -> None:
-    body = render.index_body("B", "A branch.", master=False)
-    body = render.add_entry(body, render.DIRECT_BANANAS, "- [[b/x]] — X.", "b/x")
-    lines = [("b/y", "- [[b/y]] — Y."), ("b/x", "- [[b/x]] — X2."), ("b/z", "- [[b/z]] — Z.")]
-    slow = body
-    for node_id, line in lines:
-        slow = render.add_entry(slow, render.DIRECT_BANANAS, line, node_id)
-    assert add_entries(body, render.DIRECT_BANANAS, lines) == slow
-    fresh = render.index_body("B", "A branch.", master=False)
-    slow = fresh
-    for node_id, line in lines:
-        slow = render.add_entry(slow, render.SUB_BRANCHES, line, node_id)
-    assert add_entries(fresh, render.SUB_BRANCHES, lines) == slow
-
-
-# -- the command ---------------------------------------------------------------------
-
-
-def _cli() -> typer.Typer:
-    app = typer.Typer()
-    app.command("ingest")(ingest_command)
-    return app
-
-
-def test_cli_prints_the_report(vine: Vine, source: Path) -> None:
-    root = vine.root
-    vine.close()
-    result = CliRunner().invoke(_cli(), [str(source), "--into", "mine", "-f", str(root)],
-                                env={"VINE_FOREST": None}, catch_exceptions=False)
-    assert result.exit_code == 0, result.output
-    report = json.loads(result.stdout)
-    assert report["counts"]["created"] == 11 and report["into"] == "mine/_index"
-    again = CliRunner().invoke(_cli(), [str(source), "-f", str(root), "--into", "mine"],
-                               env={"VINE_FOREST": None})
-    assert json.loads(again.stdout)["commit"] is None
-
-
-def test_cli_exits_1_when_nothing_could_be_done(vine: Vine, source: Path) -> None:
-    root = vine.root
-    vine.close()
-    result = CliRunner().invoke(_cli(), [str(source / "latin.txt"), "-f", str(root)],
-                                env={"VINE_FOREST": None})
-    assert result.exit_code == 1
-    assert json.loads(result.stdout)["counts"]["failed"] == 1
-    assert os.path.exists(root / "_index.md")

@@ -1,0 +1,250 @@
+"""A full rebuild of the catalog: the files parsed in batches (on worker processes when
+there are many) while this process inserts their rows, the secondary indexes dropped
+and made again once the rows are in."""
+
+from __future__ import annotations
+
+import os
+import queue
+import threading
+import time
+from typing import Any
+
+from . import bodyindex
+from .catalogschema import INDEX_NAMES, index_statements
+from .indexing import BULK, PARALLEL_FILES, Catalog, parse_batch
+from .reads import topk
+from .watch import Stat
+
+
+def build_workers(files: int) -> int:
+    """How many processes parse a rebuild of ``files`` files (0: this process alone).
+
+    ``VINE_BUILD_WORKERS`` sets it (0 turns them off); by default a forest of at
+    least :data:`PARALLEL_FILES` files is parsed by one process per core, while
+    this one inserts.
+    """
+    raw = os.environ.get("VINE_BUILD_WORKERS", "").strip()
+    if raw.isdigit():
+        return int(raw)
+    if files < PARALLEL_FILES:
+        return 0
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:
+        cores = os.cpu_count() or 1
+    return cores if cores > 1 else 0
+
+
+class BulkBuilder:
+    """A full rebuild: parsing on worker processes (or here), SQLite on its own.
+
+    SQLite releases the GIL while it works, so inserting one batch overlaps with
+    parsing the next: with workers, they parse while this process inserts; without,
+    this process parses while a thread inserts. Either way the connection is used
+    by one thread at a time.
+    """
+
+    BATCH = 400
+    # The phases of the last rebuild in this process, in seconds (what bench.scale prints).
+    last: dict[str, float] = {}
+    # Bytes of body index terms held in memory before FTS5 writes them out as a segment.
+    HASHSIZE = 16 << 20
+
+    def __init__(self, catalog: Catalog) -> None:
+        self.catalog = catalog
+        self.conn = catalog.conn
+        self._queue: queue.Queue[list[tuple[str, str]] | None] = queue.Queue(maxsize=4)
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._drain, name="catalog-build", daemon=True)
+        self.inserting = 0.0
+
+    def _insert(self, batch: list[tuple[str, str]]) -> None:
+        start = time.perf_counter()
+        for table, payload in batch:
+            self.conn.execute(BULK[table], (payload,))
+        self.inserting += time.perf_counter() - start
+
+    def _drain(self) -> None:
+        while True:
+            batch = self._queue.get()
+            if batch is None:
+                return
+            if self._error is not None:
+                continue
+            try:
+                self._insert(batch)
+            except BaseException as exc:  # noqa: BLE001 - re-raised by run()
+                self._error = exc
+
+    def run(self, found: dict[str, Stat]) -> None:
+        """Rebuild every table from the files in ``found``."""
+        conn = self.conn
+        conn.execute("PRAGMA synchronous=OFF")
+        conn.execute("PRAGMA cache_size=-32768")
+        conn.execute("BEGIN IMMEDIATE")
+        conn.execute("INSERT INTO body_fts(body_fts, rank) VALUES('hashsize', ?)", (self.HASHSIZE,))
+        # No merging of the body index's segments while it is written from nothing, one
+        # merge of them all at the end instead (a seventh of a rebuild's time less at
+        # 100k nodes); a rebuild never leaves a level of segments for an edit to merge
+        # at once, and edits merge as usual again.
+        conn.execute("INSERT INTO body_fts(body_fts, rank) VALUES('automerge', 0)")
+        phase = self._phase()
+        try:
+            for name in INDEX_NAMES:
+                conn.execute(f"DROP INDEX IF EXISTS {name}")
+            for table in ("files", "nodes", "edges", "moves", "listings", "nodes_fts"):
+                conn.execute(f"DELETE FROM {table}")
+            bodyindex.clear(conn)
+            first_gen = max(1, bodyindex.meta_int(conn, "next_gen"))
+            items = [
+                (rowid, path, *found[path]) for rowid, path in enumerate(sorted(found), start=1)
+            ]
+            chunks = [items[i : i + self.BATCH] for i in range(0, len(items), self.BATCH)]
+            workers = build_workers(len(items))
+            BulkBuilder.last["workers"] = workers
+            if workers:
+                self._parallel(chunks, first_gen, workers)
+            else:
+                self._serial(chunks, first_gen)
+            phase("files")
+            BulkBuilder.last["... inserting"] = round(self.inserting, 3)
+            for statement in index_statements():
+                conn.execute(statement)
+            phase("indexes")
+            conn.execute("INSERT INTO body_fts(body_fts) VALUES('optimize')")
+            conn.execute(
+                "INSERT INTO body_fts(body_fts, rank) VALUES('automerge', ?)",
+                (bodyindex.AUTOMERGE,),
+            )
+            phase("merge")
+            topk.common_terms(conn)
+            bodyindex.finish_bulk(conn, first_gen + len(items))
+            phase("vocabulary")
+            conn.commit()
+            phase("commit")
+        except BaseException:
+            conn.rollback()
+            raise
+        finally:
+            conn.execute("PRAGMA synchronous=NORMAL")
+            conn.execute("PRAGMA cache_size=-2000")
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        phase("checkpoint")
+
+    def _phase(self) -> Any:
+        """A clock for the phases of this build, kept in :attr:`last` (seconds)."""
+        BulkBuilder.last = {}
+        start = [time.perf_counter()]
+
+        def done(name: str) -> None:
+            now = time.perf_counter()
+            BulkBuilder.last[name] = round(now - start[0], 3)
+            start[0] = now
+
+        return done
+
+    def _serial(self, chunks: list[list[tuple[int, str, int, int]]], first_gen: int) -> None:
+        root = str(self.catalog.root)
+        self._thread.start()
+        try:
+            for chunk in chunks:
+                if self._error is not None:
+                    break
+                self._queue.put(parse_batch(root, first_gen, chunk))
+        finally:
+            self._queue.put(None)
+            self._thread.join()
+        if self._error is not None:
+            raise self._error
+
+    def _parallel(
+        self, chunks: list[list[tuple[int, str, int, int]]], first_gen: int, workers: int
+    ) -> None:
+        """Batches parsed by ``workers`` processes, inserted here in file order (FTS5
+        appends ascending rowids without flushing). Batch ``i`` goes to worker
+        ``i % workers``; a thread per worker drains its pipe into a short queue, so a
+        worker parses on while this thread inserts, and stops once two of its batches
+        wait. Batches a worker could not give (it failed, or never started) are parsed
+        here."""
+        import subprocess
+        import sys
+
+        root = str(self.catalog.root)
+        procs: list[subprocess.Popen[bytes]] = []
+        try:
+            for w in range(workers):
+                proc = subprocess.Popen(
+                    [sys.executable, "-m", "monkeyllm.buildworker"],
+                    stdin=subprocess.PIPE,
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.DEVNULL,
+                )
+                procs.append(proc)
+                _send_task(proc, (root, first_gen, chunks[w::workers]))
+        except OSError:
+            pass
+        stop = threading.Event()
+        answers = [_drain_worker(proc, stop) for proc in procs]
+        failed = not procs
+        try:
+            for i, chunk in enumerate(chunks):
+                batch = None
+                if not failed and i % workers < len(procs):
+                    status, batch = answers[i % workers].get()
+                    if status != "ok":
+                        failed, batch = True, None
+                self._insert(batch if batch is not None else parse_batch(root, first_gen, chunk))
+        finally:
+            stop.set()
+            for proc in procs:
+                if proc.poll() is None:
+                    proc.kill()
+                proc.wait()
+
+
+def _send_task(proc: Any, task: tuple[str, int, list[Any]]) -> None:
+    """Give a build worker its whole task at once (it reads it all before it answers);
+    a worker that is gone already is found out when its answers are read."""
+    import pickle
+
+    try:
+        pickle.dump(task, proc.stdin, protocol=pickle.HIGHEST_PROTOCOL)
+    except OSError:
+        pass
+    finally:
+        try:
+            proc.stdin.close()
+        except OSError:
+            pass
+
+
+def _drain_worker(proc: Any, stop: threading.Event) -> queue.Queue[tuple[str, Any]]:
+    """A queue that a thread fills with the answers of one build worker, read as they
+    come (``("error", why)`` last when the worker stops early)."""
+    import pickle
+
+    answers: queue.Queue[tuple[str, Any]] = queue.Queue(maxsize=2)
+
+    def put(answer: tuple[str, Any]) -> bool:
+        while not stop.is_set():
+            try:
+                answers.put(answer, timeout=0.1)
+                return True
+            except queue.Full:
+                continue
+        return False
+
+    def drain() -> None:
+        with proc.stdout:
+            while True:
+                try:
+                    answer = pickle.load(proc.stdout)
+                except (EOFError, OSError, pickle.UnpicklingError) as exc:
+                    put(("error", f"the worker stopped: {exc!r}"))
+                    return
+                if not put(answer):
+                    return
+
+    threading.Thread(target=drain, name="catalog-build-worker", daemon=True).start()
+    return answers
