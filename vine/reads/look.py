@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, get_args
 
 from .. import budget, datasets
+from ..argtypes import LookField
 from ..errors import NotFound, SchemaError, VineError
 from ..forest import Forest, coverage_text, row_list
 from ..heat import READ_DEPOSIT
@@ -19,28 +20,7 @@ SHED_ORDER = ("outline", "children", "edges_in", "edges_out")
 LAST_RESORT = ("sample_rows", "notes", "query_manual", "aliases", "tags", "cross_trails")
 DATASET_FIELDS = ("query_manual", "sample_rows", "notes")
 # Every key a digest can hold, as ``fields`` may name them.
-FIELDS = (
-    "id",
-    "type",
-    "title",
-    "summary",
-    "tags",
-    "confidence",
-    "created",
-    "updated",
-    "source",
-    "aliases",
-    "origin",
-    "edges_out",
-    "edges_in",
-    "children",
-    "cross_trails",
-    "coverage",
-    "outline",
-    *DATASET_FIELDS,
-    "stats",
-    "revision",
-)
+FIELDS: tuple[str, ...] = (*get_args(LookField), "revision")
 
 
 def look(forest: Forest, id: str | list[str], fields: Sequence[str] | None) -> dict[str, Any]:

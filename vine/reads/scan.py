@@ -5,9 +5,10 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, get_args
 
 from .. import budget, hints
+from ..argtypes import ScanField
 from ..errors import SchemaError
 from ..forest import Forest, coverage_text
 from ..heat import LIST_DEPOSIT
@@ -18,28 +19,8 @@ from ..suggest import did_you_mean
 from ..windows import Window
 
 DEFAULT_FIELDS = ["id", "type", "summary", "body_tokens"]
-FIELDS = (
-    "id",
-    "kind",
-    "type",
-    "title",
-    "summary",
-    "tags",
-    "aliases",
-    "created",
-    "updated",
-    "confidence",
-    "source",
-    "entity_kind",
-    "payload_type",
-    "parent",
-    "trail",
-    "coverage",
-    "body_tokens",
-    "outline",
-    "heat",
-    "origin",
-)
+# The fields scan returns: the signature's closed set, so the two never disagree.
+FIELDS: tuple[str, ...] = get_args(ScanField)
 _JSON_FIELDS = ("tags", "aliases", "trail", "outline")
 _EQUALITY = (
     "type",
