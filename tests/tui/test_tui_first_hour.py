@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from textual import events
-from textual.widgets import Input, OptionList, Static
+from textual.widgets import Input, OptionList, RadioButton, Static
 
 from monkeyllm.tui.app import BrowseApp
 from monkeyllm.tui.screens.help import HelpScreen
@@ -159,3 +159,20 @@ async def test_a_forest_that_is_not_its_own_repository_says_so_and_offers_a_copy
         "copy: forest 'Acme Trading brain' from brain",
     ]
     assert {p: p.read_bytes() for p in forest.rglob("*.md")} == original
+
+
+@drive
+async def test_a_superseded_result_says_which_node_replaces_it(forest: Path) -> None:
+    """Concept search shows, under a superseded node, the node that replaces it, as
+    locate says; the box names what locate reads, section headers included."""
+    async with BrowseApp(forest).run_test(size=SIZE) as pilot:
+        app = await ready(pilot)
+        await pilot.press("slash")
+        await settle(pilot)
+        assert "headers" in str(app.screen.query_one("#locate", RadioButton).label)
+        await pilot.press(*"exchange policy", "enter")
+        await settle(pilot)
+        results = app.screen.query_one("#search-results", OptionList)
+        shown = {o.id.partition(":")[2]: str(o.prompt) for o in results.options}
+        assert "superseded by sales/exchange-policy" in shown["sales/exchange-policy-2025"]
+        assert "superseded by" not in shown["sales/exchange-policy"]

@@ -1,5 +1,6 @@
-"""One search box: concepts go to ``locate`` (titles, tags, summaries), exact strings
-to ``sniff`` (bodies). The choice is a visible switch; results open with Enter."""
+"""One search box: concepts go to ``locate`` (titles, aliases, tags, summaries,
+section headers), exact strings to ``sniff`` (bodies). The choice is a visible switch;
+results open with Enter."""
 
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ from ..heat import escape, heat_colour, heat_dot
 from ..host import session_of
 
 MODES = {
-    "locate": "Concepts · locate (titles, tags, summaries)",
+    "locate": "Concepts · locate (titles, tags, summaries, headers)",
     "sniff": "Exact text · sniff (bodies: codes, names, numbers)",
 }
 
@@ -53,6 +54,9 @@ def result_options(mode: str, response: dict[str, Any]) -> list[Option]:
         )
         if mode == "locate":
             lines = [head, f"  {escape(str(item.get('summary') or ''))}"]
+            if item.get("superseded_by"):
+                newer = ", ".join(str(i) for i in item["superseded_by"])
+                lines.append(f"  [$warning]superseded by {escape(newer)}[/]")
             if item.get("coverage"):
                 lines.append(f"  [dim]{escape(str(item['coverage']))}[/dim]")
         else:
