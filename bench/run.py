@@ -334,6 +334,72 @@ def bench_one_shot(root: Path, node_id: str, runs: int) -> dict[str, Any]:
     }
 
 
+def write_calls(
+    vine: Vine, rng: random.Random, name: str, who: str
+) -> tuple[Callable[[int], Any], Callable[[int], Any], Callable[[int], Any]]:
+    """``plant``, ``graft`` and ``tend`` as functions of a round number, for timing.
+
+    A dataset ``<name>-ledger`` is planted first in a random branch (``tend`` inserts a
+    row into it); ``plant`` adds the note ``<name>-note-<i>`` to a random branch and
+    ``graft`` rewrites a random leaf's summary. ``who`` names the benchmark in the text.
+    """
+    conn = vine._forest.catalog.conn
+    branches = [
+        r[0]
+        for r in conn.execute(
+            "SELECT id FROM nodes WHERE kind='branch' AND id != '_index' ORDER BY id"
+        )
+    ]
+    leaves = [
+        r[0]
+        for r in conn.execute(
+            "SELECT id FROM nodes WHERE kind='banana' AND type != 'dataset' "
+            "AND id NOT LIKE '\\_meta/%' ESCAPE '\\' ORDER BY id"
+        )
+    ]
+    home = rng.choice(branches)
+    ledger = home[: -len("_index")] + f"{name}-ledger"
+    check(
+        vine.plant(
+            {
+                "id": ledger,
+                "type": "dataset",
+                "parent": home,
+                "title": f"{name.capitalize()} ledger",
+                "summary": f"Rows written by the {who}.",
+                "schema": {
+                    "entries": {"columns": {"n": "INTEGER", "note": "TEXT"}, "primary_key": ["n"]}
+                },
+            }
+        ),
+        "plant dataset",
+    )
+
+    def plant(i: int) -> Any:
+        branch = rng.choice(branches)
+        return vine.plant(
+            {
+                "id": f"{branch[: -len('_index')]}{name}-note-{i}",
+                "type": "note",
+                "parent": branch,
+                "title": f"{name.capitalize()} note {i}",
+                "summary": f"A note planted by the {who}, number {i}.",
+                "body": f"# {name.capitalize()} note {i}\n\n## Body\n\nPlanted for timing.",
+            }
+        )
+
+    def graft(i: int) -> Any:
+        return vine.graft(
+            rng.choice(leaves),
+            {"set_frontmatter": {"summary": f"Summary rewritten by the {who}, round {i}."}},
+        )
+
+    def tend(i: int) -> Any:
+        return vine.tend(ledger, f"INSERT INTO entries VALUES ({i}, 'row {i}')")
+
+    return plant, graft, tend
+
+
 def bench_writes(
     root: Path, rounds: int, seed: int, lock: Literal["while-open", "per-write"] = "while-open"
 ) -> dict[str, Any]:
@@ -348,67 +414,7 @@ def bench_writes(
     rng = random.Random(seed)
     out: dict[str, Any] = {}
     with Vine(scratch, lock=lock) as vine:
-        conn = vine._forest.catalog.conn
-        branches = [
-            r[0]
-            for r in conn.execute(
-                "SELECT id FROM nodes WHERE kind='branch' AND id != '_index' ORDER BY id"
-            )
-        ]
-        leaves = [
-            r[0]
-            for r in conn.execute(
-                "SELECT id FROM nodes WHERE kind='banana' AND type != 'dataset' "
-                "AND id NOT LIKE '\\_meta/%' ESCAPE '\\' ORDER BY id"
-            )
-        ]
-        home = rng.choice(branches)
-        check(
-            vine.plant(
-                {
-                    "id": home[: -len("_index")] + "bench-ledger",
-                    "type": "dataset",
-                    "parent": home,
-                    "title": "Bench ledger",
-                    "summary": "Rows written by the write benchmark.",
-                    "schema": {
-                        "entries": {
-                            "columns": {"n": "INTEGER", "note": "TEXT"},
-                            "primary_key": ["n"],
-                        }
-                    },
-                }
-            ),
-            "plant dataset",
-        )
-        ledger = home[: -len("_index")] + "bench-ledger"
-
-        def plant(i: int) -> Any:
-            branch = rng.choice(branches)
-            return vine.plant(
-                {
-                    "id": f"{branch[: -len('_index')]}bench-note-{i}",
-                    "type": "note",
-                    "parent": branch,
-                    "title": f"Bench note {i}",
-                    "summary": f"A note planted by the write benchmark, number {i}.",
-                    "body": f"# Bench note {i}\n\n## Body\n\nPlanted for timing.",
-                }
-            )
-
-        def graft(i: int) -> Any:
-            return vine.graft(
-                rng.choice(leaves),
-                {
-                    "set_frontmatter": {
-                        "summary": f"Summary rewritten by the write benchmark, round {i}."
-                    }
-                },
-            )
-
-        def tend(i: int) -> Any:
-            return vine.tend(ledger, f"INSERT INTO entries VALUES ({i}, 'row {i}')")
-
+        plant, graft, tend = write_calls(vine, rng, "bench", "write benchmark")
         for name, fn in (("plant", plant), ("graft (summary)", graft), ("tend (INSERT)", tend)):
             samples = []
             for i in range(rounds):

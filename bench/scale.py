@@ -48,7 +48,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from bench.run import OUT, Workload, check, ensure_forest, folder_bytes, summary, timed
+from bench.run import OUT, Workload, check, ensure_forest, folder_bytes, summary, timed, write_calls
 from bench.startup import ENV, WALKING, a_leaf, vine_command, wall
 
 # The targets on the 100k forest (ms unless said): (target, how it compares).
@@ -340,66 +340,7 @@ def writes(root: Path, rounds: int, seed: int) -> dict[str, Any]:
     rng = random.Random(seed)
     out: dict[str, Any] = {}
     with Vine(root) as vine:
-        conn = vine._forest.catalog.conn
-        branches = [
-            r[0]
-            for r in conn.execute(
-                "SELECT id FROM nodes WHERE kind='branch' AND id != '_index' ORDER BY id"
-            )
-        ]
-        leaves = [
-            r[0]
-            for r in conn.execute(
-                "SELECT id FROM nodes WHERE kind='banana' AND type != 'dataset' "
-                "AND id NOT LIKE '\\_meta/%' ESCAPE '\\' ORDER BY id"
-            )
-        ]
-        home = rng.choice(branches)[: -len("_index")]
-        check(
-            vine.plant(
-                {
-                    "id": home + "scale-ledger",
-                    "type": "dataset",
-                    "parent": home + "_index",
-                    "title": "Scale ledger",
-                    "summary": "Rows written by the scale benchmark.",
-                    "schema": {
-                        "entries": {
-                            "columns": {"n": "INTEGER", "note": "TEXT"},
-                            "primary_key": ["n"],
-                        }
-                    },
-                }
-            ),
-            "plant dataset",
-        )
-
-        def plant(i: int) -> Any:
-            branch = rng.choice(branches)
-            return vine.plant(
-                {
-                    "id": f"{branch[: -len('_index')]}scale-note-{i}",
-                    "type": "note",
-                    "parent": branch,
-                    "title": f"Scale note {i}",
-                    "summary": f"A note planted by the scale benchmark, number {i}.",
-                    "body": f"# Scale note {i}\n\n## Body\n\nPlanted for timing.",
-                }
-            )
-
-        def graft(i: int) -> Any:
-            return vine.graft(
-                rng.choice(leaves),
-                {
-                    "set_frontmatter": {
-                        "summary": f"Summary rewritten by the scale benchmark, round {i}."
-                    }
-                },
-            )
-
-        def tend(i: int) -> Any:
-            return vine.tend(home + "scale-ledger", f"INSERT INTO entries VALUES ({i}, 'row {i}')")
-
+        plant, graft, tend = write_calls(vine, rng, "scale", "scale benchmark")
         for name, fn in (("plant", plant), ("graft", graft), ("tend", tend)):
             fn(10_000)
             samples = []
