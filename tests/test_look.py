@@ -175,6 +175,27 @@ def test_fields_keeps_only_what_was_asked(forest: Path) -> None:
         assert set(vine.look("sales/ledger", fields=["notes", "stats"])) == {"id", "notes", "stats"}
 
 
+def test_fields_can_ask_for_the_revision_a_graft_names(forest: Path) -> None:
+    """Every key a digest holds can be asked for by name, the revision too (what a
+    graft's if_revision names): the call's schema and the engine's check agree."""
+    from monkeyllm.registry import CALLS
+
+    with Vine(forest, writable=False) as vine:
+        whole = assert_ok(vine.look("sales/policy"))
+        assert vine.look("sales/policy", fields=["revision"]) == {
+            "id": "sales/policy",
+            "revision": whole["revision"],
+        }
+        listed = CALLS["look"].input_schema()["properties"]["fields"]
+        assert "revision" in str(listed)
+        for key in whole:
+            assert key in str(listed), key
+        assert vine.call("look", {"id": "sales/policy", "fields": ["revision"]}) == {
+            "id": "sales/policy",
+            "revision": whole["revision"],
+        }
+
+
 @pytest.mark.parametrize("fields", [["summry"], ["notes", "nope"], ['["summary"]']])
 def test_an_unknown_field_is_an_error_naming_the_valid_ones(
     forest: Path, fields: list[str]

@@ -83,6 +83,7 @@ LookField = Literal[
     "sample_rows",
     "notes",
     "stats",
+    "revision",
 ]
 ScanField = Literal[
     "id",

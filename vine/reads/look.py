@@ -20,7 +20,7 @@ SHED_ORDER = ("outline", "children", "edges_in", "edges_out")
 LAST_RESORT = ("sample_rows", "notes", "query_manual", "aliases", "tags", "cross_trails")
 DATASET_FIELDS = ("query_manual", "sample_rows", "notes")
 # Every key a digest can hold, as ``fields`` may name them.
-FIELDS: tuple[str, ...] = (*get_args(LookField), "revision")
+FIELDS: tuple[str, ...] = get_args(LookField)
 
 
 def look(forest: Forest, id: str | list[str], fields: Sequence[str] | None) -> dict[str, Any]:
