@@ -97,6 +97,29 @@ async def test_the_digest_follows_the_tree_cursor(forest: Path) -> None:
 
 
 @drive
+async def test_a_cursor_the_app_moves_shows_no_other_digest(forest: Path) -> None:
+    """A branch redrawn under the cursor (after a save, a move, a delete) lands it on
+    another node: that is not a person choosing it, so the digest stays."""
+    async with BrowseApp(forest).run_test(size=SIZE) as pilot:
+        app = await ready(pilot)
+        await go(pilot, "sales/price-list")
+        tree = app.browse.query_one(ForestTree)
+        tree.focus()
+        await settle(pilot)
+        other = tree.node_for("acme-trading")
+        assert other is not None
+        tree.move_cursor(other, animate=False)  # as a redraw does: no key pressed
+        await pilot.pause(0.6)
+        await settle(pilot)
+        assert tree.cursor_node is other
+        assert app.browse.current == "sales/price-list"
+        await pilot.press("down")  # a person's key still glances
+        await pilot.pause(0.6)
+        await settle(pilot)
+        assert app.browse.current == tree.cursor_node.data != "sales/price-list"
+
+
+@drive
 async def test_the_key_list_shows_that_it_scrolls(forest: Path) -> None:
     async with BrowseApp(forest).run_test(size=(120, 30)) as pilot:
         await ready(pilot)

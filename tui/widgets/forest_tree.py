@@ -45,6 +45,7 @@ class ForestTree(Tree[str]):
         self._pending_reveal: str | None = None
         self._glance: Any = None
         self._placed: str | None = None  # where the app (not a person) put the cursor
+        self._chosen: str | None = None  # where a person's last key put the cursor
 
     def on_mount(self) -> None:
         self.load_children(self.root)
@@ -76,8 +77,54 @@ class ForestTree(Tree[str]):
         if not node_id or node_id.startswith("…") or node_id == self._placed:
             self._placed = None
             return
-        if self.has_focus:  # a person moving the cursor, not the app revealing a node
+        # Only a person's key glances: a branch redrawn under the cursor (after a save,
+        # a move or a delete) lands it on whatever node now has that line.
+        if self.has_focus and node_id == self._chosen:
             self._glance = self.set_timer(GLANCE_S, lambda: self._rest(node_id))
+
+    def _by_person(self) -> None:
+        node = self.cursor_node
+        self._chosen = node.data if node is not None else None
+
+    def action_cursor_up(self) -> None:
+        super().action_cursor_up()
+        self._by_person()
+
+    def action_cursor_down(self) -> None:
+        super().action_cursor_down()
+        self._by_person()
+
+    def action_page_up(self) -> None:
+        super().action_page_up()
+        self._by_person()
+
+    def action_page_down(self) -> None:
+        super().action_page_down()
+        self._by_person()
+
+    def action_scroll_home(self) -> None:
+        super().action_scroll_home()
+        self._by_person()
+
+    def action_scroll_end(self) -> None:
+        super().action_scroll_end()
+        self._by_person()
+
+    def action_cursor_parent(self) -> None:
+        super().action_cursor_parent()
+        self._by_person()
+
+    def action_cursor_parent_next_sibling(self) -> None:
+        super().action_cursor_parent_next_sibling()
+        self._by_person()
+
+    def action_cursor_previous_sibling(self) -> None:
+        super().action_cursor_previous_sibling()
+        self._by_person()
+
+    def action_cursor_next_sibling(self) -> None:
+        super().action_cursor_next_sibling()
+        self._by_person()
 
     def cancel_glance(self) -> None:
         """Forget a glance not yet shown (the person went somewhere else meanwhile)."""
