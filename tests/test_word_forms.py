@@ -257,6 +257,7 @@ def test_a_superseded_node_ranks_below_its_successor(policies: Path) -> None:
         with features.without("succession"):
             before = located(vine, "what is the retail exchange deadline?")
         replaced = assert_ok(vine.locate("payment terms"))
+        top_one = assert_ok(vine.locate("what is the retail exchange deadline?", k=1))
     assert before[:2] == ["p/exchange-2025", "p/exchange"]
     ids = [r["id"] for r in out["results"]]
     assert ids[:2] == ["p/exchange", "p/exchange-2025"]
@@ -264,9 +265,52 @@ def test_a_superseded_node_ranks_below_its_successor(policies: Path) -> None:
     assert old["superseded_by"] == ["p/exchange"]
     assert old["score"] <= out["results"][0]["score"]
     assert "superseded_by" not in out["results"][0]
+    # a top of one: the seat goes to the successor, which is asked for its own in turn
+    assert [r["id"] for r in top_one["results"]] == ["p/exchange"] and top_one["truncated"]
+    assert "superseded_by" not in top_one["results"][0]
     # a successor that matches far less does not take the lead
     assert [r["id"] for r in replaced["results"]][:2] == ["p/old-terms", "p/new-terms"]
     assert replaced["results"][0]["superseded_by"] == ["p/new-terms"]
+
+
+def test_a_top_of_one_follows_a_chain_of_successors(tmp_path: Path) -> None:
+    """The seat passes down a chain: the node a move lifts into the top is itself
+    superseded, and gives way in turn."""
+
+    def version(title: str, summary: str, replaces: str | None) -> tuple[str, dict, str]:
+        meta: dict[str, Any] = {"title": title, "summary": summary}
+        if replaces:
+            meta["links"] = [{"rel": "supersedes", "target": replaces}]
+        return ("note", meta, f"# {title}\n")
+
+    root = make_forest(
+        tmp_path / "chain",
+        {
+            "p/v1": version(
+                "Retail exchange policy deadline", "Retail exchange policy deadline.", None
+            ),
+            "p/v2": version(
+                "Exchange policy deadline",
+                "The retail exchange policy and its deadline, revised.",
+                "p/v1",
+            ),
+            "p/v3": version(
+                "Exchange policy",
+                "The retail exchange policy and its deadline, revised again for the stores.",
+                "p/v2",
+            ),
+        },
+    )
+    query = "retail exchange policy deadline"
+    with Vine(root, writable=False, alpha=0) as vine:
+        with features.without("succession"):
+            before = located(vine, query)
+        top_one = assert_ok(vine.locate(query, k=1))
+        three = located(vine, query, k=3)
+    assert before == ["p/v1", "p/v2", "p/v3"]
+    assert [r["id"] for r in top_one["results"]] == ["p/v3"]
+    assert "superseded_by" not in top_one["results"][0]
+    assert three == ["p/v3", "p/v2", "p/v1"]
 
 
 def test_an_older_record_that_answers_much_better_stays_first(policies: Path) -> None:

@@ -25,6 +25,8 @@ CREATE INDEX IF NOT EXISTS nodes_census ON nodes(id, kind, type, source, created
 CREATE INDEX IF NOT EXISTS nodes_source ON nodes(source, id);
 CREATE INDEX IF NOT EXISTS nodes_stale ON nodes(stale) WHERE stale = 1;
 CREATE INDEX IF NOT EXISTS edges_dst ON edges(dst);
+CREATE INDEX IF NOT EXISTS edges_succession ON edges(dst, rel, src)
+    WHERE rel IN ('supersedes', 'succeeds');
 CREATE INDEX IF NOT EXISTS listings_listed ON listings(listed);
 """
 # The secondary indexes by name: a full rebuild drops them and makes them again once the

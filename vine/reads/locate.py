@@ -93,9 +93,7 @@ def locate(
             continue
         scored.append(_Scored(forest.score(strength, heat[r["id"]]), strength, r))
     scored.sort(key=lambda s: (-s.score, s.row["ord"]))
-    later = successors(forest, [s.row["id"] for s in scored])
-    if on.succession:
-        scored = give_way(scored, later)
+    scored, later = _succession(forest, scored, k, give=on.succession)
     results = [
         _item(forest, s.row, s.score, heat[s.row["id"]], include, later.get(s.row["id"]))
         for s in scored[:k]
@@ -194,6 +192,25 @@ class _Scored:
     row: sqlite3.Row
 
 
+def _succession(
+    forest: Forest, scored: list[_Scored], k: int, *, give: bool
+) -> tuple[list[_Scored], dict[str, list[Successor]]]:
+    """The ranking after ``give_way`` (when ``give``) and the successors of its top
+    ``k``. Only nodes in the top ``k`` are asked for theirs: a node only ever moves
+    down, so one below it cannot change the top; each node a move lifts into the
+    top is asked in turn."""
+    later: dict[str, list[Successor]] = {}
+    asked: set[str] = set()
+    while True:
+        ask = [s.row["id"] for s in scored[:k] if s.row["id"] not in asked]
+        if not ask:
+            return scored, later
+        later.update(successors(forest, ask))
+        asked.update(ask)
+        if give:
+            scored = give_way(scored, later)
+
+
 def give_way(scored: list[_Scored], later: dict[str, list[Successor]]) -> list[_Scored]:
     """The ranking with each superseded node moved to just below its successor, when the
     successor ranks lower but matches the query at least ``GIVE_WAY`` as strongly (an
@@ -273,11 +290,16 @@ def _fused(
     return fuse([rowid for rowid, _ in ranked], nearest)
 
 
+# What a result is made of (reading every column of a pool costs twice as much).
+_COLUMNS = "id, kind, type, title, summary, trail, body_tokens, coverage, outline"
+
+
 def _rows(forest: Forest, rowids: list[int]) -> dict[int, sqlite3.Row]:
     if not rowids:
         return {}
     rows = forest.catalog.rows(
-        "SELECT rowid AS ord, * FROM nodes WHERE rowid IN (SELECT value FROM json_each(?))",
+        f"SELECT rowid AS ord, {_COLUMNS} FROM nodes "
+        "WHERE rowid IN (SELECT value FROM json_each(?))",
         (json.dumps(rowids),),
     )
     return {r["ord"]: r for r in rows}

@@ -16,13 +16,16 @@ from ..forest import Forest
 REPLACES = "supersedes"
 FOLLOWS = "succeeds"
 
-_EDGES = """
+# The two directions as two statements: one compound statement with a UNION costs
+# SQLite more than twice the two (measured: 0.37 against 0.14 ms for 25 ids).
+_NEWER = """
 SELECT e.dst, e.src, e.rel FROM edges e JOIN nodes n ON n.id = e.src
- WHERE e.dst IN (SELECT value FROM json_each(?1)) AND e.rel IN ('supersedes', 'succeeds')
-UNION
+ WHERE e.dst IN (SELECT value FROM json_each(?)) AND e.rel IN ('supersedes', 'succeeds')
+"""
+_OLDER = """
 SELECT e.src, e.dst, CASE e.rel WHEN 'superseded-by' THEN 'supersedes' ELSE 'succeeds' END
   FROM edges e JOIN nodes n ON n.id = e.dst
- WHERE e.src IN (SELECT value FROM json_each(?1)) AND e.rel IN ('superseded-by', 'precedes')
+ WHERE e.src IN (SELECT value FROM json_each(?)) AND e.rel IN ('superseded-by', 'precedes')
 """
 
 
@@ -63,10 +66,13 @@ def _after(forest: Forest, ids: list[str]) -> dict[str, dict[str, str]]:
     if not ids:
         return {}
     found: dict[str, dict[str, str]] = {}
-    for old, new, rel in forest.catalog.conn.execute(_EDGES, (json.dumps(ids),)):
-        if old == new:
-            continue
-        rels = found.setdefault(old, {})
-        if rels.get(new) != REPLACES:
-            rels[new] = rel
+    given = json.dumps(ids)
+    conn = forest.catalog.conn
+    for sql in (_NEWER, _OLDER):
+        for old, new, rel in conn.execute(sql, (given,)):
+            if old == new:
+                continue
+            rels = found.setdefault(old, {})
+            if rels.get(new) != REPLACES:
+                rels[new] = rel
     return found
