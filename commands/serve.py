@@ -119,14 +119,11 @@ def _warn_held(forests: "Forests") -> None:
 
 
 def _stdio(dispatcher: object, protocol: int) -> None:
-    from io import TextIOWrapper
-
     import anyio
 
     from monkeyllm.serve.server import run_stdio
 
-    out = anyio.wrap_file(TextIOWrapper(os.fdopen(protocol, "wb"), encoding="utf-8"))
     try:
-        anyio.run(run_stdio, dispatcher, out)
+        anyio.run(run_stdio, dispatcher, protocol)
     except KeyboardInterrupt:
         pass

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import base64
 import json
+import os
 from collections.abc import Callable
 from typing import Any
 
@@ -107,12 +108,17 @@ def build(dispatcher: Dispatcher, on_call: Callable[[Outcome], None] | None = No
     )
 
 
-async def run_stdio(dispatcher: Dispatcher, protocol_out: Any) -> None:
-    """Serve on standard input and ``protocol_out`` (the real standard output)."""
+async def run_stdio(dispatcher: Dispatcher, protocol_out: int) -> None:
+    """Serve on standard input and the descriptor ``protocol_out`` (the real standard
+    output): through the event loop's own pipes when both are pipes, else through the
+    SDK's threads."""
     import logging
     import sys
+    from io import TextIOWrapper
 
     from mcp.server.stdio import stdio_server
+
+    from .pipes import open_pipes
 
     logging.basicConfig(
         stream=sys.stderr,
@@ -120,5 +126,12 @@ async def run_stdio(dispatcher: Dispatcher, protocol_out: Any) -> None:
         format="vine serve: %(levelname)s %(name)s: %(message)s",
     )
     server = build(dispatcher)
-    async with stdio_server(stdout=protocol_out) as (read_stream, write_stream):
-        await server.run(read_stream, write_stream, server.create_initialization_options())
+    async with open_pipes(protocol_out) as pipes:
+        if pipes is not None:
+            lines, writer = pipes
+            ends: dict[str, Any] = {"stdin": lines, "stdout": writer}
+        else:
+            out = TextIOWrapper(os.fdopen(protocol_out, "wb"), encoding="utf-8")
+            ends = {"stdout": anyio.wrap_file(out)}
+        async with stdio_server(**ends) as (read_stream, write_stream):
+            await server.run(read_stream, write_stream, server.create_initialization_options())
