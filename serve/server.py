@@ -75,10 +75,12 @@ def instructions(dispatcher: Dispatcher) -> str:
     )
 
 
-def plain(name: str, version: str, text: str, handlers: dict[str, Any]) -> Server[Any]:
+def plain(
+    name: str, version: str, text: str, handlers: dict[str, Any], **options: Any
+) -> Server[Any]:
     """A low-level SDK server without the SDK's tracing middleware: nothing here
     exports spans, and a span per message costs every call."""
-    server: Server[Any] = Server(name, version=version, instructions=text, **handlers)
+    server: Server[Any] = Server(name, version=version, instructions=text, **handlers, **options)
     server.middleware = []
     return server
 
@@ -87,6 +89,7 @@ def build(dispatcher: Dispatcher, on_call: Callable[[Outcome], None] | None = No
     """The SDK server for a dispatcher; ``on_call`` sees every outcome (for logs)."""
     listing = types.ListToolsResult(tools=[as_tool(spec) for spec in dispatcher.listed])
     limiter = anyio.CapacityLimiter(WORKERS)
+    schemas = {spec.name: spec.input_schema for spec in dispatcher.listed}
 
     async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
         return listing
@@ -105,6 +108,9 @@ def build(dispatcher: Dispatcher, on_call: Callable[[Outcome], None] | None = No
         monkeyllm.__version__,
         instructions(dispatcher),
         {"on_list_tools": list_tools, "on_call_tool": call_tool},
+        # The 2026-07-28 HTTP path checks Mcp-Param headers against a tool's input
+        # schema: from this map, instead of running the whole tools/list per call.
+        get_tool_input_schema=schemas.get,
     )
 
 

@@ -141,3 +141,27 @@ def test_a_readonly_http_server_lists_only_reads(forest: Path, tmp_path: Path) -
     assert "history" in reads and "prune" not in reads
     for names in listed.values():
         assert names == ["forests", *reads, "view"]
+
+
+def test_the_param_header_check_reads_the_listed_schemas(forest: Path, tmp_path: Path) -> None:
+    """The 2026-07-28 HTTP path checks ``Mcp-Param-*`` headers against a tool's input
+    schema: the server answers it from the schemas it lists (the SDK would otherwise
+    run the whole ``tools/list`` for every call), and a tool it does not list has none."""
+    from monkeyllm.serve.dispatch import Dispatcher
+    from monkeyllm.serve.forests import Forests
+    from monkeyllm.serve.server import build
+
+    async def body(url: str) -> dict[str, Any]:
+        async with http_session(url, "modern") as session:
+            return {t.name: t.input_schema for t in (await session.list_tools()).tools}
+
+    with http_server("-f", str(forest), "--readonly", stderr=tmp_path / "serve.log") as url:
+        listed = run(body, url)
+    forests = Forests(forest=forest, writable=False)
+    try:
+        lookup = build(Dispatcher(forests)).get_tool_input_schema
+        assert lookup is not None
+        assert {name: lookup(name) for name in listed} == listed
+        assert lookup("plant") is None  # a read-only server lists no write
+    finally:
+        forests.close()

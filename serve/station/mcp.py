@@ -172,6 +172,9 @@ def build_server(station: Station, limiter: anyio.CapacityLimiter) -> Any:
         monkeyllm.__version__,
         instructions([t.name for t in listed]),
         {"on_list_tools": list_tools, "on_call_tool": call_tool},
+        # Every key is offered the same tools: the Mcp-Param check of the 2026-07-28
+        # HTTP path reads their input schemas from here, not from a tools/list per call.
+        get_tool_input_schema={t.name: t.input_schema for t in listed}.get,
     )
 
 
