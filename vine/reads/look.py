@@ -235,26 +235,28 @@ def _fit(out: dict[str, Any], limit: int, notes_clipped: bool) -> None:
         if key not in clipped:
             clipped.append(key)
 
-    for key in SHED_ORDER:
-        items = out.get(key)
-        while items and over():
-            items.pop()
-            mark(key)
-    for key in ("sample_rows",):
-        if out.get(key) and over():
-            del out[key]
-            mark(key)
-    for key in ("summary", "title"):
-        value = out.get(key)
-        if isinstance(value, str) and over():
-            short = budget.truncate_text(value, budget.SUMMARY_MAX)
-            if short != value:
-                out[key] = short
+    # The common case fits at once: one measure, not one per step.
+    if over():
+        for key in SHED_ORDER:
+            items = out.get(key)
+            while items and over():
+                items.pop()
                 mark(key)
-    for key in LAST_RESORT:
-        if out.get(key) and over():
-            del out[key]
-            mark(key)
+        for key in ("sample_rows",):
+            if out.get(key) and over():
+                del out[key]
+                mark(key)
+        for key in ("summary", "title"):
+            value = out.get(key)
+            if isinstance(value, str) and over():
+                short = budget.truncate_text(value, budget.SUMMARY_MAX)
+                if short != value:
+                    out[key] = short
+                    mark(key)
+        for key in LAST_RESORT:
+            if out.get(key) and over():
+                del out[key]
+                mark(key)
     if clipped:
         stats = out.pop("stats", None)
         out["truncated"] = True
