@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import re
 import typing
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -145,6 +146,20 @@ def _clip(text: str, limit: int = 60) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
+_ITEM = re.compile(r"item (\d+) ")
+
+
+def _offending(value: Any, wrong: str) -> Any:
+    """The part of ``value`` that ``wrong`` is about: the list item it names (``item 1
+    must be ...``, nested as deep as it goes), else the value itself."""
+    while isinstance(value, list):
+        m = _ITEM.match(wrong)
+        if m is None or int(m.group(1)) >= len(value):
+            break
+        value, wrong = value[int(m.group(1))], wrong[m.end() :]
+    return value
+
+
 def check_args(spec: Call, args: dict[str, Any]) -> dict[str, Any]:
     """Validate an argument object against a call's hints and limits; ``None`` means
     absent (an optional parameter's default applies; a required one is missing)."""
@@ -170,9 +185,10 @@ def check_args(spec: Call, args: dict[str, Any]) -> dict[str, Any]:
         value = integral(p.annotated, value)
         wrong = problem(p.annotated, value)
         if wrong is not None:
-            shown = _clip(repr(value))
+            bad = _offending(value, wrong)
+            shown = _clip(repr(bad))
             raise SchemaError(
-                f"{spec.name}: {p.name} {_clip(wrong, 200)}, got {_kind_of(value)} {shown}",
+                f"{spec.name}: {p.name} {_clip(wrong, 200)}, got {_kind_of(bad)} {shown}",
                 hint=f"{p.name} accepts {_clip(describe(p.annotated), 300)}.",
             )
         clean[p.name] = value

@@ -225,6 +225,25 @@ def test_the_brief_examples(vine: Vine) -> None:
     _schema_names(vine.sniff([None]), "terms")
 
 
+@pytest.mark.parametrize(
+    ("call", "args", "said"),
+    [
+        ("locate", {"query": "x", "include": ["outline", "bogus"]}, "item 1 must be one of"),
+        ("look", {"id": ["sales/policy", 7]}, "item 1 must be a string, got integer 7"),
+        ("scan", {"parent_id": "sales", "fields": ["id", "nope"]}, "got string 'nope'"),
+        ("sniff", {"terms": ["abc", ["b"]]}, "got list ['b']"),
+    ],
+)
+def test_a_wrong_list_item_is_shown_itself(
+    vine: Vine, call: str, args: dict[str, Any], said: str
+) -> None:
+    """The message names the item that is wrong and shows it, not the whole list."""
+    message = assert_error(vine.call(call, args), "E_SCHEMA")["message"]
+    assert said in message
+    whole = next(v for v in args.values() if isinstance(v, list))
+    assert repr(whole) not in message
+
+
 def test_positional_misuse(vine: Vine) -> None:
     assert_error(vine.move("sales/policy", None, "out", "extra"), "E_SCHEMA")
     assert_error(vine.look(), "E_SCHEMA")  # type: ignore[call-arg]
