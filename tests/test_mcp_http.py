@@ -165,3 +165,20 @@ def test_the_param_header_check_reads_the_listed_schemas(forest: Path, tmp_path:
         assert lookup("plant") is None  # a read-only server lists no write
     finally:
         forests.close()
+
+
+def test_the_stations_param_header_check_reads_its_listed_schemas(tmp_path: Path) -> None:
+    """The Station's ``/mcp`` offers every key the same tools: the same map serves."""
+    from monkeyllm.serve.station.core import Station
+    from monkeyllm.serve.station.mcp import build_server, tools
+
+    station = Station(tmp_path)
+    try:
+        lookup = build_server(station, anyio.CapacityLimiter(1)).get_tool_input_schema
+        assert lookup is not None
+        listed = {t.name: t.input_schema for t in tools()}
+        assert "look" in listed and "answer" in listed
+        assert {name: lookup(name) for name in listed} == listed
+        assert lookup("nope") is None
+    finally:
+        station.close()

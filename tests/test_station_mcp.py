@@ -308,30 +308,6 @@ def test_tools_and_calls_in_each_era(station: dict[str, Any], era: str) -> None:
     assert looked["id"] == "sales/exchange-policy"
 
 
-def test_the_param_header_check_reads_the_listed_schemas(
-    station: dict[str, Any], tmp_path: Path
-) -> None:
-    """On the 2026-07-28 HTTP path the SDK checks ``Mcp-Param-*`` headers against a
-    tool's input schema: the Station answers it from the schemas it lists to every key,
-    not by running ``tools/list`` per call."""
-    from monkeyllm.serve.station.core import Station
-    from monkeyllm.serve.station.mcp import build_server
-
-    async def body() -> dict[str, Any]:
-        async with session(station, "all", era="modern") as client:
-            return {t.name: t.input_schema for t in (await client.list_tools()).tools}
-
-    listed = run(body)
-    here = Station(tmp_path)
-    try:
-        lookup = build_server(here, anyio.CapacityLimiter(1)).get_tool_input_schema
-        assert lookup is not None
-        assert {name: lookup(name) for name in listed} == listed
-        assert lookup("nope") is None
-    finally:
-        here.close()
-
-
 def test_wrong_forest_unknown_tool_and_bad_forest(station: dict[str, Any]) -> None:
     args = {"id": "sales/exchange-policy"}
     todo = [
