@@ -17,6 +17,7 @@ import asyncio
 import contextlib
 import os
 import stat
+import sys
 from collections.abc import AsyncIterator
 
 # A JSON-RPC line longer than this (an upload is at most a few MiB) is skipped whole.
@@ -90,7 +91,7 @@ class Writer:
 def _pipes_possible(protocol_out: int) -> bool:
     """Both ends are pipes, and the protocol's is not standard error's too (the event
     loop makes its pipe non-blocking, which a shared one would make for stderr)."""
-    if not (_is_pipe(0) and _is_pipe(protocol_out)):
+    if sys.platform == "win32" or not (_is_pipe(0) and _is_pipe(protocol_out)):
         return False
     try:
         out, err = os.fstat(protocol_out), os.fstat(2)
