@@ -13,10 +13,10 @@ the wire envelope ``{"error": {"code", "message", "hint", ...extras}}``::
     ├── QueryInvalid      E_QUERY_INVALID    400
     ├── Timeout           E_TIMEOUT          504
     ├── Locked            E_LOCKED           409
-    ├── Conflict          E_CONFLICT         409
+    ├── Conflict          E_CONFLICT         409  (the node changed since the caller read it)
     ├── Anchored          E_ANCHORED         409
     ├── Forbidden         E_FORBIDDEN        403
-    ├── ProviderError     E_PROVIDER         502
+    ├── ProviderError     E_PROVIDER         502  (a model provider failed)
     └── Internal          E_INTERNAL         500
 """
 
@@ -39,6 +39,14 @@ class VineError(Exception):
 
     code = "E_SCHEMA"
     status = 400
+
+    def __init_subclass__(
+        cls, *, code: str | None = None, status: int | None = None, **kwargs: Any
+    ) -> None:
+        """A kind of failure names its wire code and HTTP status in its class line."""
+        super().__init_subclass__(**kwargs)
+        cls.code = code or cls.code
+        cls.status = status or cls.status
 
     def __init__(self, message: str, hint: str | None = None, **extras: Any) -> None:
         super().__init__(message)
@@ -64,87 +72,50 @@ def _clip(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-class NotFound(VineError):
-    code, status = "E_NOT_FOUND", 404
+class NotFound(VineError, code="E_NOT_FOUND", status=404): ...
 
 
-class Moved(VineError):
-    code, status = "E_MOVED", 404
+class Moved(VineError, code="E_MOVED", status=404): ...
 
 
-class SchemaError(VineError):
-    code, status = "E_SCHEMA", 400
+class SchemaError(VineError, code="E_SCHEMA", status=400): ...
 
 
-class FrontmatterError(VineError):
-    code, status = "E_FRONTMATTER", 400
+class FrontmatterError(VineError, code="E_FRONTMATTER", status=400): ...
 
 
-class ReadOnly(VineError):
-    code, status = "E_READONLY", 403
+class ReadOnly(VineError, code="E_READONLY", status=403): ...
 
 
-class QueryForbidden(VineError):
-    code, status = "E_QUERY_FORBIDDEN", 403
+class QueryForbidden(VineError, code="E_QUERY_FORBIDDEN", status=403): ...
 
 
-class QueryInvalid(VineError):
-    code, status = "E_QUERY_INVALID", 400
+class QueryInvalid(VineError, code="E_QUERY_INVALID", status=400): ...
 
 
-class Timeout(VineError):
-    code, status = "E_TIMEOUT", 504
+class Timeout(VineError, code="E_TIMEOUT", status=504): ...
 
 
-class Locked(VineError):
-    code, status = "E_LOCKED", 409
+class Locked(VineError, code="E_LOCKED", status=409): ...
 
 
-class Conflict(VineError):
-    """A write meant for a node as the caller read it, and the node has changed since
-    (another writer edited it): nothing was written."""
-
-    code, status = "E_CONFLICT", 409
+class Conflict(VineError, code="E_CONFLICT", status=409): ...
 
 
-class Anchored(VineError):
-    code, status = "E_ANCHORED", 409
+class Anchored(VineError, code="E_ANCHORED", status=409): ...
 
 
-class Forbidden(VineError):
-    code, status = "E_FORBIDDEN", 403
+class Forbidden(VineError, code="E_FORBIDDEN", status=403): ...
 
 
-class ProviderError(VineError):
-    """A model provider failed (the Station's ``answer``): unreachable, an HTTP error,
-    or a reply that is not a chat completion."""
-
-    code, status = "E_PROVIDER", 502
+class ProviderError(VineError, code="E_PROVIDER", status=502): ...
 
 
-class Internal(VineError):
-    code, status = "E_INTERNAL", 500
+class Internal(VineError, code="E_INTERNAL", status=500): ...
 
 
-ERRORS: dict[str, type[VineError]] = {
-    cls.code: cls
-    for cls in (
-        NotFound,
-        Moved,
-        SchemaError,
-        FrontmatterError,
-        ReadOnly,
-        QueryForbidden,
-        QueryInvalid,
-        Timeout,
-        Locked,
-        Conflict,
-        Anchored,
-        Forbidden,
-        ProviderError,
-        Internal,
-    )
-}
+# Every kind above, by its wire code.
+ERRORS: dict[str, type[VineError]] = {cls.code: cls for cls in VineError.__subclasses__()}
 ERROR_STATUS: dict[str, int] = {code: cls.status for code, cls in ERRORS.items()}
 
 
