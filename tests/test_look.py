@@ -11,17 +11,7 @@ from monkeyllm import Vine, budget
 
 from .forestkit import assert_error, assert_ok, make_forest, node_meta, write_node
 
-DIGEST_HEAD = [
-    "id",
-    "type",
-    "title",
-    "summary",
-    "tags",
-    "confidence",
-    "created",
-    "updated",
-    "source",
-]
+DIGEST_HEAD = "id type title summary tags confidence created updated source".split()
 
 
 @pytest.fixture

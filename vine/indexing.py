@@ -10,9 +10,10 @@ import sqlite3
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, get_args
 
 from . import bodyindex
+from .argtypes import ScanField
 from .budget import tokens
 from .ids import id_of, is_index, parent_of, trail_of
 from .kinds import kind_of
@@ -35,29 +36,13 @@ class Catalog(Protocol):
 
 # How much of a body tells its language (with its title and summary).
 LANGUAGE_SAMPLE = 400
-NODE_COLUMNS = (
-    "id",
-    "kind",
-    "type",
-    "title",
-    "summary",
-    "tags",
-    "aliases",
-    "created",
-    "updated",
-    "confidence",
-    "source",
-    "entity_kind",
+# A node's row in the catalog: every field scan answers (heat lives apart, in the heat
+# table), then what only the engine keeps.
+NODE_COLUMNS: tuple[str, ...] = (
+    *(field for field in get_args(ScanField) if field != "heat"),
     "payload",
-    "payload_type",
     "payload_hash",
-    "parent",
-    "trail",
-    "coverage",
-    "body_tokens",
-    "outline",
     "body_hash",
-    "origin",
     "body_gen",
     "body_lines",
     "stale",

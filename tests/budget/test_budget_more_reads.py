@@ -4,11 +4,12 @@ cut."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, get_args
 
 from hypothesis import example, given
 from hypothesis import strategies as st
 
+from monkeyllm.argtypes import ScanField
 from monkeyllm.budget import cost
 
 from ..forestkit import body_offset, sql_rows
@@ -76,22 +77,11 @@ def test_move_fits_and_never_hides_a_cut(model: Model, data: st.DataObject) -> N
             assert n["rel"] in {INVERSE.get(r) or r for r, _ in model.in_links[node_id]}
 
 
+# scan's fields but those the model does not keep.
 SCAN_FIELDS = [
-    "id",
-    "kind",
-    "type",
-    "title",
-    "summary",
-    "tags",
-    "aliases",
-    "created",
-    "updated",
-    "confidence",
-    "parent",
-    "trail",
-    "body_tokens",
-    "outline",
-    "heat",
+    f
+    for f in get_args(ScanField)
+    if f not in {"source", "entity_kind", "payload_type", "coverage", "origin"}
 ]
 
 
