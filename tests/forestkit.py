@@ -233,3 +233,27 @@ def sql_rows(db: Path, sql: str) -> list[list[Any]]:
         return [list(r) for r in conn.execute(sql)]
     finally:
         conn.close()
+
+
+def leaf(body: str = "", ntype: str = "note", **meta: Any) -> tuple[str, dict[str, Any], str]:
+    """One node of :func:`make_forest`'s ``nodes``: its body, its type and the frontmatter
+    keys it sets (the rest take :func:`node_meta`'s defaults). Its ``links`` may be given
+    as ``(rel, target)`` pairs."""
+    if "links" in meta:
+        meta["links"] = [
+            {"rel": link[0], "target": link[1]} if isinstance(link, tuple) else link
+            for link in meta["links"]
+        ]
+    return ntype, meta, body
+
+
+def forest_fixture(nodes: dict[str, tuple[str, dict[str, Any], str]]) -> Any:
+    """A pytest fixture (name it by assigning it in a test module) that writes ``nodes``
+    as a forest of each test's own, with :func:`make_forest`; its value is the root."""
+    import pytest
+
+    @pytest.fixture
+    def forest(tmp_path: Path) -> Path:
+        return make_forest(tmp_path / "forest", nodes)
+
+    return forest

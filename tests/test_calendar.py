@@ -9,7 +9,7 @@ import pytest
 
 from monkeyllm import Vine, budget
 
-from .forestkit import assert_error, assert_ok, make_forest
+from .forestkit import assert_error, assert_ok, leaf, make_forest
 
 # Every title holds "ledger", so one locate query reaches every node.
 DATES = {
@@ -29,22 +29,12 @@ DATES = {
 @pytest.fixture(scope="module")
 def forest(tmp_path_factory: pytest.TempPathFactory) -> Path:
     nodes = {
-        nid: (
-            "note",
-            {"title": f"Ledger {nid}", "created": day, "updated": "2026-06-01"},
-            f"# Ledger {nid}\n",
-        )
+        nid: leaf(f"# Ledger {nid}\n", title=f"Ledger {nid}", created=day, updated="2026-06-01")
         for nid, day in DATES.items()
     }
-    nodes["misc/undated"] = (
-        "note",
-        {"title": "Ledger undated", "created": "", "updated": "2026-06-01"},
-        "# x\n",
-    )
-    nodes["misc/garbled"] = (
-        "note",
-        {"title": "Ledger garbled", "created": "sometime", "updated": "2026-06-01"},
-        "# x\n",
+    nodes["misc/undated"] = leaf("# x\n", title="Ledger undated", created="", updated="2026-06-01")
+    nodes["misc/garbled"] = leaf(
+        "# x\n", title="Ledger garbled", created="sometime", updated="2026-06-01"
     )
     root = make_forest(tmp_path_factory.mktemp("cal") / "f", nodes)
     for index in ("_index.md", "log/_index.md", "misc/_index.md", "_meta/schema.md"):
@@ -139,7 +129,7 @@ def test_scope_date_field_window_and_limit(vine: Vine) -> None:
 
 def test_the_budget_drops_the_far_end(tmp_path: Path) -> None:
     nodes = {
-        f"d/n{i:03d}": ("note", {"created": f"20{10 + i // 12:02d}-{i % 12 + 1:02d}-15"}, "# n\n")
+        f"d/n{i:03d}": leaf("# n\n", created=f"20{10 + i // 12:02d}-{i % 12 + 1:02d}-15")
         for i in range(150)
     }
     with Vine(make_forest(tmp_path / "f", nodes), writable=False) as vine:

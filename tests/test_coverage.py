@@ -10,7 +10,7 @@ import pytest
 from monkeyllm import Vine, budget
 from monkeyllm.reads.coverage import common_origin
 
-from .forestkit import assert_error, assert_ok, make_forest
+from .forestkit import assert_error, assert_ok, leaf, make_forest
 
 
 @pytest.fixture(scope="module")
@@ -27,14 +27,12 @@ def forest(tmp_path_factory: pytest.TempPathFactory) -> Path:
             {"created": "2026-03-05", "origin": docs + "sub/b.pdf", "source": "ingest"},
             "# b\n",
         ),
-        "docs/c": ("note", {"created": "2025-11-30", "source": "agent"}, "# c\n"),
-        "docs/deep/d": ("note", {"created": "", "source": "agent"}, "# d\n"),
-        "people/ana": (
-            "entity",
-            {"created": "2025-01-02", "entity_kind": "person", "source": "manual"},
-            "# ana\n",
+        "docs/c": leaf("# c\n", created="2025-11-30", source="agent"),
+        "docs/deep/d": leaf("# d\n", created="", source="agent"),
+        "people/ana": leaf(
+            "# ana\n", "entity", created="2025-01-02", entity_kind="person", source="manual"
         ),
-        "loose": ("note", {"created": "2026-01-01"}, "# loose\n"),
+        "loose": leaf("# loose\n", created="2026-01-01"),
     }
     return make_forest(tmp_path_factory.mktemp("cov") / "f", nodes)
 
@@ -111,7 +109,7 @@ def test_a_scope_its_regions_and_its_date_field(vine: Vine) -> None:
 
 
 def test_it_deposits_no_heat_and_fits_its_budget(tmp_path: Path) -> None:
-    nodes = {f"region-{i:02d}-with-a-rather-long-name/n": ("note", {}, "# n\n") for i in range(60)}
+    nodes = {f"region-{i:02d}-with-a-rather-long-name/n": leaf("# n\n") for i in range(60)}
     root = make_forest(tmp_path / "f", nodes)
     with Vine(root, writable=False) as vine:
         out = assert_ok(vine.coverage())

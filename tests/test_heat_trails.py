@@ -19,31 +19,20 @@ import pytest
 from monkeyllm import Vine
 from monkeyllm.heat import LIST_DEPOSIT, READ_DEPOSIT, STRONG_DEPOSIT
 
-from .forestkit import assert_ok, copy_sample, make_forest
+from .forestkit import assert_ok, copy_sample, forest_fixture, leaf
 
 SECONDS = 1 / 86400  # one second, in days
 TINY = 0.002 * SECONDS  # a half-life of 2 ms
 FADE = 0.1  # 50 half-lives at TINY: any heat rounds to 0.0
 
 
-@pytest.fixture
-def twins(tmp_path: Path) -> Path:
-    """Two nodes that tie for locate("otter") and sniff("otter")."""
-    return make_forest(
-        tmp_path / "twins",
-        {
-            "a/first": (
-                "note",
-                {"title": "Otter one", "summary": "otter"},
-                "# One\n\nThe otter swims.\n",
-            ),
-            "a/second": (
-                "note",
-                {"title": "Otter two", "summary": "otter"},
-                "# Two\n\nThe otter dives.\n",
-            ),
-        },
-    )
+# Two nodes that tie for locate("otter") and sniff("otter").
+twins = forest_fixture(
+    {
+        "a/first": leaf("# One\n\nThe otter swims.\n", title="Otter one", summary="otter"),
+        "a/second": leaf("# Two\n\nThe otter dives.\n", title="Otter two", summary="otter"),
+    }
+)
 
 
 def ranked(out: dict[str, Any]) -> list[tuple[str, float]]:
@@ -153,23 +142,12 @@ def test_heat_survives_reopening_and_catalog_rebuilds(twins: Path) -> None:
 # -- successful hunts ----------------------------------------------------------------
 
 
-@pytest.fixture
-def hunt(tmp_path: Path) -> Path:
-    return make_forest(
-        tmp_path / "hunt",
-        {
-            "h/found": (
-                "note",
-                {"title": "Heron notes", "summary": "Heron."},
-                "# Found\n\nheron\n",
-            ),
-            "h/plain": (
-                "note",
-                {"title": "Stork notes", "summary": "Stork."},
-                "# Plain\n\nstork\n",
-            ),
-        },
-    )
+hunt = forest_fixture(
+    {
+        "h/found": leaf("# Found\n\nheron\n", title="Heron notes", summary="Heron."),
+        "h/plain": leaf("# Plain\n\nstork\n", title="Stork notes", summary="Stork."),
+    }
+)
 
 
 def increments(vine: Vine, *reads: tuple[str, Any]) -> dict[str, float]:
@@ -264,42 +242,22 @@ def test_a_query_after_a_search_is_a_successful_hunt(tmp_path: Path, search: str
 # -- neighbours, hottest first -------------------------------------------------------
 
 
-@pytest.fixture
-def graph(tmp_path: Path) -> Path:
-    return make_forest(
-        tmp_path / "graph",
-        {
-            "g/hub": (
-                "note",
-                {
-                    "title": "Hub",
-                    "links": [
-                        {"rel": "related-to", "target": "g/a"},
-                        {"rel": "related-to", "target": "g/b"},
-                        {"rel": "related-to", "target": "g/c"},
-                    ],
-                },
-                "# Hub\n",
-            ),
-            "g/a": ("note", {"title": "A"}, "# A\n"),
-            "g/b": ("note", {"title": "B"}, "# B\n"),
-            "g/c": ("note", {"title": "C"}, "# C\n"),
-            "g/d": (
-                "note",
-                {"title": "D", "links": [{"rel": "related-to", "target": "g/hub"}]},
-                "# D\n",
-            ),
-            "g/e": (
-                "entity",
-                {
-                    "title": "E",
-                    "entity_kind": "person",
-                    "links": [{"rel": "mentioned-in", "target": "g/hub"}],
-                },
-                "# E\n",
-            ),
-        },
-    )
+graph = forest_fixture(
+    {
+        "g/hub": leaf(
+            "# Hub\n",
+            title="Hub",
+            links=[("related-to", "g/a"), ("related-to", "g/b"), ("related-to", "g/c")],
+        ),
+        "g/a": leaf("# A\n", title="A"),
+        "g/b": leaf("# B\n", title="B"),
+        "g/c": leaf("# C\n", title="C"),
+        "g/d": leaf("# D\n", title="D", links=[("related-to", "g/hub")]),
+        "g/e": leaf(
+            "# E\n", "entity", title="E", entity_kind="person", links=[("mentioned-in", "g/hub")]
+        ),
+    }
+)
 
 
 def hottest_first(cold: list[str], heat: dict[str, float]) -> list[str]:

@@ -8,44 +8,28 @@ import pytest
 
 from monkeyllm import Vine, budget
 
-from .forestkit import assert_error, assert_ok, make_forest
+from .forestkit import assert_error, assert_ok, forest_fixture, leaf, make_forest
 
-
-@pytest.fixture
-def forest(tmp_path: Path) -> Path:
-    return make_forest(
-        tmp_path / "f",
-        {
-            "sales/exchange-policy": (
-                "note",
-                {
-                    "title": "Exchange policy",
-                    "summary": "Return and exchange windows per channel.",
-                    "tags": ["sales", "policy"],
-                    "aliases": ["política de trocas"],
-                },
-                "# Exchange policy\n\nBody mentions kumquat only here.",
-            ),
-            "sales/price-list": (
-                "note",
-                {"title": "Price list", "summary": "Prices per product, 2026."},
-                "# Prices\n",
-            ),
-            "ops/invoices": (
-                "note",
-                {
-                    "title": "Invoice NF-4412 handling",
-                    "summary": "How invoice NF-4412 was reissued (v1.2).",
-                },
-                "# I\n",
-            ),
-            "ops/ação": (
-                "note",
-                {"title": "Ação corretiva", "summary": "Correção de estoque."},
-                "# A\n",
-            ),
-        },
-    )
+forest = forest_fixture(
+    {
+        "sales/exchange-policy": leaf(
+            "# Exchange policy\n\nBody mentions kumquat only here.",
+            title="Exchange policy",
+            summary="Return and exchange windows per channel.",
+            tags=["sales", "policy"],
+            aliases=["política de trocas"],
+        ),
+        "sales/price-list": leaf(
+            "# Prices\n", title="Price list", summary="Prices per product, 2026."
+        ),
+        "ops/invoices": leaf(
+            "# I\n",
+            title="Invoice NF-4412 handling",
+            summary="How invoice NF-4412 was reissued (v1.2).",
+        ),
+        "ops/ação": leaf("# A\n", title="Ação corretiva", summary="Correção de estoque."),
+    }
+)
 
 
 def test_result_shape_and_order(forest: Path) -> None:
@@ -141,8 +125,7 @@ def test_branch_carries_coverage_in_the_seeds_words(sample_root: Path) -> None:
 
 def test_budget_drops_whole_tail_items(tmp_path: Path) -> None:
     nodes = {
-        f"big/n{i:02d}": ("note", {"title": f"Walrus {i}", "summary": "walrus " * 50}, "")
-        for i in range(40)
+        f"big/n{i:02d}": leaf("", title=f"Walrus {i}", summary="walrus " * 50) for i in range(40)
     }
     with Vine(make_forest(tmp_path / "f", nodes), writable=False) as vine:
         out = assert_ok(vine.locate("walrus", k=40))
@@ -167,8 +150,8 @@ def test_windows(forest: Path) -> None:
 
 def test_heat_lifts_a_result_and_alpha_zero_ignores_it(tmp_path: Path) -> None:
     nodes = {
-        "a/first": ("note", {"title": "Otter one", "summary": "otter"}, ""),
-        "a/second": ("note", {"title": "Otter two", "summary": "otter"}, ""),
+        "a/first": leaf("", title="Otter one", summary="otter"),
+        "a/second": leaf("", title="Otter two", summary="otter"),
     }
     root = make_forest(tmp_path / "f", nodes)
     with Vine(root, writable=False) as vine:

@@ -9,7 +9,7 @@ import pytest
 
 from monkeyllm import Vine, budget
 
-from .forestkit import assert_error, assert_ok, make_forest, node_meta, write_node
+from .forestkit import assert_error, assert_ok, leaf, make_forest, node_meta, write_node
 
 DIGEST_HEAD = "id type title summary tags confidence created updated source".split()
 
@@ -19,39 +19,32 @@ def forest(tmp_path: Path) -> Path:
     root = make_forest(
         tmp_path / "f",
         {
-            "sales/policy": (
-                "note",
-                {
-                    "summary": "Return windows.",
-                    "tags": ["sales"],
-                    "links": [
-                        {"rel": "related-to", "target": "sales/ledger"},
-                        {"rel": "part-of", "target": "sales/_index"},
-                        {"rel": "related-to", "target": "ghost/node"},
-                    ],
-                },
+            "sales/policy": leaf(
                 "# Policy\n\n## Channels\n\ntext\n\n### Retail\n\n## Deadlines\n\n"
                 "```sh\n# not a header\n```\n",
+                summary="Return windows.",
+                tags=["sales"],
+                links=[
+                    ("related-to", "sales/ledger"),
+                    ("part-of", "sales/_index"),
+                    ("related-to", "ghost/node"),
+                ],
             ),
-            "people/ana": (
-                "entity",
-                {
-                    "summary": "Commercial director.",
-                    "entity_kind": "person",
-                    "links": [{"rel": "mentioned-in", "target": "sales/policy"}],
-                },
+            "people/ana": leaf(
                 "# Ana\n",
+                "entity",
+                summary="Commercial director.",
+                entity_kind="person",
+                links=[("mentioned-in", "sales/policy")],
             ),
-            "sales/ledger": (
-                "dataset",
-                {
-                    "summary": "Orders, one row each.",
-                    "payload": "ledger.db",
-                    "payload_type": "sqlite",
-                },
+            "sales/ledger": leaf(
                 "# Ledger\n\n## Query manual\n\nTables:\n- `orders(id INTEGER)`\n\n"
                 "Example queries:\n- `SELECT * FROM orders LIMIT 5`\n"
                 "- `SELECT COUNT(*) FROM orders`\n\n## Notes\n\nvalue is in cents.",
+                "dataset",
+                summary="Orders, one row each.",
+                payload="ledger.db",
+                payload_type="sqlite",
             ),
         },
     )
@@ -230,20 +223,15 @@ def test_batch(forest: Path) -> None:
 def test_budget_sheds_lists_then_sample_rows(tmp_path: Path) -> None:
     links = [{"rel": "related-to", "target": f"hub/n{i:02d}"} for i in range(40)]
     nodes = {
-        f"hub/n{i:02d}": (
-            "note",
-            {
-                "summary": "A neighbour with a long summary " * 3,
-                "links": [{"rel": "related-to", "target": "hub/center"}],
-            },
-            "",
+        f"hub/n{i:02d}": leaf(
+            "", summary="A neighbour with a long summary " * 3, links=[("related-to", "hub/center")]
         )
         for i in range(40)
     }
     body = "# Center\n\n" + "\n\n".join(
         f"## Section number {i} with a long title" for i in range(60)
     )
-    nodes["hub/center"] = ("note", {"summary": "The hub.", "links": links}, body)
+    nodes["hub/center"] = leaf(body, summary="The hub.", links=links)
     with Vine(make_forest(tmp_path / "f", nodes), writable=False) as vine:
         out = assert_ok(vine.look("hub/center"))
     assert budget.cost(out) <= budget.LOOK

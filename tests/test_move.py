@@ -6,34 +6,24 @@ from pathlib import Path
 
 from monkeyllm import Vine, budget
 
-from .forestkit import assert_error, assert_ok, make_forest
+from .forestkit import assert_error, assert_ok, leaf, make_forest
 
 
 def _forest(tmp_path: Path) -> Path:
     return make_forest(
         tmp_path / "f",
         {
-            "s/policy": (
-                "note",
-                {
-                    "summary": "Policy.",
-                    "links": [
-                        {"rel": "related-to", "target": "s/ledger"},
-                        {"rel": "supersedes", "target": "s/old"},
-                    ],
-                },
-                "",
+            "s/policy": leaf(
+                "", summary="Policy.", links=[("related-to", "s/ledger"), ("supersedes", "s/old")]
             ),
-            "s/ledger": ("dataset", {"summary": "Ledger."}, ""),
-            "s/old": ("note", {"summary": "Old policy."}, ""),
-            "p/ana": (
-                "entity",
-                {
-                    "summary": "Ana.",
-                    "entity_kind": "person",
-                    "links": [{"rel": "mentioned-in", "target": "s/policy"}],
-                },
+            "s/ledger": leaf("", "dataset", summary="Ledger."),
+            "s/old": leaf("", summary="Old policy."),
+            "p/ana": leaf(
                 "",
+                "entity",
+                summary="Ana.",
+                entity_kind="person",
+                links=[("mentioned-in", "s/policy")],
             ),
         },
     )
@@ -102,7 +92,7 @@ def test_a_rel_the_dialect_does_not_declare_is_an_error(tmp_path: Path) -> None:
 
 
 def test_hub_truncates_with_a_hint(tmp_path: Path) -> None:
-    nodes = {f"h/n{i:02d}": ("note", {"summary": "neighbour summary " * 8}, "") for i in range(60)}
+    nodes = {f"h/n{i:02d}": leaf("", summary="neighbour summary " * 8) for i in range(60)}
     with Vine(make_forest(tmp_path / "f", nodes), writable=False) as vine:
         out = assert_ok(vine.move("h/_index", rel="children"))
     assert budget.cost(out) <= budget.MOVE

@@ -25,6 +25,7 @@ from .forestkit import (
     copy_sample,
     git,
     git_init,
+    leaf,
     make_forest,
     node_meta,
     status,
@@ -138,8 +139,8 @@ BODIES = [
 
 def test_the_vocabulary_keeps_the_line_counts_of_common_tokens(tmp_path: Path, monkeypatch) -> None:
     monkeypatch.setattr(bodyindex, "COMMON_LINES", 3)
-    nodes = {f"n/{i}": ("note", {}, "# T\n\n" + "\n".join(BODIES[: i + 1])) for i in range(8)}
-    nodes["n/rare"] = ("note", {}, "# T\n\nan exchanger, once")
+    nodes = {f"n/{i}": leaf("# T\n\n" + "\n".join(BODIES[: i + 1])) for i in range(8)}
+    nodes["n/rare"] = leaf("# T\n\nan exchanger, once")
     root = make_forest(tmp_path / "f", nodes)
     with Vine(root, writable=False) as vine:
         vocab = vine._forest.vocabulary()
@@ -380,11 +381,7 @@ def tiered_forest(root: Path, n: int = 420) -> Path:
             words.append(rng.choice(RARE))
         rng.shuffle(words)
         title = " ".join(words).capitalize()
-        nodes[f"t{i % 7}/n{i}"] = (
-            "note",
-            {"title": title, "summary": f"Item {i}."},
-            "# T\n\nBody.",
-        )
+        nodes[f"t{i % 7}/n{i}"] = leaf("# T\n\nBody.", title=title, summary=f"Item {i}.")
     return make_forest(root, nodes)
 
 

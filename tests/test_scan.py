@@ -8,38 +8,27 @@ import pytest
 
 from monkeyllm import Vine, budget
 
-from .forestkit import assert_error, assert_ok, make_forest
+from .forestkit import assert_error, assert_ok, forest_fixture, leaf, make_forest
 
-
-@pytest.fixture
-def forest(tmp_path: Path) -> Path:
-    return make_forest(
-        tmp_path / "f",
-        {
-            "sales/orders": (
-                "dataset",
-                {"tags": ["sales", "ledger"], "updated": "2026-06-30", "payload_type": "sqlite"},
-                "",
-            ),
-            "sales/policy": (
-                "note",
-                {
-                    "tags": ["sales", "policy"],
-                    "updated": "2026-02-01",
-                    "confidence": 0.6,
-                    "origin": "https://example.com/p",
-                },
-                "",
-            ),
-            "sales/pipe/prospects": (
-                "dataset",
-                {"tags": ["sales"], "updated": "2026-04-02", "payload_type": "sqlite"},
-                "",
-            ),
-            "sales_archive/old": ("note", {"tags": ["sales"]}, ""),
-            "people/ana": ("entity", {"entity_kind": "person", "tags": ["people"]}, ""),
-        },
-    )
+forest = forest_fixture(
+    {
+        "sales/orders": leaf(
+            "", "dataset", tags=["sales", "ledger"], updated="2026-06-30", payload_type="sqlite"
+        ),
+        "sales/policy": leaf(
+            "",
+            tags=["sales", "policy"],
+            updated="2026-02-01",
+            confidence=0.6,
+            origin="https://example.com/p",
+        ),
+        "sales/pipe/prospects": leaf(
+            "", "dataset", tags=["sales"], updated="2026-04-02", payload_type="sqlite"
+        ),
+        "sales_archive/old": leaf("", tags=["sales"]),
+        "people/ana": leaf("", "entity", entity_kind="person", tags=["people"]),
+    }
+)
 
 
 def ids(out: dict) -> set[str]:
@@ -116,7 +105,7 @@ def test_errors(forest: Path) -> None:
 
 
 def test_limit_cursor_and_total(tmp_path: Path) -> None:
-    nodes = {f"b/n{i:03d}": ("note", {}, "") for i in range(120)}
+    nodes = {f"b/n{i:03d}": leaf("") for i in range(120)}
     with Vine(make_forest(tmp_path / "f", nodes), writable=False) as vine:
         out = assert_ok(vine.scan("b", limit=7, fields=["id"]))
         assert out["returned"] == 7 and out["total"] == 120 and out["truncated"] is True
@@ -134,9 +123,7 @@ def test_limit_cursor_and_total(tmp_path: Path) -> None:
 
 
 def test_budget_cut_says_so(tmp_path: Path) -> None:
-    nodes = {
-        f"b/n{i:02d}": ("note", {"summary": "long summary words " * 10}, "") for i in range(50)
-    }
+    nodes = {f"b/n{i:02d}": leaf("", summary="long summary words " * 10) for i in range(50)}
     with Vine(make_forest(tmp_path / "f", nodes), writable=False) as vine:
         out = assert_ok(vine.scan("b", fields=["id", "summary"]))
     assert budget.cost(out) <= budget.SCAN

@@ -17,6 +17,8 @@ from .forestkit import (
     assert_ok,
     body_offset,
     file_lines,
+    forest_fixture,
+    leaf,
     make_forest,
     node_meta,
     write_node,
@@ -39,16 +41,13 @@ An exchange reissues the invoice under the same series.
 """
 
 
-@pytest.fixture
-def forest(tmp_path: Path) -> Path:
-    return make_forest(
-        tmp_path / "f",
-        {
-            "sales/policy": ("note", {"title": "Secret title word", "summary": "metaonly"}, POLICY),
-            "sales/other": ("note", {}, "# Other\n\nexchange once.\n"),
-            "ops/ação": ("note", {}, "# Ação\n\n## Estoque\n\nA correção do ESTOQUE foi feita.\n"),
-        },
-    )
+forest = forest_fixture(
+    {
+        "sales/policy": leaf(POLICY, title="Secret title word", summary="metaonly"),
+        "sales/other": leaf("# Other\n\nexchange once.\n"),
+        "ops/ação": leaf("# Ação\n\n## Estoque\n\nA correção do ESTOQUE foi feita.\n"),
+    }
+)
 
 
 def test_result_shape(forest: Path) -> None:
@@ -103,10 +102,7 @@ def test_and_preferred_ranking(tmp_path: Path) -> None:
     many = "\n".join("alpha again" for _ in range(40))
     root = make_forest(
         tmp_path / "f",
-        {
-            "a/one": ("note", {}, f"# One\n\n{many}\n"),
-            "a/three": ("note", {}, "# Three\n\nalpha beta gamma\n"),
-        },
+        {"a/one": leaf(f"# One\n\n{many}\n"), "a/three": leaf("# Three\n\nalpha beta gamma\n")},
     )
     with Vine(root, writable=False, alpha=0) as vine:
         out = vine.sniff(["alpha", "beta", "gamma", "delta"])
@@ -114,7 +110,7 @@ def test_and_preferred_ranking(tmp_path: Path) -> None:
 
 
 def test_index_hits_are_demoted(tmp_path: Path) -> None:
-    root = make_forest(tmp_path / "f", {"a/leaf": ("note", {}, "# Leaf\n\nwombat\n")})
+    root = make_forest(tmp_path / "f", {"a/leaf": leaf("# Leaf\n\nwombat\n")})
     write_node(
         root, "a/_index", node_meta("a/_index", "branch"), "# A\n\n- wombat\n- wombat\n- wombat\n"
     )
@@ -154,10 +150,8 @@ def test_term_rules(forest: Path) -> None:
 
 def test_k_and_budget(tmp_path: Path) -> None:
     nodes = {
-        f"n/x{i:02d}": (
-            "note",
-            {},
-            "# X\n\n" + "\n".join(f"narwhal line {j} " + "filler " * 30 for j in range(5)),
+        f"n/x{i:02d}": leaf(
+            "# X\n\n" + "\n".join(f"narwhal line {j} " + "filler " * 30 for j in range(5))
         )
         for i in range(30)
     }
@@ -256,15 +250,16 @@ def test_confirmed_lines_come_from_the_body_in_the_file(tmp_path: Path) -> None:
     root = make_forest(
         tmp_path / "f",
         {
-            "a": (
-                "note",
-                {"title": "A", "summary": "Holds the code in its body.", "tags": ["ab-12"]},
+            "a": leaf(
                 "# A\n\nfirst\n\nthe code ab-12 here\n",
+                title="A",
+                summary="Holds the code in its body.",
+                tags=["ab-12"],
             ),
-            "b": (
-                "note",
-                {"title": "B", "summary": "Mentions ab and 12 apart only."},
+            "b": leaf(
                 "# B\n\nab here\n\nand 12 there, ab 12 too\n",
+                title="B",
+                summary="Mentions ab and 12 apart only.",
             ),
         },
     )
@@ -289,14 +284,11 @@ def test_sniff_harvest_and_validate_give_the_same_file_line(tmp_path: Path) -> N
     root = make_forest(
         tmp_path / "f",
         {
-            "kb/dangle": (
-                "note",
-                {
-                    "summary": "A note with a broken link.",
-                    "tags": ["a", "b", "c"],
-                    "aliases": ["d1", "d2"],
-                },
+            "kb/dangle": leaf(
                 body,
+                summary="A note with a broken link.",
+                tags=["a", "b", "c"],
+                aliases=["d1", "d2"],
             )
         },
     )

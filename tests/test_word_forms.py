@@ -18,56 +18,41 @@ from monkeyllm import Vine, budget
 from monkeyllm.reads import features
 from monkeyllm.stems import stem_text, stems
 
-from .forestkit import assert_ok, git_init, make_forest
+from .forestkit import assert_ok, forest_fixture, git_init, leaf, make_forest
 from .mcpkit import TIMEOUT, VINE, payload, stdio_session
 
 FOREST: dict[str, tuple[str, dict[str, Any], str]] = {
-    "sales/return-policy": (
-        "note",
-        {
-            "title": "Return policy",
-            "summary": "How a customer brings goods back, and the deadline to do it.",
-        },
+    "sales/return-policy": leaf(
         "# Return policy\n\n## Deadline\n\nThirty days from the invoice date.\n",
+        title="Return policy",
+        summary="How a customer brings goods back, and the deadline to do it.",
     ),
-    "vendas/politica-de-trocas": (
-        "note",
-        {
-            "title": "Política de trocas",
-            "summary": "O prazo de troca nas lojas e a regra da nota fiscal.",
-        },
+    "vendas/politica-de-trocas": leaf(
         "# Política de trocas\n\nO prazo é de trinta dias para trocar o produto.\n",
+        title="Política de trocas",
+        summary="O prazo de troca nas lojas e a regra da nota fiscal.",
     ),
-    "ops/devolucoes": (
-        "note",
-        {
-            "title": "Devoluções no armazém",
-            "summary": "Como o armazém recebe e confere o que volta das lojas.",
-        },
+    "ops/devolucoes": leaf(
         "# Devoluções\n\nA triagem é feita no mesmo dia.\n",
+        title="Devoluções no armazém",
+        summary="Como o armazém recebe e confere o que volta das lojas.",
     ),
-    "ops/meeting-notes": (
-        "note",
-        {"title": "Meeting notes", "summary": "What the warehouse team agreed in March."},
+    "ops/meeting-notes": leaf(
         "# Meeting notes\n\nNothing was decided about the dock.\n",
+        title="Meeting notes",
+        summary="What the warehouse team agreed in March.",
     ),
-    "fiscal/nota-4412": (
-        "note",
-        {
-            "title": "Invoice record",
-            "summary": "A retail invoice kept for the audit.",
-            "aliases": ["NF-4412"],
-        },
+    "fiscal/nota-4412": leaf(
         "# Invoice\n\nThe invoice NF-4412 was issued on a Monday.\n",
+        title="Invoice record",
+        summary="A retail invoice kept for the audit.",
+        aliases=["NF-4412"],
     ),
-    "fiscal/nota-4413": (
-        "note",
-        {
-            "title": "Invoice record, the next one",
-            "summary": "Invoices in series.",
-            "aliases": ["NF-4413"],
-        },
+    "fiscal/nota-4413": leaf(
         "# Invoice\n\nThe invoice NF-4413 followed it.\n",
+        title="Invoice record, the next one",
+        summary="Invoices in series.",
+        aliases=["NF-4413"],
     ),
 }
 
@@ -113,8 +98,8 @@ def test_an_exact_word_outranks_another_form_of_it(tmp_path: Path) -> None:
     root = make_forest(
         tmp_path / "exact",
         {
-            "a/singular": ("note", {"title": "Deadline", "summary": "One date."}, "# D\n"),
-            "a/plural": ("note", {"title": "Deadlines", "summary": "Several dates."}, "# D\n"),
+            "a/singular": leaf("# D\n", title="Deadline", summary="One date."),
+            "a/plural": leaf("# D\n", title="Deadlines", summary="Several dates."),
         },
     )
     with Vine(root, writable=False, alpha=0) as vine:
@@ -197,58 +182,35 @@ def test_bad_queries_answer_a_result_or_an_envelope(vine: Vine, query: str) -> N
 # -- succession --------------------------------------------------------------------
 
 
-@pytest.fixture
-def policies(tmp_path: Path) -> Path:
-    return make_forest(
-        tmp_path / "policies",
-        {
-            "p/exchange-2025": (
-                "note",
-                {
-                    "title": "Exchange policy 2025",
-                    "summary": "Retail exchange rules and the retail deadline, kept for history.",
-                },
-                "# 2025\n",
-            ),
-            "p/exchange": (
-                "note",
-                {
-                    "title": "Exchange policy",
-                    "summary": "Retail and online exchange windows, with the deadline per channel.",
-                    "links": [{"rel": "succeeds", "target": "p/exchange-2025"}],
-                },
-                "# Now\n",
-            ),
-            "p/q1": (
-                "note",
-                {"title": "Q1 review", "summary": "How the first quarter closed."},
-                "# Q1\n",
-            ),
-            "p/q2": (
-                "note",
-                {
-                    "title": "Q2 forecast",
-                    "summary": "The second quarter ahead.",
-                    "links": [{"rel": "succeeds", "target": "p/q1"}],
-                },
-                "# Q2\n",
-            ),
-            "p/old-terms": (
-                "note",
-                {"title": "Payment terms", "summary": "Terms of payment."},
-                "# Old\n",
-            ),
-            "p/new-terms": (
-                "note",
-                {
-                    "title": "Terms sheet 2026",
-                    "summary": "Replaces the old one.",
-                    "links": [{"rel": "supersedes", "target": "p/old-terms"}],
-                },
-                "# New\n",
-            ),
-        },
-    )
+policies = forest_fixture(
+    {
+        "p/exchange-2025": leaf(
+            "# 2025\n",
+            title="Exchange policy 2025",
+            summary="Retail exchange rules and the retail deadline, kept for history.",
+        ),
+        "p/exchange": leaf(
+            "# Now\n",
+            title="Exchange policy",
+            summary="Retail and online exchange windows, with the deadline per channel.",
+            links=[("succeeds", "p/exchange-2025")],
+        ),
+        "p/q1": leaf("# Q1\n", title="Q1 review", summary="How the first quarter closed."),
+        "p/q2": leaf(
+            "# Q2\n",
+            title="Q2 forecast",
+            summary="The second quarter ahead.",
+            links=[("succeeds", "p/q1")],
+        ),
+        "p/old-terms": leaf("# Old\n", title="Payment terms", summary="Terms of payment."),
+        "p/new-terms": leaf(
+            "# New\n",
+            title="Terms sheet 2026",
+            summary="Replaces the old one.",
+            links=[("supersedes", "p/old-terms")],
+        ),
+    }
+)
 
 
 def test_a_superseded_node_ranks_below_its_successor(policies: Path) -> None:
@@ -323,14 +285,12 @@ def test_an_older_record_that_answers_much_better_stays_first(policies: Path) ->
 # -- evidence one edge away --------------------------------------------------------
 
 PEOPLE = {
-    f"people/p{i}": (
-        "entity",
-        {
-            "title": name,
-            "summary": f"Engineer; lives in the city of {city}.",
-            "entity_kind": "person",
-        },
+    f"people/p{i}": leaf(
         f"# {name}\n\nOn the payroll since 20{10 + i}.\n",
+        "entity",
+        title=name,
+        summary=f"Engineer; lives in the city of {city}.",
+        entity_kind="person",
     )
     for i, (name, city) in enumerate(
         [
@@ -346,35 +306,26 @@ PEOPLE = {
 }
 TEAM: dict[str, tuple[str, dict[str, Any], str]] = {
     **PEOPLE,
-    "projects/alvorada": (
-        "note",
-        {
-            "title": "Alvorada solar farm",
-            "summary": "A 12 MW solar farm under construction near Petrolina.",
-            "links": [{"rel": "related-to", "target": "people/rita"}],
-        },
+    "projects/alvorada": leaf(
         "# Alvorada\n\nPanels arrive in May; the grid connection follows in July.\n",
+        title="Alvorada solar farm",
+        summary="A 12 MW solar farm under construction near Petrolina.",
+        links=[("related-to", "people/rita")],
     ),
-    "people/rita": (
-        "entity",
-        {
-            "title": "Rita Soares",
-            "summary": "Site engineer; lives in the city of Juazeiro.",
-            "entity_kind": "person",
-        },
+    "people/rita": leaf(
         "# Rita Soares\n\nCivil engineer since 2014.\n",
+        "entity",
+        title="Rita Soares",
+        summary="Site engineer; lives in the city of Juazeiro.",
+        entity_kind="person",
     ),
-    "projects/aurora": (
-        "note",
-        {"title": "Aurora wind farm", "summary": "A wind farm in the south."},
-        "# Aurora\n\nTurbines.\n",
+    "projects/aurora": leaf(
+        "# Aurora\n\nTurbines.\n", title="Aurora wind farm", summary="A wind farm in the south."
     ),
 }
 
 
-@pytest.fixture
-def team(tmp_path: Path) -> Path:
-    return make_forest(tmp_path / "team", TEAM)
+team = forest_fixture(TEAM)
 
 
 QUESTION = "Who works on the Alvorada solar farm, and in which city does that person live?"
@@ -484,23 +435,11 @@ def test_two_nodes_that_each_claim_to_replace_the_other_cancel_out(tmp_path: Pat
     root = make_forest(
         tmp_path / "loop",
         {
-            "p/a": (
-                "note",
-                {
-                    "title": "Tariff table",
-                    "summary": "Tariffs.",
-                    "links": [{"rel": "supersedes", "target": "p/b"}],
-                },
-                "# A\n",
+            "p/a": leaf(
+                "# A\n", title="Tariff table", summary="Tariffs.", links=[("supersedes", "p/b")]
             ),
-            "p/b": (
-                "note",
-                {
-                    "title": "Tariff table",
-                    "summary": "Tariffs.",
-                    "links": [{"rel": "supersedes", "target": "p/a"}],
-                },
-                "# B\n",
+            "p/b": leaf(
+                "# B\n", title="Tariff table", summary="Tariffs.", links=[("supersedes", "p/a")]
             ),
         },
     )
@@ -514,15 +453,9 @@ def test_a_link_added_later_is_seen_by_the_next_locate(tmp_path: Path) -> None:
     root = make_forest(
         tmp_path / "later",
         {
-            "p/old": (
-                "note",
-                {"title": "Freight rules", "summary": "Who pays the freight."},
-                "# Old\n",
-            ),
-            "p/new": (
-                "note",
-                {"title": "Freight rules 2027", "summary": "Who pays the freight from 2027."},
-                "# New\n",
+            "p/old": leaf("# Old\n", title="Freight rules", summary="Who pays the freight."),
+            "p/new": leaf(
+                "# New\n", title="Freight rules 2027", summary="Who pays the freight from 2027."
             ),
         },
     )

@@ -16,6 +16,8 @@ from hypothesis import strategies as st
 from monkeyllm import Vine
 from monkeyllm.budget import cost
 
+from ..forestkit import leaf
+
 LOCATE, LOOK, LOOK_BATCH, MOVE, PICK, SCAN, SNIFF, QUERY = 800, 500, 2000, 600, 4000, 800, 800, 2000
 SETTINGS = settings(max_examples=60, deadline=None, database=None)
 
@@ -75,105 +77,84 @@ def _nodes(rng: random.Random) -> dict[str, tuple[str, dict[str, Any], str]]:
         links = [{"rel": "related-to", "target": f"big/n{(i + 1) % 80:02d}"}]
         if i % 10 == 0:
             links.append({"rel": "mentioned-in", "target": "graph/hub"})
-        nodes[f"big/n{i:02d}"] = (
-            "note",
-            {
-                "title": f"Note {i} " + _sentence(rng, 3),
-                "summary": f"Summary of note {i}: " + _sentence(rng, 45),
-                "tags": rng.sample(WORDS, 3),
-                "links": links,
-            },
+        nodes[f"big/n{i:02d}"] = leaf(
             f"# Note {i}\n\n" + "\n\n".join(sections),
+            title=f"Note {i} " + _sentence(rng, 3),
+            summary=f"Summary of note {i}: " + _sentence(rng, 45),
+            tags=rng.sample(WORDS, 3),
+            links=links,
         )
-    nodes["graph/hub"] = (
-        "entity",
-        {
-            "title": "The hub",
-            "summary": "A hub " + _sentence(rng, 40),
-            "tags": ["hub"],
-            "links": [
-                {"rel": RELS[k % len(RELS)], "target": f"graph/spoke-{k:02d}"} for k in range(50)
-            ],
-        },
+    nodes["graph/hub"] = leaf(
         "# Hub\n\n## About\n\nThe hub of the graph.\n",
+        "entity",
+        title="The hub",
+        summary="A hub " + _sentence(rng, 40),
+        tags=["hub"],
+        links=[{"rel": RELS[k % len(RELS)], "target": f"graph/spoke-{k:02d}"} for k in range(50)],
     )
     for k in range(50):
-        nodes[f"graph/spoke-{k:02d}"] = (
-            "note",
-            {
-                "title": f"Spoke {k}",
-                "summary": f"Spoke {k} " + _sentence(rng, 35),
-                "links": [{"rel": RELS[(k + 1) % len(RELS)], "target": "graph/hub"}],
-            },
+        nodes[f"graph/spoke-{k:02d}"] = leaf(
             f"# Spoke {k}\n\n## Body\n\nSpoke text {_sentence(rng, 10)}.\n",
+            title=f"Spoke {k}",
+            summary=f"Spoke {k} " + _sentence(rng, 35),
+            links=[(RELS[(k + 1) % len(RELS)], "graph/hub")],
         )
-    nodes["misc/long-title"] = (
-        "note",
-        {
-            "title": "A very long title " + _sentence(rng, 70),
-            "summary": "Long everything " + _sentence(rng, 120),
-            "tags": [f"{w}{n}" for n in range(8) for w in WORDS[:6]],
-            "aliases": [f"alias {n} " + _sentence(rng, 6) for n in range(20)],
-        },
+    nodes["misc/long-title"] = leaf(
         "# Long\n\n" + "\n".join(f"### Heading {n} " + _sentence(rng, 12) for n in range(80)),
+        title="A very long title " + _sentence(rng, 70),
+        summary="Long everything " + _sentence(rng, 120),
+        tags=[f"{w}{n}" for n in range(8) for w in WORDS[:6]],
+        aliases=[f"alias {n} " + _sentence(rng, 6) for n in range(20)],
     )
     manual = []
     for s in range(40):
         paras = ["\n".join(_sentence(rng, 18) for _ in range(3)) for _ in range(3)]
         sub = f"\n\n### Detail {s}\n\n{_sentence(rng, 30)}" if s % 4 == 0 else ""
         manual.append(f"## Chapter {s:02d}\n\n" + "\n\n".join(paras) + sub)
-    nodes["docs/manual"] = (
-        "note",
-        {"title": "Manual", "summary": "A long manual " + _sentence(rng, 10), "tags": ["docs"]},
+    nodes["docs/manual"] = leaf(
         "# Manual\n\n" + "\n\n".join(manual),
+        title="Manual",
+        summary="A long manual " + _sentence(rng, 10),
+        tags=["docs"],
     )
-    nodes["docs/paragraph"] = (
-        "note",
-        {"title": "Paragraph", "summary": "One paragraph " + _sentence(rng, 10)},
+    nodes["docs/paragraph"] = leaf(
         " ".join(_sentence(rng, 12) + "." for _ in range(330)),
+        title="Paragraph",
+        summary="One paragraph " + _sentence(rng, 10),
     )
-    nodes["docs/short"] = (
-        "note",
-        {"title": "Short", "summary": "A short note."},
-        "# Short\n\n## Only\n\nzebrafish harbor.\n",
+    nodes["docs/short"] = leaf(
+        "# Short\n\n## Only\n\nzebrafish harbor.\n", title="Short", summary="A short note."
     )
-    nodes["misc/huge-summary"] = (
-        "note",
-        {
-            "title": "Huge summary",
-            "summary": "Huge " + _sentence(rng, 500),
-            "tags": ["huge"],
-            "links": [{"rel": "related-to", "target": "graph/hub"}],
-        },
+    nodes["misc/huge-summary"] = leaf(
         "# Huge summary\n\n## Text\n\nzebrafish once.\n",
+        title="Huge summary",
+        summary="Huge " + _sentence(rng, 500),
+        tags=["huge"],
+        links=[("related-to", "graph/hub")],
     )
-    nodes["misc/huge-title"] = (
-        "note",
-        {"title": "Huge title " + _sentence(rng, 500), "summary": "A node with a huge title."},
+    nodes["misc/huge-title"] = leaf(
         "# Huge title\n\n## Text\n\nzebrafish and harbor.\n",
+        title="Huge title " + _sentence(rng, 500),
+        summary="A node with a huge title.",
     )
-    nodes["data/many-tables"] = (
-        "dataset",
-        {
-            "title": "Many tables",
-            "summary": "Thirty tables " + _sentence(rng, 8),
-            "payload": "many.db",
-            "payload_type": "sqlite",
-        },
+    nodes["data/many-tables"] = leaf(
         "# Many\n\n## Notes\n\nShort notes.\n",
-    )
-    nodes["data/wide"] = (
         "dataset",
-        {
-            "title": "Wide data",
-            "summary": "Rows with sixty columns " + _sentence(rng, 10),
-            "payload": "wide.db",
-            "payload_type": "sqlite",
-            "tags": ["data"],
-        },
+        title="Many tables",
+        summary="Thirty tables " + _sentence(rng, 8),
+        payload="many.db",
+        payload_type="sqlite",
+    )
+    nodes["data/wide"] = leaf(
         "# Wide\n\n## Query manual\n\n`SELECT * FROM wide LIMIT 5`\n\n"
         "`SELECT COUNT(*) FROM wide`\n\n## Sample rows\n\nGenerated.\n\n## Notes\n\n"
         + " ".join(_sentence(rng, 15) + "." for _ in range(25)),
+        "dataset",
+        title="Wide data",
+        summary="Rows with sixty columns " + _sentence(rng, 10),
+        payload="wide.db",
+        payload_type="sqlite",
+        tags=["data"],
     )
     return nodes
 

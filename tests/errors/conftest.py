@@ -13,7 +13,7 @@ import pytest
 
 from monkeyllm import Vine
 
-from ..forestkit import make_forest
+from ..forestkit import leaf, make_forest
 from .kit import SENTINEL
 
 POLICY = """# Exchange policy
@@ -35,17 +35,14 @@ def base(tmp_path_factory: pytest.TempPathFactory) -> Path:
     make_forest(
         base / "forest",
         {
-            "sales/policy": (
-                "note",
-                {"tags": ["sales"], "links": [{"rel": "related-to", "target": "people/ana"}]},
-                POLICY,
-            ),
-            "sales/orders": (
-                "dataset",
-                {"payload": "orders.db", "payload_type": "sqlite"},
+            "sales/policy": leaf(POLICY, tags=["sales"], links=[("related-to", "people/ana")]),
+            "sales/orders": leaf(
                 "# Orders\n\n## Notes\n\nOne row per order.\n",
+                "dataset",
+                payload="orders.db",
+                payload_type="sqlite",
             ),
-            "people/ana": ("entity", {"summary": "Ana runs sales."}, "# Ana\n\nDeadline owner.\n"),
+            "people/ana": leaf("# Ana\n\nDeadline owner.\n", "entity", summary="Ana runs sales."),
         },
     )
     conn = sqlite3.connect(base / "forest" / "sales" / "orders.db")

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from monkeyllm import CALLS, Vine
 from monkeyllm.budget import dumps
 
-from ..forestkit import assert_error, assert_ok, make_forest
+from ..forestkit import assert_error, assert_ok, leaf, make_forest
 from .kit import _AUDIT, READS, SENTINEL
 
 
@@ -249,17 +249,16 @@ def test_a_dataset_payload_outside_the_forest_is_not_found(tmp_path: Path) -> No
     root = make_forest(
         tmp_path / "forest",
         {
-            "d/up": (
-                "dataset",
-                {"payload": "../../outside/orders.db", "payload_type": "sqlite"},
-                "# Up\n",
+            "d/up": leaf(
+                "# Up\n", "dataset", payload="../../outside/orders.db", payload_type="sqlite"
             ),
-            "d/abs": (
-                "dataset",
-                {"payload": str(tmp_path / "outside" / "orders.db"), "payload_type": "sqlite"},
+            "d/abs": leaf(
                 "# Abs\n",
+                "dataset",
+                payload=str(tmp_path / "outside" / "orders.db"),
+                payload_type="sqlite",
             ),
-            "d/link": ("dataset", {"payload": "link.db", "payload_type": "sqlite"}, "# Link\n"),
+            "d/link": leaf("# Link\n", "dataset", payload="link.db", payload_type="sqlite"),
         },
     )
     (tmp_path / "outside").mkdir()

@@ -24,7 +24,15 @@ from monkeyllm.reads.sniff import Hits
 from monkeyllm.reads.terms import derive_terms, locate_query
 from monkeyllm.text import fold
 
-from ..forestkit import assert_error, assert_ok, body_offset, file_lines, make_forest
+from ..forestkit import (
+    assert_error,
+    assert_ok,
+    body_offset,
+    file_lines,
+    forest_fixture,
+    leaf,
+    make_forest,
+)
 from .kit import MAX_K, QUESTION, assert_whole, by_id, fused, ids
 
 RESULT_KEYS = {
@@ -210,17 +218,11 @@ def test_locate_gets_the_question_without_stopwords(query: str, expected: str) -
 @pytest.fixture
 def codes(tmp_path: Path) -> Path:
     nodes: dict[str, tuple[str, dict[str, Any], str]] = {
-        "i/code": (
-            "note",
-            {"title": "Part list", "summary": "Parts."},
-            "# Parts\n\nthe part ZX-99 is here\n",
-        )
+        "i/code": leaf("# Parts\n\nthe part ZX-99 is here\n", title="Part list", summary="Parts.")
     }
     for i in range(6):
-        nodes[f"i/w{i}"] = (
-            "note",
-            {"title": f"Filler {i}", "summary": "Filler."},
-            f"# W{i}\n\nalpha and beta, line {i}\n",
+        nodes[f"i/w{i}"] = leaf(
+            f"# W{i}\n\nalpha and beta, line {i}\n", title=f"Filler {i}", summary="Filler."
         )
     return make_forest(tmp_path / "codes", nodes)
 
@@ -240,17 +242,11 @@ def test_a_rare_code_outranks_common_words_in_the_sweep(codes: Path) -> None:
 
 def test_a_rare_code_is_found_among_many_common_words(tmp_path: Path) -> None:
     nodes: dict[str, tuple[str, dict[str, Any], str]] = {
-        f"d/n{i:02d}": (
-            "note",
-            {"title": f"Note {i}", "summary": "Plain."},
-            f"# N{i}\n\nalpha and beta here\n",
-        )
+        f"d/n{i:02d}": leaf(f"# N{i}\n\nalpha and beta here\n", title=f"Note {i}", summary="Plain.")
         for i in range(55)
     }
-    nodes["e/code"] = (
-        "note",
-        {"title": "Code note", "summary": "Plain."},
-        "# Code\n\nthe part ZX-99 is here\n",
+    nodes["e/code"] = leaf(
+        "# Code\n\nthe part ZX-99 is here\n", title="Code note", summary="Plain."
     )
     root = make_forest(tmp_path / "deep", nodes)
     with Vine(root, writable=False, alpha=0) as vine:
@@ -265,17 +261,17 @@ def test_a_code_with_punctuation_counts_the_bodies_that_hold_it(tmp_path: Path) 
     ``202``: every line saying "6 pallets in 2026" is a candidate. Its scarcity counts
     the one body that holds it, so it outweighs the common words."""
     nodes: dict[str, tuple[str, dict[str, Any], str]] = {
-        "c/code": (
-            "note",
-            {"title": "Fiscal codes", "summary": "Codes."},
+        "c/code": leaf(
             "# Codes\n\nGoods sent back from another state use CFOP 6.202.\n",
+            title="Fiscal codes",
+            summary="Codes.",
         )
     }
     for i in range(8):
-        nodes[f"c/f{i}"] = (
-            "note",
-            {"title": f"Filler {'abcdefgh'[i]}", "summary": "Filler."},
+        nodes[f"c/f{i}"] = leaf(
             f"# F{i}\n\nThe return invoice: 6 pallets in 2026, lot {i}.\n",
+            title=f"Filler {'abcdefgh'[i]}",
+            summary="Filler.",
         )
     root = make_forest(tmp_path / "cfop", nodes)
     q = "return invoice 6.202"
@@ -294,26 +290,20 @@ def test_terms_found_together_outrank_the_same_words_scattered(tmp_path: Path) -
     root = make_forest(
         tmp_path / "near",
         {
-            "p/together": (
-                "note",
-                {"title": "Shop floor", "summary": "Stores."},
+            "p/together": leaf(
                 "# Together\n\nReturned goods go to the outlet.\n",
+                title="Shop floor",
+                summary="Stores.",
             ),
-            "p/scattered": (
-                "note",
-                {"title": "Contract", "summary": "Clauses."},
+            "p/scattered": leaf(
                 f"# Scattered\n\nreturned\n{gap}\noutlet\n{gap}\ndiscount\n",
+                title="Contract",
+                summary="Clauses.",
             ),
-            "p/third": (
-                "note",
-                {"title": "Prices", "summary": "Tiers."},
-                "# Third\n\nThe discount ladder.\n",
-            ),
+            "p/third": leaf("# Third\n\nThe discount ladder.\n", title="Prices", summary="Tiers."),
             **{
-                f"p/f{i}": (
-                    "note",
-                    {"title": f"Filler {i}", "summary": "Filler."},
-                    f"# F{i}\n\nnothing to see {i}\n",
+                f"p/f{i}": leaf(
+                    f"# F{i}\n\nnothing to see {i}\n", title=f"Filler {i}", summary="Filler."
                 )
                 for i in range(5)
             },
@@ -334,23 +324,22 @@ def test_a_common_word_alone_earns_no_rank_in_the_fusion(tmp_path: Path) -> None
     sweep's ranking, so being found by locate too does not lift them over the one body
     that answers, found by sniff alone."""
     nodes: dict[str, tuple[str, dict[str, Any], str]] = {
-        "e/kettle": (
-            "entity",
-            {"title": "Aurora kettle", "summary": "A kettle."},
+        "e/kettle": leaf(
             "# Kettle\n\n## Quality\n\nThe lot L2503 is blocked in the ERP.\n",
+            "entity",
+            title="Aurora kettle",
+            summary="A kettle.",
         )
     }
     for i in range(3):
-        nodes[f"e/erp{i}"] = (
-            "note",
-            {"title": f"ERP job {i}", "summary": f"An ERP integration job, number {i}."},
+        nodes[f"e/erp{i}"] = leaf(
             f"# Job {i}\n\nThe ERP runs job {i} at night.\n",
+            title=f"ERP job {i}",
+            summary=f"An ERP integration job, number {i}.",
         )
     for i in range(6):
-        nodes[f"e/f{i}"] = (
-            "note",
-            {"title": f"Filler {i}", "summary": "Filler."},
-            f"# F{i}\n\nthe ERP again, line {i}\n",
+        nodes[f"e/f{i}"] = leaf(
+            f"# F{i}\n\nthe ERP again, line {i}\n", title=f"Filler {i}", summary="Filler."
         )
     root = make_forest(tmp_path / "erp", nodes)
     q = "Why is lot L2503 blocked in the ERP?"
@@ -427,32 +416,23 @@ def test_the_sweep_ranking_skips_only_bodies_that_cannot_place(
     assert [r[1] for r in got] == [value[i] for i in full]
 
 
-@pytest.fixture
-def rrf_forest(tmp_path: Path) -> Path:
-    return make_forest(
-        tmp_path / "rrf",
-        {
-            # first for locate only (its body never says zebra)
-            "z/meta": (
-                "note",
-                {"title": "Zebra zebra", "summary": "Zebra zebra zebra."},
-                "# Meta\n\nStripes, nothing else.\n",
-            ),
-            # second for both
-            "z/both": (
-                "note",
-                {"title": "Zebra", "summary": "A zebra note among other words."},
-                "# Both\n\nOne zebra here.\n",
-            ),
-            # first for sniff only (its metadata never says zebra)
-            "z/body": (
-                "note",
-                {"title": "Stripes", "summary": "Horse-like animal."},
-                "# Body\n\nzebra\nzebra\nzebra\n",
-            ),
-            "z/quokka": ("note", {"title": "Quokka", "summary": "Quokka."}, "# Q\n\nquokka\n"),
-        },
-    )
+rrf_forest = forest_fixture(
+    {
+        # first for locate only (its body never says zebra)
+        "z/meta": leaf(
+            "# Meta\n\nStripes, nothing else.\n", title="Zebra zebra", summary="Zebra zebra zebra."
+        ),
+        # second for both
+        "z/both": leaf(
+            "# Both\n\nOne zebra here.\n", title="Zebra", summary="A zebra note among other words."
+        ),
+        # first for sniff only (its metadata never says zebra)
+        "z/body": leaf(
+            "# Body\n\nzebra\nzebra\nzebra\n", title="Stripes", summary="Horse-like animal."
+        ),
+        "z/quokka": leaf("# Q\n\nquokka\n", title="Quokka", summary="Quokka."),
+    }
+)
 
 
 def test_found_by_both_outranks_found_by_one(rrf_forest: Path) -> None:
@@ -515,14 +495,10 @@ def test_fusion_ties_break_on_updated_created_then_id(
 @pytest.fixture
 def many(tmp_path: Path) -> Path:
     nodes = {
-        f"c/n{i:02d}": (
-            "note",
-            {"title": f"Capybara {i}", "summary": "Capybara."},
-            f"# N{i}\n\ncapybara {i}\n",
-        )
+        f"c/n{i:02d}": leaf(f"# N{i}\n\ncapybara {i}\n", title=f"Capybara {i}", summary="Capybara.")
         for i in range(12)
     }
-    nodes["c/other"] = ("note", {"title": "Heron", "summary": "Heron."}, "# H\n\nheron\n")
+    nodes["c/other"] = leaf("# H\n\nheron\n", title="Heron", summary="Heron.")
     return make_forest(tmp_path / "many", nodes)
 
 

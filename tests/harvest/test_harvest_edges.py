@@ -13,60 +13,31 @@ from typer.testing import CliRunner
 from monkeyllm import Vine
 from monkeyllm.commands.app import app
 
-from ..forestkit import assert_error, assert_ok, copy_sample, make_forest
+from ..forestkit import assert_error, assert_ok, copy_sample, forest_fixture, leaf, make_forest
 from .kit import QUESTION, by_id, fused, ids
 
-
-@pytest.fixture
-def superseded(tmp_path: Path) -> Path:
-    return make_forest(
-        tmp_path / "sup",
-        {
-            "p/old": (
-                "note",
-                {"title": "Walrus policy", "summary": "Walrus walrus rules."},
-                "# Old\n\nwalrus walrus walrus\n",
-            ),
-            "p/other": (
-                "note",
-                {"title": "Walrus notes", "summary": "Notes on a walrus."},
-                "# Other\n\nwalrus\n",
-            ),
-            "p/new": (
-                "note",
-                {
-                    "title": "Policy 2027",
-                    "summary": "The new rules.",
-                    "links": [{"rel": "supersedes", "target": "p/old"}],
-                },
-                "# New\n\nrules for 2027\n",
-            ),
-            # a chain: v3 supersedes v2, which supersedes v1
-            "r/v1": (
-                "note",
-                {"title": "Manatee guide", "summary": "Manatee."},
-                "# V1\n\nmanatee\n",
-            ),
-            "r/v2": (
-                "note",
-                {
-                    "title": "Guide two",
-                    "summary": "Second guide.",
-                    "links": [{"rel": "supersedes", "target": "r/v1"}],
-                },
-                "# V2\n",
-            ),
-            "r/v3": (
-                "note",
-                {
-                    "title": "Guide three",
-                    "summary": "Third guide.",
-                    "links": [{"rel": "supersedes", "target": "r/v2"}],
-                },
-                "# V3\n",
-            ),
-        },
-    )
+superseded = forest_fixture(
+    {
+        "p/old": leaf(
+            "# Old\n\nwalrus walrus walrus\n", title="Walrus policy", summary="Walrus walrus rules."
+        ),
+        "p/other": leaf("# Other\n\nwalrus\n", title="Walrus notes", summary="Notes on a walrus."),
+        "p/new": leaf(
+            "# New\n\nrules for 2027\n",
+            title="Policy 2027",
+            summary="The new rules.",
+            links=[("supersedes", "p/old")],
+        ),
+        # a chain: v3 supersedes v2, which supersedes v1
+        "r/v1": leaf("# V1\n\nmanatee\n", title="Manatee guide", summary="Manatee."),
+        "r/v2": leaf(
+            "# V2\n", title="Guide two", summary="Second guide.", links=[("supersedes", "r/v1")]
+        ),
+        "r/v3": leaf(
+            "# V3\n", title="Guide three", summary="Third guide.", links=[("supersedes", "r/v2")]
+        ),
+    }
+)
 
 
 def test_a_superseded_node_gives_its_seat_to_its_successor(superseded: Path) -> None:
@@ -99,31 +70,20 @@ def test_a_found_successor_still_takes_the_seat(tmp_path: Path) -> None:
     root = make_forest(
         tmp_path / "dugong",
         {
-            "q/old": (
-                "note",
-                {"title": "Dugong policy", "summary": "Dugong dugong rules."},
+            "q/old": leaf(
                 "# Old\n\ndugong dugong dugong\n",
+                title="Dugong policy",
+                summary="Dugong dugong rules.",
             ),
-            "q/x": (
-                "note",
-                {"title": "Dugong notes", "summary": "Dugong notes."},
-                "# X\n\ndugong dugong\n",
-            ),
-            "q/y": (
-                "note",
-                {"title": "Dugong facts", "summary": "Dugong facts."},
-                "# Y\n\ndugong\n",
-            ),
+            "q/x": leaf("# X\n\ndugong dugong\n", title="Dugong notes", summary="Dugong notes."),
+            "q/y": leaf("# Y\n\ndugong\n", title="Dugong facts", summary="Dugong facts."),
             # Its metadata does not say dugong (locate cannot find it, so locate cannot
             # move it up either); its body does, once: sniff ranks it last.
-            "q/new": (
-                "note",
-                {
-                    "title": "Policy 2028",
-                    "summary": "The rules that replace the old sea cow text.",
-                    "links": [{"rel": "supersedes", "target": "q/old"}],
-                },
+            "q/new": leaf(
                 "# New\n\nrules, the dugong included\n",
+                title="Policy 2028",
+                summary="The rules that replace the old sea cow text.",
+                links=[("supersedes", "q/old")],
             ),
         },
     )
@@ -139,19 +99,16 @@ def test_a_node_whose_exact_code_is_asked_keeps_its_seat(tmp_path: Path) -> None
     root = make_forest(
         tmp_path / "named",
         {
-            "p/old": (
-                "note",
-                {"title": "Walrus policy", "summary": "Walrus rules."},
+            "p/old": leaf(
                 "# Old\n\nwalrus rules under form POL-7\n",
+                title="Walrus policy",
+                summary="Walrus rules.",
             ),
-            "p/new": (
-                "note",
-                {
-                    "title": "Policy 2027",
-                    "summary": "The new rules.",
-                    "links": [{"rel": "supersedes", "target": "p/old"}],
-                },
+            "p/new": leaf(
                 "# New\n\nrules for 2027\n",
+                title="Policy 2027",
+                summary="The new rules.",
+                links=[("supersedes", "p/old")],
             ),
         },
     )
@@ -206,43 +163,31 @@ def test_nothing_matched(hv: Vine) -> None:
     assert "terms" in out["hint"]
 
 
-@pytest.fixture
-def dated(tmp_path: Path) -> Path:
-    return make_forest(
-        tmp_path / "dated",
-        {
-            "w/a": (
-                "note",
-                {
-                    "title": "Otter a",
-                    "summary": "Otter.",
-                    "created": "2025-06-01",
-                    "updated": "2026-07-01",
-                },
-                "# A\n\notter\n",
-            ),
-            "w/b": (
-                "note",
-                {
-                    "title": "Otter b",
-                    "summary": "Otter.",
-                    "created": "2026-02-10",
-                    "updated": "2026-02-10",
-                },
-                "# B\n\notter\n",
-            ),
-            "w/c": (
-                "note",
-                {
-                    "title": "Otter c",
-                    "summary": "Otter.",
-                    "created": "2026-08-01",
-                    "updated": "2026-08-01",
-                },
-                "# C\n\notter\n",
-            ),
-        },
-    )
+dated = forest_fixture(
+    {
+        "w/a": leaf(
+            "# A\n\notter\n",
+            title="Otter a",
+            summary="Otter.",
+            created="2025-06-01",
+            updated="2026-07-01",
+        ),
+        "w/b": leaf(
+            "# B\n\notter\n",
+            title="Otter b",
+            summary="Otter.",
+            created="2026-02-10",
+            updated="2026-02-10",
+        ),
+        "w/c": leaf(
+            "# C\n\notter\n",
+            title="Otter c",
+            summary="Otter.",
+            created="2026-08-01",
+            updated="2026-08-01",
+        ),
+    }
+)
 
 
 @pytest.mark.parametrize(
@@ -278,26 +223,20 @@ def test_a_successor_outside_the_window_is_not_returned(tmp_path: Path) -> None:
     root = make_forest(
         tmp_path / "wsup",
         {
-            "p/old": (
-                "note",
-                {
-                    "title": "Walrus policy 2025",
-                    "summary": "Walrus rules.",
-                    "created": "2025-01-10",
-                    "updated": "2025-01-10",
-                },
+            "p/old": leaf(
                 "# Old\n\nwalrus\n",
+                title="Walrus policy 2025",
+                summary="Walrus rules.",
+                created="2025-01-10",
+                updated="2025-01-10",
             ),
-            "p/new": (
-                "note",
-                {
-                    "title": "Policy 2027",
-                    "summary": "The new rules.",
-                    "created": "2027-01-10",
-                    "updated": "2027-01-10",
-                    "links": [{"rel": "supersedes", "target": "p/old"}],
-                },
+            "p/new": leaf(
                 "# New\n\nrules\n",
+                title="Policy 2027",
+                summary="The new rules.",
+                created="2027-01-10",
+                updated="2027-01-10",
+                links=[("supersedes", "p/old")],
             ),
         },
     )
@@ -314,23 +253,17 @@ def test_nodes_that_supersede_each_other_are_both_kept(tmp_path: Path) -> None:
     root = make_forest(
         tmp_path / "cycle",
         {
-            "c/a": (
-                "note",
-                {
-                    "title": "Narwhal rules A",
-                    "summary": "Narwhal rules.",
-                    "links": [{"rel": "supersedes", "target": "c/b"}],
-                },
+            "c/a": leaf(
                 "# A\n\nnarwhal\n",
+                title="Narwhal rules A",
+                summary="Narwhal rules.",
+                links=[("supersedes", "c/b")],
             ),
-            "c/b": (
-                "note",
-                {
-                    "title": "Narwhal rules B",
-                    "summary": "Narwhal rules.",
-                    "links": [{"rel": "supersedes", "target": "c/a"}],
-                },
+            "c/b": leaf(
                 "# B\n\nnarwhal\n",
+                title="Narwhal rules B",
+                summary="Narwhal rules.",
+                links=[("supersedes", "c/a")],
             ),
         },
     )
@@ -386,14 +319,10 @@ def test_call_answers_like_the_method(hv: Vine) -> None:
 
 def test_harvest_deposits_heat_on_what_it_returns(tmp_path: Path) -> None:
     nodes = {
-        f"c/n{i}": (
-            "note",
-            {"title": f"Capybara {i}", "summary": "Capybara."},
-            f"# N{i}\n\ncapybara\n",
-        )
+        f"c/n{i}": leaf(f"# N{i}\n\ncapybara\n", title=f"Capybara {i}", summary="Capybara.")
         for i in range(4)
     }
-    nodes["d/heron"] = ("note", {"title": "Heron", "summary": "Heron."}, "# H\n\nheron\n")
+    nodes["d/heron"] = leaf("# H\n\nheron\n", title="Heron", summary="Heron.")
     root = make_forest(tmp_path / "heat", nodes)
     with Vine(root, writable=False) as vine:
         out = assert_ok(vine.harvest("capybara", k=2))  # the sweep lists all 4, keeps 2

@@ -14,7 +14,7 @@ from monkeyllm import Vine, budget
 from monkeyllm.reads import features
 from monkeyllm.text import fold
 
-from ..forestkit import assert_ok, file_lines, make_forest
+from ..forestkit import assert_ok, file_lines, forest_fixture, leaf, make_forest
 from .kit import MAX_K, QUESTION, assert_whole, by_id, fused, ids
 
 LOREM = (
@@ -43,26 +43,22 @@ def scarce(tmp_path: Path) -> Path:
             + "\n\nthe rarity sits at the end\n",
         ),
         # the rare term shares a line with the common one, then comes twice much later
-        "m/big": (
-            "note",
-            {"title": "Big", "summary": "Mostly common words."},
+        "m/big": leaf(
             "# Big\n\n## Intro\n\ncommon and rarity together\n"
             + commons
             + "\n\n## Later\n\nthe rarity appears here\nand rarity once more\n",
+            title="Big",
+            summary="Mostly common words.",
         ),
         # three rare lines plus three common ones would be six: capped at five
-        "m/big2": (
-            "note",
-            {"title": "Big two", "summary": "More common words."},
+        "m/big2": leaf(
             "# Big two\n\n" + commons + "\n\n## End\n\nrarity one\nrarity two\nrarity three\n",
+            title="Big two",
+            summary="More common words.",
         ),
     }
     for i in range(5):
-        nodes[f"m/c{i}"] = (
-            "note",
-            {"title": f"Filler {i}", "summary": "Filler."},
-            f"# C{i}\n\ncommon {i}\n",
-        )
+        nodes[f"m/c{i}"] = leaf(f"# C{i}\n\ncommon {i}\n", title=f"Filler {i}", summary="Filler.")
     return make_forest(tmp_path / "scarce", nodes)
 
 
@@ -112,39 +108,34 @@ def test_index_nodes_keep_the_global_matches(scarce: Path) -> None:
     assert [(m["section"], m["line"], m["snippet"]) for m in index["matches"]] != own
 
 
-@pytest.fixture
-def bodies(tmp_path: Path) -> Path:
-    return make_forest(
-        tmp_path / "bodies",
-        {
-            "b/short": (
-                "note",
-                {"title": "Okapi short", "summary": "Okapi."},
-                "# Short\n\n## One\n\nokapi in a short note\n",
+bodies = forest_fixture(
+    {
+        "b/short": leaf(
+            "# Short\n\n## One\n\nokapi in a short note\n", title="Okapi short", summary="Okapi."
+        ),
+        "b/long": leaf(
+            long_body(
+                "Long",
+                {
+                    f"Part {i}": (f"okapi in part {i}" if i in (2, 4, 5) else "")
+                    for i in range(1, 8)
+                },
+                preamble="The long preamble.\n",
             ),
-            "b/long": (
-                "note",
-                {"title": "Okapi long", "summary": "Okapi at length."},
-                long_body(
-                    "Long",
-                    {
-                        f"Part {i}": (f"okapi in part {i}" if i in (2, 4, 5) else "")
-                        for i in range(1, 8)
-                    },
-                    preamble="The long preamble.\n",
-                ),
+            title="Okapi long",
+            summary="Okapi at length.",
+        ),
+        "b/map": leaf(
+            long_body(
+                "Map",
+                {f"Chapter {i}": "" for i in range(1, 8)},
+                preamble="An okapi before any section.\n",
             ),
-            "b/map": (
-                "note",
-                {"title": "Okapi map", "summary": "Okapi, no body match."},
-                long_body(
-                    "Map",
-                    {f"Chapter {i}": "" for i in range(1, 8)},
-                    preamble="An okapi before any section.\n",
-                ),
-            ),
-        },
-    )
+            title="Okapi map",
+            summary="Okapi, no body match.",
+        ),
+    }
+)
 
 
 def test_content_whole_sections_or_outline(bodies: Path) -> None:
@@ -207,7 +198,7 @@ def heavy(tmp_path: Path) -> Path:
     nodes = {}
     for i in range(6):
         body = f"# Pangolin {i}\n\n## Facts\n\nThe pangolin number {i}.\n\n" + (LOREM * 38) + "\n"
-        nodes[f"h/p{i}"] = ("note", {"title": f"Pangolin {i}", "summary": "Pangolin."}, body)
+        nodes[f"h/p{i}"] = leaf(body, title=f"Pangolin {i}", summary="Pangolin.")
     return make_forest(tmp_path / "heavy", nodes)
 
 
@@ -243,10 +234,8 @@ def test_a_lone_result_too_big_for_the_bundle_is_never_sliced(tmp_path: Path) ->
     root = make_forest(
         tmp_path / "giant",
         {
-            "g/doc": (
-                "note",
-                {"title": "Tapir", "summary": "Tapir."},
-                "# Doc\n\n## Small\n\nshort\n\n" + giant + "\n",
+            "g/doc": leaf(
+                "# Doc\n\n## Small\n\nshort\n\n" + giant + "\n", title="Tapir", summary="Tapir."
             )
         },
     )

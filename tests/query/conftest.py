@@ -10,7 +10,7 @@ import pytest
 
 from monkeyllm import Vine
 
-from ..forestkit import assert_ok, make_forest
+from ..forestkit import assert_ok, leaf, make_forest
 from .kit import N_ORDERS, SENTINEL, WIDE_COLS, Shop, _order, sha256
 
 
@@ -87,32 +87,23 @@ def shop(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Shop]:
         base / "forest",
         {
             "data/shop": ("dataset", DATASET, SHOP_BODY),
-            "data/readme": ("note", {}, "# Readme\n\nNot a dataset.\n"),
-            "data/ghost": (
-                "dataset",
-                {"payload": "ghost.db", "payload_type": "sqlite"},
-                "# Ghost\n",
-            ),
-            "data/sheet": ("dataset", {"payload": "sheet.csv", "payload_type": "csv"}, "# Sheet\n"),
-            "data/remote": (
-                "dataset",
-                {"payload": "https://example.com/remote.db", "payload_type": "sqlite"},
+            "data/readme": leaf("# Readme\n\nNot a dataset.\n"),
+            "data/ghost": leaf("# Ghost\n", "dataset", payload="ghost.db", payload_type="sqlite"),
+            "data/sheet": leaf("# Sheet\n", "dataset", payload="sheet.csv", payload_type="csv"),
+            "data/remote": leaf(
                 "# Remote\n",
-            ),
-            "data/escape": (
                 "dataset",
-                {"payload": "../../outside/secret.db", "payload_type": "sqlite"},
-                "# Escape\n",
+                payload="https://example.com/remote.db",
+                payload_type="sqlite",
             ),
-            "data/absolute": (
-                "dataset",
-                {"payload": str(outside / "secret.db"), "payload_type": "sqlite"},
-                "# Absolute\n",
+            "data/escape": leaf(
+                "# Escape\n", "dataset", payload="../../outside/secret.db", payload_type="sqlite"
             ),
-            "data/corrupt": (
-                "dataset",
-                {"payload": "corrupt.db", "payload_type": "sqlite"},
-                "# Corrupt\n",
+            "data/absolute": leaf(
+                "# Absolute\n", "dataset", payload=str(outside / "secret.db"), payload_type="sqlite"
+            ),
+            "data/corrupt": leaf(
+                "# Corrupt\n", "dataset", payload="corrupt.db", payload_type="sqlite"
             ),
         },
     )
