@@ -32,6 +32,19 @@ TIMEOUT = 30
 
 
 ERAS = ("handshake", "modern")
+# A raw ``initialize`` request of the handshake era, and the headers streamable HTTP
+# asks of a POST: for the tests that speak to a server without the SDK.
+PING: dict[str, Any] = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-06-18",
+        "capabilities": {},
+        "clientInfo": {"name": "raw", "version": "0"},
+    },
+}
+ACCEPT = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
 
 
 class CheckedSession(ClientSession):

@@ -22,7 +22,7 @@ from monkeyllm import CALLS, Vine, shapes
 from monkeyllm.serve.tools import ENGINE_TOOLS
 
 from .forestkit import copy_sample, git, head
-from .mcpkit import ERAS, TIMEOUT, VINE, payload, stable, stdio_session
+from .mcpkit import ERAS, PING, TIMEOUT, VINE, payload, stable, stdio_session
 
 WRITES = ("plant", "graft", "tend", "prune", "transplant", "ingest")
 
@@ -331,19 +331,7 @@ def raw_messages(era: str) -> list[dict[str, Any]]:
             }
         ]
     else:
-        opening = [
-            {
-                "jsonrpc": "2.0",
-                "id": 1,
-                "method": "initialize",
-                "params": {
-                    "protocolVersion": "2025-06-18",
-                    "capabilities": {},
-                    "clientInfo": {"name": "raw", "version": "0"},
-                },
-            },
-            {"jsonrpc": "2.0", "method": "notifications/initialized"},
-        ]
+        opening = [PING, {"jsonrpc": "2.0", "method": "notifications/initialized"}]
     meta = {"_meta": MODERN_META} if era == "modern" else {}
     return opening + [
         {

@@ -15,20 +15,18 @@ from monkeyllm import CALLS, Vine, shapes
 from monkeyllm.serve.tools import ENGINE_TOOLS
 
 from .forestkit import copy_sample, head
-from .mcpkit import ERAS, TIMEOUT, http_server, http_session, payload, stable, stdio_session
+from .mcpkit import (
+    ACCEPT,
+    ERAS,
+    PING,
+    TIMEOUT,
+    http_server,
+    http_session,
+    payload,
+    stable,
+    stdio_session,
+)
 from .test_mcp import NOTE, READS, cool
-
-PING = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-06-18",
-        "capabilities": {},
-        "clientInfo": {"name": "raw", "version": "0"},
-    },
-}
-HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
 
 
 def run(fn: Any, *args: Any) -> Any:
@@ -114,12 +112,10 @@ def test_http_answers_only_the_hosts_it_is_told(forest: Path, tmp_path: Path) ->
             "brain.internal",
             f"brain.internal:{port}",
         ):
-            response = httpx.post(
-                url, json=PING, headers={**HEADERS, "Host": host}, timeout=TIMEOUT
-            )
+            response = httpx.post(url, json=PING, headers={**ACCEPT, "Host": host}, timeout=TIMEOUT)
             codes[host] = response.status_code
         origin = httpx.post(
-            url, json=PING, timeout=TIMEOUT, headers={**HEADERS, "Origin": "http://evil.example"}
+            url, json=PING, timeout=TIMEOUT, headers={**ACCEPT, "Origin": "http://evil.example"}
         )
     assert codes.pop("evil.example") == 421
     assert codes.pop(f"evil.example:{port}") == 421

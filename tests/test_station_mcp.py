@@ -30,7 +30,9 @@ from monkeyllm.serve.station.store import Store
 
 from .forestkit import git
 from .mcpkit import (
+    ACCEPT,
     ERAS,
+    PING,
     TIMEOUT,
     VINE,
     CheckedSession,
@@ -43,17 +45,6 @@ from .mcpkit import (
 from .test_mcp import READS
 from .test_station import PROBES, WORD, _serve, serving_station
 
-PING = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-06-18",
-        "capabilities": {},
-        "clientInfo": {"name": "raw", "version": "0"},
-    },
-}
-ACCEPT = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
 NOTE = {
     "id": "sales/mcp-station-note",
     "type": "note",
