@@ -12,18 +12,7 @@ from monkeyllm import CALLS, Vine
 
 from .forestkit import REPO
 
-READS = [
-    "locate",
-    "look",
-    "move",
-    "pick",
-    "scan",
-    "sniff",
-    "history",
-    "calendar",
-    "coverage",
-    "query",
-]
+READS = "locate look move pick scan sniff history calendar coverage query".split()
 WRITES = ["plant", "graft", "tend", "prune", "transplant"]
 # Calls whose every parameter has a default (they cover the whole forest unless told).
 NO_REQUIRED = ("calendar", "coverage")
