@@ -214,6 +214,43 @@ def assert_error(response: dict[str, Any], code: str) -> dict[str, Any]:
     return err
 
 
+def node(node_id: str, parent: str, title: str, summary: str, **extra: Any) -> dict[str, Any]:
+    """A node for ``plant``: its id, parent, title and summary, a note unless ``type``
+    says otherwise, and any other keys."""
+    return {
+        "id": node_id,
+        "type": extra.pop("type", "note"),
+        "parent": parent,
+        "title": title,
+        "summary": summary,
+        **extra,
+    }
+
+
+# A one-table payload: a counter ``v`` per ``id``.
+DATA_SCHEMA = {"t": {"columns": {"id": "INTEGER", "v": "INTEGER"}, "primary_key": ["id"]}}
+
+
+def counter(summary: str, value: int, node_id: str = "kb/data") -> dict[str, Any]:
+    """A dataset for ``plant`` under kb/, titled Data, whose one row counts ``value``."""
+    return node(
+        node_id, "kb", "Data", summary, type="dataset", schema=DATA_SCHEMA, rows={"t": [[1, value]]}
+    )
+
+
+def age(root: Path, today: str, old: str) -> None:
+    """Turn every node file's ``updated: today`` into ``old`` and commit the forest as it
+    stands, so a write that refreshes the date shows."""
+    for path in root.rglob("*.md"):
+        if ".git" not in path.parts:
+            text = path.read_text(encoding="utf-8")
+            path.write_text(
+                text.replace(f"updated: '{today}'", f"updated: '{old}'"), encoding="utf-8"
+            )
+    git(root, "add", "-A")
+    git(root, "-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-qm", "age")
+
+
 def node_path(root: Path, node_id: str) -> Path:
     """The file of node ``node_id`` in the forest at ``root``."""
     return root / (node_id + ".md")

@@ -4,13 +4,11 @@ through the engine so every file is exactly what the engine writes."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from monkeyllm import Vine
 
-from .forestkit import assert_ok
+from .forestkit import assert_ok, counter, node
 
-DATA_SCHEMA = {"t": {"columns": {"id": "INTEGER", "v": "INTEGER"}, "primary_key": ["id"]}}
 EM = "\u2014"
 
 ALPHA_BODY = """# Alpha
@@ -40,18 +38,6 @@ GAMMA_BODY = """# Gamma
 
 Gamma cites [[kb/alpha]] once, in prose.
 """
-
-
-def node(node_id: str, parent: str, title: str, summary: str, **extra: Any) -> dict[str, Any]:
-    """A plant spec."""
-    return {
-        "id": node_id,
-        "type": extra.pop("type", "note"),
-        "parent": parent,
-        "title": title,
-        "summary": summary,
-        **extra,
-    }
 
 
 def grow(root: Path) -> Path:
@@ -93,15 +79,7 @@ def grow(root: Path) -> Path:
                 ],
                 body=GAMMA_BODY,
             ),
-            node(
-                "kb/data",
-                "kb",
-                "Data",
-                "A counter kept by the kb.",
-                type="dataset",
-                schema=DATA_SCHEMA,
-                rows={"t": [[1, 0]]},
-            ),
+            counter("A counter kept by the kb.", 0),
         ):
             assert_ok(v.plant(spec))
         assert_ok(v.graft("kb/alpha", {"add_links": [{"rel": "related-to", "target": "kb/beta"}]}))

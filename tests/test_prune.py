@@ -9,8 +9,8 @@ import pytest
 
 from monkeyllm import Vine
 
-from .forestkit import assert_error, assert_ok, files_of, git, head, meta_of, status
-from .grove import DATA_SCHEMA, body_of, grow, node
+from .forestkit import assert_error, assert_ok, counter, files_of, git, head, meta_of, status
+from .grove import body_of, grow, node
 
 
 @pytest.fixture(scope="module")
@@ -121,19 +121,7 @@ def test_a_payload_goes_to_the_graveyard_never_deleted(vine: Vine, root: Path) -
     assert_error(vine.query("kb/data", "SELECT 1"), "E_NOT_FOUND")
     assert status(root) == ""
     # The id is free again: a new dataset, and a second prune keeps both payloads.
-    assert_ok(
-        vine.plant(
-            node(
-                "kb/data",
-                "kb",
-                "Data",
-                "A new counter.",
-                type="dataset",
-                schema=DATA_SCHEMA,
-                rows={"t": [[1, 7]]},
-            )
-        )
-    )
+    assert_ok(vine.plant(counter("A new counter.", 7)))
     again = assert_ok(vine.prune("kb/data"))
     assert again["payload_moved"] == "_derived/graveyard/kb/data/data-2.db"
     assert (root / out["payload_moved"]).read_bytes() == data

@@ -16,7 +16,7 @@ import pytest
 
 from monkeyllm import Vine
 
-from .forestkit import PROSPECTING, assert_error, assert_ok, git, head, meta_of, status
+from .forestkit import PROSPECTING, age, assert_error, assert_ok, git, head, meta_of, node, status
 
 TODAY = datetime.date.today().isoformat()
 OLD = "2025-01-01"
@@ -39,38 +39,13 @@ def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The contract's dataset planted under clients/_index, plus a note; aged files."""
     root = tmp_path_factory.mktemp("tend") / "f"
     with Vine.init(root, "Title") as v:
-        assert_ok(
-            v.plant(
-                {
-                    "id": "clients",
-                    "type": "branch",
-                    "parent": "_index",
-                    "title": "Clients",
-                    "summary": "Clients and prospects.",
-                }
-            )
-        )
-        assert_ok(v.plant(dict(PROSPECTING)))
-        assert_ok(
-            v.plant(
-                {
-                    "id": "clients/memo",
-                    "type": "note",
-                    "parent": "clients",
-                    "title": "Memo",
-                    "summary": "A note, not a dataset.",
-                }
-            )
-        )
-    for path in root.rglob("*.md"):
-        if ".git" not in path.parts:
-            path.write_text(
-                path.read_text(encoding="utf-8").replace(
-                    f"updated: '{TODAY}'", f"updated: '{OLD}'"
-                ),
-                encoding="utf-8",
-            )
-    git(root, "-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-qam", "age")
+        for spec in (
+            node("clients", "_index", "Clients", "Clients and prospects.", type="branch"),
+            dict(PROSPECTING),
+            node("clients/memo", "clients", "Memo", "A note, not a dataset."),
+        ):
+            assert_ok(v.plant(spec))
+    age(root, TODAY, OLD)
     return root
 
 

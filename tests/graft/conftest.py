@@ -10,7 +10,7 @@ import pytest
 
 from monkeyllm import Vine
 
-from ..forestkit import assert_ok, git
+from ..forestkit import age, assert_ok, node
 from .kit import ALPHA_BODY, ALPHA_SUMMARY, CROSS, EM, OLD, TODAY
 
 
@@ -20,57 +20,28 @@ def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
     Cross trails; every file aged to an old ``updated`` so refreshes show."""
     root = tmp_path_factory.mktemp("graft") / "f"
     with Vine.init(root, "Title") as v:
-        assert_ok(
-            v.plant(
-                {
-                    "id": "kb",
-                    "type": "branch",
-                    "parent": "_index",
-                    "title": "Knowledge",
-                    "summary": "Letters and their uses.",
-                }
-            )
-        )
-        assert_ok(
-            v.plant(
-                {
-                    "id": "kb/alpha",
-                    "type": "note",
-                    "parent": "kb",
-                    "title": "Alpha",
-                    "summary": ALPHA_SUMMARY,
-                    "body": ALPHA_BODY,
-                    "links": [{"rel": "part-of", "target": "kb/_index"}],
-                }
-            )
-        )
-        for leaf in ("beta", "gamma"):
-            assert_ok(
-                v.plant(
-                    {
-                        "id": f"kb/{leaf}",
-                        "type": "note",
-                        "parent": "kb",
-                        "title": leaf.title(),
-                        "summary": f"{leaf.title()} letter.",
-                    }
-                )
-            )
+        for spec in (
+            node("kb", "_index", "Knowledge", "Letters and their uses.", type="branch"),
+            node(
+                "kb/alpha",
+                "kb",
+                "Alpha",
+                ALPHA_SUMMARY,
+                body=ALPHA_BODY,
+                links=[{"rel": "part-of", "target": "kb/_index"}],
+            ),
+            *(
+                node(f"kb/{leaf}", "kb", leaf.title(), f"{leaf.title()} letter.")
+                for leaf in ("beta", "gamma")
+            ),
+        ):
+            assert_ok(v.plant(spec))
     index = root / "_index.md"
     text = index.read_text(encoding="utf-8")
     text = text.replace("## Cross trails\n", f"## Cross trails\n\n{CROSS}\n")
     text = text.rstrip("\n") + f"\n\n- [[kb/alpha]] {EM} {ALPHA_SUMMARY}\n"
     index.write_text(text, encoding="utf-8")
-    for path in root.rglob("*.md"):
-        if ".git" not in path.parts:
-            path.write_text(
-                path.read_text(encoding="utf-8").replace(
-                    f"updated: '{TODAY}'", f"updated: '{OLD}'"
-                ),
-                encoding="utf-8",
-            )
-    git(root, "add", "-A")
-    git(root, "-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-qm", "age")
+    age(root, TODAY, OLD)
     return root
 
 

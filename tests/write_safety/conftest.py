@@ -9,8 +9,8 @@ import pytest
 
 from monkeyllm import Vine
 
-from ..forestkit import assert_ok, git
-from .kit import ALPHA_SUMMARY, DATA_SCHEMA
+from ..forestkit import assert_ok, counter, git, node
+from .kit import ALPHA_SUMMARY
 
 EM = "\u2014"
 
@@ -19,55 +19,20 @@ def build(root: Path) -> Path:
     """kb/_index with alpha (listed in the master's Landmarks too), gamma (linking to
     alpha in its frontmatter and its body) and a dataset."""
     with Vine.init(root, "Title") as v:
-        assert_ok(
-            v.plant(
-                {
-                    "id": "kb",
-                    "type": "branch",
-                    "parent": "_index",
-                    "title": "Knowledge",
-                    "summary": "Letters and their uses.",
-                }
-            )
-        )
-        assert_ok(
-            v.plant(
-                {
-                    "id": "kb/alpha",
-                    "type": "note",
-                    "parent": "kb",
-                    "title": "Alpha",
-                    "summary": ALPHA_SUMMARY,
-                    "body": "# Alpha\n\n## Usage\n\nDaily.",
-                }
-            )
-        )
-        assert_ok(
-            v.plant(
-                {
-                    "id": "kb/data",
-                    "type": "dataset",
-                    "parent": "kb",
-                    "title": "Data",
-                    "summary": "A counter.",
-                    "schema": DATA_SCHEMA,
-                    "rows": {"t": [[1, 0]]},
-                }
-            )
-        )
-        assert_ok(
-            v.plant(
-                {
-                    "id": "kb/gamma",
-                    "type": "note",
-                    "parent": "kb",
-                    "title": "Gamma",
-                    "summary": "Gamma, which cites alpha.",
-                    "links": [{"rel": "related-to", "target": "kb/alpha"}],
-                    "body": "# Gamma\n\nAfter [[kb/alpha]], before nothing.",
-                }
-            )
-        )
+        for spec in (
+            node("kb", "_index", "Knowledge", "Letters and their uses.", type="branch"),
+            node("kb/alpha", "kb", "Alpha", ALPHA_SUMMARY, body="# Alpha\n\n## Usage\n\nDaily."),
+            counter("A counter.", 0),
+            node(
+                "kb/gamma",
+                "kb",
+                "Gamma",
+                "Gamma, which cites alpha.",
+                links=[{"rel": "related-to", "target": "kb/alpha"}],
+                body="# Gamma\n\nAfter [[kb/alpha]], before nothing.",
+            ),
+        ):
+            assert_ok(v.plant(spec))
     index = root / "_index.md"
     index.write_text(
         index.read_text(encoding="utf-8").rstrip("\n")

@@ -10,10 +10,9 @@ from typing import Any
 
 from monkeyllm import Vine
 
-from ..forestkit import assert_ok, meta_of
+from ..forestkit import DATA_SCHEMA, assert_ok, meta_of, node
 
 ALPHA_SUMMARY = "Alpha, the first letter of the kb."
-DATA_SCHEMA = {"t": {"columns": {"id": "INTEGER", "v": "INTEGER"}, "primary_key": ["id"]}}
 
 
 def stray_temps(root: Path) -> list[str]:
@@ -41,42 +40,16 @@ class Kind:
 
 
 def _plant_note(v: Vine) -> dict[str, Any]:
-    return v.plant(
-        {
-            "id": "kb/new",
-            "type": "note",
-            "parent": "kb",
-            "title": "New",
-            "summary": "A new note about faults.",
-            "body": "Body.",
-        }
-    )
+    return v.plant(node("kb/new", "kb", "New", "A new note about faults.", body="Body."))
 
 
 def _plant_branch(v: Vine) -> dict[str, Any]:
-    return v.plant(
-        {
-            "id": "kb/sub",
-            "type": "branch",
-            "parent": "kb",
-            "title": "Sub",
-            "summary": "A sub-branch.",
-        }
-    )
+    return v.plant(node("kb/sub", "kb", "Sub", "A sub-branch.", type="branch"))
 
 
 def _plant_dataset(v: Vine) -> dict[str, Any]:
-    return v.plant(
-        {
-            "id": "kb/born",
-            "type": "dataset",
-            "parent": "kb",
-            "title": "Born",
-            "summary": "A dataset born in a fault test.",
-            "schema": DATA_SCHEMA,
-            "rows": {"t": [[1, 1], [2, 2]]},
-        }
-    )
+    born = node("kb/born", "kb", "Born", "A dataset born in a fault test.", type="dataset")
+    return v.plant({**born, "schema": DATA_SCHEMA, "rows": {"t": [[1, 1], [2, 2]]}})
 
 
 def _graft_summary(v: Vine) -> dict[str, Any]:
@@ -156,9 +129,9 @@ def _agrees_with_files(v: Vine, root: Path) -> None:
         page = assert_ok(
             v.scan("_index", fields=["id", "summary"], recursive=True, limit=50, after=after)
         )
-        for node in page["nodes"]:
-            listed.add(node["id"])
-            assert node["summary"] == meta_of(root / (node["id"] + ".md"))["summary"], node
+        for entry in page["nodes"]:
+            listed.add(entry["id"])
+            assert entry["summary"] == meta_of(root / (entry["id"] + ".md"))["summary"], entry
         if not page.get("next"):
             break
         after = page["next"]
