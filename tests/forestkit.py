@@ -272,6 +272,11 @@ def sql_rows(db: Path, sql: str) -> list[list[Any]]:
         conn.close()
 
 
+def links(*pairs: tuple[str, str]) -> list[dict[str, str]]:
+    """Typed links from ``(rel, target)`` pairs."""
+    return [{"rel": rel, "target": target} for rel, target in pairs]
+
+
 def leaf(body: str = "", ntype: str = "note", **meta: Any) -> tuple[str, dict[str, Any], str]:
     """One node of :func:`make_forest`'s ``nodes``: its body, its type and the frontmatter
     keys it sets (the rest take :func:`node_meta`'s defaults). Its ``links`` may be given

@@ -9,7 +9,7 @@ import pytest
 
 from monkeyllm import Vine
 
-from ..forestkit import assert_error, assert_ok, head, meta_of, node_path, status
+from ..forestkit import assert_error, assert_ok, head, links, meta_of, node_path, status
 from .kit import blob, changed_files, subject, tracked, unchanged
 
 
@@ -49,22 +49,17 @@ def test_discovered_shortcut_defaults(vine: Vine) -> None:
     assert_ok(
         vine.graft(
             "kb/alpha",
-            {
-                "add_links": [
-                    {"rel": "discovered-shortcut", "target": "kb/gamma"},
-                    {"rel": "related-to", "target": "kb/beta"},
-                ]
-            },
+            {"add_links": links(("discovered-shortcut", "kb/gamma"), ("related-to", "kb/beta"))},
         )
     )
-    links = meta_of(node_path(vine.root, "kb/alpha"))["links"]
+    written = meta_of(node_path(vine.root, "kb/alpha"))["links"]
     assert {
         "rel": "discovered-shortcut",
         "target": "kb/gamma",
         "confidence": 0.5,
         "discovered_by": "agent",
-    } in links
-    assert {"rel": "related-to", "target": "kb/beta"} in links
+    } in written
+    assert {"rel": "related-to", "target": "kb/beta"} in written
     assert subject(vine.root) == "graft(kb/alpha): +2 links"
     assert_ok(
         vine.graft(
@@ -114,13 +109,7 @@ def test_fortification(vine: Vine, target: str) -> None:
 def test_mixed_patch_commits_and_reports_fortified(vine: Vine) -> None:
     out = assert_ok(
         vine.graft(
-            "kb/alpha",
-            {
-                "add_links": [
-                    {"rel": "part-of", "target": "kb/_index"},
-                    {"rel": "related-to", "target": "kb/gamma"},
-                ]
-            },
+            "kb/alpha", {"add_links": links(("part-of", "kb/_index"), ("related-to", "kb/gamma"))}
         )
     )
     assert out["commit"] == head(vine.root)
@@ -150,13 +139,7 @@ def test_fortify_beside_a_summary_change(vine: Vine) -> None:
 def test_the_same_link_twice_in_one_patch_is_added_once(vine: Vine) -> None:
     assert_ok(
         vine.graft(
-            "kb/beta",
-            {
-                "add_links": [
-                    {"rel": "related-to", "target": "kb/gamma"},
-                    {"rel": "related-to", "target": "kb/gamma"},
-                ]
-            },
+            "kb/beta", {"add_links": links(("related-to", "kb/gamma"), ("related-to", "kb/gamma"))}
         )
     )
     meta = meta_of(node_path(vine.root, "kb/beta"))
@@ -194,10 +177,7 @@ def test_add_and_remove_in_one_patch(vine: Vine) -> None:
         vine.graft(
             "kb/alpha",
             {
-                "add_links": [
-                    {"rel": "related-to", "target": "kb/beta"},
-                    {"rel": "related-to", "target": "kb/gamma"},
-                ],
+                "add_links": links(("related-to", "kb/beta"), ("related-to", "kb/gamma")),
                 "remove_links": [{"rel": "part-of", "target": "kb/_index"}],
             },
         )
