@@ -19,7 +19,7 @@ from monkeyllm import Vine
 from monkeyllm.canopy import hybrid
 
 from .embedkit import EmbedServer
-from .forestkit import copy_sample, git_init
+from .forestkit import copy_sample, git_init, node
 
 PARAPHRASE = "handover timeframes"
 
@@ -127,13 +127,12 @@ def test_writes_re_embed_only_what_changed_on_the_next_hybrid_read(
         vine.canopy_build(http(server))
         server.requests.clear()
         planted = vine.plant(
-            {
-                "id": "sales/trade-in",
-                "type": "note",
-                "parent": "sales/_index",
-                "title": "Trade-in programme",
-                "summary": "Old kettles swapped for a voucher in stores.",
-            }
+            node(
+                "sales/trade-in",
+                "sales/_index",
+                "Trade-in programme",
+                "Old kettles swapped for a voucher in stores.",
+            )
         )
         assert "error" not in planted
         # The write asks nothing of the embedder; the next read embeds the new node

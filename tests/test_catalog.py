@@ -13,7 +13,7 @@ import pytest
 
 from monkeyllm import Vine
 
-from .forestkit import assert_error, assert_ok, make_forest, node_meta, write_node
+from .forestkit import assert_error, assert_ok, make_forest, node, node_meta, write_node
 
 
 @pytest.fixture(params=[True, False], ids=["inotify", "stat-walk"])
@@ -284,13 +284,7 @@ def test_an_older_walk_never_drops_a_node_another_process_just_indexed(tmp_path:
         reader.look("_index")
         walk = reader._forest.catalog.watcher.walk()  # before the node exists
         out = writer.plant(
-            {
-                "id": "sales/raced",
-                "type": "note",
-                "parent": "sales/_index",
-                "title": "Raced",
-                "summary": "Planted between walk and apply.",
-            }
+            node("sales/raced", "sales/_index", "Raced", "Planted between walk and apply.")
         )
         assert out.get("commit"), out
         reader._forest.catalog._sync_walk(walk)  # the older walk lands

@@ -17,7 +17,7 @@ from monkeyllm.commands.render import heat_bar, show
 from monkeyllm.commands.spelling import CLI
 from monkeyllm.hints import spelled
 
-from .forestkit import PROSPECTING, assert_ok
+from .forestkit import PROSPECTING, assert_ok, node
 
 TRUNCATED = "⚠ truncated: "
 SGR = re.compile(r"\x1b\[([0-9;]*)m")
@@ -233,8 +233,8 @@ def test_scan_truncated_by_budget(brain: Vine) -> None:
     assert response["truncated"] is True
     text = render("scan", response)
     assert f"scan: {response['returned']} of {response['total']}" in text
-    for node in response["nodes"]:
-        assert node["id"] in text
+    for entry in response["nodes"]:
+        assert entry["id"] in text
     assert TRUNCATED in text
     assert "hint: Cut by the 800-token budget" in text
 
@@ -302,14 +302,13 @@ def test_query_truncated_shows_its_hint(brain: Vine) -> None:
 
 def test_write_panels(brain_copy: Path) -> None:
     with Vine(brain_copy) as vine:
-        node = {
-            "id": "sales/render-note",
-            "type": "note",
-            "parent": "sales/_index",
-            "title": "Render note",
-            "summary": "A note planted to see how plant renders.",
-        }
-        planted = assert_ok(vine.plant(node))
+        note = node(
+            "sales/render-note",
+            "sales/_index",
+            "Render note",
+            "A note planted to see how plant renders.",
+        )
+        planted = assert_ok(vine.plant(note))
         dataset = assert_ok(
             vine.plant(PROSPECTING | {"id": "sales/prospecting-2026", "parent": "sales/_index"})
         )

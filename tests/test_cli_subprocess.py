@@ -21,20 +21,14 @@ import pytest
 
 from monkeyllm import Vine
 
-from .forestkit import copy_sample, git, head
+from .forestkit import copy_sample, git, head, node
 
 MODULE = [sys.executable, "-m", "monkeyllm.commands"]
 _BESIDE = Path(sys.executable).parent / "vine"
 SCRIPT = [str(_BESIDE) if _BESIDE.exists() else shutil.which("vine") or "vine"]
 ENTRY_POINTS = {"module": MODULE, "script": SCRIPT}
 
-NOTE = {
-    "id": "sales/piped-note",
-    "type": "note",
-    "parent": "sales/_index",
-    "title": "Piped note",
-    "summary": "Planted through a pipe.",
-}
+NOTE = node("sales/piped-note", "sales/_index", "Piped note", "Planted through a pipe.")
 HEAVY = ("textual", "mcp", "starlette", "uvicorn", "pydantic", "anyio", "httpx")
 CSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 SGR = re.compile(r"\x1b\[([0-9;]*)m")

@@ -11,18 +11,17 @@ import pytest
 
 from monkeyllm import Vine, gitindex
 
-from .forestkit import assert_error, assert_ok, copy_sample, git, head, status
+from .forestkit import assert_error, assert_ok, copy_sample, git, head, node, status
 
 
 def note(node_id: str, parent: str = "clients/_index") -> dict:
-    return {
-        "id": node_id,
-        "type": "note",
-        "parent": parent,
-        "title": node_id.split("/")[-1],
-        "summary": "A note for the index tests.",
-        "body": "# Note\n\n## Body\n\nText.",
-    }
+    return node(
+        node_id,
+        parent,
+        node_id.split("/")[-1],
+        "A note for the index tests.",
+        body="# Note\n\n## Body\n\nText.",
+    )
 
 
 def index_version(root: Path) -> int:

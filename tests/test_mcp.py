@@ -21,7 +21,7 @@ import pytest
 from monkeyllm import CALLS, Vine, shapes
 from monkeyllm.serve.tools import ENGINE_TOOLS
 
-from .forestkit import copy_sample, git, head
+from .forestkit import copy_sample, git, head, node
 from .mcpkit import ERAS, PING, TIMEOUT, VINE, payload, stable, stdio_session
 
 WRITES = ("plant", "graft", "tend", "prune", "transplant", "ingest")
@@ -53,14 +53,13 @@ INVALID: dict[str, dict[str, Any]] = {
     "ingest": {"files": "x"},
     "forests": {"bogus": 1},
 }
-NOTE = {
-    "id": "sales/mcp-note",
-    "type": "note",
-    "parent": "sales/_index",
-    "title": "MCP note",
-    "summary": "Planted over the Model Context Protocol.",
-    "body": "# MCP note\n\nPlanted by an agent.\n",
-}
+NOTE = node(
+    "sales/mcp-note",
+    "sales/_index",
+    "MCP note",
+    "Planted over the Model Context Protocol.",
+    body="# MCP note\n\nPlanted by an agent.\n",
+)
 EXPECTED_HINTS = {
     "plant": (False, False, False),
     "graft": (False, True, False),

@@ -9,7 +9,7 @@ import pytest
 
 from monkeyllm import Vine
 
-from .forestkit import assert_error, assert_ok
+from .forestkit import assert_error, assert_ok, node
 
 
 def _git(root: Path, *args: str) -> str:
@@ -25,13 +25,7 @@ def vine(tmp_path: Path):  # noqa: ANN201
 
 
 def _note(node_id: str, parent: str, summary: str = "A note.") -> dict:
-    return {
-        "id": node_id,
-        "type": "note",
-        "parent": parent,
-        "title": node_id.title(),
-        "summary": summary,
-    }
+    return node(node_id, parent, node_id.title(), summary)
 
 
 def test_a_branch_ships_with_its_children_in_one_commit(vine: Vine) -> None:
@@ -39,13 +33,7 @@ def test_a_branch_ships_with_its_children_in_one_commit(vine: Vine) -> None:
     out = assert_ok(
         vine.plant(
             [
-                {
-                    "id": "ops/_index",
-                    "type": "branch",
-                    "parent": "_index",
-                    "title": "Ops",
-                    "summary": "Operations.",
-                },
+                node("ops/_index", "_index", "Ops", "Operations.", type="branch"),
                 _note("ops/a", "ops/_index", "First."),
                 _note("ops/b", "ops/_index", "Second."),
                 _note("top", "_index", "At the root."),
@@ -88,14 +76,14 @@ def test_one_bad_node_refuses_the_whole_batch(vine: Vine) -> None:
         ([_note("twice", "_index"), _note("twice", "_index")], "E_SCHEMA"),
         (
             [
-                {
-                    "id": "ds",
-                    "type": "dataset",
-                    "parent": "_index",
-                    "title": "D",
-                    "summary": "Rows.",
-                    "schema": {"t": {"columns": {"a": "TEXT"}}},
-                }
+                node(
+                    "ds",
+                    "_index",
+                    "D",
+                    "Rows.",
+                    type="dataset",
+                    schema={"t": {"columns": {"a": "TEXT"}}},
+                )
             ],
             "E_SCHEMA",
         ),

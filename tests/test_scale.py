@@ -27,6 +27,7 @@ from .forestkit import (
     git_init,
     leaf,
     make_forest,
+    node,
     node_meta,
     status,
     write_node,
@@ -255,14 +256,13 @@ def test_the_git_index_kept_in_chunks_stays_what_git_writes(tmp_path: Path, monk
         ):
             assert_ok(
                 vine.plant(
-                    {
-                        "id": node_id,
-                        "type": "note",
-                        "parent": parent,
-                        "title": node_id,
-                        "summary": "A note for the chunks.",
-                        "body": "# N\n\n## Body\n\nText.",
-                    }
+                    node(
+                        node_id,
+                        parent,
+                        node_id,
+                        "A note for the chunks.",
+                        body="# N\n\n## Body\n\nText.",
+                    )
                 )
             )
             assert status(root) == "", node_id

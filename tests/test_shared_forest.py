@@ -23,7 +23,7 @@ from textual.widgets import Input
 from monkeyllm.lock import LOCK_NAME
 from monkeyllm.tui.app import BrowseApp
 
-from .forestkit import copy_sample, git, head, status
+from .forestkit import copy_sample, git, head, node, status
 from .mcpkit import TIMEOUT, VINE, http_server, http_session, payload, stdio_session
 from .tui.kit import SIZE, press_at, settle
 
@@ -36,13 +36,9 @@ def root(tmp_path: Path) -> Path:
 
 
 def note(node_id: str, title: str) -> dict[str, Any]:
-    return {
-        "id": node_id,
-        "type": "note",
-        "parent": "sales/_index",
-        "title": title,
-        "summary": f"{title}, planted while others write the same forest.",
-    }
+    return node(
+        node_id, "sales/_index", title, f"{title}, planted while others write the same forest."
+    )
 
 
 def cli(

@@ -25,7 +25,7 @@ from monkeyllm.serve.station import audit, keys
 from monkeyllm.serve.station.app import Station, build
 from monkeyllm.serve.station.store import Store
 
-from .forestkit import copy_sample, git
+from .forestkit import copy_sample, git, node
 from .mcpkit import free_port, stable
 from .test_mcp import READS
 
@@ -35,26 +35,25 @@ WORD = "ZANZIBARQUUX"
 SECRET_IDS = ("secret/_index", "secret/plan")
 
 
-SECRET_BRANCH = {
-    "id": "secret/_index",
-    "type": "branch",
-    "parent": "_index",
-    "title": f"Secret {WORD}",
-    "summary": f"The {WORD} programme, hidden.",
-    "body": f"# Secret {WORD}\n",
-}
+SECRET_BRANCH = node(
+    "secret/_index",
+    "_index",
+    f"Secret {WORD}",
+    f"The {WORD} programme, hidden.",
+    type="branch",
+    body=f"# Secret {WORD}\n",
+)
 
 
-SECRET_NOTE = {
-    "id": "secret/plan",
-    "type": "note",
-    "parent": "secret/_index",
-    "title": f"Plan {WORD}",
-    "summary": f"Where {WORD} goes next, exchange.",
-    "tags": ["sales", WORD.lower()],
-    "links": [{"rel": "related-to", "target": "sales/exchange-policy"}],
-    "body": f"# Plan\n\n## Deadlines\n\n{WORD} exchange deadline retail order NF-4412 {WORD}.\n",
-}
+SECRET_NOTE = node(
+    "secret/plan",
+    "secret/_index",
+    f"Plan {WORD}",
+    f"Where {WORD} goes next, exchange.",
+    tags=["sales", WORD.lower()],
+    links=[{"rel": "related-to", "target": "sales/exchange-policy"}],
+    body=f"# Plan\n\n## Deadlines\n\n{WORD} exchange deadline retail order NF-4412 {WORD}.\n",
+)
 
 
 def two_forests(root: Path) -> None:
@@ -275,13 +274,7 @@ def test_status_map_is_one_table() -> None:
 
 
 def test_capabilities(station: dict[str, Any]) -> None:
-    note = {
-        "id": "sales/cap-note",
-        "type": "note",
-        "parent": "sales/_index",
-        "title": "Cap note",
-        "summary": "Planted to test capabilities here.",
-    }
+    note = node("sales/cap-note", "sales/_index", "Cap note", "Planted to test capabilities here.")
     for call, args in (
         ("query", {"id": "sales/orders-2026", "sql": "SELECT 1"}),
         ("plant", {"node": note}),
@@ -302,13 +295,9 @@ def test_capabilities(station: dict[str, Any]) -> None:
 
 
 def test_writes_commit_with_the_principal_and_scope(station: dict[str, Any]) -> None:
-    note = {
-        "id": "sales/station-note",
-        "type": "note",
-        "parent": "sales/_index",
-        "title": "Station note",
-        "summary": "Planted over the REST Station.",
-    }
+    note = node(
+        "sales/station-note", "sales/_index", "Station note", "Planted over the REST Station."
+    )
     got = post(station, "sales", "plant", {"node": note})
     assert got.status_code == 200, got.text
     sha = got.json()["commit"]
@@ -439,31 +428,14 @@ def test_scoped_counts(station: dict[str, Any]) -> None:
         for r in sniff["results"]
         for t in [r["trail"]]
     )
-    scan = post(
-        station,
-        "sales",
-        "scan",
-        {"parent_id": "sales", "recursive": True, "fields": ["id"], "limit": 2},
-    ).json()
-    full = post(
-        station,
-        "all",
-        "scan",
-        {"parent_id": "sales", "recursive": True, "fields": ["id"], "limit": 50},
-    ).json()
-    assert scan["total"] == full["total"] and scan["returned"] == 2 and scan["truncated"]
-    everything = post(
-        station,
-        "deny",
-        "scan",
-        {"parent_id": "_index", "recursive": True, "fields": ["id"], "limit": 50},
-    ).json()
-    unscoped = post(
-        station,
-        "all",
-        "scan",
-        {"parent_id": "_index", "recursive": True, "fields": ["id"], "limit": 50},
-    ).json()
+
+    def scan(key: str, parent: str, limit: int) -> dict[str, Any]:
+        args = {"parent_id": parent, "recursive": True, "fields": ["id"], "limit": limit}
+        return post(station, key, "scan", args).json()
+
+    scoped, full = scan("sales", "sales", 2), scan("all", "sales", 50)
+    assert scoped["total"] == full["total"] and scoped["returned"] == 2 and scoped["truncated"]
+    everything, unscoped = scan("deny", "_index", 50), scan("all", "_index", 50)
     assert everything["total"] == unscoped["total"] - len(SECRET_IDS)
     root = post(station, "sales", "look", {"id": "_index"})
     assert root.status_code == 404

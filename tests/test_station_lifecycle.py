@@ -15,7 +15,7 @@ import pytest
 from monkeyllm.serve.station import audit
 from monkeyllm.serve.station.store import Store
 
-from .forestkit import files_of, git, head
+from .forestkit import files_of, git, head, node
 from .test_station import WORD, post, serving_station
 
 
@@ -108,11 +108,11 @@ def test_hidden_ids_are_absent_ones(tmp_path: Path) -> None:
 def test_transplant_source_like_a_read_destination_like_a_plant(station: dict[str, Any]) -> None:
     before = unchanged(station)
     # A backlink outside the key's scope cannot be rewritten: the whole call refuses.
-    for key, node, count in (
+    for key, node_id, count in (
         ("deny", "sales/exchange-policy", 1),
         ("sales", "sales/discount-ladder", 4),
     ):
-        got = post(station, key, "transplant", {"id": node, "new_id": node + "-moved"})
+        got = post(station, key, "transplant", {"id": node_id, "new_id": node_id + "-moved"})
         assert got.status_code == 409, got.text
         hidden_nothing(got.text)
         assert got.json()["error"]["out_of_scope"] == count
@@ -162,13 +162,7 @@ def test_a_scoped_move_commits_audited_with_its_principal(station: dict[str, Any
 
 
 def test_moved_to_outside_the_scope_answers_not_found(station: dict[str, Any]) -> None:
-    note = {
-        "id": "sales/to-hide",
-        "type": "note",
-        "parent": "sales/_index",
-        "title": "To hide",
-        "summary": f"Moved into the {WORD} subtree later.",
-    }
+    note = node("sales/to-hide", "sales/_index", "To hide", f"Moved into the {WORD} subtree later.")
     assert post(station, "all", "plant", {"node": note}).status_code == 200
     got = post(station, "all", "transplant", {"id": "sales/to-hide", "new_id": "secret/to-hide"})
     assert got.status_code == 200, got.text

@@ -28,7 +28,7 @@ from monkeyllm.serve.station.calls import STATION_CALLS
 from monkeyllm.serve.station.mcp import hosts_for
 from monkeyllm.serve.station.store import Store
 
-from .forestkit import git
+from .forestkit import git, node
 from .mcpkit import (
     ACCEPT,
     ERAS,
@@ -45,13 +45,12 @@ from .mcpkit import (
 from .test_mcp import READS
 from .test_station import PROBES, WORD, _serve, serving_station
 
-NOTE = {
-    "id": "sales/mcp-station-note",
-    "type": "note",
-    "parent": "sales/_index",
-    "title": "MCP station note",
-    "summary": "Planted over the Station's MCP endpoint.",
-}
+NOTE = node(
+    "sales/mcp-station-note",
+    "sales/_index",
+    "MCP station note",
+    "Planted over the Station's MCP endpoint.",
+)
 
 
 def run(fn: Any, *args: Any) -> Any:

@@ -12,7 +12,7 @@ import pytest
 
 from monkeyllm import Vine
 
-from .forestkit import copy_sample, git
+from .forestkit import copy_sample, git, node
 from .test_station import _key, _serve
 
 
@@ -82,13 +82,9 @@ def test_vine_trailers_end_the_commit_message(tmp_path: Path) -> None:
     from monkeyllm.errors import SchemaError
 
     root = copy_sample(tmp_path / "brain", git=True)
-    note = {
-        "id": "sales/trailer-note",
-        "type": "note",
-        "parent": "sales/_index",
-        "title": "Trailer note",
-        "summary": "Planted to test commit trailers.",
-    }
+    note = node(
+        "sales/trailer-note", "sales/_index", "Trailer note", "Planted to test commit trailers."
+    )
     with Vine(root) as vine:
         with vine.trailers({"station-principal": "ana"}):
             sha = vine.plant(note)["commit"]

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from monkeyllm import Vine
 
-from .forestkit import copy_sample, status
+from .forestkit import copy_sample, node, status
 
 
 def test_reads_from_many_threads(tmp_path: Path) -> None:
@@ -45,15 +45,7 @@ def test_writes_from_many_threads_serialize(tmp_path: Path) -> None:
         def worker(n: int) -> None:
             for i in range(5):
                 results.append(
-                    vine.plant(
-                        {
-                            "id": f"t{n}-{i}",
-                            "type": "note",
-                            "parent": "_index",
-                            "title": f"T {n} {i}",
-                            "summary": "Planted from a thread.",
-                        }
-                    )
+                    vine.plant(node(f"t{n}-{i}", "_index", f"T {n} {i}", "Planted from a thread."))
                 )
 
         threads = [threading.Thread(target=worker, args=(n,)) for n in range(3)]

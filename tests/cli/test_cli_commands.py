@@ -14,16 +14,12 @@ import pytest
 from monkeyllm import Vine
 from monkeyllm.registry import CALLS
 
-from ..forestkit import REPO, copy_sample, files_of, git, head, status
+from ..forestkit import REPO, copy_sample, files_of, git, head, node, status
 from .kit import DATASET, cool, engine, error_line, json_arg, run_json, steady, vine
 
-NOTE: dict[str, Any] = {
-    "id": "sales/cli-note",
-    "type": "note",
-    "parent": "sales/_index",
-    "title": "CLI note",
-    "summary": "Planted from the command line.",
-}
+NOTE: dict[str, Any] = node(
+    "sales/cli-note", "sales/_index", "CLI note", "Planted from the command line."
+)
 
 
 INSERT = (

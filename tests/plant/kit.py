@@ -8,18 +8,14 @@ from typing import Any
 
 import yaml
 
-from ..forestkit import git
+from ..forestkit import git, node
 
 EM = "\u2014"
 
 
-CLIENTS = {
-    "id": "clients/_index",
-    "type": "branch",
-    "parent": "_index",
-    "title": "Clients",
-    "summary": "Clients and prospects of the company.",
-}
+CLIENTS = node(
+    "clients/_index", "_index", "Clients", "Clients and prospects of the company.", type="branch"
+)
 
 
 def split(path: Path) -> tuple[dict[str, Any], str]:

@@ -9,7 +9,7 @@ import pytest
 
 from monkeyllm import Vine
 
-from ..forestkit import assert_ok, git, head, status
+from ..forestkit import assert_ok, git, head, node, status
 from .kit import EM, changed_files, section_lines, split
 
 TODAY = datetime.date.today().isoformat()
@@ -23,19 +23,18 @@ def test_note_file_index_commit_and_response(vine: Vine) -> None:
     before = head(root)
     out = assert_ok(
         vine.plant(
-            {
-                "id": "field-notes",
-                "type": "note",
-                "parent": "_index",
-                "title": "Field notes",
-                "summary": "Observations taken in the orchard during the harvest.",
-                "tags": ["orchard"],
-                "source_path": "inbox/field.txt",
-                "confidence": 1.0,
-                "created": "1999-01-01",
-                "updated": "1999-01-01",
-                "body": "Pears ripened early along the northern wall.",
-            }
+            node(
+                "field-notes",
+                "_index",
+                "Field notes",
+                "Observations taken in the orchard during the harvest.",
+                tags=["orchard"],
+                source_path="inbox/field.txt",
+                confidence=1.0,
+                created="1999-01-01",
+                updated="1999-01-01",
+                body="Pears ripened early along the northern wall.",
+            )
         )
     )
     assert out == {"id": "field-notes", "created": True, "commit": head(root), "trail": ["_index"]}
@@ -76,61 +75,30 @@ def test_note_file_index_commit_and_response(vine: Vine) -> None:
 
 
 def test_empty_body_gets_the_title_and_headed_bodies_are_kept(vine: Vine) -> None:
-    assert_ok(
-        vine.plant(
-            {
-                "id": "a",
-                "type": "note",
-                "parent": "_index",
-                "title": "Alpha",
-                "summary": "First letter.",
-            }
-        )
-    )
+    assert_ok(vine.plant(node("a", "_index", "Alpha", "First letter.")))
     assert split(vine.root / "a.md")[1] == "# Alpha\n"
     assert_ok(
-        vine.plant(
-            {
-                "id": "b",
-                "type": "note",
-                "parent": "_index",
-                "title": "Beta",
-                "summary": "Second letter.",
-                "body": "# Own title\n\nText.",
-            }
-        )
+        vine.plant(node("b", "_index", "Beta", "Second letter.", body="# Own title\n\nText."))
     )
     assert split(vine.root / "b.md")[1] == "# Own title\n\nText.\n"
-    assert_ok(
-        vine.plant(
-            {
-                "id": "c",
-                "type": "note",
-                "parent": "_index",
-                "title": "Gamma",
-                "summary": "Third letter.",
-                "body": "## Part\n\nText.",
-            }
-        )
-    )
+    assert_ok(vine.plant(node("c", "_index", "Gamma", "Third letter.", body="## Part\n\nText.")))
     assert split(vine.root / "c.md")[1] == "## Part\n\nText.\n"
 
 
 def test_source_confidence_and_extras(vine: Vine) -> None:
     assert_ok(
         vine.plant(
-            {
-                "id": "m",
-                "type": "note",
-                "parent": "_index",
-                "title": "Manual",
-                "summary": "Written by a person.",
-                "source": "manual",
-                "confidence": 0.7,
-                "origin": "https://example.com/m",
-                "aliases": ["hand note"],
-                "custom_field": {"k": [1, 2]},
-            }
+            node(
+                "m",
+                "_index",
+                "Manual",
+                "Written by a person.",
+                source="manual",
+                confidence=0.7,
+                origin="https://example.com/m",
+                aliases=["hand note"],
+                custom_field={"k": [1, 2]},
+            )
         )
     )
     meta, _ = split(vine.root / "m.md")
@@ -142,28 +110,10 @@ def test_source_confidence_and_extras(vine: Vine) -> None:
 
 def test_entries_in_plant_order_and_coverage(vine: Vine) -> None:
     for leaf in ("zeta", "alpha", "mid"):
-        assert_ok(
-            vine.plant(
-                {
-                    "id": leaf,
-                    "type": "note",
-                    "parent": "_index",
-                    "title": leaf.title(),
-                    "summary": f"About {leaf}.",
-                }
-            )
-        )
+        assert_ok(vine.plant(node(leaf, "_index", leaf.title(), f"About {leaf}.")))
     for folder in ("yy", "bb"):
         assert_ok(
-            vine.plant(
-                {
-                    "id": folder,
-                    "type": "branch",
-                    "parent": "_index",
-                    "title": folder.upper(),
-                    "summary": f"Branch {folder}.",
-                }
-            )
+            vine.plant(node(folder, "_index", folder.upper(), f"Branch {folder}.", type="branch"))
         )
     meta, body = split(vine.root / "_index.md")
     assert section_lines(body, "Direct bananas") == [
@@ -223,17 +173,7 @@ def test_planted_node_is_visible_at_once(vine: Vine) -> None:
 
 @pytest.mark.parametrize("given", ["x", "x/_index"])
 def test_branch_id_forms(vine: Vine, given: str) -> None:
-    out = assert_ok(
-        vine.plant(
-            {
-                "id": given,
-                "type": "branch",
-                "parent": "_index",
-                "title": "X",
-                "summary": "The x branch.",
-            }
-        )
-    )
+    out = assert_ok(vine.plant(node(given, "_index", "X", "The x branch.", type="branch")))
     assert out["id"] == "x/_index" and out["trail"] == ["_index"]
     meta, _ = split(vine.root / "x" / "_index.md")
     assert meta["id"] == "x/_index" and meta["type"] == "branch"
@@ -249,17 +189,7 @@ def test_branch_id_forms(vine: Vine, given: str) -> None:
 def test_branch_with_empty_body_is_only_its_title(vine: Vine) -> None:
     """forest-format §2.3: "A branch planted with an empty body gets only `# <Title>`.
     Missing sections are appended at the end of the body as `\\n\\n## <Name>\\n`"."""
-    assert_ok(
-        vine.plant(
-            {
-                "id": "x",
-                "type": "branch",
-                "parent": "_index",
-                "title": "X",
-                "summary": "The x branch.",
-            }
-        )
-    )
+    assert_ok(vine.plant(node("x", "_index", "X", "The x branch.", type="branch")))
     assert split(vine.root / "x" / "_index.md")[1] == "# X\n"
     assert_ok(
         vine.plant(
@@ -278,39 +208,9 @@ def test_three_levels_deep(vine: Vine) -> None:
             {"id": "a", "type": "branch", "parent": "_index", "title": "A", "summary": "Level one."}
         )
     )
-    assert_ok(
-        vine.plant(
-            {
-                "id": "a/b/_index",
-                "type": "branch",
-                "parent": "a",
-                "title": "B",
-                "summary": "Level two.",
-            }
-        )
-    )
-    assert_ok(
-        vine.plant(
-            {
-                "id": "a/b/c",
-                "type": "branch",
-                "parent": "a/b/_index",
-                "title": "C",
-                "summary": "Level three.",
-            }
-        )
-    )
-    out = assert_ok(
-        vine.plant(
-            {
-                "id": "a/b/c/leaf",
-                "type": "note",
-                "parent": "a/b/c",
-                "title": "Leaf",
-                "summary": "Deep leaf.",
-            }
-        )
-    )
+    assert_ok(vine.plant(node("a/b/_index", "a", "B", "Level two.", type="branch")))
+    assert_ok(vine.plant(node("a/b/c", "a/b/_index", "C", "Level three.", type="branch")))
+    out = assert_ok(vine.plant(node("a/b/c/leaf", "a/b/c", "Leaf", "Deep leaf.")))
     assert out["trail"] == ["_index", "a/_index", "a/b/_index", "a/b/c/_index"]
     assert changed_files(vine.root) == {"a/b/c/leaf.md", "a/b/c/_index.md"}
     for index, line, cov in (

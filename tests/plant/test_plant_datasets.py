@@ -8,7 +8,7 @@ import sqlite3
 
 from monkeyllm import Vine
 
-from ..forestkit import PROSPECTING, assert_ok, git, head, status
+from ..forestkit import PROSPECTING, assert_ok, git, head, node, status
 from .kit import EM, changed_files, split
 
 SEED_BODY = f"""# Client prospecting 2026
@@ -103,21 +103,21 @@ def test_generated_manual_shapes(clients: Vine) -> None:
     long_text = "word " * 40
     assert_ok(
         clients.plant(
-            {
-                "id": "clients/shapes",
-                "type": "dataset",
-                "parent": "clients/_index",
-                "title": "Shapes",
-                "summary": "Rows that exercise the generated manual.",
-                "body": "Intro line.\n\n## Notes\n\nRead me first.",
-                "schema": {
+            node(
+                "clients/shapes",
+                "clients/_index",
+                "Shapes",
+                "Rows that exercise the generated manual.",
+                type="dataset",
+                body="Intro line.\n\n## Notes\n\nRead me first.",
+                schema={
                     "zeta": {
                         "columns": {"id": "integer", "note": "TEXT", "blob": "BLOB", "val": "real"}
                     },
                     "alpha": {"columns": wide},
                     "empty": {"columns": {"x": "TEXT"}},
                 },
-                "rows": {
+                rows={
                     "zeta": [
                         [1, "a | b\n  c", b"\x00\x01\x02", None],
                         [2, long_text, None, 1.5],
@@ -126,7 +126,7 @@ def test_generated_manual_shapes(clients: Vine) -> None:
                     ],
                     "alpha": [[f"v{i}" for i in range(14)]],
                 },
-            }
+            )
         )
     )
     _, body = split(clients.root / "clients" / "shapes.md")

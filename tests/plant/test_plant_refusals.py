@@ -10,7 +10,7 @@ import pytest
 
 from monkeyllm import Vine
 
-from ..forestkit import PROSPECTING, assert_error, assert_ok, files_of, git, head, status
+from ..forestkit import PROSPECTING, assert_error, assert_ok, files_of, git, head, node, status
 from .kit import CLIENTS, EM, section_lines, split
 
 
@@ -22,23 +22,17 @@ def shared(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Vine]:
         yield v
 
 
-NOTE = {
-    "id": "clients/x",
-    "type": "note",
-    "parent": "clients/_index",
-    "title": "X",
-    "summary": "About x.",
-}
+NOTE = node("clients/x", "clients/_index", "X", "About x.")
 
 
-DATASET = {
-    "id": "clients/d",
-    "type": "dataset",
-    "parent": "clients/_index",
-    "title": "D",
-    "summary": "About d.",
-    "schema": {"t": {"columns": {"a": "TEXT"}}},
-}
+DATASET = node(
+    "clients/d",
+    "clients/_index",
+    "D",
+    "About d.",
+    type="dataset",
+    schema={"t": {"columns": {"a": "TEXT"}}},
+)
 
 
 def _without(spec: dict[str, Any], key: str) -> dict[str, Any]:

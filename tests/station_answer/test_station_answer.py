@@ -17,7 +17,7 @@ from monkeyllm.serve.station import audit
 from monkeyllm.serve.station.answer.cache import AnswerStore
 from monkeyllm.serve.station.store import Store
 
-from ..forestkit import head, status
+from ..forestkit import head, node, status
 from ..mcpkit import free_port
 from ..modelkit import Reply, tool
 from .kit import CITED, QUESTION, SECRET_KEY_VALUE, _bind, ask
@@ -274,13 +274,9 @@ def test_answer_needs_its_capability_and_is_audited(st: dict[str, Any]) -> None:
 def test_the_walk_never_writes(st: dict[str, Any]) -> None:
     acme = st["root"] / "acme"
     before, clean = head(acme), status(acme)
-    note = {
-        "id": "sales/walk-note",
-        "type": "note",
-        "parent": "sales/_index",
-        "title": "Walk note",
-        "summary": "A note the walk must never plant here.",
-    }
+    note = node(
+        "sales/walk-note", "sales/_index", "Walk note", "A note the walk must never plant here."
+    )
     st["kit"].reply(
         tool("plant", node=note),
         tool("graft", id="sales/price-list", patch={"set_frontmatter": {"title": "X"}}),

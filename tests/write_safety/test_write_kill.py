@@ -20,7 +20,7 @@ import pytest
 import monkeyllm.writes.transaction as transaction
 from monkeyllm import Vine
 
-from ..forestkit import assert_error, assert_ok, files_of, git, head, status
+from ..forestkit import assert_error, assert_ok, files_of, git, head, node, status
 from .kit import DATA_SCHEMA, KINDS, _agrees_with_files, _plant_dataset, journal, stray_temps
 
 KILL_ROUNDS = 40
@@ -47,14 +47,13 @@ def _child(root: Path, wfd: int, round_no: int) -> None:
             nid = f"k/n{round_no:02d}-{j:03d}"
             report(
                 vine.plant(
-                    {
-                        "id": nid,
-                        "type": "note",
-                        "parent": "k",
-                        "title": nid,
-                        "summary": f"Node {nid} as planted.",
-                        "body": f"# {nid}\n\n## Log\n\nPlanted in round {round_no}.",
-                    }
+                    node(
+                        nid,
+                        "k",
+                        nid,
+                        f"Node {nid} as planted.",
+                        body=f"# {nid}\n\n## Log\n\nPlanted in round {round_no}.",
+                    )
                 )
             )
             report(
@@ -90,15 +89,15 @@ def _child(root: Path, wfd: int, round_no: int) -> None:
             if j % 3 == 0:
                 report(
                     vine.plant(
-                        {
-                            "id": born,
-                            "type": "dataset",
-                            "parent": "k",
-                            "title": "D",
-                            "summary": "Born to die.",
-                            "schema": DATA_SCHEMA,
-                            "rows": {"t": [[1, j]]},
-                        }
+                        node(
+                            born,
+                            "k",
+                            "D",
+                            "Born to die.",
+                            type="dataset",
+                            schema=DATA_SCHEMA,
+                            rows={"t": [[1, j]]},
+                        )
                     )
                 )
             elif j % 3 == 1:
@@ -145,38 +144,20 @@ def test_sigkill_at_random_moments(tmp_path: Path) -> None:
     root = tmp_path / "f"
     with Vine.init(root, "Kill test") as v:
         assert_ok(
-            v.plant(
-                {
-                    "id": "k",
-                    "type": "branch",
-                    "parent": "_index",
-                    "title": "K",
-                    "summary": "Written by writers that get killed.",
-                }
-            )
+            v.plant(node("k", "_index", "K", "Written by writers that get killed.", type="branch"))
         )
+        assert_ok(v.plant(node("k/hub", "k", "Hub", "The hub every round links from.")))
         assert_ok(
             v.plant(
-                {
-                    "id": "k/hub",
-                    "type": "note",
-                    "parent": "k",
-                    "title": "Hub",
-                    "summary": "The hub every round links from.",
-                }
-            )
-        )
-        assert_ok(
-            v.plant(
-                {
-                    "id": "k/data",
-                    "type": "dataset",
-                    "parent": "k",
-                    "title": "Data",
-                    "summary": "A counter every round bumps.",
-                    "schema": DATA_SCHEMA,
-                    "rows": {"t": [[1, 0]]},
-                }
+                node(
+                    "k/data",
+                    "k",
+                    "Data",
+                    "A counter every round bumps.",
+                    type="dataset",
+                    schema=DATA_SCHEMA,
+                    rows={"t": [[1, 0]]},
+                )
             )
         )
     rnd = random.Random(20260)
@@ -270,15 +251,7 @@ def test_a_stale_git_lock_never_splits_answer_and_history(root: Path, lock: str)
     with Vine(root) as vine:
         for n in range(2):
             before, files = head(root), files_of(root)
-            out = vine.plant(
-                {
-                    "id": f"kb/after-{n}",
-                    "type": "note",
-                    "parent": "kb",
-                    "title": "After",
-                    "summary": "Planted beside a stale lock.",
-                }
-            )
+            out = vine.plant(node(f"kb/after-{n}", "kb", "After", "Planted beside a stale lock."))
             moved = head(root) != before
             if "error" in out:
                 assert not moved, (out, "the commit landed but the call answered an error")
@@ -329,15 +302,15 @@ def test_sigkill_inside_a_dataset_birth(root: Path) -> None:
 
     def work() -> None:
         Vine(root).plant(
-            {
-                "id": "kb/born",
-                "type": "dataset",
-                "parent": "kb",
-                "title": "Born",
-                "summary": "Killed at birth.",
-                "schema": DATA_SCHEMA,
-                "rows": {"t": rows},
-            }
+            node(
+                "kb/born",
+                "kb",
+                "Born",
+                "Killed at birth.",
+                type="dataset",
+                schema=DATA_SCHEMA,
+                rows={"t": rows},
+            )
         )
 
     _kill_when(_fork(work), lambda: db.exists() and db.stat().st_size > 1_000_000)

@@ -12,22 +12,14 @@ import traceback
 
 from monkeyllm import Vine
 
-from ..forestkit import REPO, assert_ok, git, head, meta_of, status
+from ..forestkit import REPO, assert_ok, git, head, meta_of, node, status
 from .kit import _agrees_with_files, _plant_note
 
 
 def test_reads_during_writes_never_see_half_a_node(vine: Vine) -> None:
     root = vine.root
     assert_ok(
-        vine.plant(
-            {
-                "id": "r",
-                "type": "branch",
-                "parent": "_index",
-                "title": "Reads",
-                "summary": "Nodes planted while others read.",
-            }
-        )
+        vine.plant(node("r", "_index", "Reads", "Nodes planted while others read.", type="branch"))
     )
     stop = threading.Event()
     errors: list[str] = []
@@ -40,11 +32,11 @@ def test_reads_during_writes_never_see_half_a_node(vine: Vine) -> None:
     def check(reader: Vine) -> None:
         listed = reader.scan("r", fields=["id", "title", "summary"], limit=50)
         assert "error" not in listed, listed
-        for node in listed["nodes"]:
-            assert (node["title"], node["summary"]) == expected(node["id"]), node
-            look = reader.look(node["id"])
+        for entry in listed["nodes"]:
+            assert (entry["title"], entry["summary"]) == expected(entry["id"]), entry
+            look = reader.look(entry["id"])
             assert "error" not in look, look
-            assert (look["title"], look["summary"]) == expected(node["id"]), look
+            assert (look["title"], look["summary"]) == expected(entry["id"]), look
             assert look["outline"] == ["Findings"], look
             counts["looks"] += 1
         found = reader.locate("reading check planted under load", k=10)
@@ -81,14 +73,13 @@ def test_reads_during_writes_never_see_half_a_node(vine: Vine) -> None:
                 )
                 assert_ok(
                     vine.plant(
-                        {
-                            "id": f"r/node-{n}",
-                            "type": "note",
-                            "parent": "r",
-                            "title": title,
-                            "summary": summary,
-                            "body": f"# {title}\n\n## Findings\n\n" + "x " * 400,
-                        }
+                        node(
+                            f"r/node-{n}",
+                            "r",
+                            title,
+                            summary,
+                            body=f"# {title}\n\n## Findings\n\n" + "x " * 400,
+                        )
                     )
                 )
         finally:
@@ -109,15 +100,7 @@ def test_writes_from_many_threads_serialize(vine: Vine) -> None:
 
     def writer(t: int) -> None:
         for n in range(8):
-            out = vine.plant(
-                {
-                    "id": f"kb/t{t}-{n}",
-                    "type": "note",
-                    "parent": "kb",
-                    "title": f"T{t} {n}",
-                    "summary": f"Thread {t} node {n}.",
-                }
-            )
+            out = vine.plant(node(f"kb/t{t}-{n}", "kb", f"T{t} {n}", f"Thread {t} node {n}."))
             if "error" in out:
                 errors.append(repr(out))
             out = vine.graft(

@@ -18,7 +18,7 @@ import monkeyllm.writes.transaction as transaction
 from monkeyllm import Vine
 from monkeyllm.errors import VineError
 
-from ..forestkit import assert_error, assert_ok, files_of, git, head, meta_of, status
+from ..forestkit import assert_error, assert_ok, files_of, git, head, meta_of, node, status
 from .kit import (
     ALPHA_SUMMARY,
     DATA_SCHEMA,
@@ -53,13 +53,7 @@ def test_read_only_vine_refuses_every_write(vine: Vine) -> None:
     root = vine.root
     before, files = head(root), files_of(root)
     with Vine(root, writable=False) as reader:
-        new = {
-            "id": "kb/new",
-            "type": "note",
-            "parent": "kb",
-            "title": "New",
-            "summary": "A new note.",
-        }
+        new = node("kb/new", "kb", "New", "A new note.")
         assert_error(reader.plant(new), "E_READONLY")
         assert_error(reader.plant(new, dry_run=True), "E_READONLY")
         assert_error(
@@ -70,16 +64,7 @@ def test_read_only_vine_refuses_every_write(vine: Vine) -> None:
             "E_READONLY",
         )
         assert_error(
-            reader.plant(
-                {
-                    "id": "kb/ds",
-                    "type": "dataset",
-                    "parent": "kb",
-                    "title": "D",
-                    "summary": "D.",
-                    "schema": DATA_SCHEMA,
-                }
-            ),
+            reader.plant(node("kb/ds", "kb", "D", "D.", type="dataset", schema=DATA_SCHEMA)),
             "E_READONLY",
         )
         assert_error(
