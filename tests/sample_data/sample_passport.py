@@ -8,6 +8,8 @@ import re
 import sqlite3
 from pathlib import Path
 
+from monkeyllm.datasets import tables_of
+
 # Limits of the generated sample map.
 SAMPLE_ROWS = 3
 SAMPLE_MAX_TABLES = 20
@@ -39,13 +41,7 @@ def render_map(db: Path) -> str:
     from the payload itself: tables in sqlite_master order."""
     conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
     try:
-        names = [
-            r[0]
-            for r in conn.execute(
-                "SELECT name FROM sqlite_master WHERE type = 'table' "
-                "AND name NOT LIKE 'sqlite_%' ORDER BY rowid"
-            )
-        ]
+        names = tables_of(conn)
         tables = {
             t: [(r[1], (r[2] or "").upper()) for r in conn.execute(f"PRAGMA table_info({t})")]
             for t in names

@@ -8,6 +8,7 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
+from ..datasets import tables_of
 from ..nodes import ParseError, parse_text
 from ..writes import dataset
 from .files import human_size, image_size
@@ -87,13 +88,7 @@ def dataset_content(
     title = source.stem.replace("_", " ").strip() or source.name
     conn = sqlite3.connect(f"file:{payload}?mode=ro", uri=True)
     try:
-        tables = [
-            r[0]
-            for r in conn.execute(
-                "SELECT name FROM sqlite_master WHERE type='table' AND name NOT LIKE 'sqlite_%' "
-                "ORDER BY rowid"
-            )
-        ]
+        tables = tables_of(conn)
         counts = {t: conn.execute(f'SELECT COUNT(*) FROM "{t}"').fetchone()[0] for t in tables}
         columns = {t: [r[1] for r in conn.execute(f'PRAGMA table_info("{t}")')] for t in tables}
     finally:

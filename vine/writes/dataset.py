@@ -8,6 +8,7 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
+from ..datasets import tables_of
 from ..errors import SchemaError, refused_write
 
 NAME = re.compile(r"^[a-z_][a-z0-9_]{0,63}$")
@@ -128,13 +129,7 @@ def manual(path: Path, *, with_samples: bool) -> str:
     """The generated ``## Query manual`` (and ``## Sample rows``) of a payload."""
     conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
     try:
-        tables = [
-            r[0]
-            for r in conn.execute(
-                "SELECT name FROM sqlite_master WHERE type='table' AND name NOT LIKE 'sqlite_%' "
-                "ORDER BY rowid"
-            )
-        ]
+        tables = tables_of(conn)
         columns = {
             t: [(r[1], r[2]) for r in conn.execute(f'PRAGMA table_info("{t}")')] for t in tables
         }
