@@ -8,11 +8,12 @@ from typing import Any, get_args
 
 from .. import budget, datasets
 from ..argtypes import LookField
-from ..errors import NotFound, SchemaError, VineError
+from ..errors import SchemaError, VineError
 from ..forest import Forest, coverage_text, row_list
 from ..heat import READ_DEPOSIT
 from ..nodes import Node
 from ..suggest import did_you_mean
+from .batch import batch
 
 # Shed from the tail of these lists, in this order, before dropping sample_rows.
 SHED_ORDER = ("outline", "children", "edges_in", "edges_out")
@@ -39,26 +40,11 @@ def look(forest: Forest, id: str | list[str], fields: Sequence[str] | None) -> d
 
 
 def _batch(forest: Forest, ids: list[str], fields: Sequence[str] | None) -> dict[str, Any]:
-    if not ids or len(ids) > budget.LOOK_BATCH_MAX:
-        raise SchemaError(f"look: a batch takes 1 to {budget.LOOK_BATCH_MAX} ids, got {len(ids)}")
-    nodes: list[dict[str, Any]] = []
-    missing: list[str] = []
-    for raw in dict.fromkeys(ids):
-        try:
-            nodes.append(_digest(forest, raw, fields))
-        except NotFound:
-            missing.append(raw)
-    out: dict[str, Any] = {"nodes": nodes, "missing": missing, "dropped": [], "truncated": False}
-    _fit_batch(out, budget.LOOK_BATCH)
+    out = batch(
+        "look", ids, budget.LOOK_BATCH_MAX, budget.LOOK_BATCH, lambda i: _digest(forest, i, fields)
+    )
     forest.heat.deposit((n["id"] for n in out["nodes"]), READ_DEPOSIT)
     return out
-
-
-def _fit_batch(out: dict[str, Any], limit: int) -> None:
-    while out["nodes"] and budget.cost(out) > limit:
-        dropped = out["nodes"].pop()
-        out["dropped"].insert(0, dropped["id"])
-        out["truncated"] = True
 
 
 def _digest(forest: Forest, raw: str, fields: Sequence[str] | None) -> dict[str, Any]:

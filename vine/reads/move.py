@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from .. import budget, hints
@@ -41,34 +42,26 @@ def move(forest: Forest, id: str, rel: str | None, direction: str) -> dict[str, 
             )
     else:
         dialect = forest.dialect
-        if direction in ("out", "both"):
-            for erel, dst, ntype, summary in conn.execute(
-                "SELECT e.rel, e.dst, n.type, n.summary FROM edges e LEFT JOIN nodes n "
-                "ON n.id = e.dst WHERE e.src = ? ORDER BY e.ord",
+        # Per side: the edge end that is the neighbour, the end that is this node, the
+        # order, and the rel as this node names it (an incoming link by its inverse).
+        sides: tuple[tuple[str, str, str, str, Callable[[str], str]], ...] = (
+            ("out", "e.dst", "e.src", "e.ord", str),
+            ("in", "e.src", "e.dst", "n.rowid, e.rel", dialect.inverse),
+        )
+        for side, other, this, order, named in sides:
+            if direction not in (side, "both"):
+                continue
+            for erel, neighbor, ntype, summary in conn.execute(
+                f"SELECT e.rel, {other}, n.type, n.summary FROM edges e LEFT JOIN nodes n "
+                f"ON n.id = {other} WHERE {this} = ? ORDER BY {order}",
                 (node_id,),
             ):
                 if rel is None or dialect.matches_rel(erel, rel):
                     found.append(
                         {
-                            "id": dst,
-                            "rel": erel,
-                            "direction": "out",
-                            "type": ntype or "?",
-                            "summary": summary or "",
-                        }
-                    )
-        if direction in ("in", "both"):
-            for erel, src, ntype, summary in conn.execute(
-                "SELECT e.rel, e.src, n.type, n.summary FROM edges e LEFT JOIN nodes n "
-                "ON n.id = e.src WHERE e.dst = ? ORDER BY n.rowid, e.rel",
-                (node_id,),
-            ):
-                if rel is None or dialect.matches_rel(erel, rel):
-                    found.append(
-                        {
-                            "id": src,
-                            "rel": dialect.inverse(erel),
-                            "direction": "in",
+                            "id": neighbor,
+                            "rel": named(erel),
+                            "direction": side,
                             "type": ntype or "?",
                             "summary": summary or "",
                         }

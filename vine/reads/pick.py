@@ -10,6 +10,7 @@ from ..errors import NotFound, SchemaError
 from ..forest import Forest
 from ..hints import Hole
 from ..nodes import Node
+from .batch import batch
 
 _CURSOR = re.compile(r"^b(\d{1,12})(?::(\d{1,12}))?$")
 _BLOCKS = re.compile(r".*?(?:\n{2,}|\Z)", re.DOTALL)
@@ -237,18 +238,12 @@ def _split_point(text: str, room: int) -> int:
 
 
 def _batch(forest: Forest, ids: list[str], section: str | list[str] | None) -> dict[str, Any]:
-    if not ids or len(ids) > budget.PICK_BATCH_MAX:
-        raise SchemaError(f"pick: a batch takes 1 to {budget.PICK_BATCH_MAX} ids, got {len(ids)}")
-    nodes: list[dict[str, Any]] = []
-    missing: list[str] = []
-    for raw in dict.fromkeys(ids):
-        try:
-            nodes.append(_one(forest, raw, section, None))
-        except NotFound:
-            missing.append(raw)
-    out: dict[str, Any] = {"nodes": nodes, "missing": missing, "dropped": [], "truncated": False}
-    while out["nodes"] and budget.cost(out) > budget.PICK_BATCH:
-        out["dropped"].insert(0, out["nodes"].pop()["id"])
-        out["truncated"] = True
+    out = batch(
+        "pick",
+        ids,
+        budget.PICK_BATCH_MAX,
+        budget.PICK_BATCH,
+        lambda i: _one(forest, i, section, None),
+    )
     forest.read_deposit(n["id"] for n in out["nodes"])
     return out

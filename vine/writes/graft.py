@@ -100,17 +100,11 @@ def graft(ctx: WriteContext, node_id: str, patch: Mapping[str, Any]) -> dict[str
     trail = ids.trail_of(node_id)
     if fortified:
         ctx.forest.heat.deposit([node_id, *[f["target"] for f in fortified]], STRONG_DEPOSIT)
-    if not changed_keys and not added and not removed and not body_changed:
-        return {
-            "id": node_id,
-            "commit": None,
-            "fortified": fortified,
-            "trail": trail,
-            "revision": ctx.forest.revision(node_id),
-        }
-    meta["updated"] = render.today()
-    new_text = render.render(meta, body)
-    if new_text == old_text:
+    nothing = not changed_keys and not added and not removed and not body_changed
+    if not nothing:
+        meta["updated"] = render.today()
+        new_text = render.render(meta, body)
+    if nothing or new_text == old_text:
         return {
             "id": node_id,
             "commit": None,
