@@ -6,6 +6,7 @@ the edges out and in, each coloured by heat; Enter or a click follows it.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from textual.app import ComposeResult
@@ -77,43 +78,46 @@ def link_options(digest: dict[str, Any], heat: dict[str, float]) -> list[Option]
         options.append(
             Option("  [dim]… more sections: the reader (r) lists them all[/dim]", id="sec:0:")
         )
-    children = digest.get("children") or []
-    if children:
-        options.append(_heading("Children"))
-        for child in children:
-            go(
-                child["id"],
-                f"  {_heated(child['id'], heat)}"
-                f"  [dim]{escape(str(child.get('summary') or ''))}[/dim]",
-            )
-        if "children" in cut:
+    for key, heading, end, line in _NEIGHBOURS:
+        items = digest.get(key) or []
+        if not items:
+            continue
+        options.append(_heading(heading))
+        for item in items:
+            go(item[end], line(item, heat))
+        if key == "children" and key in cut:
             options.append(
                 Option("  [dim]… more children: open the branch in the tree[/dim]", disabled=True)
-            )
-    edges_out = digest.get("edges_out") or []
-    if edges_out:
-        options.append(_heading("Edges out"))
-        for edge in edges_out:
-            go(
-                edge["target"],
-                f"  → [i]{escape(edge['rel'])}[/i] "
-                f"{_heated(edge['target'], heat)}  "
-                f"[dim]{escape(str(edge.get('target_summary') or ''))}[/dim]",
-            )
-    edges_in = digest.get("edges_in") or []
-    if edges_in:
-        # The other node's link, under the name it has from this side (a child's part-of
-        # is this branch's contains): "this node contains it", never the other way round.
-        options.append(_heading("Edges in · named from this node's side"))
-        for edge in edges_in:
-            go(
-                edge["source"],
-                f"  ← {_heated(edge['source'], heat)}  "
-                f"[dim](this node [i]{escape(edge['rel'])}[/i] it)[/dim]",
             )
     if not options:
         options.append(_heading("No outline, children or edges."))
     return options
+
+
+def _child(child: dict[str, Any], heat: dict[str, float]) -> str:
+    summary = escape(str(child.get("summary") or ""))
+    return f"  {_heated(child['id'], heat)}  [dim]{summary}[/dim]"
+
+
+def _edge_out(edge: dict[str, Any], heat: dict[str, float]) -> str:
+    summary = escape(str(edge.get("target_summary") or ""))
+    return f"  → [i]{escape(edge['rel'])}[/i] {_heated(edge['target'], heat)}  [dim]{summary}[/dim]"
+
+
+def _edge_in(edge: dict[str, Any], heat: dict[str, float]) -> str:
+    rel = escape(edge["rel"])
+    return f"  ← {_heated(edge['source'], heat)}  [dim](this node [i]{rel}[/i] it)[/dim]"
+
+
+# The lists of neighbours, in order: the digest's key, the heading, the key of the id a
+# line leads to, and the line. An edge in is the other node's link under the name it has
+# from this side (a child's part-of is this branch's contains): "this node contains it",
+# never the other way round.
+_NEIGHBOURS: tuple[tuple[str, str, str, Callable[[dict[str, Any], dict[str, float]], str]], ...] = (
+    ("children", "Children", "id", _child),
+    ("edges_out", "Edges out", "target", _edge_out),
+    ("edges_in", "Edges in · named from this node's side", "source", _edge_in),
+)
 
 
 def _heated(node_id: str, heat: dict[str, float]) -> str:
