@@ -13,7 +13,7 @@ from textual.widgets.option_list import Option
 from ..deliver import deliver
 from ..heat import escape
 from ..host import session_of
-from .form import FormDialog, field
+from .form import NodeForm, field
 
 COMMON_RELS = [
     "related-to",
@@ -27,15 +27,14 @@ COMMON_RELS = [
 ]
 
 
-class AddLinkDialog(FormDialog):
+class AddLinkDialog(NodeForm):
     """Dismisses with ``{"add_links": [{rel, target}]}``."""
 
     TITLE_TEXT = "Add a typed link"
     AUTO_FOCUS = "#link-search"
 
     def __init__(self, node_id: str) -> None:
-        super().__init__()
-        self.node_id = node_id
+        super().__init__(node_id)
         self.target: str | None = None
 
     def fields(self) -> ComposeResult:

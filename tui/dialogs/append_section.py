@@ -7,18 +7,14 @@ from typing import Any
 from textual.app import ComposeResult
 from textual.widgets import Input, Label, TextArea
 
-from .form import FormDialog, field
+from .form import NodeForm, field
 
 
-class AppendSectionDialog(FormDialog):
+class AppendSectionDialog(NodeForm):
     """Dismisses with ``{"append_section": {header, body}}``."""
 
     TITLE_TEXT = "Append a section"
     AUTO_FOCUS = "#section-header"
-
-    def __init__(self, node_id: str) -> None:
-        super().__init__()
-        self.node_id = node_id
 
     def fields(self) -> ComposeResult:
         yield Label(f"Header (appended to {self.node_id})")

@@ -60,3 +60,11 @@ class FormDialog(ModalScreen[dict[str, Any] | None]):
     @on(Button.Pressed, "#cancel")
     def action_cancel(self) -> None:
         self.dismiss(None)
+
+
+class NodeForm(FormDialog):
+    """A form about one node of the forest, ``node_id``."""
+
+    def __init__(self, node_id: str) -> None:
+        super().__init__()
+        self.node_id = node_id

@@ -10,7 +10,7 @@ from textual.widgets import Input, Label, TextArea
 
 from monkeyllm.ids import folder_prefix
 
-from .form import FormDialog, field
+from .form import NodeForm, field
 
 
 def slugify(text: str) -> str:
@@ -18,18 +18,14 @@ def slugify(text: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", text.casefold()).strip("-")
 
 
-class PlantNoteDialog(FormDialog):
-    """Dismisses with the node to plant (type note, parent ``branch``)."""
+class PlantNoteDialog(NodeForm):
+    """Dismisses with the node to plant (type note, parent the branch ``node_id``)."""
 
     TITLE_TEXT = "Plant a note"
     AUTO_FOCUS = "#plant-title"
 
-    def __init__(self, branch: str) -> None:
-        super().__init__()
-        self.branch = branch
-
     def fields(self) -> ComposeResult:
-        yield Label(f"Title (planted under {self.branch})")
+        yield Label(f"Title (planted under {self.node_id})")
         yield field(id="plant-title")
         yield Label("Id segment (default: from the title)")
         yield field(placeholder="my-note", id="plant-slug")
@@ -47,9 +43,9 @@ class PlantNoteDialog(FormDialog):
             self.complain("A note needs a title and a summary.")
             return None
         node: dict[str, Any] = {
-            "id": folder_prefix(self.branch) + slug,
+            "id": folder_prefix(self.node_id) + slug,
             "type": "note",
-            "parent": self.branch,
+            "parent": self.node_id,
             "title": title,
             "summary": summary,
         }

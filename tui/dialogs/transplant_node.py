@@ -14,7 +14,7 @@ from monkeyllm.errors import error_of
 from ..deliver import deliver
 from ..heat import escape
 from ..host import session_of
-from .form import FormDialog
+from .form import NodeForm
 
 SHOWN = 8
 
@@ -53,14 +53,13 @@ def proposal(node_id: str, title: str) -> str:
     return folder + slug
 
 
-class TransplantDialog(FormDialog):
+class TransplantDialog(NodeForm):
     """Dismisses with ``{"new_id": ...}``."""
 
     TITLE_TEXT = "Move or rename"
 
     def __init__(self, node_id: str, title: str = "") -> None:
-        super().__init__()
-        self.node_id = node_id
+        super().__init__(node_id)
         self.proposal = proposal(node_id, title)
 
     def fields(self) -> ComposeResult:

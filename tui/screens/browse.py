@@ -190,16 +190,15 @@ class BrowseScreen(Screen[None]):
         self.open_reader(message.node_id, message.section)
 
     def action_back(self) -> None:
-        node_id = self.history.back()
-        if node_id is None:
-            self.notify("Nothing further back.")
-        else:
-            self.go(node_id, record=False)
+        self._revisit(self.history.back(), "back")
 
     def action_forward(self) -> None:
-        node_id = self.history.forward()
+        self._revisit(self.history.forward(), "forward")
+
+    def _revisit(self, node_id: str | None, way: str) -> None:
+        """Go to a node of the history (without recording the step), or say there is none."""
         if node_id is None:
-            self.notify("Nothing further forward.")
+            self.notify(f"Nothing further {way}.")
         else:
             self.go(node_id, record=False)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from textual import work
@@ -85,46 +86,6 @@ class ForestTree(Tree[str]):
     def _by_person(self) -> None:
         node = self.cursor_node
         self._chosen = node.data if node is not None else None
-
-    def action_cursor_up(self) -> None:
-        super().action_cursor_up()
-        self._by_person()
-
-    def action_cursor_down(self) -> None:
-        super().action_cursor_down()
-        self._by_person()
-
-    def action_page_up(self) -> None:
-        super().action_page_up()
-        self._by_person()
-
-    def action_page_down(self) -> None:
-        super().action_page_down()
-        self._by_person()
-
-    def action_scroll_home(self) -> None:
-        super().action_scroll_home()
-        self._by_person()
-
-    def action_scroll_end(self) -> None:
-        super().action_scroll_end()
-        self._by_person()
-
-    def action_cursor_parent(self) -> None:
-        super().action_cursor_parent()
-        self._by_person()
-
-    def action_cursor_parent_next_sibling(self) -> None:
-        super().action_cursor_parent_next_sibling()
-        self._by_person()
-
-    def action_cursor_previous_sibling(self) -> None:
-        super().action_cursor_previous_sibling()
-        self._by_person()
-
-    def action_cursor_next_sibling(self) -> None:
-        super().action_cursor_next_sibling()
-        self._by_person()
 
     def cancel_glance(self) -> None:
         """Forget a glance not yet shown (the person went somewhere else meanwhile)."""
@@ -219,3 +180,31 @@ def fetch_children(session: Any, branch: str) -> tuple[list[dict[str, Any]], str
             break
     children.sort(key=lambda n: (n.get("kind") != "branch", str(n.get("title") or n["id"]).lower()))
     return children, None
+
+
+def _then_by_person(name: str) -> Callable[[ForestTree], None]:
+    """Tree's action ``name``, then the node the cursor lands on is the person's choice."""
+
+    def action(self: ForestTree) -> None:
+        getattr(super(ForestTree, self), name)()
+        self._by_person()
+
+    action.__name__ = action.__qualname__ = name
+    return action
+
+
+# Every key that moves the cursor is a person's: the node it lands on may glance.
+for _name in (
+    "action_cursor_up",
+    "action_cursor_down",
+    "action_page_up",
+    "action_page_down",
+    "action_scroll_home",
+    "action_scroll_end",
+    "action_cursor_parent",
+    "action_cursor_parent_next_sibling",
+    "action_cursor_previous_sibling",
+    "action_cursor_next_sibling",
+):
+    setattr(ForestTree, _name, _then_by_person(_name))
+del _name
