@@ -21,11 +21,10 @@ from mcp import ClientSession
 from textual.widgets import Input
 
 from monkeyllm.lock import LOCK_NAME
-from monkeyllm.tui.app import BrowseApp
 
 from .forestkit import copy_sample, git, head, node, status
 from .mcpkit import TIMEOUT, VINE, http_server, http_session, payload, stdio_session
-from .tui.kit import SIZE, press_at, settle
+from .tui.kit import opened_at, settle
 
 CLI_ENV = {**os.environ, "VINE_WATCH": "0"}
 
@@ -70,8 +69,7 @@ async def tool(session: ClientSession, name: str, args: dict[str, Any]) -> dict[
 
 async def browser_saves_summary(root: Path, node_id: str, summary: str) -> None:
     """A person edits a node's summary in ``vine browse`` and saves (Pilot)."""
-    async with BrowseApp(root).run_test(size=SIZE) as pilot:
-        app = await press_at(pilot, node_id, "e")
+    async with opened_at(root, node_id, "e") as (pilot, app):
         app.screen.query_one("#edit-summary", Input).value = summary
         await pilot.press("ctrl+s")
         await settle(pilot)
@@ -237,8 +235,7 @@ def test_a_cli_write_beside_a_holder_for_life_names_it_at_once(root: Path) -> No
 
 def test_a_browser_edit_of_a_node_changed_meanwhile_is_refused(root: Path) -> None:
     async def body() -> None:
-        async with BrowseApp(root).run_test(size=SIZE) as pilot:
-            app = await press_at(pilot, "sales/exchange-policy", "e")
+        async with opened_at(root, "sales/exchange-policy", "e") as (pilot, app):
             app.screen.query_one("#edit-summary", Input).value = "The person's summary."
             # Meanwhile someone else edits the node from the command line.
             done = await asyncio.to_thread(

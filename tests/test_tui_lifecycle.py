@@ -9,7 +9,6 @@ from pathlib import Path
 from rich.table import Table
 from textual.widgets import Button, Checkbox, DataTable, Input, Static
 
-from monkeyllm.tui.app import BrowseApp
 from monkeyllm.tui.dialogs.prune_node import PruneDialog
 from monkeyllm.tui.dialogs.transplant_node import TransplantDialog
 from monkeyllm.tui.history import History
@@ -18,7 +17,7 @@ from monkeyllm.tui.screens.overview import OverviewScreen
 from monkeyllm.tui.widgets.forest_tree import ForestTree
 
 from .forestkit import copy_sample, git
-from .tui.kit import SIZE, drive, go, press_at, settle
+from .tui.kit import drive, go, opened_at, settle
 
 
 def text_of(screen: object, selector: str) -> str:
@@ -40,8 +39,7 @@ def test_history_follows_a_move_and_drops_a_prune() -> None:
 async def test_delete_shows_the_anchors_and_asks_before_forcing(tmp_path: Path) -> None:
     root = copy_sample(tmp_path / "brain", git=True)
     before = git(root, "rev-parse", "HEAD").strip()
-    async with BrowseApp(root).run_test(size=SIZE) as pilot:
-        app = await press_at(pilot, "sales/exchange-policy", "x")
+    async with opened_at(root, "sales/exchange-policy", "x") as (pilot, app):
         dialog = app.screen
         assert isinstance(dialog, PruneDialog)
         anchors = text_of(dialog, "#prune-anchors")
@@ -70,8 +68,7 @@ async def test_delete_shows_the_anchors_and_asks_before_forcing(tmp_path: Path) 
 @drive
 async def test_delete_a_branch_with_children_is_explained_not_offered(tmp_path: Path) -> None:
     root = copy_sample(tmp_path / "brain", git=True)
-    async with BrowseApp(root).run_test(size=SIZE) as pilot:
-        app = await press_at(pilot, "sales/_index", "x")
+    async with opened_at(root, "sales/_index", "x") as (pilot, app):
         dialog = app.screen
         assert "pruned once it is empty" in text_of(dialog, "#prune-preview")
         assert dialog.query_one("#prune-go", Button).disabled
@@ -84,8 +81,7 @@ async def test_delete_a_branch_with_children_is_explained_not_offered(tmp_path: 
 @drive
 async def test_delete_a_free_leaf(tmp_path: Path) -> None:
     root = copy_sample(tmp_path / "brain", git=True)
-    async with BrowseApp(root).run_test(size=SIZE) as pilot:
-        app = await press_at(pilot, "sales/pipeline/2026/q2-forecast", "delete")
+    async with opened_at(root, "sales/pipeline/2026/q2-forecast", "delete") as (pilot, app):
         dialog = app.screen
         assert "Its entry leaves sales/pipeline/2026/_index" in text_of(dialog, "#prune-preview")
         await pilot.click("#prune-go")
@@ -97,8 +93,7 @@ async def test_delete_a_free_leaf(tmp_path: Path) -> None:
 @drive
 async def test_move_shows_what_it_rewrites_then_moves(tmp_path: Path) -> None:
     root = copy_sample(tmp_path / "brain", git=True)
-    async with BrowseApp(root).run_test(size=SIZE) as pilot:
-        app = await press_at(pilot, "sales/price-list", "m")
+    async with opened_at(root, "sales/price-list", "m") as (pilot, app):
         dialog = app.screen
         assert isinstance(dialog, TransplantDialog)
         field = dialog.query_one("#move-id", Input)
@@ -141,8 +136,7 @@ async def test_move_shows_what_it_rewrites_then_moves(tmp_path: Path) -> None:
 @drive
 async def test_history_and_overview(tmp_path: Path) -> None:
     root = copy_sample(tmp_path / "brain", git=True)
-    async with BrowseApp(root).run_test(size=SIZE) as pilot:
-        app = await press_at(pilot, "sales/exchange-policy", "e")
+    async with opened_at(root, "sales/exchange-policy", "e") as (pilot, app):
         app.screen.query_one("#edit-summary", Input).value = "Windows per channel, edited."
         await pilot.press("ctrl+s")
         await settle(pilot)

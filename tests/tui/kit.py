@@ -4,7 +4,10 @@ settles."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
+from collections.abc import AsyncIterator
+from pathlib import Path
 
 from textual.pilot import Pilot
 from textual.worker import WorkerCancelled
@@ -60,3 +63,13 @@ async def press_at(pilot: Pilot[None], node_id: str, *keys: str) -> BrowseApp:
     await pilot.press(*keys)
     await settle(pilot)
     return app
+
+
+@contextlib.asynccontextmanager
+async def opened_at(
+    root: Path, node_id: str, *keys: str
+) -> AsyncIterator[tuple[Pilot[None], BrowseApp]]:
+    """``vine browse`` on ``root`` under Pilot, gone to ``node_id`` with ``keys`` pressed
+    (:func:`press_at`): the pilot and the app."""
+    async with BrowseApp(root).run_test(size=SIZE) as pilot:
+        yield pilot, await press_at(pilot, node_id, *keys)

@@ -24,7 +24,7 @@ from monkeyllm.tui.screens.search import SearchScreen
 from monkeyllm.tui.widgets.forest_tree import ForestTree
 
 from ..forestkit import copy_sample, git
-from .kit import SIZE, drive, go, press_at, ready, settle
+from .kit import SIZE, drive, go, opened_at, ready, settle
 
 
 def digest_text(app: BrowseApp) -> str:
@@ -118,8 +118,7 @@ async def test_navigate_follow_back_forward_and_jump(forest: Path) -> None:
 
 @drive
 async def test_read_a_body_a_section_and_a_wikilink(forest: Path) -> None:
-    async with BrowseApp(forest).run_test(size=SIZE) as pilot:
-        app = await press_at(pilot, "sales/exchange-policy", "r")
+    async with opened_at(forest, "sales/exchange-policy", "r") as (pilot, app):
         reader = app.screen
         assert isinstance(reader, ReaderScreen)
         assert reader.whole and "Deadlines" in reader.source
@@ -214,8 +213,7 @@ async def test_concept_search_is_hybrid_with_a_canopy_and_says_so(forest: Path) 
 
 @drive
 async def test_dataset_query_shows_rows_and_errors(forest: Path) -> None:
-    async with BrowseApp(forest).run_test(size=SIZE) as pilot:
-        app = await press_at(pilot, "sales/orders-2026", "d")
+    async with opened_at(forest, "sales/orders-2026", "d") as (pilot, app):
         screen = app.screen
         assert isinstance(screen, DatasetScreen)
         assert "orders(id, customer" in str(screen.query_one("#dataset-manual", Static).render())
@@ -246,8 +244,7 @@ async def test_dataset_query_shows_rows_and_errors(forest: Path) -> None:
 async def test_graft_a_summary_and_see_the_commit(tmp_path: Path) -> None:
     root = copy_sample(tmp_path / "brain", git=True)
     before = git(root, "rev-list", "--count", "HEAD").strip()
-    async with BrowseApp(root).run_test(size=SIZE) as pilot:
-        app = await press_at(pilot, "sales/exchange-policy", "e")
+    async with opened_at(root, "sales/exchange-policy", "e") as (pilot, app):
         field = app.screen.query_one("#edit-summary", Input)
         field.value = "Return windows per channel, edited in the browser."
         await pilot.press("ctrl+s")
@@ -264,8 +261,7 @@ async def test_graft_a_summary_and_see_the_commit(tmp_path: Path) -> None:
 @drive
 async def test_plant_append_and_link(tmp_path: Path) -> None:
     root = copy_sample(tmp_path / "brain", git=True)
-    async with BrowseApp(root).run_test(size=SIZE) as pilot:
-        app = await press_at(pilot, "sales/_index", "p")
+    async with opened_at(root, "sales/_index", "p") as (pilot, app):
         app.screen.query_one("#plant-title", Input).value = "Counter etiquette"
         app.screen.query_one("#plant-summary", Input).value = "How the counter greets."
         await pilot.press("ctrl+s")
