@@ -24,7 +24,7 @@ from monkeyllm.lock import LOCK_NAME
 
 from .forestkit import copy_sample, git, head, node, status
 from .mcpkit import TIMEOUT, VINE, http_server, http_session, payload, stdio_session
-from .tui.kit import opened_at, settle
+from .tui.kit import opened_at, press
 
 CLI_ENV = {**os.environ, "VINE_WATCH": "0"}
 
@@ -71,8 +71,7 @@ async def browser_saves_summary(root: Path, node_id: str, summary: str) -> None:
     """A person edits a node's summary in ``vine browse`` and saves (Pilot)."""
     async with opened_at(root, node_id, "e") as (pilot, app):
         app.screen.query_one("#edit-summary", Input).value = summary
-        await pilot.press("ctrl+s")
-        await settle(pilot)
+        await press(pilot, "ctrl+s")
         shown = [n.message for n in app._notifications]
         assert any("saved in commit" in m for m in shown), shown
 
@@ -248,8 +247,7 @@ def test_a_browser_edit_of_a_node_changed_meanwhile_is_refused(root: Path) -> No
             )
             assert done.returncode == 0, done.stderr
             theirs = head(root)
-            await pilot.press("ctrl+s")
-            await settle(pilot)
+            await press(pilot, "ctrl+s")
             shown = [n.message for n in app._notifications]
             assert any("Someone else changed this node" in m for m in shown), shown
             assert head(root) == theirs

@@ -16,8 +16,8 @@ from monkeyllm.tui.screens.node_history import HistoryScreen
 from monkeyllm.tui.screens.overview import OverviewScreen
 from monkeyllm.tui.widgets.forest_tree import ForestTree
 
-from .forestkit import copy_sample, git
-from .tui.kit import drive, go, opened_at, settle
+from .forestkit import git
+from .tui.kit import drive, go, opened_at, press, settle
 
 
 def text_of(screen: object, selector: str) -> str:
@@ -36,10 +36,9 @@ def test_history_follows_a_move_and_drops_a_prune() -> None:
 
 
 @drive
-async def test_delete_shows_the_anchors_and_asks_before_forcing(tmp_path: Path) -> None:
-    root = copy_sample(tmp_path / "brain", git=True)
-    before = git(root, "rev-parse", "HEAD").strip()
-    async with opened_at(root, "sales/exchange-policy", "x") as (pilot, app):
+async def test_delete_shows_the_anchors_and_asks_before_forcing(brain_copy: Path) -> None:
+    before = git(brain_copy, "rev-parse", "HEAD").strip()
+    async with opened_at(brain_copy, "sales/exchange-policy", "x") as (pilot, app):
         dialog = app.screen
         assert isinstance(dialog, PruneDialog)
         anchors = text_of(dialog, "#prune-anchors")
@@ -50,50 +49,46 @@ async def test_delete_shows_the_anchors_and_asks_before_forcing(tmp_path: Path) 
         await pilot.click("#prune-go")  # nothing: the box is not ticked
         await settle(pilot)
         assert app.screen is dialog
-        assert git(root, "rev-parse", "HEAD").strip() == before
+        assert git(brain_copy, "rev-parse", "HEAD").strip() == before
         dialog.query_one("#prune-force", Checkbox).value = True
         await settle(pilot)
         assert not delete.disabled
         await pilot.click("#prune-go")
         await settle(pilot)
         assert app.screen is app.browse
-        assert git(root, "log", "-1", "--format=%s").strip() == "prune(sales/exchange-policy)"
-        assert not (root / "sales/exchange-policy.md").exists()
+        assert git(brain_copy, "log", "-1", "--format=%s").strip() == "prune(sales/exchange-policy)"
+        assert not (brain_copy / "sales/exchange-policy.md").exists()
         assert app.browse.current == "sales/_index"
         assert app.browse.query_one(ForestTree).node_for("sales/exchange-policy") is None
         assert "sales/exchange-policy" not in app.browse.history.items
-        assert git(root, "status", "--porcelain").strip() == ""
+        assert git(brain_copy, "status", "--porcelain").strip() == ""
 
 
 @drive
-async def test_delete_a_branch_with_children_is_explained_not_offered(tmp_path: Path) -> None:
-    root = copy_sample(tmp_path / "brain", git=True)
-    async with opened_at(root, "sales/_index", "x") as (pilot, app):
+async def test_delete_a_branch_with_children_is_explained_not_offered(brain_copy: Path) -> None:
+    async with opened_at(brain_copy, "sales/_index", "x") as (pilot, app):
         dialog = app.screen
         assert "pruned once it is empty" in text_of(dialog, "#prune-preview")
         assert dialog.query_one("#prune-go", Button).disabled
         assert not dialog.query_one("#prune-force", Checkbox).display
-        await pilot.press("escape")
-        await settle(pilot)
-        assert app.screen is app.browse and (root / "sales/_index.md").exists()
+        await press(pilot, "escape")
+        assert app.screen is app.browse and (brain_copy / "sales/_index.md").exists()
 
 
 @drive
-async def test_delete_a_free_leaf(tmp_path: Path) -> None:
-    root = copy_sample(tmp_path / "brain", git=True)
-    async with opened_at(root, "sales/pipeline/2026/q2-forecast", "delete") as (pilot, app):
+async def test_delete_a_free_leaf(brain_copy: Path) -> None:
+    async with opened_at(brain_copy, "sales/pipeline/2026/q2-forecast", "delete") as (pilot, app):
         dialog = app.screen
         assert "Its entry leaves sales/pipeline/2026/_index" in text_of(dialog, "#prune-preview")
         await pilot.click("#prune-go")
         await settle(pilot)
-        assert not (root / "sales/pipeline/2026/q2-forecast.md").exists()
+        assert not (brain_copy / "sales/pipeline/2026/q2-forecast.md").exists()
         assert app.browse.current == "sales/pipeline/2026/_index"
 
 
 @drive
-async def test_move_shows_what_it_rewrites_then_moves(tmp_path: Path) -> None:
-    root = copy_sample(tmp_path / "brain", git=True)
-    async with opened_at(root, "sales/price-list", "m") as (pilot, app):
+async def test_move_shows_what_it_rewrites_then_moves(brain_copy: Path) -> None:
+    async with opened_at(brain_copy, "sales/price-list", "m") as (pilot, app):
         dialog = app.screen
         assert isinstance(dialog, TransplantDialog)
         field = dialog.query_one("#move-id", Input)
@@ -105,53 +100,45 @@ async def test_move_shows_what_it_rewrites_then_moves(tmp_path: Path) -> None:
         await settle(pilot)
         plan = text_of(dialog, "#move-plan")
         assert "Rewrites" in plan and "contracts/master-agreement" in plan
-        assert git(root, "status", "--porcelain").strip() == ""  # a dry run wrote nothing
-        await pilot.press("ctrl+s")
-        await settle(pilot)
+        assert git(brain_copy, "status", "--porcelain").strip() == ""  # a dry run wrote nothing
+        await press(pilot, "ctrl+s")
         assert app.screen is app.browse
         # The branches redrawn under the cursor are the app's doing, not a person's:
         # once a glance would have fired, the moved leaf is still the one shown.
         await pilot.pause(0.6)
         await settle(pilot)
-        assert (root / "sales/pipeline/price-list.md").exists()
-        assert not (root / "sales/price-list.md").exists()
+        assert (brain_copy / "sales/pipeline/price-list.md").exists()
+        assert not (brain_copy / "sales/price-list.md").exists()
         assert app.browse.current == "sales/pipeline/price-list"
         assert app.browse.query_one(ForestTree).node_for("sales/price-list") is None
         assert "sales/price-list" not in app.browse.history.items
         # A leaf whose id differs from its title gets the title's id proposed, and what
         # that move would rewrite is shown at once.
         await go(pilot, "sales/discount-ladder")
-        await pilot.press("m")
-        await settle(pilot)
+        await press(pilot, "m")
         dialog = app.screen
         assert dialog.query_one("#move-id", Input).value == "sales/discount-approval-ladder"
         assert "people/ana-ribeiro" in text_of(dialog, "#move-plan")
-        await pilot.press("escape")
-        await settle(pilot)
+        await press(pilot, "escape")
         assert "transplant(sales/price-list -> sales/pipeline/price-list)" in git(
-            root, "log", "-1", "--format=%s"
+            brain_copy, "log", "-1", "--format=%s"
         )
 
 
 @drive
-async def test_history_and_overview(tmp_path: Path) -> None:
-    root = copy_sample(tmp_path / "brain", git=True)
-    async with opened_at(root, "sales/exchange-policy", "e") as (pilot, app):
+async def test_history_and_overview(brain_copy: Path) -> None:
+    async with opened_at(brain_copy, "sales/exchange-policy", "e") as (pilot, app):
         app.screen.query_one("#edit-summary", Input).value = "Windows per channel, edited."
-        await pilot.press("ctrl+s")
-        await settle(pilot)
-        await pilot.press("h")
-        await settle(pilot)
+        await press(pilot, "ctrl+s")
+        await press(pilot, "h")
         screen = app.screen
         assert isinstance(screen, HistoryScreen)
         table = screen.query_one(DataTable)
         assert table.row_count == 2
         assert table.get_cell_at((0, 1)) == "graft" and table.get_cell_at((1, 1)) == "plant"
         assert "2 commit(s)" in text_of(screen, "#history-status")
-        await pilot.press("escape")
-        await settle(pilot)
-        await pilot.press("c")
-        await settle(pilot)
+        await press(pilot, "escape")
+        await press(pilot, "c")
         overview = app.screen
         assert isinstance(overview, OverviewScreen)
         regions = overview.query_one("#overview-regions", Static).content
@@ -159,8 +146,7 @@ async def test_history_and_overview(tmp_path: Path) -> None:
         assert "Sales" in list(regions.columns[0].cells)
         months = overview.query_one("#overview-calendar", Static).content
         assert isinstance(months, Table) and months.row_count > 5
-        await pilot.press("escape")
-        await settle(pilot)
+        await press(pilot, "escape")
         assert app.screen is app.browse
         names = [c.title for c in app.get_system_commands(app.browse)]
         assert {"Move", "Delete", "History", "Overview"} <= set(names)

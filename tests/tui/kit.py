@@ -56,12 +56,17 @@ async def go(pilot: Pilot[None], node_id: str) -> None:
     assert app.browse.current == node_id
 
 
+async def press(pilot: Pilot[None], *keys: str) -> None:
+    """Press ``keys`` and let the app settle."""
+    await pilot.press(*keys)
+    await settle(pilot)
+
+
 async def press_at(pilot: Pilot[None], node_id: str, *keys: str) -> BrowseApp:
     """Once the app is ready: go to ``node_id``, press ``keys``, let the app settle."""
     app = await ready(pilot)
     await go(pilot, node_id)
-    await pilot.press(*keys)
-    await settle(pilot)
+    await press(pilot, *keys)
     return app
 
 

@@ -24,7 +24,7 @@ from monkeyllm.tui.screens.search import SearchScreen
 from monkeyllm.tui.widgets.forest_tree import ForestTree
 
 from ..forestkit import copy_sample, git
-from .kit import SIZE, drive, go, opened_at, ready, settle
+from .kit import SIZE, drive, go, opened_at, press, ready, settle
 
 
 def digest_text(app: BrowseApp) -> str:
@@ -40,8 +40,7 @@ async def choose(pilot: Pilot[None], options: OptionList, suffix: str) -> None:
     index = next(i for i, oid in enumerate(option_ids(options)) if oid.endswith(suffix))
     options.focus()
     options.highlighted = index
-    await pilot.press("enter")
-    await settle(pilot)
+    await press(pilot, "enter")
 
 
 def test_history_back_and_forward() -> None:
@@ -95,14 +94,11 @@ async def test_navigate_follow_back_forward_and_jump(forest: Path) -> None:
         assert tree.cursor_node is not None
         assert tree.cursor_node.data == "sales/exchange-policy-2025"
 
-        await pilot.press("left_square_bracket")
-        await settle(pilot)
+        await press(pilot, "left_square_bracket")
         assert app.browse.current == "sales/exchange-policy"
-        await pilot.press("left_square_bracket")
-        await settle(pilot)
+        await press(pilot, "left_square_bracket")
         assert app.browse.current == "sales/_index"
-        await pilot.press("right_square_bracket")
-        await settle(pilot)
+        await press(pilot, "right_square_bracket")
         assert app.browse.current == "sales/exchange-policy"
 
         app.browse.action_jump("_index")  # a click on the trail's first crumb
@@ -127,8 +123,7 @@ async def test_read_a_body_a_section_and_a_wikilink(forest: Path) -> None:
         assert reader.section == "Deadlines"
         scroll = reader.query_one("#reader-scroll")
         assert scroll.scroll_y > 0  # the view moved down to the section
-        await pilot.press("escape")
-        await settle(pilot)
+        await press(pilot, "escape")
         assert app.screen is app.browse
 
         # Over the pick budget: it opens on the outline and reads section by section.
@@ -143,13 +138,11 @@ async def test_read_a_body_a_section_and_a_wikilink(forest: Path) -> None:
         await choose(pilot, reader.query_one("#reader-outline", OptionList), ":Payment terms")
         assert reader.section == "Payment terms"
         assert reader.source.lstrip().startswith("## Payment terms")
-        await pilot.press("escape")
-        await settle(pilot)
+        await press(pilot, "escape")
 
         # [[wikilinks]] are followable.
         await go(pilot, "sales/_index")
-        await pilot.press("r")
-        await settle(pilot)
+        await press(pilot, "r")
         reader = app.screen
         assert isinstance(reader, ReaderScreen)
         assert "operations/returns-handling" in reader.links
@@ -167,8 +160,7 @@ async def test_search_concepts_and_exact_text(forest: Path) -> None:
         await pilot.press("slash")
         search = app.screen
         assert isinstance(search, SearchScreen) and search.mode == "locate"
-        await pilot.press(*"exchange policy", "enter")
-        await settle(pilot)
+        await press(pilot, *"exchange policy", "enter")
         ids = [r["id"] for r in search.response["results"]]
         assert "sales/exchange-policy" in ids
         status = str(search.query_one("#search-status", Static).render())
@@ -180,8 +172,7 @@ async def test_search_concepts_and_exact_text(forest: Path) -> None:
         field = search.query_one("#search-input", Input)
         field.value = "NF-4412"
         field.focus()
-        await pilot.press("enter")
-        await settle(pilot)
+        await press(pilot, "enter")
         hits = search.response["results"]
         assert hits and "NF-4412" in json.dumps(hits[0]["matches"])
         results = search.query_one("#search-results", OptionList)
@@ -203,8 +194,7 @@ async def test_concept_search_is_hybrid_with_a_canopy_and_says_so(forest: Path) 
             await pilot.press("slash")
             search = app.screen
             assert isinstance(search, SearchScreen)
-            await pilot.press(*PARAPHRASE, "enter")
-            await settle(pilot)
+            await press(pilot, *PARAPHRASE, "enter")
             assert search.response["hybrid"] == {"ran": True, "model": "kit-embed"}
             assert "sales/exchange-policy" in [r["id"] for r in search.response["results"]]
             status = str(search.query_one("#search-status", Static).render())
@@ -221,97 +211,83 @@ async def test_dataset_query_shows_rows_and_errors(forest: Path) -> None:
         assert screen.query_one("#dataset-sample", DataTable).row_count == 3
         sql = screen.query_one("#sql", Input)
         sql.value = "SELECT COUNT(*) FROM orders"
-        await pilot.press("enter")
-        await settle(pilot)
+        await press(pilot, "enter")
         table = screen.query_one("#query-result", DataTable)
         assert table.row_count == 1 and table.get_cell_at((0, 0)) == "1545"
 
         sql.value = "SELECT nope FROM orders"
-        await pilot.press("enter")
-        await settle(pilot)
+        await press(pilot, "enter")
         status = str(screen.query_one("#query-status", Static).render())
         assert "E_QUERY_INVALID" in status and "orders(" in status  # the hint names columns
         assert app.is_running
 
         sql.value = "SELECT * FROM orders"  # many rows: the budget cuts, and says so
-        await pilot.press("enter")
-        await settle(pilot)
+        await press(pilot, "enter")
         assert screen.result.get("truncated")
         assert "do NOT report" in str(screen.query_one("#query-status", Static).render())
 
 
 @drive
-async def test_graft_a_summary_and_see_the_commit(tmp_path: Path) -> None:
-    root = copy_sample(tmp_path / "brain", git=True)
-    before = git(root, "rev-list", "--count", "HEAD").strip()
-    async with opened_at(root, "sales/exchange-policy", "e") as (pilot, app):
+async def test_graft_a_summary_and_see_the_commit(brain_copy: Path) -> None:
+    before = git(brain_copy, "rev-list", "--count", "HEAD").strip()
+    async with opened_at(brain_copy, "sales/exchange-policy", "e") as (pilot, app):
         field = app.screen.query_one("#edit-summary", Input)
         field.value = "Return windows per channel, edited in the browser."
-        await pilot.press("ctrl+s")
-        await settle(pilot)
+        await press(pilot, "ctrl+s")
         assert app.screen is app.browse
-        sha = git(root, "rev-parse", "HEAD").strip()
-        assert str(int(before) + 1) == git(root, "rev-list", "--count", "HEAD").strip()
+        sha = git(brain_copy, "rev-parse", "HEAD").strip()
+        assert str(int(before) + 1) == git(brain_copy, "rev-list", "--count", "HEAD").strip()
         assert sha[:12] in str(app.browse.query_one("#status-text", Static).render())
-        assert "edited in the browser" in (root / "sales/exchange-policy.md").read_text()
+        assert "edited in the browser" in (brain_copy / "sales/exchange-policy.md").read_text()
         assert "edited in the browser" in digest_text(app)
-        assert not (root / ".vine.lock").exists()  # the lock was held only while saving
+        assert not (brain_copy / ".vine.lock").exists()  # the lock was held only while saving
 
 
 @drive
-async def test_plant_append_and_link(tmp_path: Path) -> None:
-    root = copy_sample(tmp_path / "brain", git=True)
-    async with opened_at(root, "sales/_index", "p") as (pilot, app):
+async def test_plant_append_and_link(brain_copy: Path) -> None:
+    async with opened_at(brain_copy, "sales/_index", "p") as (pilot, app):
         app.screen.query_one("#plant-title", Input).value = "Counter etiquette"
         app.screen.query_one("#plant-summary", Input).value = "How the counter greets."
-        await pilot.press("ctrl+s")
-        await settle(pilot)
-        assert (root / "sales/counter-etiquette.md").exists()
+        await press(pilot, "ctrl+s")
+        assert (brain_copy / "sales/counter-etiquette.md").exists()
         # a person planted it: the format's source for a person's own writing
-        assert "\nsource: manual\n" in (root / "sales/counter-etiquette.md").read_text()
-        assert git(root, "log", "-1", "--format=%s").strip().endswith("[source=manual]")
+        assert "\nsource: manual\n" in (brain_copy / "sales/counter-etiquette.md").read_text()
+        assert git(brain_copy, "log", "-1", "--format=%s").strip().endswith("[source=manual]")
         assert app.browse.current == "sales/counter-etiquette"
         assert app.browse.query_one(ForestTree).node_for("sales/counter-etiquette")
 
-        await pilot.press("a")
-        await settle(pilot)
+        await press(pilot, "a")
         app.screen.query_one("#section-header", Input).value = "Greeting"
         app.screen.query_one("#section-body").insert("Say good morning.")
-        await pilot.press("ctrl+s")
-        await settle(pilot)
-        assert "## Greeting" in (root / "sales/counter-etiquette.md").read_text()
+        await press(pilot, "ctrl+s")
+        assert "## Greeting" in (brain_copy / "sales/counter-etiquette.md").read_text()
 
-        await pilot.press("l")
-        await settle(pilot)
+        await press(pilot, "l")
         dialog = app.screen
         dialog.query_one("#link-search", Input).value = "exchange policy"
         await settle(pilot)
         await choose(pilot, dialog.query_one("#link-targets", OptionList), ":sales/exchange-policy")
-        await pilot.press("ctrl+s")
-        await settle(pilot)
+        await press(pilot, "ctrl+s")
         digest = app.browse.digest or {}
         assert {"rel": "related-to", "target": "sales/exchange-policy"} in [
             {"rel": e["rel"], "target": e["target"]} for e in digest["edges_out"]
         ]
-        assert git(root, "status", "--porcelain").strip() == ""
+        assert git(brain_copy, "status", "--porcelain").strip() == ""
 
 
 @drive
-async def test_a_forest_held_open_refuses_the_save_and_keeps_browsing(tmp_path: Path) -> None:
-    root = copy_sample(tmp_path / "brain", git=True)
-    before = git(root, "rev-parse", "HEAD")
-    with Vine(root):  # another writer holds the lock for as long as it stays open
-        async with BrowseApp(root).run_test(size=SIZE) as pilot:
+async def test_a_forest_held_open_refuses_the_save_and_keeps_browsing(brain_copy: Path) -> None:
+    before = git(brain_copy, "rev-parse", "HEAD")
+    with Vine(brain_copy):  # another writer holds the lock for as long as it stays open
+        async with BrowseApp(brain_copy).run_test(size=SIZE) as pilot:
             app = await ready(pilot)
             mode = str(app.browse.query_one("#mode", Static).render())
             assert f"pid {os.getpid()}" in mode and "holds the forest open" in mode, mode
             await go(pilot, "sales/exchange-policy")
-            await pilot.press("e")
-            await settle(pilot)
+            await press(pilot, "e")
             app.screen.query_one("#edit-summary", Input).value = "Never saved."
             started = time.monotonic()
-            await pilot.press("ctrl+s")
-            await settle(pilot)
+            await press(pilot, "ctrl+s")
             shown = [n.message for n in app._notifications]
             assert any(
                 "Another writer holds the forest" in m
@@ -323,8 +299,8 @@ async def test_a_forest_held_open_refuses_the_save_and_keeps_browsing(tmp_path: 
             assert time.monotonic() - started < 3
             await go(pilot, "sales/_index")  # browsing goes on
             assert "Commercial policy" in digest_text(app)
-    assert git(root, "rev-parse", "HEAD") == before
-    assert "Never saved." not in (root / "sales/exchange-policy.md").read_text()
+    assert git(brain_copy, "rev-parse", "HEAD") == before
+    assert "Never saved." not in (brain_copy / "sales/exchange-policy.md").read_text()
 
 
 @drive
@@ -399,8 +375,7 @@ def test_snapshots(snap_compare, tmp_path: Path, keys: list[str]) -> None:  # no
         target = {"r": "sales/exchange-policy", "d": "sales/orders-2026"}
         if keys:
             await go(pilot, target[keys[0]])
-            await pilot.press(*keys)
-            await settle(pilot)
+            await press(pilot, *keys)
         await pinned(pilot)
 
     assert snap_compare(BrowseApp(forest), terminal_size=SIZE, run_before=run_before)

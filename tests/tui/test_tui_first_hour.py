@@ -13,28 +13,25 @@ from monkeyllm.tui.screens.help import HelpScreen
 from monkeyllm.tui.widgets.forest_tree import ForestTree
 
 from ..forestkit import copy_sample, git
-from .kit import SIZE, drive, go, ready, settle
+from .kit import SIZE, drive, go, press, ready, settle
 
 
 @drive
 async def test_the_search_box_is_wide_and_enter_moves_to_the_results(forest: Path) -> None:
     async with BrowseApp(forest).run_test(size=SIZE) as pilot:
         app = await ready(pilot)
-        await pilot.press("slash")
-        await settle(pilot)
+        await press(pilot, "slash")
         box = app.screen.query_one("#search-input", Input)
         assert app.focused is box
         assert box.content_region.width >= SIZE[0] * 0.8, box.content_region
         await pilot.press(*"exchange policy")
         assert box.value == "exchange policy"
         assert "exchange policy" in str(box.render_line(0).text)  # what is typed shows
-        await pilot.press("enter")
-        await settle(pilot)
+        await press(pilot, "enter")
         results = app.screen.query_one("#search-results", OptionList)
         assert app.focused is results and results.highlighted == 0
         second = results.options[1].id.partition(":")[2]
-        await pilot.press("down", "enter")
-        await settle(pilot)
+        await press(pilot, "down", "enter")
         assert app.browse.current == second
 
 
@@ -56,25 +53,20 @@ async def test_dialogs_take_focus_and_keep_what_is_there(tmp_path: Path) -> None
         await pilot.pause(0.5)
         await settle(pilot)
         assert app.screen.query_one("#plant-title", Input).value == "Quick note"
-        await pilot.press("escape")
-        await settle(pilot)
+        await press(pilot, "escape")
         await go(pilot, "sales/price-list")
         summary = app.browse.digest["summary"]
-        await pilot.press("e")
-        await settle(pilot)
+        await press(pilot, "e")
         field = app.screen.query_one("#edit-summary", Input)
         assert app.focused is field and field.selection.is_empty
         assert field.cursor_position == len(summary)
         await pilot.press(*" Checked")
         assert field.value == summary + " Checked"  # nothing erased
-        await pilot.press("escape")
-        await settle(pilot)
+        await press(pilot, "escape")
         for key, wanted in (("a", "#section-header"), ("l", "#link-search")):
-            await pilot.press(key)
-            await settle(pilot)
+            await press(pilot, key)
             assert app.focused is app.screen.query_one(wanted), key
-            await pilot.press("escape")
-            await settle(pilot)
+            await press(pilot, "escape")
 
 
 @drive
@@ -123,8 +115,7 @@ async def test_a_cursor_the_app_moves_shows_no_other_digest(forest: Path) -> Non
 async def test_the_key_list_shows_that_it_scrolls(forest: Path) -> None:
     async with BrowseApp(forest).run_test(size=(120, 30)) as pilot:
         await ready(pilot)
-        await pilot.press("question_mark")
-        await settle(pilot)
+        await press(pilot, "question_mark")
         screen = pilot.app.screen
         assert isinstance(screen, HelpScreen)
         more = screen.query_one("#help-more", Static)
@@ -136,8 +127,7 @@ async def test_the_key_list_shows_that_it_scrolls(forest: Path) -> None:
         assert "End of the list" in str(more.render())
     async with BrowseApp(forest).run_test(size=(120, 80)) as pilot:  # all of it fits
         await ready(pilot)
-        await pilot.press("question_mark")
-        await settle(pilot)
+        await press(pilot, "question_mark")
         assert "Every key is shown" in str(
             pilot.app.screen.query_one("#help-more", Static).render()
         )
@@ -162,19 +152,16 @@ async def test_a_forest_that_is_not_its_own_repository_says_so_and_offers_a_copy
         assert dialog.query_one("#copy-dest", Input).value.endswith("/brain")
         assert "not a git repository" in str(dialog.query_one("#copy-why", Static).render())
         dialog.query_one("#copy-dest", Input).value = str(tmp_path / "mine")
-        await pilot.press("ctrl+s")
-        await settle(pilot)
+        await press(pilot, "ctrl+s")
         await pilot.pause(0.2)
         await settle(pilot)
         assert app.session.root == (tmp_path / "mine").resolve()
         assert app.session.cannot_write is None
         assert "read-only: not its own" not in str(app.browse.query_one("#mode", Static).render())
         await go(pilot, "sales/price-list")
-        await pilot.press("e")
-        await settle(pilot)
+        await press(pilot, "e")
         await pilot.press(*" Checked")
-        await pilot.press("ctrl+s")
-        await settle(pilot)
+        await press(pilot, "ctrl+s")
     copy = tmp_path / "mine"
     assert "Checked" in (copy / "sales/price-list.md").read_text()
     assert git(copy, "log", "--format=%s").split("\n")[:2] == [
@@ -190,11 +177,9 @@ async def test_a_superseded_result_says_which_node_replaces_it(forest: Path) -> 
     locate says; the box names what locate reads, section headers included."""
     async with BrowseApp(forest).run_test(size=SIZE) as pilot:
         app = await ready(pilot)
-        await pilot.press("slash")
-        await settle(pilot)
+        await press(pilot, "slash")
         assert "headers" in str(app.screen.query_one("#locate", RadioButton).label)
-        await pilot.press(*"exchange policy", "enter")
-        await settle(pilot)
+        await press(pilot, *"exchange policy", "enter")
         results = app.screen.query_one("#search-results", OptionList)
         shown = {o.id.partition(":")[2]: str(o.prompt) for o in results.options}
         assert "superseded by sales/exchange-policy" in shown["sales/exchange-policy-2025"]
