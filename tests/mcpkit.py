@@ -20,6 +20,7 @@ from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
+import httpx
 import httpx2
 import jsonschema
 from mcp import ClientSession, StdioServerParameters
@@ -45,6 +46,25 @@ PING: dict[str, Any] = {
     },
 }
 ACCEPT = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+
+
+def host_probes(port: str) -> tuple[str, ...]:
+    """Host headers for a server on 127.0.0.1:``port`` that allows brain.internal: the two
+    it must refuse (evil.example, bare and with the port), then four it must answer."""
+    return (
+        "evil.example",
+        f"evil.example:{port}",
+        f"127.0.0.1:{port}",
+        f"localhost:{port}",
+        "brain.internal",
+        f"brain.internal:{port}",
+    )
+
+
+def ping(url: str, **headers: str) -> httpx.Response:
+    """POST the raw ``initialize`` to ``url`` with the streamable HTTP headers and
+    ``headers``."""
+    return httpx.post(url, json=PING, timeout=TIMEOUT, headers={**ACCEPT, **headers})
 
 
 class CheckedSession(ClientSession):

@@ -8,7 +8,6 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-import httpx
 import pytest
 
 from monkeyllm import CALLS, Vine, shapes
@@ -16,13 +15,13 @@ from monkeyllm.serve.tools import ENGINE_TOOLS
 
 from .forestkit import copy_sample, head
 from .mcpkit import (
-    ACCEPT,
     ERAS,
-    PING,
     TIMEOUT,
+    host_probes,
     http_server,
     http_session,
     payload,
+    ping,
     stable,
     stdio_session,
 )
@@ -104,19 +103,9 @@ def test_http_answers_only_the_hosts_it_is_told(forest: Path, tmp_path: Path) ->
     ) as url:
         port = url.split(":")[2].split("/")[0]
         codes = {}
-        for host in (
-            "evil.example",
-            f"evil.example:{port}",
-            f"127.0.0.1:{port}",
-            f"localhost:{port}",
-            "brain.internal",
-            f"brain.internal:{port}",
-        ):
-            response = httpx.post(url, json=PING, headers={**ACCEPT, "Host": host}, timeout=TIMEOUT)
-            codes[host] = response.status_code
-        origin = httpx.post(
-            url, json=PING, timeout=TIMEOUT, headers={**ACCEPT, "Origin": "http://evil.example"}
-        )
+        for host in host_probes(port):
+            codes[host] = ping(url, Host=host).status_code
+        origin = ping(url, Origin="http://evil.example")
     assert codes.pop("evil.example") == 421
     assert codes.pop(f"evil.example:{port}") == 421
     assert set(codes.values()) == {200}, codes

@@ -37,8 +37,10 @@ from .mcpkit import (
     VINE,
     CheckedSession,
     free_port,
+    host_probes,
     http_session,
     payload,
+    ping,
     stable,
     stop,
 )
@@ -452,27 +454,11 @@ def test_host_check_answers_only_the_names_it_is_told(station: dict[str, Any]) -
         port = url.rsplit(":", 1)[1]
         key = {"Authorization": f"Bearer {station['reader']}"}
         codes: dict[str, httpx.Response] = {}
-        for host in (
-            "evil.example",
-            f"evil.example:{port}",
-            f"127.0.0.1:{port}",
-            f"localhost:{port}",
-            "brain.internal",
-            f"brain.internal:{port}",
-        ):
-            codes[host] = httpx.post(
-                url + "/mcp", json=PING, timeout=TIMEOUT, headers={**ACCEPT, **key, "Host": host}
-            )
-        origin = httpx.post(
-            url + "/mcp",
-            json=PING,
-            timeout=TIMEOUT,
-            headers={**ACCEPT, **key, "Origin": "http://evil.example"},
-        )
+        for host in host_probes(port):
+            codes[host] = ping(url + "/mcp", **key, Host=host)
+        origin = ping(url + "/mcp", **key, Origin="http://evil.example")
         # No key: the Host check still comes first.
-        keyless = httpx.post(
-            url + "/mcp", json=PING, timeout=TIMEOUT, headers={**ACCEPT, "Host": "evil.example"}
-        )
+        keyless = ping(url + "/mcp", Host="evil.example")
         # REST keeps its behaviour (its key is its guard).
         rest_evil = httpx.get(url + "/v1/health", headers={"Host": "evil.example"})
     for host in ("evil.example", f"evil.example:{port}"):
@@ -516,18 +502,8 @@ def test_vine_station_serve_mounts_mcp_with_allow_host(
             assert time.monotonic() < deadline
             time.sleep(0.05)
         key = {"Authorization": f"Bearer {station['reader']}"}
-        named = httpx.post(
-            url + "/mcp",
-            json=PING,
-            timeout=TIMEOUT,
-            headers={**ACCEPT, **key, "Host": "brain.internal"},
-        )
-        evil = httpx.post(
-            url + "/mcp",
-            json=PING,
-            timeout=TIMEOUT,
-            headers={**ACCEPT, **key, "Host": "evil.example"},
-        )
+        named = ping(url + "/mcp", **key, Host="brain.internal")
+        evil = ping(url + "/mcp", **key, Host="evil.example")
     finally:
         stop(proc)
     assert named.status_code == 200, named.text
