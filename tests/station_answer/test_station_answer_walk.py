@@ -230,29 +230,24 @@ def test_cli_bind_unbind_bindings(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
     monkeypatch.setenv("ACME_KEY", SECRET_KEY_VALUE)
     app, runner = make_app(), CliRunner()
     root = str(tmp_path)
-    bound = runner.invoke(
-        app,
-        [
-            "station",
-            "bind",
-            "acme",
-            "--root",
-            root,
-            "--endpoint",
-            "http://127.0.0.1:11434/v1",
-            "--model",
-            "qwen3:14b",
-            "--api-key-env",
-            "ACME_KEY",
-            "--price-prompt",
-            "0.5",
-            "--price-completion",
-            "1.5",
-            "--max-tokens",
-            "800",
-            "--timeout",
-            "30",
-        ],
+
+    def bind(endpoint: str, model: str, *more: str) -> Any:
+        argv = ["station", "bind", "acme", "--root", root, "--endpoint", endpoint]
+        return runner.invoke(app, [*argv, "--model", model, *more])
+
+    bound = bind(
+        "http://127.0.0.1:11434/v1",
+        "qwen3:14b",
+        "--api-key-env",
+        "ACME_KEY",
+        "--price-prompt",
+        "0.5",
+        "--price-completion",
+        "1.5",
+        "--max-tokens",
+        "800",
+        "--timeout",
+        "30",
     )
     assert bound.exit_code == 0, bound.output
     shown = json.loads(bound.stdout)
@@ -262,22 +257,7 @@ def test_cli_bind_unbind_bindings(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
     listed = runner.invoke(app, ["station", "bindings", "--root", root])
     assert listed.exit_code == 0 and SECRET_KEY_VALUE not in listed.output
     assert [json.loads(line)["forest"] for line in listed.stdout.splitlines()] == ["acme"]
-    half = runner.invoke(
-        app,
-        [
-            "station",
-            "bind",
-            "acme",
-            "--root",
-            root,
-            "--endpoint",
-            "http://h/v1",
-            "--model",
-            "m",
-            "--price-prompt",
-            "1",
-        ],
-    )
+    half = bind("http://h/v1", "m", "--price-prompt", "1")
     assert half.exit_code == 2 and "both rates" in half.output
     assert runner.invoke(app, ["station", "unbind", "acme", "--root", root]).exit_code == 0
     assert runner.invoke(app, ["station", "unbind", "acme", "--root", root]).exit_code == 1
