@@ -144,26 +144,18 @@ def _schema_names(out: dict[str, Any], param: str) -> None:
     assert param in err["message"], err
 
 
+@pytest.mark.parametrize("through", ["call", "the_method"])
 @pytest.mark.parametrize(
     "name, param, label, value", BAD, ids=[f"{n}-{p}-{lab}" for n, p, lab, _ in BAD]
 )
-def test_wrong_type_is_e_schema_through_call(
-    vine: Vine, name: str, param: str, label: str, value: Any
+def test_wrong_type_is_e_schema(
+    vine: Vine, name: str, param: str, label: str, value: Any, through: str
 ) -> None:
+    """Through ``Vine.call`` and through the method of the same name."""
     args = valid_args(name)
     args[param] = value
-    _schema_names(vine.call(name, args), param)
-
-
-@pytest.mark.parametrize(
-    "name, param, label, value", BAD, ids=[f"{n}-{p}-{lab}" for n, p, lab, _ in BAD]
-)
-def test_wrong_type_is_e_schema_through_the_method(
-    vine: Vine, name: str, param: str, label: str, value: Any
-) -> None:
-    args = valid_args(name)
-    args[param] = value
-    _schema_names(getattr(vine, name)(**args), param)
+    out = vine.call(name, args) if through == "call" else getattr(vine, name)(**args)
+    _schema_names(out, param)
 
 
 @pytest.mark.parametrize("name", READS)
