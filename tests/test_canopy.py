@@ -50,6 +50,12 @@ def ids(response: dict) -> list[str]:
     return [r["id"] for r in response["results"]]
 
 
+def built(forest: Path, server: EmbedServer) -> None:
+    """The Canopy of ``forest`` built with ``server``'s embedder, then closed."""
+    with Vine(forest, writable=False, alpha=0) as vine:
+        vine.canopy_build(http(server))
+
+
 def test_build_records_the_embedder_and_embeds_every_node_in_batches(
     forest: Path, server: EmbedServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -159,8 +165,7 @@ def test_writes_re_embed_only_what_changed_on_the_next_hybrid_read(
 def test_an_outside_edit_is_stale_until_a_read_or_a_build_embeds_it(
     forest: Path, server: EmbedServer
 ) -> None:
-    with Vine(forest, writable=False, alpha=0) as vine:
-        vine.canopy_build(http(server))
+    built(forest, server)
     path = forest / "finance" / "fx-policy.md"
     text = path.read_text(encoding="utf-8")
     path.write_text(
@@ -186,8 +191,7 @@ def test_an_outside_edit_is_stale_until_a_read_or_a_build_embeds_it(
 def test_a_backlog_larger_than_a_read_embeds_is_reported_stale(
     forest: Path, server: EmbedServer
 ) -> None:
-    with Vine(forest, writable=False, alpha=0) as vine:
-        vine.canopy_build(http(server))
+    built(forest, server)
     for n in range(hybrid.INLINE + 3):
         (forest / "sales" / f"extra-{n}.md").write_text(
             f"---\ntype: note\ntitle: Extra {n}\nsummary: Extra note {n}.\n---\n", encoding="utf-8"

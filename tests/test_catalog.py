@@ -40,6 +40,10 @@ def test_catalog_is_built_when_missing(tmp_path: Path) -> None:
     assert {"notes/alpha", "notes/beta", "notes/_index", "_meta/schema"} <= ids
 
 
+def _write(root: Path, node_id: str, summary: str, body: str) -> None:
+    write_node(root, node_id, node_meta(node_id, summary=summary), body)
+
+
 def _bump(path: Path) -> None:
     # Make sure a same-size rewrite within the clock tick still changes the stat.
     st = path.stat()
@@ -50,12 +54,7 @@ def test_outside_edit_is_seen_by_the_next_call(tmp_path: Path, watch: bool) -> N
     root = _forest(tmp_path)
     with Vine(root, writable=False, watch=watch) as vine:
         assert assert_ok(vine.locate("reconciliation"))["results"][0]["id"] == "notes/alpha"
-        write_node(
-            root,
-            "notes/alpha",
-            node_meta("notes/alpha", summary="Gamma forecast."),
-            "# Alpha\n\nNew body with ZX-9981 inside.",
-        )
+        _write(root, "notes/alpha", "Gamma forecast.", "# Alpha\n\nNew body with ZX-9981 inside.")
         _bump(root / "notes/alpha.md")
         assert vine.locate("reconciliation")["results"] == []
         assert vine.locate("gamma forecast")["results"][0]["id"] == "notes/alpha"
@@ -66,12 +65,7 @@ def test_outside_edit_is_seen_by_the_next_call(tmp_path: Path, watch: bool) -> N
 def test_added_and_deleted_files_are_seen(tmp_path: Path, watch: bool) -> None:
     root = _forest(tmp_path)
     with Vine(root, writable=False, watch=watch) as vine:
-        write_node(
-            root,
-            "notes/gamma",
-            node_meta("notes/gamma", summary="Gamma unicorn."),
-            "# Gamma\n\nunicornword",
-        )
+        _write(root, "notes/gamma", "Gamma unicorn.", "# Gamma\n\nunicornword")
         assert vine.locate("unicorn")["results"][0]["id"] == "notes/gamma"
         assert vine.sniff("unicornword")["results"][0]["id"] == "notes/gamma"
         (root / "notes/beta.md").unlink()
@@ -82,12 +76,7 @@ def test_added_and_deleted_files_are_seen(tmp_path: Path, watch: bool) -> None:
 def test_new_folder_and_removed_folder_are_seen(tmp_path: Path, watch: bool) -> None:
     root = _forest(tmp_path)
     with Vine(root, writable=False, watch=watch) as vine:
-        write_node(
-            root,
-            "deep/er/leaf",
-            node_meta("deep/er/leaf", summary="Quasar notes."),
-            "# Leaf\n\nquasarword",
-        )
+        _write(root, "deep/er/leaf", "Quasar notes.", "# Leaf\n\nquasarword")
         assert vine.locate("quasar")["results"][0]["id"] == "deep/er/leaf"
         shutil.rmtree(root / "deep")
         assert_error(vine.look("deep/er/leaf"), "E_NOT_FOUND")

@@ -4,12 +4,14 @@ taken, the latest state under the lock, and edits refused when their node change
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
 import sys
 import textwrap
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -72,6 +74,19 @@ class Child:
     @property
     def pid(self) -> int:
         return self.proc.pid
+
+
+@contextlib.contextmanager
+def writing(root: Path, seconds: str) -> Iterator[Child]:
+    """A process whose write holds the forest for ``seconds``, once it says it is writing;
+    it is finished on the way out."""
+    child = Child(root, SLOW_WRITER)
+    try:
+        child.say(seconds)
+        assert child.line() == "writing"
+        yield child
+    finally:
+        child.finish()
 
 
 # A real write that holds the lock for a while: the commit waits ``seconds`` first.
@@ -147,10 +162,7 @@ def test_per_write_takes_the_lock_only_inside_each_write(root: Path) -> None:
 
 
 def test_a_write_waits_for_a_write_in_progress_then_commits_on_top(root: Path) -> None:
-    child = Child(root, SLOW_WRITER)
-    try:
-        child.say("1.2")
-        assert child.line() == "writing"
+    with writing(root, "1.2") as child:
         card = json.loads((root / LOCK_NAME).read_text())
         assert card["pid"] == child.pid and card["hold"] == "per-write"
         waited: list[dict[str, Any]] = []
@@ -159,8 +171,6 @@ def test_a_write_waits_for_a_write_in_progress_then_commits_on_top(root: Path) -
             out = assert_ok(vine.plant(note("sales/after-slow")))
             took = time.monotonic() - started
         theirs = json.loads(child.line())
-    finally:
-        child.finish()
     assert took >= 0.5, took
     assert [w["pid"] for w in waited] == [child.pid]  # told once, naming the holder
     assert parent_of(root, out["commit"]) == theirs["commit"]
@@ -168,23 +178,15 @@ def test_a_write_waits_for_a_write_in_progress_then_commits_on_top(root: Path) -
 
 
 def test_a_plain_vine_waits_at_open_for_a_write_in_progress(root: Path) -> None:
-    child = Child(root, SLOW_WRITER)
-    try:
-        child.say("0.8")
-        assert child.line() == "writing"
+    with writing(root, "0.8") as child:
         with Vine(root) as vine:  # while-open: waits its turn
             out = assert_ok(vine.plant(note("sales/after-open")))
         theirs = json.loads(child.line())
-    finally:
-        child.finish()
     assert parent_of(root, out["commit"]) == theirs["commit"]
 
 
 def test_a_write_longer_than_the_timeout_answers_e_locked_naming_it(root: Path) -> None:
-    child = Child(root, SLOW_WRITER)
-    try:
-        child.say("4")
-        assert child.line() == "writing"
+    with writing(root, "4") as child:
         with Vine(root, lock="per-write", lock_timeout=0.6) as vine:
             started = time.monotonic()
             err = assert_error(vine.plant(note("sales/too-soon")), "E_LOCKED")
@@ -196,8 +198,6 @@ def test_a_write_longer_than_the_timeout_answers_e_locked_naming_it(root: Path) 
             assert err["holder"]["hold"] == "per-write"
             assert vine.look("sales/too-soon")["error"]["code"] == "E_NOT_FOUND"
         child.line()
-    finally:
-        child.finish()
     assert status(root) == ""
 
 
