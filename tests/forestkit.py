@@ -227,6 +227,8 @@ def node(node_id: str, parent: str, title: str, summary: str, **extra: Any) -> d
     }
 
 
+# A one-table payload of one text column (for a dataset planted without rows).
+TEXT_TABLE = {"t": {"columns": {"a": "TEXT"}}}
 # A one-table payload: a counter ``v`` per ``id``.
 DATA_SCHEMA = {"t": {"columns": {"id": "INTEGER", "v": "INTEGER"}, "primary_key": ["id"]}}
 

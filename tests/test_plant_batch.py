@@ -9,7 +9,7 @@ import pytest
 
 from monkeyllm import Vine
 
-from .forestkit import assert_error, assert_ok, node
+from .forestkit import TEXT_TABLE, assert_error, assert_ok, node
 
 
 def _git(root: Path, *args: str) -> str:
@@ -74,19 +74,7 @@ def test_one_bad_node_refuses_the_whole_batch(vine: Vine) -> None:
         ([], "E_SCHEMA"),
         ([_note(f"n{i}", "_index") for i in range(21)], "E_SCHEMA"),
         ([_note("twice", "_index"), _note("twice", "_index")], "E_SCHEMA"),
-        (
-            [
-                node(
-                    "ds",
-                    "_index",
-                    "D",
-                    "Rows.",
-                    type="dataset",
-                    schema={"t": {"columns": {"a": "TEXT"}}},
-                )
-            ],
-            "E_SCHEMA",
-        ),
+        ([node("ds", "_index", "D", "Rows.", type="dataset", schema=TEXT_TABLE)], "E_SCHEMA"),
         ([_note("orphan/x", "orphan/_index")], "E_NOT_FOUND"),
     ],
 )

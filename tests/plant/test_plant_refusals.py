@@ -10,7 +10,17 @@ import pytest
 
 from monkeyllm import Vine
 
-from ..forestkit import PROSPECTING, assert_error, assert_ok, files_of, git, head, node, status
+from ..forestkit import (
+    PROSPECTING,
+    TEXT_TABLE,
+    assert_error,
+    assert_ok,
+    files_of,
+    git,
+    head,
+    node,
+    status,
+)
 from .kit import CLIENTS, EM, section_lines, split
 
 
@@ -25,14 +35,7 @@ def shared(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Vine]:
 NOTE = node("clients/x", "clients/_index", "X", "About x.")
 
 
-DATASET = node(
-    "clients/d",
-    "clients/_index",
-    "D",
-    "About d.",
-    type="dataset",
-    schema={"t": {"columns": {"a": "TEXT"}}},
-)
+DATASET = node("clients/d", "clients/_index", "D", "About d.", type="dataset", schema=TEXT_TABLE)
 
 
 def _without(spec: dict[str, Any], key: str) -> dict[str, Any]:
@@ -46,7 +49,7 @@ REFUSALS: list[tuple[str, dict[str, Any], str]] = [
         {**_without(DATASET, "schema"), "rows": {"t": [["a"]]}},
         "E_SCHEMA",
     ),
-    ("schema-on-note", {**NOTE, "schema": {"t": {"columns": {"a": "TEXT"}}}}, "E_SCHEMA"),
+    ("schema-on-note", {**NOTE, "schema": TEXT_TABLE}, "E_SCHEMA"),
     ("table-uppercase", {**DATASET, "schema": {"T": {"columns": {"a": "TEXT"}}}}, "E_SCHEMA"),
     ("table-dash", {**DATASET, "schema": {"my-t": {"columns": {"a": "TEXT"}}}}, "E_SCHEMA"),
     ("table-65-chars", {**DATASET, "schema": {"t" * 65: {"columns": {"a": "TEXT"}}}}, "E_SCHEMA"),
