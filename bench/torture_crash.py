@@ -6,7 +6,6 @@ from __future__ import annotations
 import os
 import random
 import re
-import select
 import signal
 import time
 from collections.abc import Iterator
@@ -14,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from bench.torture_kit import BRANCH, git, status
+from bench.torture_kit import BRANCH, git, read_until, status
 from monkeyllm import Vine
 from monkeyllm.validate import validate
 
@@ -345,22 +344,6 @@ def _kill_child(forest: Path, wfd: int, tag: str) -> None:
         os._exit(0)
 
 
-def _read_until(rfd: int, needle: bytes, timeout: float) -> bytes:
-    data = b""
-    deadline = time.monotonic() + timeout
-    while needle not in data and b"ERR" not in data:
-        left = deadline - time.monotonic()
-        if left <= 0:
-            break
-        ready, _, _ = select.select([rfd], [], [], left)
-        if ready:
-            chunk = os.read(rfd, 65536)
-            if not chunk:
-                break
-            data += chunk
-    return data
-
-
 def kill_loop(
     forest: Path,
     kills: int = 200,
@@ -383,7 +366,7 @@ def kill_loop(
             _kill_child(forest, wfd, f"k{round_no}")
         os.close(wfd)
         try:
-            data = _read_until(rfd, b"ready\n", timeout=30)
+            data = read_until(rfd, b"ready\n", timeout=30)
             time.sleep(rnd.uniform(0.0, max_wait))
             os.kill(pid, signal.SIGKILL)
             os.waitpid(pid, 0)

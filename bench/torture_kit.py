@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import os
+import select
 import shutil
 import subprocess
 import time
@@ -105,3 +107,21 @@ def scratch(base: Path) -> Path:
         if "_derived" not in payload.parts:
             shutil.copy2(payload, forest / payload.relative_to(SAMPLE))
     return forest
+
+
+def read_until(rfd: int, needle: bytes, timeout: float) -> bytes:
+    """What a child writes to the pipe ``rfd`` until it says ``needle`` or ``ERR``, closes
+    the pipe, or ``timeout`` seconds pass."""
+    data = b""
+    deadline = time.monotonic() + timeout
+    while needle not in data and b"ERR" not in data:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            break
+        ready, _, _ = select.select([rfd], [], [], left)
+        if ready:
+            chunk = os.read(rfd, 65536)
+            if not chunk:
+                break
+            data += chunk
+    return data

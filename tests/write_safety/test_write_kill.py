@@ -7,7 +7,6 @@ from __future__ import annotations
 import os
 import random
 import re
-import select
 import signal
 import subprocess
 import time
@@ -18,6 +17,7 @@ from typing import Any
 import pytest
 
 import monkeyllm.writes.transaction as transaction
+from bench.torture_kit import read_until
 from monkeyllm import Vine
 
 from ..forestkit import assert_error, assert_ok, files_of, git, head, node, status
@@ -118,17 +118,11 @@ def _child(root: Path, wfd: int, round_no: int) -> None:
 
 
 def _read_until_ready(rfd: int, timeout: float) -> bytes:
-    data = b""
+    """What the child says until it is ready (or fails, or closes the pipe); the test fails
+    when ``timeout`` seconds pass first."""
     deadline = time.monotonic() + timeout
-    while b"ready\n" not in data and b"ERR" not in data:
-        left = deadline - time.monotonic()
-        assert left > 0, data
-        ready, _, _ = select.select([rfd], [], [], left)
-        if ready:
-            chunk = os.read(rfd, 65536)
-            if not chunk:
-                break
-            data += chunk
+    data = read_until(rfd, b"ready\n", timeout)
+    assert b"ready\n" in data or b"ERR" in data or time.monotonic() < deadline, data
     return data
 
 
