@@ -76,6 +76,16 @@ class Child:
         return self.proc.pid
 
 
+def meanwhile(root: Path, lines: str) -> str:
+    """Run ``lines`` of Python in another process, as the body of
+    ``with Vine(root, lock="per-write") as v:``; what it printed, stripped."""
+    script = f"from monkeyllm import Vine\nwith Vine({str(root)!r}, lock='per-write') as v:\n"
+    body = textwrap.indent(textwrap.dedent(lines), "    ")
+    return subprocess.run(
+        [sys.executable, "-c", script + body], capture_output=True, text=True, check=True
+    ).stdout.strip()
+
+
 @contextlib.contextmanager
 def writing(root: Path, seconds: str) -> Iterator[Child]:
     """A process whose write holds the forest for ``seconds``, once it says it is writing;
@@ -307,17 +317,15 @@ def test_each_write_starts_from_what_another_process_committed(root: Path) -> No
     with Vine(root, lock="per-write") as vine:
         old = assert_ok(vine.look("sales/exchange-policy"))["summary"]
         assert_ok(vine.locate("exchange policy"))
-        script = textwrap.dedent(f"""
-            from monkeyllm import Vine
-            with Vine({str(root)!r}, lock="per-write") as v:
-                v.plant({note("sales/theirs")!r})
-                v.graft("sales/exchange-policy",
-                        {{"set_frontmatter": {{"summary": "Changed by the other process."}}}})
-                print(v.head())
-        """)
-        theirs = subprocess.run(
-            [sys.executable, "-c", script], capture_output=True, text=True, check=True
-        ).stdout.strip()
+        theirs = meanwhile(
+            root,
+            f"""
+            v.plant({note("sales/theirs")!r})
+            v.graft("sales/exchange-policy",
+                    {{"set_frontmatter": {{"summary": "Changed by the other process."}}}})
+            print(v.head())
+        """,
+        )
         assert theirs == head(root)
         # A node the other process planted is there for this one's next write ...
         out = assert_ok(
@@ -354,16 +362,14 @@ def test_a_graft_of_a_node_changed_since_it_was_read_is_refused(root: Path) -> N
     with Vine(root, lock="per-write") as agent:
         seen = assert_ok(agent.pick("sales/exchange-policy", section="Deadlines"))
         assert seen["revision"] == assert_ok(agent.look("sales/exchange-policy"))["revision"]
-        script = textwrap.dedent(f"""
-            from monkeyllm import Vine
-            with Vine({str(root)!r}, lock="per-write") as v:
-                print(v.graft("sales/exchange-policy", {{"replace_section": {{
-                    "header": "Deadlines", "body": "Fourteen days, says the person."}}}})
-                      ["commit"])
-        """)
-        theirs = subprocess.run(
-            [sys.executable, "-c", script], capture_output=True, text=True, check=True
-        ).stdout.strip()
+        theirs = meanwhile(
+            root,
+            """
+            print(v.graft("sales/exchange-policy", {"replace_section": {
+                "header": "Deadlines", "body": "Fourteen days, says the person."}})
+                  ["commit"])
+        """,
+        )
         after = (root / "sales/exchange-policy.md").read_bytes()
         err = assert_error(
             agent.graft(
@@ -436,13 +442,13 @@ def test_a_graft_of_a_node_pruned_or_moved_meanwhile_says_so(root: Path) -> None
     with Vine(root, lock="per-write") as agent:
         rev = assert_ok(agent.look("sales/exchange-policy-2025"))["revision"]
         assert_ok(agent.look("people/ana-ribeiro"))
-        script = textwrap.dedent(f"""
-            from monkeyllm import Vine
-            with Vine({str(root)!r}, lock="per-write") as v:
-                assert "commit" in v.prune("sales/exchange-policy-2025", force=True)
-                assert "commit" in v.transplant("people/ana-ribeiro", "sales/ana-ribeiro")
-        """)
-        subprocess.run([sys.executable, "-c", script], check=True)
+        meanwhile(
+            root,
+            """
+            assert "commit" in v.prune("sales/exchange-policy-2025", force=True)
+            assert "commit" in v.transplant("people/ana-ribeiro", "sales/ana-ribeiro")
+        """,
+        )
         before = head(root)
         assert_error(
             agent.graft(
