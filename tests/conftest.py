@@ -13,7 +13,7 @@ import pytest
 
 from monkeyllm import Vine
 
-from .forestkit import copy_sample
+from .forestkit import copy_sample, make_forest
 
 # No `vine` process started by a test leaves a keeper (`vine watch`) behind it; the
 # tests of keepers start and stop their own.
@@ -57,6 +57,15 @@ def brain(sample_root: Path) -> Iterator[Vine]:
     """A read-only Vine on the session copy, with heat turned off for stable ranks."""
     with Vine(sample_root, writable=False, alpha=0) as vine:
         yield vine
+
+
+@pytest.fixture(scope="module")
+def scratch_vine(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, Vine]]:
+    """A forest of the module's own, empty but for its master index and dialect, and a
+    read-only Vine on it: for tests that write node files into it as they go."""
+    root = make_forest(tmp_path_factory.mktemp("scratch") / "f")
+    with Vine(root, writable=False) as vine:
+        yield root, vine
 
 
 @pytest.fixture

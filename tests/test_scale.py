@@ -181,13 +181,6 @@ WORDS = [
 ]
 
 
-@pytest.fixture(scope="module")
-def common_vine(tmp_path_factory: pytest.TempPathFactory):  # noqa: ANN201
-    root = make_forest(tmp_path_factory.mktemp("cv") / "f")
-    with Vine(root, writable=False) as vine:
-        yield root, vine
-
-
 @settings(
     max_examples=50, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
@@ -211,12 +204,12 @@ def common_vine(tmp_path_factory: pytest.TempPathFactory):  # noqa: ANN201
     seed=st.integers(min_value=0, max_value=10**6),
 )
 def test_sniff_shortcuts_rank_as_the_full_tiers_do(
-    common_vine, monkeypatch, bodies, terms, k, heated, seed
+    scratch_vine, monkeypatch, bodies, terms, k, heated, seed
 ) -> None:
     """Common tokens read apart (every token counts as common here), the top tier settled
     before the others are counted, and a partial sort: the first k are those of the
     ranking of every node a direct scan of the bodies finds."""
-    root, vine = common_vine
+    root, vine = scratch_vine
     monkeypatch.setattr(bodyindex, "COMMON_LINES", 1)
     shutil.rmtree(root / "cv", ignore_errors=True)
     for i, body in enumerate(bodies):

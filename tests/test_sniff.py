@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -198,13 +197,6 @@ WORDS = [
 ]
 
 
-@pytest.fixture(scope="module")
-def fuzz_vine(tmp_path_factory: pytest.TempPathFactory):  # noqa: ANN201
-    root = make_forest(tmp_path_factory.mktemp("fz") / "f")
-    with Vine(root, writable=False) as vine:
-        yield root, vine
-
-
 @settings(
     max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
@@ -225,8 +217,8 @@ def fuzz_vine(tmp_path_factory: pytest.TempPathFactory):  # noqa: ANN201
         max_size=3,
     ),
 )
-def test_index_equals_direct_scan(fuzz_vine, bodies: list[str], terms: list[str]) -> None:
-    root, vine = fuzz_vine
+def test_index_equals_direct_scan(scratch_vine, bodies: list[str], terms: list[str]) -> None:
+    root, vine = scratch_vine
     for i, body in enumerate(bodies):
         write_node(root, f"fz/n{i}", node_meta(f"fz/n{i}"), "# T\n\n" + body)
     assert_ok(vine.sniff("zz"))  # syncs the catalog with the new files
