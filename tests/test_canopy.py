@@ -5,6 +5,7 @@ the embedder mismatch, a provider that fails, hangs or answers garbage, and the
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
@@ -50,10 +51,18 @@ def ids(response: dict) -> list[str]:
     return [r["id"] for r in response["results"]]
 
 
+@contextlib.contextmanager
+def embedded(forest: Path, server: EmbedServer, *, writable: bool = False) -> Iterator[Vine]:
+    """A Vine on ``forest`` (heat off) once its Canopy is built with ``server``'s embedder."""
+    with Vine(forest, writable=writable, alpha=0) as vine:
+        vine.canopy_build(http(server))
+        yield vine
+
+
 def built(forest: Path, server: EmbedServer) -> None:
     """The Canopy of ``forest`` built with ``server``'s embedder, then closed."""
-    with Vine(forest, writable=False, alpha=0) as vine:
-        vine.canopy_build(http(server))
+    with embedded(forest, server):
+        pass
 
 
 def test_build_records_the_embedder_and_embeds_every_node_in_batches(
@@ -109,8 +118,7 @@ def test_hybrid_finds_a_paraphrase_that_lexical_ranking_misses(
 
 
 def test_harvest_fuses_its_locate_leg_and_says_so(forest: Path, server: EmbedServer) -> None:
-    with Vine(forest, writable=False, alpha=0) as vine:
-        vine.canopy_build(http(server))
+    with embedded(forest, server) as vine:
         fused = vine.harvest(PARAPHRASE, k=3)
         lexical = vine.harvest(PARAPHRASE, k=3, hybrid=False)
     assert fused["hybrid"]["ran"] is True and lexical["hybrid"]["reason"] == "off"
@@ -129,8 +137,7 @@ def test_a_query_vector_is_asked_for_once_per_process(forest: Path, server: Embe
 def test_writes_re_embed_only_what_changed_on_the_next_hybrid_read(
     forest: Path, server: EmbedServer
 ) -> None:
-    with Vine(forest, alpha=0) as vine:
-        vine.canopy_build(http(server))
+    with embedded(forest, server, writable=True) as vine:
         server.requests.clear()
         planted = vine.plant(
             node(
@@ -156,9 +163,9 @@ def test_writes_re_embed_only_what_changed_on_the_next_hybrid_read(
             {"set_frontmatter": {"summary": "Old appliances exchanged for store credit."}},
         )
         vine.locate("store credit for appliances")
-        embedded = [b for b in inputs(server) if b != ["store credit for appliances"]]
-        assert len(embedded) == 1 and len(embedded[0]) == 1
-        assert "store credit" in embedded[0][0]
+        sent = [b for b in inputs(server) if b != ["store credit for appliances"]]
+        assert len(sent) == 1 and len(sent[0]) == 1
+        assert "store credit" in sent[0][0]
         assert vine.canopy_status()["stale"] == 0
 
 
@@ -206,8 +213,7 @@ def test_a_backlog_larger_than_a_read_embeds_is_reported_stale(
 def test_an_embedder_that_does_not_match_the_index_is_never_compared(
     forest: Path, server: EmbedServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    with Vine(forest, writable=False, alpha=0) as vine:
-        vine.canopy_build(http(server))
+    with embedded(forest, server) as vine:
         lexical = vine.locate(PARAPHRASE, hybrid=False)
     monkeypatch.setenv(hybrid.ENV_URL, server.url)
     monkeypatch.setenv(hybrid.ENV_MODEL, "another-model")
@@ -223,8 +229,7 @@ def test_an_embedder_that_does_not_match_the_index_is_never_compared(
 
 
 def test_a_query_vector_of_another_size_is_a_mismatch(forest: Path, server: EmbedServer) -> None:
-    with Vine(forest, writable=False, alpha=0) as vine:
-        vine.canopy_build(http(server))
+    with embedded(forest, server) as vine:
         server.dim = 32  # the endpoint now serves another model
         out = vine.locate(PARAPHRASE)
     assert out["hybrid"]["reason"] == "mismatch" and "32" in out["hybrid"]["note"]
@@ -234,8 +239,7 @@ def test_a_query_vector_of_another_size_is_a_mismatch(forest: Path, server: Embe
 def test_a_failing_provider_falls_back_to_lexical_and_says_so(
     forest: Path, server: EmbedServer, mode: str
 ) -> None:
-    with Vine(forest, writable=False, alpha=0) as vine:
-        vine.canopy_build(http(server))
+    with embedded(forest, server) as vine:
         lexical = vine.locate("exchange deadlines", hybrid=False)
         if mode == "down":
             server.stop()
@@ -408,8 +412,7 @@ def test_the_hybrid_parameter_is_in_every_surface_schema() -> None:
 def test_a_damaged_canopy_ranks_lexically_and_a_rebuild_repairs_it(
     forest: Path, server: EmbedServer, damage: str
 ) -> None:
-    with Vine(forest, writable=False, alpha=0) as vine:
-        vine.canopy_build(http(server))
+    with embedded(forest, server) as vine:
         lexical = vine.locate("exchange deadlines", hybrid=False)
     folder = forest / "_derived" / "canopy"
     target = folder / ("vectors.db" if damage == "vectors" else "index.json")
@@ -438,8 +441,7 @@ def test_a_moved_node_keeps_its_vector_and_a_deleted_one_loses_it(
 ) -> None:
     """A node whose file moves (as a transplant or a git mv moves it) is not re-embedded:
     its vector follows it to its new id."""
-    with Vine(forest, writable=False, alpha=0) as vine:
-        vine.canopy_build(http(server))
+    with embedded(forest, server) as vine:
         count = vine.canopy_status()["embedded"]
     (forest / "finance" / "fx-policy.md").rename(forest / "finance" / "hedging-policy.md")
     (forest / "people" / "org-chart.md").unlink()
@@ -458,8 +460,7 @@ def test_a_moved_node_keeps_its_vector_and_a_deleted_one_loses_it(
 def test_transplant_re_embeds_nothing_and_prune_drops_the_vector(
     forest: Path, server: EmbedServer
 ) -> None:
-    with Vine(forest, alpha=0) as vine:
-        vine.canopy_build(http(server))
+    with embedded(forest, server, writable=True) as vine:
         count = vine.canopy_status()["embedded"]
         server.requests.clear()
         moved = vine.transplant("finance/fx-policy", "sales/fx-policy")
