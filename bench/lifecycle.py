@@ -31,7 +31,7 @@ from typing import Any
 
 from monkeyllm import Vine
 
-from .run import check, ensure_forest, forest_parser, summary, timed
+from .run import BRANCHES, LEAVES, check, ensure_forest, forest_parser, node_ids, summary, timed
 
 TARGETS = {
     "prune": 30.0,
@@ -42,6 +42,8 @@ TARGETS = {
     "coverage": 10.0,
 }
 BUCKETS = ((0, 0), (1, 3), (4, 10), (11, 10**9))
+# A node another node links to (a prune of it needs --force).
+LINKED = "EXISTS (SELECT 1 FROM edges e WHERE e.dst = n.id AND e.src != n.id)"
 
 
 def _line(points: list[tuple[int, float]]) -> tuple[float, float]:
@@ -68,30 +70,9 @@ def bench(root: Path, rounds: int, seed: int) -> dict[str, Any]:
     moves: list[tuple[int, float]] = []
     forced_links: list[int] = []
     with Vine(scratch) as vine:
-        conn = vine._forest.catalog.conn
-        branches = [
-            r[0]
-            for r in conn.execute(
-                "SELECT id FROM nodes WHERE kind = 'branch' AND id != '_index' ORDER BY id"
-            )
-        ]
-        free = [
-            r[0]
-            for r in conn.execute(
-                "SELECT id FROM nodes n WHERE kind = 'banana' AND type != 'dataset' "
-                "AND id NOT LIKE '\\_meta/%' ESCAPE '\\' "
-                "AND NOT EXISTS (SELECT 1 FROM edges e WHERE e.dst = n.id AND e.src != n.id) "
-                "ORDER BY id"
-            )
-        ]
-        linked = [
-            r[0]
-            for r in conn.execute(
-                "SELECT id FROM nodes n WHERE kind = 'banana' AND type != 'dataset' "
-                "AND EXISTS (SELECT 1 FROM edges e WHERE e.dst = n.id AND e.src != n.id) "
-                "ORDER BY id"
-            )
-        ]
+        branches = node_ids(vine, BRANCHES)
+        free = node_ids(vine, LEAVES + " AND NOT " + LINKED)
+        linked = node_ids(vine, "kind = 'banana' AND type != 'dataset' AND " + LINKED)
         leaves = free + linked
         rng.shuffle(free)
         rng.shuffle(linked)

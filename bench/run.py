@@ -53,6 +53,19 @@ TARGETS = {
 }
 
 
+# Catalog conditions for node_ids: the branches but the root, and the leaves that are
+# not datasets nor in _meta/.
+BRANCHES = "kind = 'branch' AND id != '_index'"
+LEAVES = "kind = 'banana' AND type != 'dataset' AND id NOT LIKE '\\_meta/%' ESCAPE '\\'"
+
+
+def node_ids(vine: Vine, where: str) -> list[str]:
+    """The ids of the nodes of ``vine``'s catalog (table ``nodes`` as ``n``) that meet
+    ``where``, in id order."""
+    conn = vine._forest.catalog.conn
+    return [r[0] for r in conn.execute(f"SELECT id FROM nodes n WHERE {where} ORDER BY id")]
+
+
 def ensure_forest(nodes: int, seed: int, *, git: bool = False) -> Path:
     """The synthetic forest of ``nodes`` nodes, generated in a subprocess the first time
     (with ``git``, a copy that is its own repository with one commit)."""
@@ -343,20 +356,8 @@ def write_calls(
     row into it); ``plant`` adds the note ``<name>-note-<i>`` to a random branch and
     ``graft`` rewrites a random leaf's summary. ``who`` names the benchmark in the text.
     """
-    conn = vine._forest.catalog.conn
-    branches = [
-        r[0]
-        for r in conn.execute(
-            "SELECT id FROM nodes WHERE kind='branch' AND id != '_index' ORDER BY id"
-        )
-    ]
-    leaves = [
-        r[0]
-        for r in conn.execute(
-            "SELECT id FROM nodes WHERE kind='banana' AND type != 'dataset' "
-            "AND id NOT LIKE '\\_meta/%' ESCAPE '\\' ORDER BY id"
-        )
-    ]
+    branches = node_ids(vine, BRANCHES)
+    leaves = node_ids(vine, LEAVES)
     home = rng.choice(branches)
     ledger = home[: -len("_index")] + f"{name}-ledger"
     check(

@@ -235,6 +235,17 @@ def _vine_call(forest: Path, call: str, args: dict[str, Any]) -> Any:
         return f"exit {done.returncode}, unparsable: {done.stdout[:80]!r} {done.stderr[-200:]!r}"
 
 
+def _concurrent_note(nid: str) -> dict[str, Any]:
+    """The note a racing writer plants under BRANCH."""
+    return {
+        "id": nid,
+        "type": "note",
+        "parent": BRANCH,
+        "title": nid,
+        "summary": f"Node {nid} written concurrently.",
+    }
+
+
 def _cli_writer(
     forest: Path,
     tag: str,
@@ -247,15 +258,8 @@ def _cli_writer(
     j = 0
     while time.time() < until:
         nid = f"{BRANCH}/c{tag}-{j}"
-        node = {
-            "id": nid,
-            "type": "note",
-            "parent": BRANCH,
-            "title": nid,
-            "summary": f"Node {nid} written concurrently.",
-        }
         started = time.perf_counter()
-        out = _vine_call(forest, "plant", {"node": node})
+        out = _vine_call(forest, "plant", {"node": _concurrent_note(nid)})
         ms = (time.perf_counter() - started) * 1000
         with guard:
             _judge_write(figures, "cli", out, commits, nid, ms, hold)
@@ -295,14 +299,7 @@ def _station_writer(
         j = 0
         while time.time() < until:
             nid = f"{BRANCH}/s{tag}-{j}"
-            node = {
-                "id": nid,
-                "type": "note",
-                "parent": BRANCH,
-                "title": nid,
-                "summary": f"Node {nid} written concurrently.",
-                "body": "# T\n\n## Log\n\nx",
-            }
+            node = {**_concurrent_note(nid), "body": "# T\n\n## Log\n\nx"}
             started = time.perf_counter()
             out = http(client, url, key, "plant", {"node": node})
             ms = (time.perf_counter() - started) * 1000
