@@ -89,20 +89,25 @@ def look(console: Console, response: Response) -> set[str]:
     return set(response)
 
 
+# The facts a digest panel lists under its title and summary, in this order.
+DIGEST_FACTS = (
+    "trail",
+    "tags",
+    "aliases",
+    "confidence",
+    "created",
+    "updated",
+    "source",
+    "origin",
+    "coverage",
+)
+# Every key the panel shows in a place of its own; any other key is listed as a fact.
 DIGEST_SHOWN = (
     "id",
     "type",
     "title",
     "summary",
-    "trail",
-    "tags",
-    "confidence",
-    "created",
-    "updated",
-    "source",
-    "aliases",
-    "origin",
-    "coverage",
+    *DIGEST_FACTS,
     "stats",
     "outline",
     "children",
@@ -124,21 +129,7 @@ def _digest(node: dict[str, Any]) -> Panel:
         parts.append(Text(str(node["title"]), style="bold"))
     if node.get("summary"):
         parts.append(Text(str(node["summary"])))
-    facts = [
-        (key, node[key])
-        for key in (
-            "trail",
-            "tags",
-            "aliases",
-            "confidence",
-            "created",
-            "updated",
-            "source",
-            "origin",
-            "coverage",
-        )
-        if key in node
-    ]
+    facts = [(key, node[key]) for key in DIGEST_FACTS if key in node]
     facts = [(k, Text(trail_text(v)) if k == "trail" else v) for k, v in facts]
     if "body_tokens" in stats:
         facts.append(("body", Text(f"{stats['body_tokens']} tokens")))
