@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from hypothesis import HealthCheck, settings
 
 REPO = Path(__file__).resolve().parent.parent
 SAMPLE = REPO / "sample-brain"
@@ -301,3 +302,14 @@ def forest_fixture(nodes: dict[str, tuple[str, dict[str, Any], str]]) -> Any:
         return make_forest(tmp_path / "forest", nodes)
 
     return forest
+
+
+def fuzzed(max_examples: int) -> settings:
+    """Hypothesis settings for a test that draws examples over a fixture it keeps across
+    them: ``max_examples``, no deadline (a catalog build takes what it takes), and the
+    function-scoped fixture check off."""
+    return settings(
+        max_examples=max_examples,
+        deadline=None,
+        suppress_health_check=[HealthCheck.function_scoped_fixture],
+    )

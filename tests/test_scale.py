@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from monkeyllm import Vine, bodyindex, bulkbuild, catalogschema, gitindex
@@ -23,6 +23,7 @@ from monkeyllm.reads import topk
 from .forestkit import (
     assert_ok,
     copy_sample,
+    fuzzed,
     git,
     git_init,
     leaf,
@@ -181,9 +182,7 @@ WORDS = [
 ]
 
 
-@settings(
-    max_examples=50, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
-)
+@fuzzed(50)
 @given(
     bodies=st.lists(
         st.lists(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from monkeyllm import Vine, budget
@@ -17,6 +17,7 @@ from .forestkit import (
     body_offset,
     file_lines,
     forest_fixture,
+    fuzzed,
     leaf,
     make_forest,
     node_meta,
@@ -197,9 +198,7 @@ WORDS = [
 ]
 
 
-@settings(
-    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
-)
+@fuzzed(60)
 @given(
     bodies=st.lists(
         st.lists(

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from monkeyllm import Vine
@@ -30,6 +30,7 @@ from ..forestkit import (
     body_offset,
     file_lines,
     forest_fixture,
+    fuzzed,
     leaf,
     make_forest,
 )
@@ -377,9 +378,7 @@ _HITS = st.dictionaries(
 )
 
 
-@settings(
-    max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
-)
+@fuzzed(300)
 @given(
     rows=_HITS,
     weight=st.lists(st.sampled_from([0.1, 0.5, 1.0, 2.0, 3.3]), min_size=4, max_size=4),

@@ -9,14 +9,14 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from monkeyllm.commands.validate import escape_data, escape_property
 from monkeyllm.validate import Finding
 from monkeyllm.validate import validate as check
 
-from ..forestkit import copy_sample, files_of, git, head, status
+from ..forestkit import copy_sample, files_of, fuzzed, git, head, status
 from .kit import ICMS, E, N, W, broken_git_copy, edit, run, seen, write
 
 
@@ -198,9 +198,7 @@ def test_validate_never_writes(tmp_path: Path) -> None:
     assert not (root / "_derived").exists()
 
 
-@settings(
-    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
-)
+@fuzzed(25)
 @given(
     data=st.one_of(
         st.binary(max_size=300),
