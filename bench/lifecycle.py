@@ -31,7 +31,17 @@ from typing import Any
 
 from monkeyllm import Vine
 
-from .run import BRANCHES, LEAVES, check, ensure_forest, forest_parser, node_ids, summary, timed
+from .run import (
+    BRANCHES,
+    LEAVES,
+    check,
+    ensure_forest,
+    forest_parser,
+    node_ids,
+    note_under,
+    summary,
+    timed,
+)
 
 TARGETS = {
     "prune": 30.0,
@@ -89,15 +99,8 @@ def bench(root: Path, rounds: int, seed: int) -> dict[str, Any]:
 
         def plant(i: int) -> Any:
             branch = rng.choice(branches)
-            return vine.plant(
-                {
-                    "id": f"{branch[: -len('_index')]}bench-life-{i}",
-                    "type": "note",
-                    "parent": branch,
-                    "title": f"Bench {i}",
-                    "summary": f"A note planted by the lifecycle benchmark, {i}.",
-                }
-            )
+            summary = f"A note planted by the lifecycle benchmark, {i}."
+            return vine.plant(note_under(branch, f"bench-life-{i}", f"Bench {i}", summary))
 
         moved: list[str] = []
         plans: list[tuple[str, Callable[[int], Any]]] = [

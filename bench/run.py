@@ -59,6 +59,13 @@ BRANCHES = "kind = 'branch' AND id != '_index'"
 LEAVES = "kind = 'banana' AND type != 'dataset' AND id NOT LIKE '\\_meta/%' ESCAPE '\\'"
 
 
+def note_under(branch: str, slug: str, title: str, summary: str, **extra: Any) -> dict[str, Any]:
+    """A note for ``plant``, named ``slug`` in the folder of the branch index ``branch``."""
+    node_id = branch[: -len("_index")] + slug
+    note = {"id": node_id, "type": "note", "parent": branch, "title": title, "summary": summary}
+    return {**note, **extra}
+
+
 def node_ids(vine: Vine, where: str) -> list[str]:
     """The ids of the nodes of ``vine``'s catalog (table ``nodes`` as ``n``) that meet
     ``where``, in id order."""
@@ -378,15 +385,15 @@ def write_calls(
 
     def plant(i: int) -> Any:
         branch = rng.choice(branches)
+        title = f"{name.capitalize()} note {i}"
         return vine.plant(
-            {
-                "id": f"{branch[: -len('_index')]}{name}-note-{i}",
-                "type": "note",
-                "parent": branch,
-                "title": f"{name.capitalize()} note {i}",
-                "summary": f"A note planted by the {who}, number {i}.",
-                "body": f"# {name.capitalize()} note {i}\n\n## Body\n\nPlanted for timing.",
-            }
+            note_under(
+                branch,
+                f"{name}-note-{i}",
+                title,
+                f"A note planted by the {who}, number {i}.",
+                body=f"# {title}\n\n## Body\n\nPlanted for timing.",
+            )
         )
 
     def graft(i: int) -> Any:
