@@ -13,7 +13,7 @@ import pytest
 
 from monkeyllm import Vine
 
-from .forestkit import copy_sample, make_forest
+from .forestkit import copy_sample, make_forest, reader
 
 # No `vine` process started by a test leaves a keeper (`vine watch`) behind it; the
 # tests of keepers start and stop their own.
@@ -55,7 +55,7 @@ def sample_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="session")
 def brain(sample_root: Path) -> Iterator[Vine]:
     """A read-only Vine on the session copy, with heat turned off for stable ranks."""
-    with Vine(sample_root, writable=False, alpha=0) as vine:
+    with reader(sample_root) as vine:
         yield vine
 
 

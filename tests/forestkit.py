@@ -292,6 +292,14 @@ def leaf(body: str = "", ntype: str = "note", **meta: Any) -> tuple[str, dict[st
     return ntype, meta, body
 
 
+def reader(root: Path) -> Any:
+    """A read-only Vine on ``root`` with heat off, so rankings do not move as a test reads
+    (use it as a context manager)."""
+    from monkeyllm import Vine
+
+    return Vine(root, writable=False, alpha=0)
+
+
 def forest_fixture(nodes: dict[str, tuple[str, dict[str, Any], str]]) -> Any:
     """A pytest fixture (name it by assigning it in a test module) that writes ``nodes``
     as a forest of each test's own, with :func:`make_forest`; its value is the root."""

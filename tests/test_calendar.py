@@ -9,7 +9,7 @@ import pytest
 
 from monkeyllm import Vine, budget
 
-from .forestkit import assert_error, assert_ok, leaf, make_forest
+from .forestkit import assert_error, assert_ok, leaf, make_forest, reader
 
 # Every title holds "ledger", so one locate query reaches every node.
 DATES = {
@@ -49,7 +49,7 @@ def forest(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def vine(forest: Path):
-    with Vine(forest, writable=False, alpha=0) as v:
+    with reader(forest) as v:
         yield v
 
 

@@ -20,7 +20,7 @@ from monkeyllm import Vine
 from monkeyllm.canopy import hybrid
 
 from .embedkit import EmbedServer
-from .forestkit import copy_sample, git_init, node
+from .forestkit import copy_sample, git_init, node, reader
 
 PARAPHRASE = "handover timeframes"
 
@@ -97,7 +97,7 @@ def test_build_records_the_embedder_and_embeds_every_node_in_batches(
 def test_hybrid_finds_a_paraphrase_that_lexical_ranking_misses(
     forest: Path, server: EmbedServer
 ) -> None:
-    with Vine(forest, writable=False, alpha=0) as vine:
+    with reader(forest) as vine:
         before = vine.locate(PARAPHRASE, k=3)
         vine.canopy_build(http(server))
         lexical = vine.locate(PARAPHRASE, k=3, hybrid=False)
@@ -182,7 +182,7 @@ def test_an_outside_edit_is_stale_until_a_read_or_a_build_embeds_it(
         encoding="utf-8",
     )
     (forest / "people" / "org-chart.md").unlink()
-    with Vine(forest, writable=False, alpha=0) as vine:
+    with reader(forest) as vine:
         status = vine.canopy_status()
         assert status["stale"] == 1
         assert status["embedded"] == vine._forest.catalog.count()  # the deleted one went
@@ -203,7 +203,7 @@ def test_a_backlog_larger_than_a_read_embeds_is_reported_stale(
         (forest / "sales" / f"extra-{n}.md").write_text(
             f"---\ntype: note\ntitle: Extra {n}\nsummary: Extra note {n}.\n---\n", encoding="utf-8"
         )
-    with Vine(forest, writable=False, alpha=0) as vine:
+    with reader(forest) as vine:
         out = vine.locate("extra note")
         assert out["hybrid"]["ran"] is True and out["hybrid"]["stale"] == 3
         assert "vine canopy build" in out["hybrid"]["note"]
@@ -218,7 +218,7 @@ def test_an_embedder_that_does_not_match_the_index_is_never_compared(
     monkeypatch.setenv(hybrid.ENV_URL, server.url)
     monkeypatch.setenv(hybrid.ENV_MODEL, "another-model")
     server.requests.clear()
-    with Vine(forest, writable=False, alpha=0) as vine:
+    with reader(forest) as vine:
         out = vine.locate(PARAPHRASE, hybrid=True)
         status = vine.canopy_status()
     assert out["hybrid"]["ran"] is False and out["hybrid"]["reason"] == "mismatch"
@@ -264,7 +264,7 @@ def test_a_failing_provider_falls_back_to_lexical_and_says_so(
 def test_a_provider_that_hangs_costs_a_read_its_timeout_once(
     forest: Path, server: EmbedServer
 ) -> None:
-    with Vine(forest, writable=False, alpha=0) as vine:
+    with reader(forest) as vine:
         vine.canopy_build(http(server, timeout_s=0.5))
         server.mode, server.sleep_s = "slow", 5.0
         started = time.monotonic()
@@ -419,7 +419,7 @@ def test_a_damaged_canopy_ranks_lexically_and_a_rebuild_repairs_it(
     for extra in ("vectors.db-wal", "vectors.db-shm"):
         (folder / extra).unlink(missing_ok=True)
     target.write_bytes(b"this is not what it should be" * 100)
-    with Vine(forest, writable=False, alpha=0) as vine:
+    with reader(forest) as vine:
         out = vine.locate("exchange deadlines")
         assert out["hybrid"]["ran"] is False and out["hybrid"]["reason"] == "index"
         assert "--rebuild" in out["hybrid"]["note"]
@@ -446,7 +446,7 @@ def test_a_moved_node_keeps_its_vector_and_a_deleted_one_loses_it(
     (forest / "finance" / "fx-policy.md").rename(forest / "finance" / "hedging-policy.md")
     (forest / "people" / "org-chart.md").unlink()
     server.requests.clear()
-    with Vine(forest, writable=False, alpha=0) as vine:
+    with reader(forest) as vine:
         out = vine.locate("currency hedging")
         status = vine.canopy_status()
         index = vine._forest.canopy
@@ -483,13 +483,10 @@ def test_transplant_re_embeds_nothing_and_prune_drops_the_vector(
 def test_a_reader_sees_another_vines_build_and_re_embeds(forest: Path, server: EmbedServer) -> None:
     """Two Vines on one forest (as a server and a `vine canopy build` are): what one
     builds or re-embeds, the other's next read uses."""
-    with (
-        Vine(forest, writable=False, alpha=0) as reader,
-        Vine(forest, writable=False, alpha=0) as builder,
-    ):
-        assert reader.locate(PARAPHRASE)["hybrid"]["reason"] == "no-index"
+    with reader(forest) as watcher, reader(forest) as builder:
+        assert watcher.locate(PARAPHRASE)["hybrid"]["reason"] == "no-index"
         builder.canopy_build(http(server))
-        fused = reader.locate(PARAPHRASE)
+        fused = watcher.locate(PARAPHRASE)
         assert fused["hybrid"]["ran"] is True and "sales/exchange-policy" in ids(fused)
         path = forest / "finance" / "fx-policy.md"
         path.write_text(
@@ -500,7 +497,7 @@ def test_a_reader_sees_another_vines_build_and_re_embeds(forest: Path, server: E
         )
         builder.canopy_build()
         server.requests.clear()
-        out = reader.locate(PARAPHRASE)
+        out = watcher.locate(PARAPHRASE)
         assert [b for b in inputs(server) if b != [PARAPHRASE]] == []  # nothing left
         assert "finance/fx-policy" in ids(out)
-        assert reader._forest.canopy.count == builder._forest.canopy.count
+        assert watcher._forest.canopy.count == builder._forest.canopy.count

@@ -19,7 +19,7 @@ import pytest
 from monkeyllm import Vine
 from monkeyllm.heat import LIST_DEPOSIT, READ_DEPOSIT, STRONG_DEPOSIT
 
-from .forestkit import assert_ok, copy_sample, forest_fixture, leaf
+from .forestkit import assert_ok, copy_sample, forest_fixture, leaf, reader
 
 SECONDS = 1 / 86400  # one second, in days
 TINY = 0.002 * SECONDS  # a half-life of 2 ms
@@ -101,7 +101,7 @@ def test_heat_halves_every_half_life(twins: Path) -> None:
 
 
 def test_alpha_zero_ignores_heat(twins: Path) -> None:
-    with Vine(twins, writable=False, alpha=0) as vine:
+    with reader(twins) as vine:
         base_locate = ranked(vine.locate("otter"))
         base_sniff = ranked(vine.sniff("otter"))
         loser = base_locate[1][0]

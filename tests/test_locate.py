@@ -8,7 +8,7 @@ import pytest
 
 from monkeyllm import Vine, budget
 
-from .forestkit import assert_error, assert_ok, forest_fixture, leaf, make_forest
+from .forestkit import assert_error, assert_ok, forest_fixture, leaf, make_forest, reader
 
 forest = forest_fixture(
     {
@@ -33,7 +33,7 @@ forest = forest_fixture(
 
 
 def test_result_shape_and_order(forest: Path) -> None:
-    with Vine(forest, writable=False, alpha=0) as vine:
+    with reader(forest) as vine:
         out = assert_ok(vine.locate("exchange policy", k=3))
     first = out["results"][0]
     assert first["id"] == "sales/exchange-policy"
@@ -163,6 +163,6 @@ def test_heat_lifts_a_result_and_alpha_zero_ignores_it(tmp_path: Path) -> None:
         after = vine.locate("otter")["results"]
         assert after[0]["id"] == loser and after[0]["heat"] > 0
         assert after[0]["score"] > after[1]["score"]
-    with Vine(root, writable=False, alpha=0) as cold:
+    with reader(root) as cold:
         scores = [r["score"] for r in cold.locate("otter")["results"]]
         assert scores[0] == scores[1]

@@ -9,7 +9,7 @@ import pytest
 
 from monkeyllm import Vine, budget
 
-from .forestkit import assert_error, assert_ok, leaf, make_forest, node_meta, write_node
+from .forestkit import assert_error, assert_ok, leaf, make_forest, node_meta, reader, write_node
 
 DIGEST_HEAD = "id type title summary tags confidence created updated source".split()
 
@@ -59,7 +59,7 @@ def forest(tmp_path: Path) -> Path:
 
 
 def test_leaf_digest_shape(forest: Path) -> None:
-    with Vine(forest, writable=False, alpha=0) as vine:
+    with reader(forest) as vine:
         out = assert_ok(vine.look("sales/policy"))
     assert list(out)[: len(DIGEST_HEAD)] == DIGEST_HEAD
     assert out["outline"] == ["Channels", "Retail", "Deadlines"]

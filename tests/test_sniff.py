@@ -21,6 +21,7 @@ from .forestkit import (
     leaf,
     make_forest,
     node_meta,
+    reader,
     write_node,
 )
 
@@ -51,7 +52,7 @@ forest = forest_fixture(
 
 
 def test_result_shape(forest: Path) -> None:
-    with Vine(forest, writable=False, alpha=0) as vine:
+    with reader(forest) as vine:
         out = assert_ok(vine.sniff(["NF-4412", "exchange"], scope="sales", k=5))
     top = out["results"][0]
     assert top["id"] == "sales/policy"
@@ -104,7 +105,7 @@ def test_and_preferred_ranking(tmp_path: Path) -> None:
         tmp_path / "f",
         {"a/one": leaf(f"# One\n\n{many}\n"), "a/three": leaf("# Three\n\nalpha beta gamma\n")},
     )
-    with Vine(root, writable=False, alpha=0) as vine:
+    with reader(root) as vine:
         out = vine.sniff(["alpha", "beta", "gamma", "delta"])
     assert [r["id"] for r in out["results"]] == ["a/three", "a/one"]
 

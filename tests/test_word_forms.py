@@ -18,7 +18,7 @@ from monkeyllm import Vine, budget
 from monkeyllm.reads import features
 from monkeyllm.stems import stem_text, stems
 
-from .forestkit import assert_ok, forest_fixture, git_init, leaf, make_forest
+from .forestkit import assert_ok, forest_fixture, git_init, leaf, make_forest, reader
 from .mcpkit import TIMEOUT, VINE, payload, stdio_session
 
 FOREST: dict[str, tuple[str, dict[str, Any], str]] = {
@@ -64,7 +64,7 @@ def forest(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture
 def vine(forest: Path) -> Any:
-    with Vine(forest, writable=False, alpha=0) as v:
+    with reader(forest) as v:
         yield v
 
 
@@ -102,7 +102,7 @@ def test_an_exact_word_outranks_another_form_of_it(tmp_path: Path) -> None:
             "a/plural": leaf("# D\n", title="Deadlines", summary="Several dates."),
         },
     )
-    with Vine(root, writable=False, alpha=0) as vine:
+    with reader(root) as vine:
         assert located(vine, "deadlines") == ["a/plural", "a/singular"]
         assert located(vine, "deadline") == ["a/singular", "a/plural"]
         first, second = assert_ok(vine.locate("deadline"))["results"]
@@ -214,7 +214,7 @@ policies = forest_fixture(
 
 
 def test_a_superseded_node_ranks_below_its_successor(policies: Path) -> None:
-    with Vine(policies, writable=False, alpha=0) as vine:
+    with reader(policies) as vine:
         out = assert_ok(vine.locate("what is the retail exchange deadline?"))
         with features.without("succession"):
             before = located(vine, "what is the retail exchange deadline?")
@@ -276,7 +276,7 @@ def test_a_top_of_one_follows_a_chain_of_successors(tmp_path: Path) -> None:
 
 
 def test_an_older_record_that_answers_much_better_stays_first(policies: Path) -> None:
-    with Vine(policies, writable=False, alpha=0) as vine:
+    with reader(policies) as vine:
         out = assert_ok(vine.locate("how did the first quarter close, Q1 review"))
     assert out["results"][0]["id"] == "p/q1"
     assert out["results"][0]["superseded_by"] == ["p/q2"]
@@ -332,7 +332,7 @@ QUESTION = "Who works on the Alvorada solar farm, and in which city does that pe
 
 
 def test_a_linked_node_that_holds_what_the_hit_lacks_joins_the_bundle(team: Path) -> None:
-    with Vine(team, writable=False, alpha=0) as vine:
+    with reader(team) as vine:
         out = assert_ok(vine.harvest(QUESTION, k=3))
         with features.without("edges"):
             plain = assert_ok(vine.harvest(QUESTION, k=3))
@@ -355,7 +355,7 @@ def test_a_link_named_by_the_question_brings_its_other_end(tmp_path: Path) -> No
         TEAM["projects/alvorada"][2],
     )
     root = make_forest(tmp_path / "author", nodes)
-    with Vine(root, writable=False, alpha=0) as vine:
+    with reader(root) as vine:
         out = assert_ok(vine.harvest("Who is the author of the Alvorada farm plan?", k=3))
         located_ids = [r["id"] for r in vine.locate("author Alvorada farm plan", k=6)["results"]]
     assert "people/rita" not in located_ids
@@ -380,14 +380,14 @@ def test_the_edge_works_from_the_other_end_with_the_inverse_rel(tmp_path: Path) 
         TEAM["people/rita"][2],
     )
     root = make_forest(tmp_path / "inverse", nodes)
-    with Vine(root, writable=False, alpha=0) as vine:
+    with reader(root) as vine:
         out = assert_ok(vine.harvest(QUESTION, k=3))
     person = next(r for r in out["results"] if r["id"] == "people/rita")
     assert person["via"] == {"from": "projects/alvorada", "rel": "mentions"}
 
 
 def test_a_neighbour_never_displaces_a_direct_hit_that_scored_higher(team: Path) -> None:
-    with Vine(team, writable=False, alpha=0) as vine:
+    with reader(team) as vine:
         out = assert_ok(vine.harvest(QUESTION, k=1))
         one = assert_ok(vine.harvest("Alvorada solar farm", k=3))
     assert [r["id"] for r in out["results"]] == ["projects/alvorada"]
@@ -443,7 +443,7 @@ def test_two_nodes_that_each_claim_to_replace_the_other_cancel_out(tmp_path: Pat
             ),
         },
     )
-    with Vine(root, writable=False, alpha=0) as vine:
+    with reader(root) as vine:
         out = assert_ok(vine.locate("tariff table"))
     assert {r["id"] for r in out["results"]} == {"p/a", "p/b"}
     assert all("superseded_by" not in r for r in out["results"])

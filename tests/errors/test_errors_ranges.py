@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from monkeyllm import CALLS, Vine
 from monkeyllm.budget import dumps
 
-from ..forestkit import assert_error, assert_ok, leaf, make_forest
+from ..forestkit import assert_error, assert_ok, leaf, make_forest, reader
 from .kit import _AUDIT, READS, SENTINEL
 
 
@@ -268,7 +268,7 @@ def test_a_dataset_payload_outside_the_forest_is_not_found(tmp_path: Path) -> No
     conn.commit()
     conn.close()
     os.symlink(tmp_path / "outside" / "orders.db", root / "d" / "link.db")
-    with Vine(root, writable=False, alpha=0) as v:
+    with reader(root) as v:
         for node in ("d/up", "d/abs", "d/link"):
             out = v.query(node, "SELECT * FROM orders")
             assert_error(out, "E_NOT_FOUND")

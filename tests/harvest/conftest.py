@@ -11,7 +11,7 @@ import pytest
 from monkeyllm import Vine
 from monkeyllm.reads.harvest import MAX_K_ENV
 
-from ..forestkit import copy_sample
+from ..forestkit import copy_sample, reader
 
 
 @pytest.fixture(autouse=True)
@@ -29,5 +29,5 @@ def sample(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="module")
 def hv(sample: Path) -> Iterator[Vine]:
     """Read-only, heat off: rankings do not move as the tests read."""
-    with Vine(sample, writable=False, alpha=0) as vine:
+    with reader(sample) as vine:
         yield vine

@@ -33,6 +33,7 @@ from ..forestkit import (
     fuzzed,
     leaf,
     make_forest,
+    reader,
 )
 from .kit import MAX_K, QUESTION, assert_whole, by_id, fused, ids
 
@@ -230,7 +231,7 @@ def codes(tmp_path: Path) -> Path:
 
 def test_a_rare_code_outranks_common_words_in_the_sweep(codes: Path) -> None:
     q = "alpha beta ZX-99"
-    with Vine(codes, writable=False, alpha=0) as vine:
+    with reader(codes) as vine:
         assert derive_terms(q) == ["zx-99", "alpha", "beta"]
         plain = [r["id"] for r in assert_ok(vine.sniff(derive_terms(q), k=10))["results"]]
         assert plain[-1] == "i/code"  # sniff: one term of three ranks last
@@ -250,7 +251,7 @@ def test_a_rare_code_is_found_among_many_common_words(tmp_path: Path) -> None:
         "# Code\n\nthe part ZX-99 is here\n", title="Code note", summary="Plain."
     )
     root = make_forest(tmp_path / "deep", nodes)
-    with Vine(root, writable=False, alpha=0) as vine:
+    with reader(root) as vine:
         assert ids(assert_ok(vine.sniff("ZX-99"))) == ["e/code"]
         assert ids(assert_ok(vine.harvest("alpha beta ZX-99", terms="ZX-99"))) == ["e/code"]
         out = assert_ok(vine.harvest("alpha beta ZX-99", k=3))
@@ -276,7 +277,7 @@ def test_a_code_with_punctuation_counts_the_bodies_that_hold_it(tmp_path: Path) 
         )
     root = make_forest(tmp_path / "cfop", nodes)
     q = "return invoice 6.202"
-    with Vine(root, writable=False, alpha=0) as vine:
+    with reader(root) as vine:
         assert derive_terms(q) == ["6.202", "return", "invoice"]
         assert ids(assert_ok(vine.sniff("6.202", k=10))) == ["c/code"]
         assert assert_ok(vine.locate(locate_query(q)))["results"] == []
@@ -311,7 +312,7 @@ def test_terms_found_together_outrank_the_same_words_scattered(tmp_path: Path) -
         },
     )
     q = "which returned goods get an outlet discount"
-    with Vine(root, writable=False, alpha=0) as vine:
+    with reader(root) as vine:
         assert derive_terms(q) == ["returned", "goods", "outlet", "discount"]
         terms = ["returned", "outlet", "discount"]
         assert ids(assert_ok(vine.sniff(terms, k=3)))[0] == "p/scattered"
@@ -344,7 +345,7 @@ def test_a_common_word_alone_earns_no_rank_in_the_fusion(tmp_path: Path) -> None
         )
     root = make_forest(tmp_path / "erp", nodes)
     q = "Why is lot L2503 blocked in the ERP?"
-    with Vine(root, writable=False, alpha=0) as vine:
+    with reader(root) as vine:
         located = ids(assert_ok(vine.locate(locate_query(q), k=6)))
         assert located[:3] == ["e/erp0", "e/erp1", "e/erp2"] or set(located[:3]) == {
             "e/erp0",
@@ -435,7 +436,7 @@ rrf_forest = forest_fixture(
 
 
 def test_found_by_both_outranks_found_by_one(rrf_forest: Path) -> None:
-    with Vine(rrf_forest, writable=False, alpha=0) as vine:
+    with reader(rrf_forest) as vine:
         located = {r["id"]: r["score"] for r in vine.locate("zebra", k=6)["results"]}
         sniffed = {r["id"]: r["score"] for r in vine.sniff("zebra", k=6)["results"]}
         assert list(located)[:2] == ["z/meta", "z/both"] and "z/body" not in located
@@ -485,7 +486,7 @@ def test_fusion_ties_break_on_updated_created_then_id(
             ),
         },
     )
-    with Vine(root, writable=False, alpha=0) as vine:
+    with reader(root) as vine:
         out = assert_ok(vine.harvest("zebra", terms=["zebra"], k=2))
     assert [r["score"] for r in out["results"]] == [0.0164, 0.0164]
     assert ids(out)[0] == first
@@ -503,20 +504,20 @@ def many(tmp_path: Path) -> Path:
 
 @pytest.mark.parametrize(("k", "expected"), [(1, 1), (2, 2), (5, 5)])
 def test_k_picks_one_through_five(many: Path, k: int, expected: int) -> None:
-    with Vine(many, writable=False, alpha=0) as vine:
+    with reader(many) as vine:
         out = assert_ok(vine.harvest("capybara", k=k))
     assert len(out["results"]) == expected and out["truncated"] is False
 
 
 @pytest.mark.parametrize("k", [-3, 0, MAX_K + 1, 99])
 def test_k_out_of_range_is_refused(many: Path, k: int) -> None:
-    with Vine(many, writable=False, alpha=0) as vine:
+    with reader(many) as vine:
         err = assert_error(vine.harvest("capybara", k=k), "E_SCHEMA")
     assert f"from 1 to {MAX_K}" in err["message"]
 
 
 def test_the_environment_moves_the_ceiling(many: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    with Vine(many, writable=False, alpha=0) as vine:
+    with reader(many) as vine:
         monkeypatch.setenv(MAX_K_ENV, "8")
         assert len(assert_ok(vine.harvest("capybara", k=8))["results"]) == 8
         assert "from 1 to 8" in assert_error(vine.harvest("capybara", k=99), "E_SCHEMA")["message"]

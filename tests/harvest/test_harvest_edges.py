@@ -13,7 +13,15 @@ from typer.testing import CliRunner
 from monkeyllm import Vine
 from monkeyllm.commands.app import app
 
-from ..forestkit import assert_error, assert_ok, copy_sample, forest_fixture, leaf, make_forest
+from ..forestkit import (
+    assert_error,
+    assert_ok,
+    copy_sample,
+    forest_fixture,
+    leaf,
+    make_forest,
+    reader,
+)
 from .kit import QUESTION, by_id, fused, ids
 
 superseded = forest_fixture(
@@ -41,7 +49,7 @@ superseded = forest_fixture(
 
 
 def test_a_superseded_node_gives_its_seat_to_its_successor(superseded: Path) -> None:
-    with Vine(superseded, writable=False, alpha=0) as vine:
+    with reader(superseded) as vine:
         expected = fused(vine, "walrus", "walrus", 2)
         assert [i for i, _, _ in expected] == ["p/old", "p/other"]  # p/new is not found
         out = assert_ok(vine.harvest("walrus", terms=["walrus"], k=2))
@@ -57,7 +65,7 @@ def test_a_superseded_node_gives_its_seat_to_its_successor(superseded: Path) -> 
 
 
 def test_a_chain_of_successors_is_followed(superseded: Path) -> None:
-    with Vine(superseded, writable=False, alpha=0) as vine:
+    with reader(superseded) as vine:
         out = assert_ok(vine.harvest("manatee", terms=["manatee"], k=1))
     assert ids(out) == ["r/v3"]
     assert out["superseded_excluded"] == [
@@ -87,7 +95,7 @@ def test_a_found_successor_still_takes_the_seat(tmp_path: Path) -> None:
             ),
         },
     )
-    with Vine(root, writable=False, alpha=0) as vine:
+    with reader(root) as vine:
         order = [i for i, _, _ in fused(vine, "dugong", "dugong", 2)]
         assert order[0] == "q/old" and order.index("q/new") >= 2
         out = assert_ok(vine.harvest("dugong", terms=["dugong"], k=2))
@@ -112,7 +120,7 @@ def test_a_node_whose_exact_code_is_asked_keeps_its_seat(tmp_path: Path) -> None
             ),
         },
     )
-    with Vine(root, writable=False, alpha=0) as vine:
+    with reader(root) as vine:
         asked = assert_ok(vine.harvest("walrus form POL-7", k=1))
         vague = assert_ok(vine.harvest("walrus form", k=1))
     assert ids(asked) == ["p/old"] and "superseded_excluded" not in asked
@@ -204,7 +212,7 @@ dated = forest_fixture(
 def test_windows_restrict_results_like_locate(
     dated: Path, window: dict[str, str], expected: set[str]
 ) -> None:
-    with Vine(dated, writable=False, alpha=0) as vine:
+    with reader(dated) as vine:
         out = assert_ok(vine.harvest("otter", k=5, **window))
         located = {r["id"] for r in assert_ok(vine.locate("otter", k=10, **window))["results"]}
         sniffed = {r["id"] for r in assert_ok(vine.sniff("otter", k=10, **window))["results"]}
@@ -240,7 +248,7 @@ def test_a_successor_outside_the_window_is_not_returned(tmp_path: Path) -> None:
             ),
         },
     )
-    with Vine(root, writable=False, alpha=0) as vine:
+    with reader(root) as vine:
         assert ids(assert_ok(vine.locate("walrus", until="2025"))) == ["p/old"]
         out = assert_ok(vine.harvest("walrus", until="2025"))
     assert all(r["created"] <= "2025-12-31" for r in out["results"]), out["results"]
@@ -267,14 +275,14 @@ def test_nodes_that_supersede_each_other_are_both_kept(tmp_path: Path) -> None:
             ),
         },
     )
-    with Vine(root, writable=False, alpha=0) as vine:
+    with reader(root) as vine:
         out = assert_ok(vine.harvest("narwhal rules"))
     assert sorted(ids(out)) == ["c/a", "c/b"]
     assert "superseded_excluded" not in out
 
 
 def test_an_empty_window(dated: Path) -> None:
-    with Vine(dated, writable=False, alpha=0) as vine:
+    with reader(dated) as vine:
         out = assert_ok(vine.harvest("otter", since="2030"))
     assert out["results"] == [] and out["hint"] and "searched" in out
     assert out["window"]["since"] == "2030"

@@ -14,7 +14,7 @@ from monkeyllm import Vine, budget
 from monkeyllm.reads import features
 from monkeyllm.text import fold
 
-from ..forestkit import assert_ok, file_lines, forest_fixture, leaf, make_forest
+from ..forestkit import assert_ok, file_lines, forest_fixture, leaf, make_forest, reader
 from .kit import MAX_K, QUESTION, assert_whole, by_id, fused, ids
 
 LOREM = (
@@ -78,7 +78,7 @@ def refined(vine: Vine, node_id: str, terms: list[str]) -> list[tuple[Any, ...]]
 
 def test_matches_are_refined_rarest_term_first(scarce: Path) -> None:
     terms = ["common", "rarity"]
-    with Vine(scarce, writable=False, alpha=0) as vine:
+    with reader(scarce) as vine:
         plain = assert_ok(vine.sniff(terms, scope="m/big"))["results"][0]["matches"]
         out = assert_ok(vine.harvest("rarity hub big", terms=terms, k=5))
         expected = {i: refined(vine, i, terms) for i in ("m/big", "m/big2")}
@@ -97,7 +97,7 @@ def test_matches_are_refined_rarest_term_first(scarce: Path) -> None:
 
 def test_index_nodes_keep_the_global_matches(scarce: Path) -> None:
     terms = ["common", "rarity"]
-    with Vine(scarce, writable=False, alpha=0) as vine:
+    with reader(scarce) as vine:
         # (with index nodes in their rank, not after every leaf, so this one has a seat)
         with features.without("tiers"):
             out = assert_ok(vine.harvest("rarity hub", terms=terms, k=5))
@@ -139,7 +139,7 @@ bodies = forest_fixture(
 
 
 def test_content_whole_sections_or_outline(bodies: Path) -> None:
-    with Vine(bodies, writable=False, alpha=0) as vine:
+    with reader(bodies) as vine:
         out = assert_ok(vine.harvest("okapi", terms=["okapi"], k=3))
         results = by_id(out)
         assert set(results) == {"b/short", "b/long", "b/map"}
@@ -166,7 +166,7 @@ def test_content_whole_sections_or_outline(bodies: Path) -> None:
 
 
 def test_a_long_body_found_only_by_locate_comes_as_an_outline(bodies: Path) -> None:
-    with Vine(bodies, writable=False, alpha=0) as vine:
+    with reader(bodies) as vine:
         out = assert_ok(vine.harvest("Okapi map", terms=["no-such-text"], k=1))
     (result,) = out["results"]
     assert result["id"] == "b/map" and result["matches"] == []
@@ -203,7 +203,7 @@ def heavy(tmp_path: Path) -> Path:
 
 
 def test_tail_results_give_up_their_bodies_before_any_is_dropped(heavy: Path) -> None:
-    with Vine(heavy, writable=False, alpha=0) as vine:
+    with reader(heavy) as vine:
         sizes = [budget.tokens(assert_ok(vine.pick(f"h/p{i}"))["body"]) for i in range(6)]
         assert all(1000 < s <= 1200 for s in sizes), sizes
         out = assert_ok(vine.harvest("pangolin", k=5))
@@ -239,7 +239,7 @@ def test_a_lone_result_too_big_for_the_bundle_is_never_sliced(tmp_path: Path) ->
             )
         },
     )
-    with Vine(root, writable=False, alpha=0) as vine:
+    with reader(root) as vine:
         section = assert_ok(vine.pick("g/doc", section="Giant"))["body"]
         assert budget.tokens(section) > budget.HARVEST
         out = assert_ok(vine.harvest("tapir", terms=["tapir"], k=1))

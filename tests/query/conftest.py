@@ -8,9 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from monkeyllm import Vine
-
-from ..forestkit import assert_ok, leaf, make_forest
+from ..forestkit import assert_ok, leaf, make_forest, reader
 from .kit import N_ORDERS, SENTINEL, WIDE_COLS, Shop, _order, sha256
 
 
@@ -110,7 +108,7 @@ def shop(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Shop]:
     _build_shop(root / "data" / "shop.db")
     (root / "data" / "sheet.csv").write_text("a,b\n1,2\n")
     (root / "data" / "corrupt.db").write_bytes(b"definitely not a database " * 64)
-    with Vine(root, writable=False, alpha=0) as vine:
+    with reader(root) as vine:
         assert_ok(vine.query("data/shop", "SELECT 1"))  # warm up _derived/
         payload = root / "data" / "shop.db"
         yield Shop(root, outside, vine, payload, sha256(payload))
