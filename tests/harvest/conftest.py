@@ -4,7 +4,6 @@ with heat off, and k's ceiling kept at its default."""
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
@@ -21,13 +20,8 @@ def _default_max_k(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @pytest.fixture(scope="module")
-def sample(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A copy of sample-brain/ of this module's own (reads leave heat behind)."""
-    return copy_sample(tmp_path_factory.mktemp("harvest") / "brain")
-
-
-@pytest.fixture(scope="module")
-def hv(sample: Path) -> Iterator[Vine]:
-    """Read-only, heat off: rankings do not move as the tests read."""
-    with reader(sample) as vine:
+def hv(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Vine]:
+    """Read-only, heat off, on a copy of sample-brain/ of this module's own (reads leave
+    heat behind): rankings do not move as the tests read."""
+    with reader(copy_sample(tmp_path_factory.mktemp("harvest") / "brain")) as vine:
         yield vine

@@ -176,9 +176,9 @@ def test_a_long_body_found_only_by_locate_comes_as_an_outline(bodies: Path) -> N
 @pytest.mark.parametrize(
     "dataset", ["sales/orders-2026", "sales/pipeline/prospects-q2", "operations/stock-levels"]
 )
-def test_datasets_always_carry_their_notes(hv: Vine, sample: Path, dataset: str) -> None:
+def test_datasets_always_carry_their_notes(hv: Vine, dataset: str) -> None:
     digest = assert_ok(hv.look(dataset))
-    text = (sample / f"{dataset}.md").read_text(encoding="utf-8")
+    text = (hv.root / f"{dataset}.md").read_text(encoding="utf-8")
     notes = text.split("\n## Notes\n", 1)[1].split("\n## ", 1)[0].strip()
     assert digest["notes"] == budget.truncate_text(notes, budget.NOTES)
     # found by its title alone, with terms that share nothing with the notes
