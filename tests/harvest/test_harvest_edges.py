@@ -24,18 +24,21 @@ from ..forestkit import (
 )
 from .kit import QUESTION, by_id, fused, ids
 
+# The node that supersedes p/old (a walrus policy) in the forests below.
+POLICY_2027 = leaf(
+    "# New\n\nrules for 2027\n",
+    title="Policy 2027",
+    summary="The new rules.",
+    links=[("supersedes", "p/old")],
+)
+
 superseded = forest_fixture(
     {
         "p/old": leaf(
             "# Old\n\nwalrus walrus walrus\n", title="Walrus policy", summary="Walrus walrus rules."
         ),
         "p/other": leaf("# Other\n\nwalrus\n", title="Walrus notes", summary="Notes on a walrus."),
-        "p/new": leaf(
-            "# New\n\nrules for 2027\n",
-            title="Policy 2027",
-            summary="The new rules.",
-            links=[("supersedes", "p/old")],
-        ),
+        "p/new": POLICY_2027,
         # a chain: v3 supersedes v2, which supersedes v1
         "r/v1": leaf("# V1\n\nmanatee\n", title="Manatee guide", summary="Manatee."),
         "r/v2": leaf(
@@ -112,12 +115,7 @@ def test_a_node_whose_exact_code_is_asked_keeps_its_seat(tmp_path: Path) -> None
                 title="Walrus policy",
                 summary="Walrus rules.",
             ),
-            "p/new": leaf(
-                "# New\n\nrules for 2027\n",
-                title="Policy 2027",
-                summary="The new rules.",
-                links=[("supersedes", "p/old")],
-            ),
+            "p/new": POLICY_2027,
         },
     )
     with reader(root) as vine:
