@@ -14,15 +14,14 @@ from .pieces import (
     DIM,
     Response,
     cell,
-    columns_table,
     extras,
     highlight,
+    id_cell,
     markdown,
     plain,
+    ranked_table,
     ranking_line,
-    stack,
     terms_pattern,
-    trail_text,
 )
 
 
@@ -33,23 +32,12 @@ def harvest(console: Console, response: Response) -> set[str]:
     if response.get("terms"):
         console.print(Text.assemble(("terms: ", "bold"), cell(response["terms"])))
     results = response.get("results") or []
-    table = columns_table(
-        "#",
-        "id",
-        "title",
-        "summary",
-        "score",
-        "found by",
-        title=f"harvest: {len(results)} result(s)",
-        wide="summary",
-    )
+    headers = ("id", "title", "summary", "score", "found by")
+    table = ranked_table("harvest", results, "result", *headers, wide="summary")
     for rank, item in enumerate(results, 1):
         table.add_row(
             str(rank),
-            stack(
-                Text(str(item.get("id")), style="bold"),
-                Text(trail_text(item["trail"]), style=DIM) if item.get("trail") else None,
-            ),
+            id_cell(item),
             cell(item.get("title")),
             cell(item.get("summary")),
             cell(item.get("score")),

@@ -137,6 +137,18 @@ def columns_table(*headers: str, title: str | None = None, wide: str | None = No
     return table
 
 
+def ranked_table(call: str, items: list[Any], noun: str, *headers: str, wide: str) -> Table:
+    """A ranked table (``#`` then ``headers``) titled with the call and how many ``noun``s
+    it lists."""
+    return columns_table("#", *headers, title=f"{call}: {len(items)} {noun}(s)", wide=wide)
+
+
+def id_cell(item: dict[str, Any]) -> Text:
+    """A result's id in bold, its trail dim under it."""
+    trail = Text(trail_text(item["trail"]), style=DIM) if item.get("trail") else None
+    return stack(Text(str(item.get("id")), style="bold"), trail)
+
+
 def pairs_grid(pairs: Iterable[tuple[str, Any]]) -> Table:
     """A two-column grid of labels and values (values already renderable or plain)."""
     grid = Table.grid(padding=(0, 2))

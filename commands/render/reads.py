@@ -20,9 +20,11 @@ from .pieces import (
     footer,
     heat_bar,
     highlight,
+    id_cell,
     markdown,
     pairs_grid,
     plain,
+    ranked_table,
     ranking_line,
     stack,
     terms_pattern,
@@ -35,27 +37,15 @@ from .pieces import (
 def locate(console: Console, response: Response) -> set[str]:
     """Entry points as a ranked table with trails and heat."""
     results = response.get("results") or []
-    table = columns_table(
-        "#",
-        "id",
-        "type",
-        "title",
-        "summary",
-        "score",
-        "heat",
-        title=f"locate: {len(results)} result(s)",
-        wide="summary",
-    )
+    headers = ("id", "type", "title", "summary", "score", "heat")
+    table = ranked_table("locate", results, "result", *headers, wide="summary")
     for rank, item in enumerate(results, 1):
         kind = item.get("kind")
         ntype = item.get("type")
         type_cell = f"{ntype} ({kind})" if kind and kind != ntype else (ntype or kind)
         table.add_row(
             str(rank),
-            stack(
-                Text(str(item.get("id")), style="bold"),
-                Text(trail_text(item["trail"]), style=DIM) if item.get("trail") else None,
-            ),
+            id_cell(item),
             cell(type_cell),
             cell(item.get("title")),
             stack(
@@ -406,15 +396,8 @@ def sniff(console: Console, response: Response) -> set[str]:
     """Matching body lines per node, the terms highlighted."""
     results = response.get("results") or []
     pattern = terms_pattern(response.get("terms"))
-    table = columns_table(
-        "#",
-        "node",
-        "section",
-        "line",
-        "snippet",
-        title=f"sniff: {len(results)} node(s)",
-        wide="snippet",
-    )
+    headers = ("node", "section", "line", "snippet")
+    table = ranked_table("sniff", results, "node", *headers, wide="snippet")
     for rank, item in enumerate(results, 1):
         matches = item.get("matches") or []
         node = stack(
