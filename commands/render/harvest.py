@@ -14,12 +14,12 @@ from .pieces import (
     DIM,
     Response,
     cell,
+    counted_table,
     extras,
     highlight,
     id_cell,
     markdown,
     plain,
-    ranked_table,
     ranking_line,
     terms_pattern,
 )
@@ -33,7 +33,7 @@ def harvest(console: Console, response: Response) -> set[str]:
         console.print(Text.assemble(("terms: ", "bold"), cell(response["terms"])))
     results = response.get("results") or []
     headers = ("id", "title", "summary", "score", "found by")
-    table = ranked_table("harvest", results, "result", *headers, wide="summary")
+    table = counted_table("harvest", results, "result", "#", *headers, wide="summary")
     for rank, item in enumerate(results, 1):
         table.add_row(
             str(rank),

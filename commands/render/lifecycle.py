@@ -6,7 +6,17 @@ from __future__ import annotations
 from rich.console import Console
 from rich.text import Text
 
-from .pieces import DIM, Response, cell, columns_table, pairs_grid, plain, short_sha, stack
+from .pieces import (
+    DIM,
+    Response,
+    cell,
+    columns_table,
+    counted_table,
+    pairs_grid,
+    plain,
+    short_sha,
+    stack,
+)
 
 BAR_WIDTH = 40
 
@@ -84,16 +94,8 @@ def coverage(console: Console, response: Response) -> set[str]:
     """The regions as a table (nodes, branches, dated span, origin), then the totals."""
     roots = response.get("roots") or []
     field = response.get("date_field", "created")
-    table = columns_table(
-        "region",
-        "nodes",
-        "branches",
-        f"{field} from",
-        "to",
-        "origin",
-        title=f"coverage: {len(roots)} region(s)",
-        wide="origin",
-    )
+    headers = ("region", "nodes", "branches", f"{field} from", "to", "origin")
+    table = counted_table("coverage", roots, "region", *headers, wide="origin")
     for root in roots:
         origin = root.get("origin")
         without = root.get("without_origin") or 0

@@ -137,10 +137,10 @@ def columns_table(*headers: str, title: str | None = None, wide: str | None = No
     return table
 
 
-def ranked_table(call: str, items: list[Any], noun: str, *headers: str, wide: str) -> Table:
-    """A ranked table (``#`` then ``headers``) titled with the call and how many ``noun``s
+def counted_table(call: str, items: list[Any], noun: str, *headers: str, wide: str) -> Table:
+    """A table of ``items`` with these headers, titled with the call and how many ``noun``s
     it lists."""
-    return columns_table("#", *headers, title=f"{call}: {len(items)} {noun}(s)", wide=wide)
+    return columns_table(*headers, title=f"{call}: {len(items)} {noun}(s)", wide=wide)
 
 
 def id_cell(item: dict[str, Any]) -> Text:

@@ -16,6 +16,7 @@ from .pieces import (
     Response,
     cell,
     columns_table,
+    counted_table,
     extras,
     footer,
     heat_bar,
@@ -24,7 +25,6 @@ from .pieces import (
     markdown,
     pairs_grid,
     plain,
-    ranked_table,
     ranking_line,
     stack,
     terms_pattern,
@@ -38,7 +38,7 @@ def locate(console: Console, response: Response) -> set[str]:
     """Entry points as a ranked table with trails and heat."""
     results = response.get("results") or []
     headers = ("id", "type", "title", "summary", "score", "heat")
-    table = ranked_table("locate", results, "result", *headers, wide="summary")
+    table = counted_table("locate", results, "result", "#", *headers, wide="summary")
     for rank, item in enumerate(results, 1):
         kind = item.get("kind")
         ntype = item.get("type")
@@ -256,15 +256,8 @@ def _digest_dataset(node: dict[str, Any]) -> list[RenderableType]:
 def move(console: Console, response: Response) -> set[str]:
     """The neighbours along an edge as a table."""
     neighbours = response.get("neighbors") or response.get("neighbours") or []
-    table = columns_table(
-        "id",
-        "rel",
-        "type",
-        "summary",
-        "heat",
-        title=f"move: {len(neighbours)} neighbour(s)",
-        wide="summary",
-    )
+    headers = ("id", "rel", "type", "summary", "heat")
+    table = counted_table("move", neighbours, "neighbour", *headers, wide="summary")
     for item in neighbours:
         direction = item.get("direction")
         arrow = {"out": "→ ", "in": "← "}.get(str(direction), "")
@@ -397,7 +390,7 @@ def sniff(console: Console, response: Response) -> set[str]:
     results = response.get("results") or []
     pattern = terms_pattern(response.get("terms"))
     headers = ("node", "section", "line", "snippet")
-    table = ranked_table("sniff", results, "node", *headers, wide="snippet")
+    table = counted_table("sniff", results, "node", "#", *headers, wide="snippet")
     for rank, item in enumerate(results, 1):
         matches = item.get("matches") or []
         node = stack(
