@@ -7,6 +7,7 @@ from typing import Annotated
 import typer
 
 from . import common, options
+from .options import unset
 
 
 def browse(
@@ -22,12 +23,11 @@ def browse(
     forest_option: options.Forest = None,
     copy: Annotated[
         Path | None,
-        typer.Option(
+        unset(
             "--copy",
             help="First copy the forest to this new folder, as a forest with a git "
             "repository of its own, and browse the copy (to try edits on a forest that cannot "
             "be written, such as sample-brain/).",
-            show_default=False,
         ),
     ] = None,
 ) -> None:

@@ -8,6 +8,7 @@ from typing import Annotated, Any
 import typer
 
 from . import common, options
+from .options import unset
 
 canopy_app = typer.Typer(
     help="The Canopy: the forest's vector index under _derived/canopy/ (never in git). "
@@ -27,46 +28,34 @@ def build(
     json: Json = False,
     url: Annotated[
         str | None,
-        typer.Option(
+        unset(
             "--url",
             help="An OpenAI-compatible embeddings endpoint (its base, e.g. "
             "http://127.0.0.1:11434/v1); default: the local model.",
-            show_default=False,
         ),
     ] = None,
     model: Annotated[
         str | None,
-        typer.Option(
+        unset(
             "--model",
             help="The model: what the endpoint serves, or a local one "
             "(multilingual-e5-small, multilingual-e5-small-enpt).",
-            show_default=False,
         ),
     ] = None,
     api_key_env: Annotated[
         str | None,
-        typer.Option(
+        unset(
             "--api-key-env",
             help="The environment variable holding the endpoint's API key "
             "(its name is kept, never the key).",
-            show_default=False,
         ),
     ] = None,
     timeout: Annotated[
         float | None,
-        typer.Option(
-            "--timeout",
-            help="Seconds a read waits for its query's vector (default 3).",
-            show_default=False,
-        ),
+        unset("--timeout", help="Seconds a read waits for its query's vector (default 3)."),
     ] = None,
     batch: Annotated[
-        int | None,
-        typer.Option(
-            "--batch",
-            help="Documents per request to the endpoint (default 64).",
-            show_default=False,
-        ),
+        int | None, unset("--batch", help="Documents per request to the endpoint (default 64).")
     ] = None,
     rebuild: Annotated[
         bool, typer.Option("--rebuild", help="Re-embed every node, not only the changed ones.")

@@ -7,6 +7,7 @@ import typer
 
 from . import common, options
 from .flags import FOREST
+from .options import unset
 
 
 def init(
@@ -18,26 +19,12 @@ def init(
         ),
     ] = None,
     title: Annotated[
-        str | None,
-        typer.Option(
-            "--title",
-            "-t",
-            help="The forest's title (default: the folder's name).",
-            show_default=False,
-        ),
+        str | None, unset("--title", "-t", help="The forest's title (default: the folder's name).")
     ] = None,
     summary: Annotated[
-        str | None,
-        typer.Option(
-            "--summary",
-            "-s",
-            help="One or two sentences on what the forest holds.",
-            show_default=False,
-        ),
+        str | None, unset("--summary", "-s", help="One or two sentences on what the forest holds.")
     ] = None,
-    forest: Annotated[
-        Path | None, typer.Option(*FOREST.names, help="The same as PATH.", show_default=False)
-    ] = None,
+    forest: Annotated[Path | None, unset(*FOREST.names, help="The same as PATH.")] = None,
     json: options.Json = False,
 ) -> None:
     """Create a forest: master index, default dialect, .gitignore, and its own git

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from . import common, options
+from .options import unset
 
 if TYPE_CHECKING:
     from monkeyllm.serve.forests import Forests
@@ -24,11 +25,7 @@ def serve(
     forest: options.Forest = None,
     root: Annotated[
         Path | None,
-        typer.Option(
-            "--root",
-            help="Serve every forest in this folder; each tool then takes forest.",
-            show_default=False,
-        ),
+        unset("--root", help="Serve every forest in this folder; each tool then takes forest."),
     ] = None,
     transport: Annotated[
         Transport,
@@ -53,11 +50,10 @@ def serve(
     ] = "",
     allow_host: Annotated[
         list[str] | None,
-        typer.Option(
+        unset(
             "--allow-host",
             help="HTTP: also answer this Host (name or name:port; "
             "repeatable). Only localhost is answered otherwise.",
-            show_default=False,
         ),
     ] = None,
 ) -> None:

@@ -8,6 +8,8 @@ from typing import Annotated
 
 import typer
 
+from .options import unset
+
 station_app = typer.Typer(
     help="The Station: serve a folder of forests over REST and MCP "
     "behind API keys; manage the keys and the models that answer.\n\n"
@@ -26,11 +28,10 @@ Root = Annotated[
 ForestName = Annotated[str, typer.Argument(help="The forest (a folder name under ROOT).")]
 ApiKeyEnv = Annotated[
     str | None,
-    typer.Option(
+    unset(
         "--api-key-env",
         help="The environment variable holding the API key, read at call time "
         "(the key itself is never stored).",
-        show_default=False,
     ),
 ]
 
@@ -90,15 +91,10 @@ def key_add(
     forest: Annotated[str, typer.Option("--forest", help="The one forest it may use.")],
     allow: Annotated[
         list[str] | None,
-        typer.Option(
-            "--allow",
-            help="Only this subtree (repeatable); default the whole forest.",
-            show_default=False,
-        ),
+        unset("--allow", help="Only this subtree (repeatable); default the whole forest."),
     ] = None,
     deny: Annotated[
-        list[str] | None,
-        typer.Option("--deny", help="Never this subtree (repeatable).", show_default=False),
+        list[str] | None, unset("--deny", help="Never this subtree (repeatable).")
     ] = None,
     caps: Annotated[
         str,
@@ -172,17 +168,10 @@ def bind(
     api_key_env: ApiKeyEnv = None,
     price_prompt: Annotated[
         float | None,
-        typer.Option(
-            "--price-prompt",
-            help="USD per million prompt tokens (with --price-completion).",
-            show_default=False,
-        ),
+        unset("--price-prompt", help="USD per million prompt tokens (with --price-completion)."),
     ] = None,
     price_completion: Annotated[
-        float | None,
-        typer.Option(
-            "--price-completion", help="USD per million completion tokens.", show_default=False
-        ),
+        float | None, unset("--price-completion", help="USD per million completion tokens.")
     ] = None,
     max_tokens: Annotated[
         int, typer.Option("--max-tokens", help="The reply bound when a call gives no reply_tokens.")
@@ -243,11 +232,10 @@ def bind_embedder(
     ],
     endpoint: Annotated[
         str | None,
-        typer.Option(
+        unset(
             "--endpoint",
             help="The OpenAI-compatible API base, e.g. http://localhost:11434/v1 "
             "(POSTs go to ENDPOINT/embeddings); none: the local model.",
-            show_default=False,
         ),
     ] = None,
     api_key_env: ApiKeyEnv = None,
