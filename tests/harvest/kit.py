@@ -3,17 +3,33 @@ and small forests written for one question."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from monkeyllm import Vine, budget
 from monkeyllm.reads.terms import derive_terms
 
-from ..forestkit import assert_ok
+from ..forestkit import assert_ok, leaf
 
 QUESTION = "what is the deadline to exchange a retail order?"
 
 
 MAX_K = 5
+
+
+def fillers(
+    prefix: str,
+    count: int,
+    line: Callable[[int], str],
+    title: Callable[[int], str] = lambda i: f"Filler {i}",
+) -> dict[str, tuple[str, dict[str, Any], str]]:
+    """``count`` filler notes ``{prefix}{i}`` (for :func:`make_forest`), each a heading
+    and the one line ``line(i)``, titled ``title(i)``."""
+    head = prefix.rsplit("/", 1)[-1].upper()
+    return {
+        f"{prefix}{i}": leaf(f"# {head}{i}\n\n{line(i)}\n", title=title(i), summary="Filler.")
+        for i in range(count)
+    }
 
 
 def fused(vine: Vine, query: str, term: str | None, k: int) -> list[tuple[str, float, list[str]]]:

@@ -35,7 +35,7 @@ from ..forestkit import (
     make_forest,
     reader,
 )
-from .kit import MAX_K, QUESTION, assert_whole, by_id, fused, ids
+from .kit import MAX_K, QUESTION, assert_whole, by_id, fillers, fused, ids
 
 RESULT_KEYS = {
     "id",
@@ -222,10 +222,7 @@ def codes(tmp_path: Path) -> Path:
     nodes: dict[str, tuple[str, dict[str, Any], str]] = {
         "i/code": leaf("# Parts\n\nthe part ZX-99 is here\n", title="Part list", summary="Parts.")
     }
-    for i in range(6):
-        nodes[f"i/w{i}"] = leaf(
-            f"# W{i}\n\nalpha and beta, line {i}\n", title=f"Filler {i}", summary="Filler."
-        )
+    nodes.update(fillers("i/w", 6, lambda i: f"alpha and beta, line {i}"))
     return make_forest(tmp_path / "codes", nodes)
 
 
@@ -269,12 +266,13 @@ def test_a_code_with_punctuation_counts_the_bodies_that_hold_it(tmp_path: Path) 
             summary="Codes.",
         )
     }
-    for i in range(8):
-        nodes[f"c/f{i}"] = leaf(
-            f"# F{i}\n\nThe return invoice: 6 pallets in 2026, lot {i}.\n",
-            title=f"Filler {'abcdefgh'[i]}",
-            summary="Filler.",
-        )
+    lot = fillers(
+        "c/f",
+        8,
+        lambda i: f"The return invoice: 6 pallets in 2026, lot {i}.",
+        title=lambda i: f"Filler {'abcdefgh'[i]}",
+    )
+    nodes.update(lot)
     root = make_forest(tmp_path / "cfop", nodes)
     q = "return invoice 6.202"
     with reader(root) as vine:
@@ -303,12 +301,7 @@ def test_terms_found_together_outrank_the_same_words_scattered(tmp_path: Path) -
                 summary="Clauses.",
             ),
             "p/third": leaf("# Third\n\nThe discount ladder.\n", title="Prices", summary="Tiers."),
-            **{
-                f"p/f{i}": leaf(
-                    f"# F{i}\n\nnothing to see {i}\n", title=f"Filler {i}", summary="Filler."
-                )
-                for i in range(5)
-            },
+            **fillers("p/f", 5, lambda i: f"nothing to see {i}"),
         },
     )
     q = "which returned goods get an outlet discount"
@@ -339,10 +332,7 @@ def test_a_common_word_alone_earns_no_rank_in_the_fusion(tmp_path: Path) -> None
             title=f"ERP job {i}",
             summary=f"An ERP integration job, number {i}.",
         )
-    for i in range(6):
-        nodes[f"e/f{i}"] = leaf(
-            f"# F{i}\n\nthe ERP again, line {i}\n", title=f"Filler {i}", summary="Filler."
-        )
+    nodes.update(fillers("e/f", 6, lambda i: f"the ERP again, line {i}"))
     root = make_forest(tmp_path / "erp", nodes)
     q = "Why is lot L2503 blocked in the ERP?"
     with reader(root) as vine:

@@ -15,7 +15,7 @@ from monkeyllm.reads import features
 from monkeyllm.text import fold
 
 from ..forestkit import assert_ok, file_lines, forest_fixture, leaf, make_forest, reader
-from .kit import MAX_K, QUESTION, assert_whole, by_id, fused, ids
+from .kit import MAX_K, QUESTION, assert_whole, by_id, fillers, fused, ids
 
 LOREM = (
     "Lorem ipsum dolor sit amet, consectetur adipiscing elit, sed do eiusmod tempor "
@@ -57,8 +57,7 @@ def scarce(tmp_path: Path) -> Path:
             summary="More common words.",
         ),
     }
-    for i in range(5):
-        nodes[f"m/c{i}"] = leaf(f"# C{i}\n\ncommon {i}\n", title=f"Filler {i}", summary="Filler.")
+    nodes.update(fillers("m/c", 5, lambda i: f"common {i}"))
     return make_forest(tmp_path / "scarce", nodes)
 
 
