@@ -12,6 +12,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -246,24 +247,34 @@ def _concurrent_note(nid: str) -> dict[str, Any]:
     }
 
 
-def _cli_writer(
-    forest: Path,
+def _writer(
+    surface: str,
     tag: str,
+    plant: Callable[[str], Any],
     until: float,
     figures: ConcurrencyFigures,
     commits: list[tuple[str, str]],
     guard: threading.Lock,
     hold: _Hold | None = None,
 ) -> None:
+    """Plant note after note under BRANCH through ``plant(id)`` until ``until``, judging
+    each write as made on ``surface``."""
     j = 0
     while time.time() < until:
-        nid = f"{BRANCH}/c{tag}-{j}"
+        nid = f"{BRANCH}/{tag}-{j}"
         started = time.perf_counter()
-        out = _vine_call(forest, "plant", {"node": _concurrent_note(nid)})
+        out = plant(nid)
         ms = (time.perf_counter() - started) * 1000
         with guard:
-            _judge_write(figures, "cli", out, commits, nid, ms, hold)
+            _judge_write(figures, surface, out, commits, nid, ms, hold)
         j += 1
+
+
+def _cli_writer(forest: Path, tag: str, *race: Any) -> None:
+    def plant(nid: str) -> Any:
+        return _vine_call(forest, "plant", {"node": _concurrent_note(nid)})
+
+    _writer("cli", f"c{tag}", plant, *race)
 
 
 def _cli_reader(
@@ -283,29 +294,16 @@ def _cli_reader(
             _judge_read(figures, "cli", f"look {node_id}", out)
 
 
-def _station_writer(
-    url: str,
-    key: str,
-    tag: str,
-    until: float,
-    figures: ConcurrencyFigures,
-    commits: list[tuple[str, str]],
-    guard: threading.Lock,
-    hold: _Hold | None = None,
-) -> None:
+def _station_writer(url: str, key: str, tag: str, *race: Any) -> None:
     import httpx
 
     with httpx.Client(timeout=120) as client:
-        j = 0
-        while time.time() < until:
-            nid = f"{BRANCH}/s{tag}-{j}"
+
+        def plant(nid: str) -> Any:
             node = {**_concurrent_note(nid), "body": "# T\n\n## Log\n\nx"}
-            started = time.perf_counter()
-            out = http(client, url, key, "plant", {"node": node})
-            ms = (time.perf_counter() - started) * 1000
-            with guard:
-                _judge_write(figures, "station", out, commits, nid, ms, hold)
-            j += 1
+            return http(client, url, key, "plant", {"node": node})
+
+        _writer("station", f"s{tag}", plant, *race)
 
 
 def _station_reader(
