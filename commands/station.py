@@ -3,8 +3,9 @@ Starlette and uvicorn are imported only when ``serve`` starts."""
 
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -44,8 +45,17 @@ def _store(root: Path):  # noqa: ANN202 - the Station's Store, imported lazily
     return Store(root.expanduser().resolve())
 
 
-def _removed(done: bool, missing: str, answer: dict[str, object]) -> None:
-    """Print what a revoke or unbind did, or say what was missing and exit 1."""
+def _remove(
+    root: Path,
+    remove: Callable[[Any, str], bool],
+    name: str,
+    missing: str,
+    answer: dict[str, object],
+) -> None:
+    """Run a revoke or unbind (``remove(store, name)``) on the Station's store: print what
+    it did, or say what was missing and exit 1."""
+    with _store(root) as store:
+        done = remove(store, name)
     if not done:
         sys.stderr.write(f"vine station: {missing}\n")
         raise typer.Exit(1)
@@ -147,9 +157,7 @@ def key_revoke(
     """
     from monkeyllm.serve.station import keys
 
-    with _store(root) as store:
-        done = keys.revoke(store, key_id)
-    _removed(done, f"no live key {key_id!r}", {"id": key_id, "revoked": True})
+    _remove(root, keys.revoke, key_id, f"no live key {key_id!r}", {"id": key_id, "revoked": True})
 
 
 @station_app.command("bind")
@@ -214,9 +222,8 @@ def unbind(forest: Annotated[str, typer.Argument(help="The forest.")], root: Roo
     """
     from monkeyllm.serve.station.answer import bindings
 
-    with _store(root) as store:
-        done = bindings.remove(store, forest)
-    _removed(done, f"no model is bound to {forest!r}", {"forest": forest, "unbound": True})
+    missing = f"no model is bound to {forest!r}"
+    _remove(root, bindings.remove, forest, missing, {"forest": forest, "unbound": True})
 
 
 @station_app.command("bind-embedder")
@@ -269,13 +276,9 @@ def unbind_embedder(forest: Annotated[str, typer.Argument(help="The forest.")], 
     """
     from monkeyllm.serve.station import embedders
 
-    with _store(root) as store:
-        done = embedders.remove(store, forest)
-    _removed(
-        done,
-        f"no embedder is bound to {forest!r}",
-        {"forest": forest, "role": "embed", "unbound": True},
-    )
+    missing = f"no embedder is bound to {forest!r}"
+    answer = {"forest": forest, "role": "embed", "unbound": True}
+    _remove(root, embedders.remove, forest, missing, answer)
 
 
 @station_app.command("bindings")
