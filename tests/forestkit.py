@@ -292,6 +292,11 @@ def leaf(body: str = "", ntype: str = "note", **meta: Any) -> tuple[str, dict[st
     return ntype, meta, body
 
 
+def person(body: str = "", **meta: Any) -> tuple[str, dict[str, Any], str]:
+    """An entity node of kind person, for :func:`make_forest` (as :func:`leaf`)."""
+    return leaf(body, "entity", entity_kind="person", **meta)
+
+
 def reader(root: Path) -> Any:
     """A read-only Vine on ``root`` with heat off, so rankings do not move as a test reads
     (use it as a context manager)."""

@@ -10,7 +10,7 @@ import pytest
 from monkeyllm import Vine, budget
 from monkeyllm.reads.coverage import common_origin
 
-from .forestkit import assert_error, assert_ok, leaf, make_forest
+from .forestkit import assert_error, assert_ok, leaf, make_forest, person
 
 
 @pytest.fixture(scope="module")
@@ -29,9 +29,7 @@ def forest(tmp_path_factory: pytest.TempPathFactory) -> Path:
         ),
         "docs/c": leaf("# c\n", created="2025-11-30", source="agent"),
         "docs/deep/d": leaf("# d\n", created="", source="agent"),
-        "people/ana": leaf(
-            "# ana\n", "entity", created="2025-01-02", entity_kind="person", source="manual"
-        ),
+        "people/ana": person("# ana\n", created="2025-01-02", source="manual"),
         "loose": leaf("# loose\n", created="2026-01-01"),
     }
     return make_forest(tmp_path_factory.mktemp("cov") / "f", nodes)

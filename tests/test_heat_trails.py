@@ -19,7 +19,7 @@ import pytest
 from monkeyllm import Vine
 from monkeyllm.heat import LIST_DEPOSIT, READ_DEPOSIT, STRONG_DEPOSIT
 
-from .forestkit import assert_ok, copy_sample, forest_fixture, leaf, reader
+from .forestkit import assert_ok, copy_sample, forest_fixture, leaf, person, reader
 
 SECONDS = 1 / 86400  # one second, in days
 TINY = 0.002 * SECONDS  # a half-life of 2 ms
@@ -253,9 +253,7 @@ graph = forest_fixture(
         "g/b": leaf("# B\n", title="B"),
         "g/c": leaf("# C\n", title="C"),
         "g/d": leaf("# D\n", title="D", links=[("related-to", "g/hub")]),
-        "g/e": leaf(
-            "# E\n", "entity", title="E", entity_kind="person", links=[("mentioned-in", "g/hub")]
-        ),
+        "g/e": person("# E\n", title="E", links=[("mentioned-in", "g/hub")]),
     }
 )
 

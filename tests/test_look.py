@@ -9,7 +9,16 @@ import pytest
 
 from monkeyllm import Vine, budget
 
-from .forestkit import assert_error, assert_ok, leaf, make_forest, node_meta, reader, write_node
+from .forestkit import (
+    assert_error,
+    assert_ok,
+    leaf,
+    make_forest,
+    node_meta,
+    person,
+    reader,
+    write_node,
+)
 
 DIGEST_HEAD = "id type title summary tags confidence created updated source".split()
 
@@ -30,12 +39,8 @@ def forest(tmp_path: Path) -> Path:
                     ("related-to", "ghost/node"),
                 ],
             ),
-            "people/ana": leaf(
-                "# Ana\n",
-                "entity",
-                summary="Commercial director.",
-                entity_kind="person",
-                links=[("mentioned-in", "sales/policy")],
+            "people/ana": person(
+                "# Ana\n", summary="Commercial director.", links=[("mentioned-in", "sales/policy")]
             ),
             "sales/ledger": leaf(
                 "# Ledger\n\n## Query manual\n\nTables:\n- `orders(id INTEGER)`\n\n"

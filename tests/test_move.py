@@ -6,7 +6,7 @@ from pathlib import Path
 
 from monkeyllm import Vine, budget
 
-from .forestkit import assert_error, assert_ok, leaf, make_forest
+from .forestkit import assert_error, assert_ok, leaf, make_forest, person
 
 
 def _forest(tmp_path: Path) -> Path:
@@ -18,13 +18,7 @@ def _forest(tmp_path: Path) -> Path:
             ),
             "s/ledger": leaf("", "dataset", summary="Ledger."),
             "s/old": leaf("", summary="Old policy."),
-            "p/ana": leaf(
-                "",
-                "entity",
-                summary="Ana.",
-                entity_kind="person",
-                links=[("mentioned-in", "s/policy")],
-            ),
+            "p/ana": person("", summary="Ana.", links=[("mentioned-in", "s/policy")]),
         },
     )
 

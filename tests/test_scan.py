@@ -8,7 +8,7 @@ import pytest
 
 from monkeyllm import Vine, budget
 
-from .forestkit import assert_error, assert_ok, forest_fixture, leaf, make_forest
+from .forestkit import assert_error, assert_ok, forest_fixture, leaf, make_forest, person
 
 forest = forest_fixture(
     {
@@ -26,7 +26,7 @@ forest = forest_fixture(
             "", "dataset", tags=["sales"], updated="2026-04-02", payload_type="sqlite"
         ),
         "sales_archive/old": leaf("", tags=["sales"]),
-        "people/ana": leaf("", "entity", entity_kind="person", tags=["people"]),
+        "people/ana": person("", tags=["people"]),
     }
 )
 

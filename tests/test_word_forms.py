@@ -18,7 +18,7 @@ from monkeyllm import Vine, budget
 from monkeyllm.reads import features
 from monkeyllm.stems import stem_text, stems
 
-from .forestkit import assert_ok, forest_fixture, git_init, leaf, make_forest, reader
+from .forestkit import assert_ok, forest_fixture, git_init, leaf, make_forest, person, reader
 from .mcpkit import TIMEOUT, VINE, payload, stdio_session
 
 FOREST: dict[str, tuple[str, dict[str, Any], str]] = {
@@ -285,12 +285,10 @@ def test_an_older_record_that_answers_much_better_stays_first(policies: Path) ->
 # -- evidence one edge away --------------------------------------------------------
 
 PEOPLE = {
-    f"people/p{i}": leaf(
+    f"people/p{i}": person(
         f"# {name}\n\nOn the payroll since 20{10 + i}.\n",
-        "entity",
         title=name,
         summary=f"Engineer; lives in the city of {city}.",
-        entity_kind="person",
     )
     for i, (name, city) in enumerate(
         [
@@ -312,12 +310,10 @@ TEAM: dict[str, tuple[str, dict[str, Any], str]] = {
         summary="A 12 MW solar farm under construction near Petrolina.",
         links=[("related-to", "people/rita")],
     ),
-    "people/rita": leaf(
+    "people/rita": person(
         "# Rita Soares\n\nCivil engineer since 2014.\n",
-        "entity",
         title="Rita Soares",
         summary="Site engineer; lives in the city of Juazeiro.",
-        entity_kind="person",
     ),
     "projects/aurora": leaf(
         "# Aurora\n\nTurbines.\n", title="Aurora wind farm", summary="A wind farm in the south."
