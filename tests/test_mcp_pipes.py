@@ -17,7 +17,7 @@ import anyio
 from monkeyllm.serve.pipes import Lines
 
 from .forestkit import copy_sample
-from .mcpkit import TIMEOUT, VINE, payload, stdio_session
+from .mcpkit import PING, TIMEOUT, VINE, payload, stdio_session
 
 
 def test_a_message_longer_than_a_default_line_limit_crosses(tmp_path: Path) -> None:
@@ -53,16 +53,7 @@ def test_standard_output_to_a_file_is_served_through_the_sdk(tmp_path: Path) -> 
     forest = copy_sample(tmp_path / "brain")
     out = tmp_path / "protocol.jsonl"
     requests = [
-        {
-            "jsonrpc": "2.0",
-            "id": 1,
-            "method": "initialize",
-            "params": {
-                "protocolVersion": "2025-06-18",
-                "capabilities": {},
-                "clientInfo": {"name": "raw", "version": "0"},
-            },
-        },
+        PING,  # the initialize request
         {"jsonrpc": "2.0", "method": "notifications/initialized"},
         {
             "jsonrpc": "2.0",
