@@ -8,11 +8,15 @@ from pathlib import Path
 import typer
 from typer.testing import CliRunner
 
+from monkeyllm.commands.validate import validate
 from monkeyllm.validate import Finding
 
 from ..forestkit import copy_sample, git
 
 app = typer.Typer()
+# `vine validate` as the CLI declares it, on an app of its own: every test module that
+# drives it through run() gets it, run alone or with the others.
+app.command("validate")(validate)
 
 
 runner = CliRunner()

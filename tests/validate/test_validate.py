@@ -11,28 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from monkeyllm.commands.validate import validate
 from monkeyllm.validate import fix as repair
 from monkeyllm.validate import validate as check
 
 from ..forestkit import copy_sample, git, head, status
-from .kit import (
-    ICMS,
-    PRICE_LINE,
-    E,
-    N,
-    W,
-    app,
-    broken_git_copy,
-    change_rows,
-    edit,
-    run,
-    seen,
-    write,
-)
-
-app.command("validate")(validate)
-
+from .kit import ICMS, PRICE_LINE, E, N, W, broken_git_copy, change_rows, edit, run, seen, write
 
 ORDERS = "sales/orders-2026.md"
 
