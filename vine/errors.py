@@ -34,6 +34,11 @@ CANNOT_WRITE = frozenset(
 _SQLITE_REFUSALS = frozenset({8, 10, 13, 14})  # READONLY, IOERR, FULL, CANTOPEN
 
 
+# Every kind that names its own code, however deep it subclasses (filled as they are
+# declared).
+_KINDS: dict[str, type[VineError]] = {}
+
+
 class VineError(Exception):
     """Base of every expected failure; carries its wire code and HTTP status."""
 
@@ -47,6 +52,8 @@ class VineError(Exception):
         super().__init_subclass__(**kwargs)
         cls.code = code or cls.code
         cls.status = status or cls.status
+        if code is not None:
+            _KINDS[code] = cls
 
     def __init__(self, message: str, hint: str | None = None, **extras: Any) -> None:
         super().__init__(message)
@@ -115,7 +122,7 @@ class Internal(VineError, code="E_INTERNAL", status=500): ...
 
 
 # Every kind above, by its wire code.
-ERRORS: dict[str, type[VineError]] = {cls.code: cls for cls in VineError.__subclasses__()}
+ERRORS: dict[str, type[VineError]] = dict(_KINDS)
 ERROR_STATUS: dict[str, int] = {code: cls.status for code, cls in ERRORS.items()}
 
 
