@@ -271,7 +271,7 @@ def test_an_older_walk_never_drops_a_node_another_process_just_indexed(tmp_path:
     root = copy_sample(tmp_path / "brain", git=True)
     with Vine(root, writable=False) as reader, Vine(root) as writer:
         reader.look("_index")
-        walk = reader._forest.catalog.watcher.walk()  # before the node exists
+        walk = reader._forest.catalog.watcher.walk_all()  # before the node exists
         out = writer.plant(
             node("sales/raced", "sales/_index", "Raced", "Planted between walk and apply.")
         )

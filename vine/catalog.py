@@ -6,14 +6,13 @@ and the body index that serves ``sniff`` (see :mod:`monkeyllm.bodyindex`).
 It is a disposable cache: anything odd about it is answered by rebuilding.
 
 A process that has not been watching learns what changed by walking the files'
-stats. The last walk that matched the ``files`` table is kept with it, as one value
+stats. The digest of the last walk that matched the ``files`` table is kept with it,
 beside the table's generation (which triggers move on every change to the table,
 whoever makes it), so an unchanged forest costs one comparison, not one per file.
 """
 
 from __future__ import annotations
 
-import marshal
 import os
 import re
 import sqlite3
@@ -27,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 from . import bodyindex, derived, keeper
 from .catalogschema import DDL, LOCATE_RANK, SCHEMA_VERSION
 from .ids import id_of
-from .watch import Stat, Watcher
+from .watch import Stat, Walk, Watcher
 
 if TYPE_CHECKING:
     from .indexing import Writer
@@ -228,9 +227,9 @@ class Catalog:
                 first = not self._walked
                 self._walked = True
                 self.last_sync = "walk"
-                found = self.watcher.walk()
+                found = self.watcher.walk_all(self._expected())
                 if first and bodyindex.needs_compaction(self.conn):
-                    return self.build(found)
+                    return self.build(found.files)
                 return self._sync_walk(found)
             self.last_sync = "inotify"
             if not changes:
@@ -268,14 +267,20 @@ class Catalog:
                 seen[path] = None
         return self._apply(seen)
 
-    def _sync_walk(self, found: dict[str, Stat]) -> int:
+    def _expected(self) -> int:
+        """About how many node files the catalog holds (the files table's last rowid)."""
+        row = self.conn.execute("SELECT max(rowid) FROM files").fetchone()
+        return int(row[0] or 0)
+
+    def _sync_walk(self, walk: Walk) -> int:
         """Apply a full walk: nothing to do when it equals the stored walk of the
         table's current generation, else compare it with the table row by row."""
         conn = self.conn
-        snapshot = marshal.dumps(found, 2)
-        gen, walk_gen, walk = conn.execute(_SNAPSHOT).fetchone()
-        if walk == snapshot and walk_gen == gen:
+        snapshot = walk.digest
+        gen, walk_gen, stored = conn.execute(_SNAPSHOT).fetchone()
+        if stored == snapshot and walk_gen == gen:
             return 0
+        found = walk.files
         known = {
             path: (mtime, size)
             for path, mtime, size in conn.execute("SELECT path, mtime_ns, size FROM files")

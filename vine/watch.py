@@ -13,17 +13,14 @@ use, while a long-lived one walks twice and then only drains events.
 
 from __future__ import annotations
 
-import os
 from functools import cache
 from pathlib import Path
 from typing import Any
 
+from . import statwalk
 from .ids import PRIVATE_DIRS
 
 Stat = tuple[int, int]
-
-# scandir(fd) lets each stat resolve one name against the open folder, not a whole path.
-_SCANDIR_FD = os.scandir in os.supports_fd
 
 
 @cache
@@ -50,6 +47,31 @@ class Changes:
 
     def __bool__(self) -> bool:
         return bool(self.files or self.folders)
+
+
+class Walk:
+    """One full walk: its folders' encoded records, a digest naming it, and the files
+    it found."""
+
+    def __init__(self, encoded: list[statwalk.Encoded], *, split: bool = False) -> None:
+        self._encoded = encoded
+        self.split = split
+        self._digest: bytes | None = None
+        self._files: dict[str, Stat] | None = None
+
+    @property
+    def digest(self) -> bytes:
+        """32 bytes that equal another walk's exactly when the walks are equal."""
+        if self._digest is None:
+            self._digest = statwalk.digest(self._encoded)
+        return self._digest
+
+    @property
+    def files(self) -> dict[str, Stat]:
+        """Every node file found, with its ``(mtime_ns, size)``."""
+        if self._files is None:
+            self._files = statwalk.as_files(self._encoded)
+        return self._files
 
 
 class Watcher:
@@ -108,37 +130,29 @@ class Watcher:
         watches each folder before listing it."""
         if not rel_dir:
             self._start()
+        records: list[statwalk.Record] = []
+        watch = self._watch if self._ino is not None else None
+        statwalk.walk(str(self.root), [rel_dir], PRIVATE_DIRS, records, watch=watch)
         found: dict[str, Stat] = {}
-        stack = [rel_dir]
-        while stack:
-            rel = stack.pop()
-            full = os.path.join(self.root, rel) if rel else str(self.root)
-            self._watch(full, rel)
-            fd = -1
-            try:
-                if _SCANDIR_FD:
-                    fd = os.open(full, os.O_RDONLY | os.O_DIRECTORY)
-                    entries = list(os.scandir(fd))
-                else:  # pragma: no cover - platforms without scandir(fd)
-                    entries = list(os.scandir(full))
-                for entry in entries:
-                    name = entry.name
-                    child = f"{rel}/{name}" if rel else name
-                    try:
-                        if entry.is_dir(follow_symlinks=False):
-                            if not skip_dir(name):
-                                stack.append(child)
-                        elif name.endswith(".md") and entry.is_file(follow_symlinks=False):
-                            st = entry.stat(follow_symlinks=False)
-                            found[child] = (st.st_mtime_ns, st.st_size)
-                    except OSError:
-                        continue
-            except OSError:
-                continue
-            finally:
-                if fd >= 0:
-                    os.close(fd)
+        for rel, files in records:
+            prefix = rel + "/" if rel else ""
+            for name, mtime, size in files:
+                found[prefix + name] = (mtime, size)
         return found
+
+    def walk_all(self, expected: int = 0) -> Walk:
+        """The whole forest's walk. Where nothing watches it and ``expected`` (the node
+        files the catalog last held) reaches :data:`statwalk.SPLIT_AT`, a helper
+        process walks half of it at the same time."""
+        self._start()
+        root = str(self.root)
+        if self._ino is None and expected >= statwalk.SPLIT_AT:
+            encoded, split = statwalk.split_walk(root, PRIVATE_DIRS, expected)
+            return Walk(encoded, split=split)
+        records: list[statwalk.Record] = []
+        watch = self._watch if self._ino is not None else None
+        statwalk.walk(root, [""], PRIVATE_DIRS, records, watch=watch)
+        return Walk(statwalk.encode(records))
 
     def _watch(self, full: str, rel: str) -> None:
         if self._ino is None:
