@@ -5,11 +5,13 @@ not ours to rewrite."""
 from __future__ import annotations
 
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 from monkeyllm import Vine, gitindex
+from monkeyllm.writes import JOURNAL
 
 from .forestkit import assert_error, assert_ok, copy_sample, git, head, node, status
 
@@ -175,3 +177,71 @@ def test_a_corrupt_index_is_left_to_git(tmp_path: Path) -> None:
     assert gitindex.update(tmp_path, tmp_path, {"a.md": None}) is False
     index.unlink()
     assert gitindex.update(tmp_path, tmp_path, {"a.md": None}) is False
+
+
+def test_an_index_write_that_fails_after_the_commit_leaves_the_index_in_line(
+    forest: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The index is written while the catalog takes the files in; when that write
+    fails (here another git command takes the index lock in the meantime), the commit
+    stands, the call succeeds, and the entries of its paths follow HEAD."""
+    lock = forest / ".git" / "index.lock"
+    written = gitindex.Staged.write
+
+    def busy_then_free(self: gitindex.Staged) -> None:
+        lock.write_text("")
+        try:
+            written(self)
+        finally:
+            lock.unlink()
+
+    with Vine(forest) as vine:
+        before = head(forest)
+        monkeypatch.setattr(gitindex.Staged, "write", busy_then_free)
+        out = assert_ok(vine.plant(note("clients/alpha")))
+        assert head(forest) == out["commit"] != before
+        assert_in_sync(forest)
+        monkeypatch.setattr(gitindex.Staged, "write", written)
+        assert_ok(vine.graft("clients/alpha", {"set_frontmatter": {"summary": "Again."}}))
+        assert_in_sync(forest)
+
+
+KILLED = """
+import os, sqlite3, sys, time
+from monkeyllm import Vine, gitindex
+
+def killed(self):
+    # Dies once the catalog took the new node in (and a moment later): the index
+    # write is the last step of the write.
+    db = os.path.join(sys.argv[1], "_derived", "catalog.db")
+    while True:
+        with sqlite3.connect(db) as conn:
+            if conn.execute("SELECT 1 FROM nodes WHERE id = 'clients/alpha'").fetchone():
+                break
+        time.sleep(0.01)
+    time.sleep(0.3)
+    os._exit(9)
+
+gitindex.Staged.write = killed
+vine = Vine(sys.argv[1])
+vine.plant({"id": "clients/alpha", "type": "note", "parent": "clients/_index",
+            "title": "alpha", "summary": "Planted by a writer killed before its index."})
+"""
+
+
+def test_a_writer_killed_before_its_index_lands_is_recovered(forest: Path) -> None:
+    """Killed once the branch moved and the catalog took the files in, but before the
+    index is written: the journal is still there, and the next writer brings the index
+    in line with HEAD."""
+    before = head(forest)
+    done = subprocess.run(
+        [sys.executable, "-c", KILLED, str(forest)], capture_output=True, text=True
+    )
+    assert done.returncode == 9, done.stderr
+    assert head(forest) != before
+    assert (forest / "_derived" / JOURNAL).exists()
+    assert git(forest, "diff-index", "--cached", "--name-only", "HEAD") != ""
+    with Vine(forest) as vine:
+        assert_ok(vine.graft("clients/alpha", {"set_frontmatter": {"summary": "Next."}}))
+    assert not (forest / "_derived" / JOURNAL).exists()
+    assert_in_sync(forest)

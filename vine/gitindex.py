@@ -21,6 +21,7 @@ from __future__ import annotations
 import hashlib
 import os
 import struct
+import sys
 import threading
 from bisect import bisect_left, bisect_right
 from pathlib import Path
@@ -242,7 +243,7 @@ def _parse(data: bytes) -> tuple[list[bytes], list[int]] | None:
     return names, starts
 
 
-def _write_all(fd: int, data: bytes | memoryview) -> None:
+def _write_all(fd: int, data: bytes) -> None:
     view = memoryview(data)
     while view:
         view = view[os.write(fd, view) :]
@@ -275,12 +276,78 @@ def _load(git_dir: Path) -> _Index | None:
     return _Index.parse(data, key)
 
 
-def update(git_dir: Path, root: Path, changes: dict[str, bytes | None]) -> bool:
-    """Set each path in ``changes`` to its blob (a regular file, mode 100644) or remove it
-    (``None``). Returns False, touching nothing, when this index needs git itself."""
+class Staged:
+    """A spliced index on its way to the file: its checksum is worked out in a thread
+    from the moment it is prepared (SHA-1 releases the interpreter lock), so the rest
+    of a commit runs meanwhile; :meth:`write` puts it in place."""
+
+    def __init__(self, git_dir: Path, index: _Index) -> None:
+        self.git_dir = git_dir
+        self.index = index
+        # One buffer, hashed in one call: the thread takes the interpreter lock back
+        # once, not once per chunk while this one runs Python.
+        self.data = b"".join(index.pieces())
+        self._digest = hashlib.sha1()
+        self._hasher = threading.Thread(
+            target=self._digest.update, args=(self.data,), name="index-checksum", daemon=True
+        )
+        self._hasher.start()
+
+    def write(self) -> None:
+        """Write the index to ``index.lock`` (taken exclusively) and rename it over the
+        index; raises :class:`IndexBusy` while another git command holds the lock."""
+        git_dir = self.git_dir
+        lock = git_dir / "index.lock"
+        try:
+            fd = os.open(lock, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        except FileExistsError:
+            self._hasher.join()
+            raise IndexBusy("git is busy: .git/index.lock exists") from None
+        try:
+            try:
+                _preallocate(fd, len(self.data) + 20)
+                _write_all(fd, self.data)
+                self._hasher.join()
+                _write_all(fd, self._digest.digest())
+                written = _identity(os.fstat(fd))  # after the last byte: the cache key
+            finally:
+                os.close(fd)
+            os.replace(lock, git_dir / "index")
+        except BaseException:
+            lock.unlink(missing_ok=True)
+            raise
+        self.index.identity = written
+        _CACHE[git_dir] = self.index
+
+
+def _preallocate(fd: int, size: int) -> None:
+    """Give the new file its blocks before it is written.
+
+    Renaming a file over another makes ext4 allocate and start writing the new file's
+    delayed blocks inside the rename (10 ms for the 12 MB index of 100,000 nodes);
+    blocks allocated up front leave the writing to the kernel's usual flush. Where the
+    filesystem cannot allocate ahead (or the system has no call for it), nothing
+    changes.
+    """
+    if _FALLOCATE is None:
+        return
+    try:
+        _FALLOCATE(fd, 0, size)
+    except OSError:
+        pass
+
+
+# Linux only: elsewhere posix_fallocate may be emulated by writing every block.
+_FALLOCATE = getattr(os, "posix_fallocate", None) if sys.platform.startswith("linux") else None
+
+
+def prepare(git_dir: Path, root: Path, changes: dict[str, bytes | None]) -> Staged | None:
+    """The index with each path in ``changes`` set to its blob (a regular file, mode
+    100644, with the file's stat data) or removed (``None``), ready to write; None,
+    touching nothing, when this index needs git itself."""
     current = _load(git_dir)
     if current is None:
-        return False
+        return None
     new: dict[bytes, bytes | None] = {}
     for rel, sha in changes.items():
         path = rel.encode("utf-8")
@@ -288,37 +355,14 @@ def update(git_dir: Path, root: Path, changes: dict[str, bytes | None]) -> bool:
     # The copy in memory changes now; it is kept again only once the file says the same.
     _CACHE.pop(git_dir, None)
     current.apply(new)
-    pieces = current.pieces()
-    digest = hashlib.sha1()
+    return Staged(git_dir, current)
 
-    def checksum() -> None:
-        for piece in pieces:
-            digest.update(piece)
 
-    lock = git_dir / "index.lock"
-    try:
-        fd = os.open(lock, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
-    except FileExistsError:
-        raise IndexBusy("git is busy: .git/index.lock exists") from None
-    try:
-        try:
-            # The checksum (SHA-1 releases the GIL) is worked out while the bytes it
-            # covers are written.
-            hasher = threading.Thread(target=checksum, name="index-checksum")
-            hasher.start()
-            try:
-                for piece in pieces:
-                    _write_all(fd, piece)
-            finally:
-                hasher.join()
-            _write_all(fd, digest.digest())
-            written = _identity(os.fstat(fd))  # after the last byte: the cache key
-        finally:
-            os.close(fd)
-        os.replace(lock, git_dir / "index")
-    except BaseException:
-        lock.unlink(missing_ok=True)
-        raise
-    current.identity = written
-    _CACHE[git_dir] = current
+def update(git_dir: Path, root: Path, changes: dict[str, bytes | None]) -> bool:
+    """Set each path in ``changes`` to its blob or remove it (``None``), now. Returns
+    False, touching nothing, when this index needs git itself."""
+    staged = prepare(git_dir, root, changes)
+    if staged is None:
+        return False
+    staged.write()
     return True

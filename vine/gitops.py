@@ -11,6 +11,7 @@ import contextlib
 import hashlib
 import os
 import tempfile
+import threading
 import time
 import zlib
 from functools import lru_cache
@@ -50,6 +51,7 @@ class Repository:
         self._repo: git.Repo | None = None
         self._loose: Any = None
         self._trees: dict[bytes, dict[str, tuple[bytes, int]]] = {}
+        self._pending: _IndexWrite | None = None
 
     def _store(self, kind: bytes, data: bytes) -> bytes:
         """Write one object as a loose file, as git does (zlib, a temporary file renamed
@@ -135,7 +137,14 @@ class Repository:
         except ValueError:
             return None
 
-    def commit(self, paths: list[Path], message: str, *, also: tuple[str, ...] = ()) -> str:
+    def commit(
+        self,
+        paths: list[Path],
+        message: str,
+        *,
+        also: tuple[str, ...] = (),
+        defer_index: bool = False,
+    ) -> str:
         """Commit ``paths`` as they are on disk (``.md`` inside the forest only, plus the
         names in ``also``; a missing file is removed); returns the new commit's sha.
 
@@ -144,6 +153,10 @@ class Repository:
         moves by a locked ref update with its reflog, and the index is spliced in this
         process (:mod:`monkeyllm.gitindex`; one ``git update-index`` where its format
         needs git). No process per file, and none that rewrites every tree.
+
+        With ``defer_index``, the spliced index is written by a thread while the caller
+        goes on (a write's catalog update), until :meth:`settle`; every other use of
+        the repository settles it first.
         """
         rels = []
         for path in paths:
@@ -154,6 +167,7 @@ class Repository:
         if not rels:
             raise SchemaError("nothing to commit")
         repo = self.repo
+        self.settle()
         self.refuse_locked()
         changes: dict[str, bytes | None] = {}
         for rel in rels:
@@ -163,6 +177,8 @@ class Repository:
                 changes[rel] = self._store(b"blob", data)
             else:
                 changes[rel] = None
+        # The new index is spliced now and checksummed while the commit is written.
+        staged = gitindex.prepare(Path(repo.git_dir), self.root, changes)
         parent = self.head()
         root_entries = self._tree(self._commit_tree(parent)) if parent is not None else {}
         tree_sha = self._write_tree(root_entries, changes)
@@ -173,8 +189,20 @@ class Repository:
             repo.git.update_ref("-m", f"commit (initial): {subject}", "HEAD", sha)
         else:
             self._advance(parent, sha, f"commit: {subject}")
-        self._stage(changes)
+        if defer_index and staged is not None:
+            self._pending = _IndexWrite(staged, [self.root / rel for rel in changes])
+        else:
+            self._stage(changes, staged)
         return sha
+
+    def settle(self) -> None:
+        """Wait for the index write a commit left running. Where it failed (another git
+        command took the index lock, the disk filled), the commit stands and the index
+        entries of its paths are put back in line with HEAD, as after any commit whose
+        index step fails."""
+        pending, self._pending = self._pending, None
+        if pending is not None and pending.wait() is not None:
+            self.reset(pending.paths)
 
     def committed(self, rel: str) -> bytes | None:
         """The blob sha (binary) of path ``rel`` in HEAD, or None when HEAD does not
@@ -207,11 +235,12 @@ class Repository:
             return "has uncommitted changes"
         return None
 
-    def _stage(self, changes: dict[str, bytes | None]) -> None:
+    def _stage(self, changes: dict[str, bytes | None], staged: gitindex.Staged | None) -> None:
         """Bring the index along: spliced in this process when its format allows, else
         by one ``git update-index``."""
         try:
-            if gitindex.update(Path(self.repo.git_dir), self.root, changes):
+            if staged is not None:
+                staged.write()
                 return
         except gitindex.IndexBusy as busy:
             raise Locked(
@@ -328,6 +357,7 @@ class Repository:
     def refuse_locked(self, wait: float = GIT_LOCK_WAIT_S) -> None:
         """Refuse, before anything moves, while git's own lock files are held (a git
         command holds them for moments: they are waited for up to ``wait`` seconds)."""
+        self.settle()
         git_dir = Path(self.repo.git_dir)
         try:
             branch = self.repo.head.reference.path
@@ -355,6 +385,7 @@ class Repository:
 
     def reset(self, paths: list[Path]) -> None:
         """Put the index entries of ``paths`` back to HEAD (after a failed commit)."""
+        self.settle()
         rels = [
             os.path.relpath(p, self.root)
             for p in paths
@@ -372,9 +403,32 @@ class Repository:
 
     def close(self) -> None:
         """Release the repository's handles."""
+        self.settle()
         if self._repo is not None:
             self._repo.close()
             self._repo = None
+
+
+class _IndexWrite:
+    """A spliced index being written by a thread of its own."""
+
+    def __init__(self, staged: gitindex.Staged, paths: list[Path]) -> None:
+        self.paths = paths
+        self._staged = staged
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._run, name="index-write", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        try:
+            self._staged.write()
+        except BaseException as exc:  # noqa: BLE001 - handed to the waiting thread
+            self._error = exc
+
+    def wait(self) -> BaseException | None:
+        """Wait for the write; what it raised, if anything."""
+        self._thread.join()
+        return self._error
 
 
 def _parse_tree(data: bytes) -> dict[str, tuple[bytes, int]]:

@@ -41,5 +41,11 @@ class WriteContext:
         except BaseException:
             txn.rollback()
             raise
-        txn.finish()
-        self.forest.catalog.refresh([os.path.relpath(p, self.root) for p in txn.touched])
+        try:
+            # The catalog takes the files in while the commit's index is written.
+            self.forest.catalog.refresh([os.path.relpath(p, self.root) for p in txn.touched])
+        finally:
+            # The journal goes once the index is in place: a writer killed before then
+            # leaves it, and recovery brings the index in line with HEAD.
+            self.repo.settle()
+            txn.finish()

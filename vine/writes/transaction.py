@@ -186,7 +186,7 @@ class Transaction:
                 + "\n".join(f"{key}: {value}" for key, value in self.trailers)
             )
         try:
-            sha = self.repo.commit(list(self._old), message)
+            sha = self.repo.commit(list(self._old), message, defer_index=True)
         except Exception:
             now = self.repo.head()
             if now is None or now == self._head:
