@@ -6,6 +6,7 @@ Run from the repository root (it takes minutes on a 100k forest; it is not part 
     python -m bench.scale                          # 100k nodes (generated once, with git)
     python -m bench.scale --nodes 10000 --nodes 100000   # both, side by side, with ratios
     python -m bench.scale --nodes 100000 --json
+    python -m bench.scale --only look --only writes     # some figures (after the build)
 
 For each size it generates ``bench/out/forest-N-s7-git`` once (``bench.generate --git``),
 copies it to a scratch folder (the writes below commit there) and measures, in order:
@@ -365,26 +366,42 @@ def generated(nodes: int, seed: int) -> Path:
         os.close(saved)
 
 
-def measure(nodes: int, rounds: int, seed: int) -> dict[str, Any]:
-    """Every figure for one forest size."""
+# Groups of figures, for --only (the cold build always runs: the others need its catalog).
+GROUPS = ("build", "open", "calls", "sniff", "look", "pull", "writes", "size")
+
+
+def measure(
+    nodes: int, rounds: int, seed: int, only: frozenset[str] = frozenset(GROUPS)
+) -> dict[str, Any]:
+    """Every figure for one forest size (or the groups in ``only``)."""
     source = generated(nodes, seed)
     root = scratch_copy(source, nodes)
     load = os.getloadavg()
     figures: dict[str, Any] = {"nodes": nodes, "forest": str(root)}
-    figures.update(cold_build(root))
-    figures.update(open_built(root, max(5, rounds // 4)))
-    per_call = calls(root, rounds, seed)
-    queries = per_call.pop("sniff terms")
-    figures.update(per_call)
-    figures.update(sniff_first_use(root, queries))
-    figures.update(shell_look(root, max(5, rounds // 4)))
-    figures.update(notice_pull(root, 1000 if nodes >= 5000 else nodes // 5, seed))
-    figures.update(writes(root, max(10, rounds // 2), seed))
-    markdown = folder_bytes(root, ".md", skip="_derived")
-    derived = folder_bytes(root / "_derived")
-    figures["markdown (MB)"] = round(markdown / 1e6, 1)
-    figures["_derived (MB)"] = round(derived / 1e6, 1)
-    figures["_derived / markdown"] = round(derived / markdown, 3)
+    built = cold_build(root)
+    if "build" in only:
+        figures.update(built)
+    if "open" in only:
+        figures.update(open_built(root, max(5, rounds // 4)))
+    if only & {"calls", "sniff"}:
+        per_call = calls(root, rounds, seed)
+        queries = per_call.pop("sniff terms")
+        if "calls" in only:
+            figures.update(per_call)
+        if "sniff" in only:
+            figures.update(sniff_first_use(root, queries))
+    if "look" in only:
+        figures.update(shell_look(root, max(5, rounds // 4)))
+    if "pull" in only:
+        figures.update(notice_pull(root, 1000 if nodes >= 5000 else nodes // 5, seed))
+    if "writes" in only:
+        figures.update(writes(root, max(10, rounds // 2), seed))
+    if "size" in only:
+        markdown = folder_bytes(root, ".md", skip="_derived")
+        derived = folder_bytes(root / "_derived")
+        figures["markdown (MB)"] = round(markdown / 1e6, 1)
+        figures["_derived (MB)"] = round(derived / 1e6, 1)
+        figures["_derived / markdown"] = round(derived / markdown, 3)
     figures["load average (start / end)"] = [round(load[0], 2), round(os.getloadavg()[0], 2)]
     figures["peak memory of this process (MB)"] = round(
         resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1
@@ -447,8 +464,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--rounds", type=int, default=40, help="calls per figure")
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    parser.add_argument(
+        "--only",
+        action="append",
+        choices=GROUPS,
+        help="measure only these groups of figures (repeatable; the cold build runs anyway)",
+    )
     args = parser.parse_args(argv)
-    runs = [measure(n, args.rounds, args.seed) for n in (args.nodes or [100_000])]
+    only = frozenset(args.only or GROUPS)
+    runs = [measure(n, args.rounds, args.seed, only) for n in (args.nodes or [100_000])]
     print(json.dumps(runs, indent=2) if args.json else render(runs))
     return 0
 

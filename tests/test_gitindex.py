@@ -4,6 +4,7 @@ not ours to rewrite."""
 
 from __future__ import annotations
 
+import hashlib
 import subprocess
 import sys
 from pathlib import Path
@@ -245,3 +246,42 @@ def test_a_writer_killed_before_its_index_lands_is_recovered(forest: Path) -> No
         assert_ok(vine.graft("clients/alpha", {"set_frontmatter": {"summary": "Next."}}))
     assert not (forest / "_derived" / JOURNAL).exists()
     assert_in_sync(forest)
+
+
+def test_a_write_that_keeps_the_count_hashes_from_the_chunk_it_changed(
+    forest: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """SHA-1 runs from the file's start: a write that adds or removes no entry (the
+    header stays) hashes from the first chunk it changed on, and the file stays what
+    git checks; one that adds an entry hashes it all."""
+    monkeypatch.setattr(gitindex, "CHUNK", 4)
+    gitindex._CACHE.clear()
+    git_dir = forest / ".git"
+
+    def rehashed() -> tuple[int, int]:
+        """Chunks the last write hashed, and chunks in all, once the file's checksum
+        is checked here (git itself is asked at the end: a git status may rewrite the
+        index, and the next write would start over from the file)."""
+        data = (git_dir / "index").read_bytes()
+        assert hashlib.sha1(data[:-20]).digest() == data[-20:]
+        index = gitindex._CACHE[git_dir]  # present: the write was spliced here
+        return index.rehashed, len(index.chunks)
+
+    with Vine(forest) as vine:
+        assert_ok(vine.plant(note("clients/alpha")))
+        done, chunks = rehashed()
+        assert chunks > 8 and done == chunks, "a new entry changes the header"
+        # The leaf and its parent's index sort last in the index.
+        assert_ok(
+            vine.graft("sales/pipeline/2026/q2-forecast", {"set_frontmatter": {"summary": "Q2."}})
+        )
+        assert rehashed()[0] <= 3
+        # The leaf and its parent's index sort in the middle.
+        assert_ok(vine.graft("operations/stock-levels", {"set_frontmatter": {"summary": "S."}}))
+        done, chunks = rehashed()
+        assert 2 < done < chunks - 2
+        # Twice in a row: the states the last write left are used.
+        assert_ok(vine.graft("operations/stock-levels", {"set_frontmatter": {"summary": "T."}}))
+        assert rehashed()[0] == done
+        assert_in_sync(forest)
+    gitindex._CACHE.clear()

@@ -25,6 +25,7 @@ import sys
 import threading
 from bisect import bisect_left, bisect_right
 from pathlib import Path
+from typing import Any
 
 _HEADER = struct.Struct(">4sLL")
 _STAT = struct.Struct(">10L20sH")  # ctime s/ns, mtime s/ns, dev, ino, mode, uid,
@@ -108,15 +109,22 @@ class _Chunk:
 
 
 class _Index:
-    """A parsed index held in memory between writes: version and chunks of entries."""
+    """A parsed index held in memory between writes: version and chunks of entries,
+    and the checksum's state before each chunk as the last write left it (SHA-1 runs
+    from the file's start, so a write that keeps the header hashes only from the
+    first chunk it changed)."""
 
-    __slots__ = ("identity", "version", "chunks", "firsts")
+    __slots__ = ("identity", "version", "chunks", "firsts", "states", "hashed", "rehashed")
 
     def __init__(self, identity: tuple[int, int, int], version: int, chunks: list[_Chunk]) -> None:
         self.identity = identity
         self.version = version
         self.chunks = chunks
         self.firsts = [c.names[0] for c in chunks]
+        # states[k]: SHA-1 of the header and chunks[:k] (None: not known).
+        self.states: list[Any] = [None] * (len(chunks) + 1)
+        self.hashed = b""  # the header those states follow
+        self.rehashed = 0  # chunks the last checksum went through
 
     @classmethod
     def parse(cls, data: bytes, identity: tuple[int, int, int]) -> _Index | None:
@@ -152,11 +160,35 @@ class _Index:
                 replaced.append(self.chunks[at])
         self.chunks = [c for c in replaced if c.names]
         self.firsts = [c.names[0] for c in self.chunks]
+        # The chunks before the first one changed are as they were: so is the state
+        # the checksum had when it reached it.
+        kept = min(groups, default=0) + 1
+        self.states = self.states[:kept] + [None] * (len(self.chunks) + 1 - kept)
 
-    def pieces(self) -> list[bytes | memoryview]:
-        """The file's bytes (its trailing checksum excluded), in order."""
-        count = sum(len(c.names) for c in self.chunks)
-        return [_HEADER.pack(b"DIRC", self.version, count), *(c.data for c in self.chunks)]
+    def header(self) -> bytes:
+        """The file's first 12 bytes: signature, version, number of entries."""
+        return _HEADER.pack(b"DIRC", self.version, sum(len(c.names) for c in self.chunks))
+
+    def checksum(self, header: bytes) -> bytes:
+        """The SHA-1 of the file's bytes, from the first chunk whose state is unknown
+        (the whole file when the header changed); keeps the states for the next."""
+        states, chunks = self.states, self.chunks
+        start = 0
+        if header == self.hashed:
+            known = next((k for k, state in enumerate(states) if state is None), len(states))
+            start = max(0, known - 1)
+        if start == 0 or states[start] is None:
+            start = 0
+            h = hashlib.sha1(header)
+            states[0] = h.copy()
+        else:
+            h = states[start].copy()
+        for k in range(start, len(chunks)):
+            h.update(chunks[k].data)
+            states[k + 1] = h.copy()
+        self.hashed = header
+        self.rehashed = len(chunks) - start
+        return h.digest()
 
 
 def _splice(chunk: _Chunk, new: dict[bytes, bytes | None]) -> _Chunk:
@@ -243,10 +275,29 @@ def _parse(data: bytes) -> tuple[list[bytes], list[int]] | None:
     return names, starts
 
 
-def _write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        view = view[os.write(fd, view) :]
+def _write_all(fd: int, pieces: list[bytes | memoryview]) -> None:
+    """Write every piece, in as few calls as the system takes."""
+    views = [memoryview(piece).cast("B") for piece in pieces if len(piece)]
+    at = 0
+    while at < len(views):
+        if _WRITEV is None:  # pragma: no cover - systems without writev
+            done = os.write(fd, views[at])
+        else:
+            done = _WRITEV(fd, views[at : at + _IOV_MAX])
+        while at < len(views) and done >= len(views[at]):
+            done -= len(views[at])
+            at += 1
+        if done:
+            views[at] = views[at][done:]
+
+
+# writev where the system has it, with at most this many buffers per call (POSIX
+# promises 16; Linux takes 1024).
+_WRITEV = getattr(os, "writev", None)
+try:
+    _IOV_MAX = max(16, os.sysconf("SC_IOV_MAX"))
+except (AttributeError, ValueError, OSError):
+    _IOV_MAX = 16
 
 
 def _shifted(starts: list[int], lo: int, hi: int, offset: int) -> list[int]:
@@ -284,14 +335,14 @@ class Staged:
     def __init__(self, git_dir: Path, index: _Index) -> None:
         self.git_dir = git_dir
         self.index = index
-        # One buffer, hashed in one call: the thread takes the interpreter lock back
-        # once, not once per chunk while this one runs Python.
-        self.data = b"".join(index.pieces())
-        self._digest = hashlib.sha1()
-        self._hasher = threading.Thread(
-            target=self._digest.update, args=(self.data,), name="index-checksum", daemon=True
-        )
+        self.header = index.header()
+        self.pieces = [self.header, *(c.data for c in index.chunks)]
+        self._digest = b""
+        self._hasher = threading.Thread(target=self._checksum, name="index-checksum", daemon=True)
         self._hasher.start()
+
+    def _checksum(self) -> None:
+        self._digest = self.index.checksum(self.header)
 
     def write(self) -> None:
         """Write the index to ``index.lock`` (taken exclusively) and rename it over the
@@ -305,10 +356,12 @@ class Staged:
             raise IndexBusy("git is busy: .git/index.lock exists") from None
         try:
             try:
-                _preallocate(fd, len(self.data) + 20)
-                _write_all(fd, self.data)
+                _preallocate(fd, sum(len(piece) for piece in self.pieces) + 20)
+                _write_all(fd, self.pieces)
                 self._hasher.join()
-                _write_all(fd, self._digest.digest())
+                if len(self._digest) != 20:
+                    raise OSError("the index checksum was not worked out")
+                _write_all(fd, [self._digest])
                 written = _identity(os.fstat(fd))  # after the last byte: the cache key
             finally:
                 os.close(fd)
