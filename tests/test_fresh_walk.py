@@ -152,3 +152,63 @@ def test_outside_edits_are_seen_by_the_next_fresh_vine_with_a_split_walk(tmp_pat
         assert vine.locate("quokka")["results"][0]["id"] == "engineering/incidents/quokka"
         assert_error(vine.look("clients/" + gone[:-3]), "E_NOT_FOUND")
     assert _stored_walk(root) != stored
+
+
+def _live(root: Path) -> tuple[int, int]:
+    """The live body lines as the catalog keeps them, and counted from the nodes."""
+    with sqlite3.connect(root / "_derived" / "catalog.db") as conn:
+        kept = conn.execute("SELECT value FROM meta WHERE key='body_live'").fetchone()
+        counted = conn.execute("SELECT coalesce(sum(body_lines), 0) FROM nodes").fetchone()
+    conn.close()
+    return (int(kept[0]) if kept else -1), int(counted[0])
+
+
+def test_the_live_body_lines_are_kept_by_every_write(tmp_path: Path) -> None:
+    """A fresh process decides whether the body index needs compacting from two kept
+    counts, not by adding up every node: the writers keep the live count exact."""
+    root = copy_sample(tmp_path / "brain", git=True)
+    with Vine(root) as vine:
+        assert_ok(vine.look("_index"))
+        kept, counted = _live(root)
+        assert kept == counted > 0
+        assert_ok(
+            vine.plant(
+                {
+                    "id": "sales/live-count",
+                    "type": "note",
+                    "parent": "sales/_index",
+                    "title": "Live count",
+                    "summary": "A note whose body lines count.",
+                    "body": "# Live\n\nOne line.\n\nAnother line.\n",
+                }
+            )
+        )
+        assert _live(root)[0] == _live(root)[1] == counted + 2 + 1 + 1  # note and listing
+        assert_ok(
+            vine.graft(
+                "sales/live-count", {"append_section": {"header": "Log", "body": "A third."}}
+            )
+        )
+        assert_ok(vine.transplant("sales/live-count", "clients/live-count"))
+        assert_ok(vine.prune("clients/live-count"))
+        (root / "people" / "ana-ribeiro.md").unlink()  # outside the engine
+        assert_error(vine.look("people/ana-ribeiro"), "E_NOT_FOUND")
+        kept, counted = _live(root)
+        assert kept == counted
+        vine.reindex()
+        assert _live(root)[0] == _live(root)[1] == counted
+
+
+def test_compaction_is_decided_from_the_kept_counts(tmp_path: Path) -> None:
+    from monkeyllm import bodyindex
+
+    root = copy_sample(tmp_path / "brain")
+    Vine(root, writable=False).close()
+    with sqlite3.connect(root / "_derived" / "catalog.db") as conn:
+        conn.execute("INSERT OR REPLACE INTO meta VALUES('body_garbage', '25000')")
+        assert bodyindex.needs_compaction(conn)
+        conn.execute("INSERT OR REPLACE INTO meta VALUES('body_live', '30000')")
+        assert not bodyindex.needs_compaction(conn)
+        conn.execute("DELETE FROM meta WHERE key='body_live'")
+        assert bodyindex.needs_compaction(conn)  # counted from the nodes where not kept
+    conn.close()

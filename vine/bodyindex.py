@@ -118,6 +118,7 @@ def finish_bulk(conn: sqlite3.Connection, next_gen: int) -> None:
     )
     conn.execute("DROP TABLE temp.body_counts")
     _set_meta(conn, "next_gen", next_gen)
+    _set_meta(conn, "body_live", _live_lines(conn))
     _set_meta(conn, "vocab_gen", meta_int(conn, "vocab_gen") + 1)
 
 
@@ -128,6 +129,7 @@ class BodyWriter:
         self.conn = conn
         self._next_gen: int | None = None
         self._garbage = 0
+        self._added = 0
         self._vocab: set[str] = set()
 
     def _gen(self) -> int:
@@ -142,6 +144,7 @@ class BodyWriter:
         gen = self._gen()
         rows: list[tuple[int, str]] = []
         count = body_rows(body, gen, rows)
+        self._added += count
         self.conn.executemany(INSERT_ROW, rows)
         for _, line in rows:
             self._vocab.update(line.split())
@@ -165,20 +168,39 @@ class BodyWriter:
             self._vocab = set()
         if self._next_gen is not None:
             _set_meta(self.conn, "next_gen", self._next_gen)
+        if self._garbage or self._added:
+            conn = self.conn
+            row = conn.execute("SELECT value FROM meta WHERE key='body_live'").fetchone()
+            # Counted from the rows once (they already hold this transaction's bodies),
+            # then kept up to date by each write.
+            live = _live_lines(conn) if row is None else int(row[0]) + self._added - self._garbage
+            _set_meta(conn, "body_live", live)
         if self._garbage:
             _set_meta(
                 self.conn, "body_garbage", meta_int(self.conn, "body_garbage") + self._garbage
             )
-            self._garbage = 0
+        self._garbage = self._added = 0
+
+
+def _live_lines(conn: sqlite3.Connection) -> int:
+    """The index rows of every node's live body version, counted (a scan of nodes)."""
+    return int(conn.execute("SELECT coalesce(sum(body_lines), 0) FROM nodes").fetchone()[0])
+
+
+def _live_count(conn: sqlite3.Connection) -> int:
+    """The live rows as the catalog keeps them (counted once where it does not yet)."""
+    row = conn.execute("SELECT value FROM meta WHERE key='body_live'").fetchone()
+    return int(row[0]) if row else _live_lines(conn)
 
 
 def needs_compaction(conn: sqlite3.Connection) -> bool:
-    """True when dead rows outnumber live ones (and are many): time to rebuild."""
+    """True when dead rows outnumber live ones (and are many): time to rebuild. Both
+    counts are kept by the writers, so a fresh process asks two values, not every
+    node."""
     garbage = meta_int(conn, "body_garbage")
     if garbage < 20_000:
         return False
-    live = conn.execute("SELECT coalesce(sum(body_lines), 0) FROM nodes").fetchone()[0]
-    return garbage > live
+    return garbage > _live_count(conn)
 
 
 class Vocabulary:
