@@ -460,3 +460,23 @@ def test_locate_bounded_by_its_common_words_ranks_as_the_full_query(
     finally:
         for vine in vines:
             vine.close()
+
+
+def test_the_build_leaves_a_core_to_the_process_that_inserts(monkeypatch) -> None:
+    """Workers parse while the opening process inserts: together they are no more
+    processes than cores (a worker more only competes with the inserts)."""
+    import os
+
+    from monkeyllm.bulkbuild import build_workers
+    from monkeyllm.indexing import PARALLEL_FILES
+
+    monkeypatch.delenv("VINE_BUILD_WORKERS", raising=False)
+    cores = len(os.sched_getaffinity(0))
+    workers = build_workers(PARALLEL_FILES)
+    if cores == 1:
+        assert workers == 0
+    else:
+        assert 1 <= workers and workers + 1 <= cores
+    assert build_workers(PARALLEL_FILES - 1) == 0
+    monkeypatch.setenv("VINE_BUILD_WORKERS", "3")
+    assert build_workers(10) == 3

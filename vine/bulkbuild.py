@@ -21,8 +21,9 @@ def build_workers(files: int) -> int:
     """How many processes parse a rebuild of ``files`` files (0: this process alone).
 
     ``VINE_BUILD_WORKERS`` sets it (0 turns them off); by default a forest of at
-    least :data:`PARALLEL_FILES` files is parsed by one process per core, while
-    this one inserts.
+    least :data:`PARALLEL_FILES` files is parsed by one process per core but one, which
+    this process keeps to insert (on 2 cores, one worker built the 10k forest in 0.86
+    of the time two took, and the 100k forest in the same time).
     """
     raw = os.environ.get("VINE_BUILD_WORKERS", "").strip()
     if raw.isdigit():
@@ -33,7 +34,7 @@ def build_workers(files: int) -> int:
         cores = len(os.sched_getaffinity(0))
     except AttributeError:
         cores = os.cpu_count() or 1
-    return cores if cores > 1 else 0
+    return cores - 1 if cores > 1 else 0
 
 
 class BulkBuilder:
