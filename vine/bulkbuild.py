@@ -22,8 +22,8 @@ def build_workers(files: int) -> int:
 
     ``VINE_BUILD_WORKERS`` sets it (0 turns them off); by default a forest of at
     least :data:`PARALLEL_FILES` files is parsed by one process per core but one, which
-    this process keeps to insert (on 2 cores, one worker built the 10k forest in 0.86
-    of the time two took, and the 100k forest in the same time).
+    this process keeps to insert (on 2 cores, one worker built the 10k forest in
+    0.86-0.94 of the time two took, and the 100k forest in the same time).
     """
     raw = os.environ.get("VINE_BUILD_WORKERS", "").strip()
     if raw.isdigit():
