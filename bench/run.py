@@ -185,20 +185,34 @@ class Workload:
         return out
 
 
-def bench_calls(vine: Vine, work: Workload, rounds: int) -> dict[str, dict[str, float]]:
-    """Median and p95 of each read call over ``rounds`` varied calls."""
+def read_plans(vine: Vine, work: Workload) -> dict[str, Callable[[], Any]]:
+    """The read calls both tables time, each drawing its arguments from ``work``; the
+    filtered scan is the whole forest's, under the name ``filtered``."""
     rng = work.rng
-    plans: dict[str, Callable[[], Any]] = {
+    return {
         "locate": lambda: vine.locate(rng.choice(work.queries), k=5),
         "look": lambda: vine.look(rng.choice(work.leaves)),
         "move": lambda: vine.move(rng.choice(work.leaves), direction="both"),
         "pick": lambda: vine.pick(rng.choice(work.small)),
-        "scan (children)": lambda: vine.scan(rng.choice(work.branches)),
-        "scan (recursive)": lambda: vine.scan(rng.choice(work.branches), recursive=True),
-        "scan (recursive, filtered)": lambda: vine.scan(
+        "filtered": lambda: vine.scan(
             "_index", recursive=True, filter={"type": "dataset"}, fields=["id", "title"]
         ),
     }
+
+
+def bench_calls(vine: Vine, work: Workload, rounds: int) -> dict[str, dict[str, float]]:
+    """Median and p95 of each read call over ``rounds`` varied calls."""
+    rng = work.rng
+    plans = read_plans(vine, work)
+    filtered = plans.pop("filtered")
+    plans["scan (children)"] = lambda: vine.scan(rng.choice(work.branches))
+    plans["scan (recursive)"] = lambda: vine.scan(rng.choice(work.branches), recursive=True)
+    plans["scan (recursive, filtered)"] = filtered
+    return time_plans(plans, rounds)
+
+
+def time_plans(plans: dict[str, Callable[[], Any]], rounds: int) -> dict[str, dict[str, float]]:
+    """Each plan once to warm up, then ``rounds`` timed calls: median and p95 by name."""
     out = {}
     for name, fn in plans.items():
         fn()
@@ -423,14 +437,27 @@ def bench_writes(
     out: dict[str, Any] = {}
     with Vine(scratch, lock=lock) as vine:
         plant, graft, tend = write_calls(vine, rng, "bench", "write benchmark")
-        for name, fn in (("plant", plant), ("graft (summary)", graft), ("tend (INSERT)", tend)):
-            samples = []
-            for i in range(rounds):
-                ms, result = timed(lambda i=i, fn=fn: fn(i))
-                check(result, name)
-                samples.append(ms)
-            out[name] = summary(samples)
+        names = ("plant", "graft (summary)", "tend (INSERT)")
+        out.update(time_writes(dict(zip(names, (plant, graft, tend), strict=True)), rounds))
     shutil.rmtree(scratch, ignore_errors=True)
+    return out
+
+
+def time_writes(
+    calls: dict[str, Callable[[int], Any]], rounds: int, *, warm: int | None = None
+) -> dict[str, dict[str, float]]:
+    """``rounds`` timed calls of each write (the i-th call writes node i), after one
+    untimed call of node ``warm`` when given: median and p95 by name."""
+    out = {}
+    for name, fn in calls.items():
+        if warm is not None:
+            fn(warm)
+        samples = []
+        for i in range(rounds):
+            ms, result = timed(lambda i=i, fn=fn: fn(i))
+            check(result, name)
+            samples.append(ms)
+        out[name] = summary(samples)
     return out
 
 

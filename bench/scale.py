@@ -44,12 +44,24 @@ import statistics
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from bench.run import OUT, Workload, check, ensure_forest, folder_bytes, summary, timed, write_calls
+from bench.run import (
+    OUT,
+    Workload,
+    check,
+    ensure_forest,
+    folder_bytes,
+    read_plans,
+    summary,
+    time_plans,
+    time_writes,
+    timed,
+    write_calls,
+)
 from bench.startup import ENV, WALKING, a_leaf, vine_command, wall
 
 # The targets on the 100k forest (ms unless said): (target, how it compares).
@@ -176,24 +188,9 @@ def calls(root: Path, rounds: int, seed: int) -> dict[str, Any]:
         for _ in range(2):  # the walks: the second starts inotify
             vine.look("_index")
         work = Workload(vine, seed)
-        rng = work.rng
-        plans: dict[str, Callable[[], Any]] = {
-            "locate": lambda: vine.locate(rng.choice(work.queries), k=5),
-            "look": lambda: vine.look(rng.choice(work.leaves)),
-            "move": lambda: vine.move(rng.choice(work.leaves), direction="both"),
-            "pick": lambda: vine.pick(rng.choice(work.small)),
-            "scan, recursive at the root with a filter": lambda: vine.scan(
-                "_index", recursive=True, filter={"type": "dataset"}, fields=["id", "title"]
-            ),
-        }
-        for name, fn in plans.items():
-            fn()
-            samples = []
-            for _ in range(rounds):
-                ms, result = timed(fn)
-                check(result, name)
-                samples.append(ms)
-            out[name] = summary(samples)
+        plans = read_plans(vine, work)
+        plans["scan, recursive at the root with a filter"] = plans.pop("filtered")
+        out.update(time_plans(plans, rounds))
         questions = synthetic_questions(vine, seed, max(10, rounds // 4))
         for style in ("keywords", "question"):
             vine.harvest(questions[0][style], k=3)
@@ -342,14 +339,8 @@ def writes(root: Path, rounds: int, seed: int) -> dict[str, Any]:
     out: dict[str, Any] = {}
     with Vine(root) as vine:
         plant, graft, tend = write_calls(vine, rng, "scale", "scale benchmark")
-        for name, fn in (("plant", plant), ("graft", graft), ("tend", tend)):
-            fn(10_000)
-            samples = []
-            for i in range(rounds):
-                ms, result = timed(lambda i=i, fn=fn: fn(i))
-                check(result, name)
-                samples.append(ms)
-            out[name] = summary(samples)
+        calls = {"plant": plant, "graft": graft, "tend": tend}
+        out.update(time_writes(calls, rounds, warm=10_000))
     return out
 
 
