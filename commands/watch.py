@@ -63,9 +63,11 @@ def watch(
         common.fail(exc.envelope(), as_json=False)
     done = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: done.set())
+    # Which folder this keeps, taken before anyone can ask it anything: a forest removed
+    # right after the first answer is still seen going.
+    root, origin = vine.root, _identity(vine.root)
     server = threading.Thread(target=keeper.serve_forever, name="keeper", daemon=True)
     server.start()
-    root, origin = vine.root, _identity(vine.root)
     if not quiet:
         sys.stderr.write(
             f"vine watch: keeping {root} fresh; other vine commands on it "
@@ -74,7 +76,7 @@ def watch(
         sys.stderr.flush()
     try:
         while not done.wait(POLL_S):
-            if keeper.stopped.is_set() or _identity(root) != origin:
+            if keeper.stopped.is_set() or origin is None or _identity(root) != origin:
                 break
             if idle and time.monotonic() - keeper.last_asked > idle:
                 break
