@@ -29,12 +29,13 @@ import sqlite3
 import statistics
 import subprocess
 import sys
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal
 
 from monkeyllm import Vine
+
+from .timing import check, summary, time_plans, time_writes, timed
 
 OUT = Path(__file__).resolve().parent / "out"
 
@@ -113,20 +114,6 @@ def forest_parser(
     return parser
 
 
-def timed(fn: Callable[[], Any]) -> tuple[float, Any]:
-    """Milliseconds taken by one call, and its result."""
-    start = time.perf_counter()
-    result = fn()
-    return (time.perf_counter() - start) * 1000, result
-
-
-def summary(samples: list[float]) -> dict[str, float]:
-    """Median and 95th percentile of millisecond samples."""
-    ordered = sorted(samples)
-    p95 = ordered[min(len(ordered) - 1, int(round(0.95 * (len(ordered) - 1))))]
-    return {"median": round(statistics.median(ordered), 3), "p95": round(p95, 3), "n": len(ordered)}
-
-
 def folder_bytes(root: Path, suffix: str | None = None, skip: str | None = None) -> int:
     """Total size of the files under ``root`` (only ``suffix`` files, skipping a folder)."""
     total = 0
@@ -137,13 +124,6 @@ def folder_bytes(root: Path, suffix: str | None = None, skip: str | None = None)
             if suffix is None or name.endswith(suffix):
                 total += os.path.getsize(os.path.join(dirpath, name))
     return total
-
-
-def check(result: Any, what: str) -> Any:
-    """Refuse to time a call that failed."""
-    if isinstance(result, dict) and "error" in result:
-        raise SystemExit(f"{what} answered an error: {result['error']}")
-    return result
 
 
 class Workload:
@@ -209,20 +189,6 @@ def bench_calls(vine: Vine, work: Workload, rounds: int) -> dict[str, dict[str, 
     plans["scan (recursive)"] = lambda: vine.scan(rng.choice(work.branches), recursive=True)
     plans["scan (recursive, filtered)"] = filtered
     return time_plans(plans, rounds)
-
-
-def time_plans(plans: dict[str, Callable[[], Any]], rounds: int) -> dict[str, dict[str, float]]:
-    """Each plan once to warm up, then ``rounds`` timed calls: median and p95 by name."""
-    out = {}
-    for name, fn in plans.items():
-        fn()
-        samples = []
-        for _ in range(rounds):
-            ms, result = timed(fn)
-            check(result, name)
-            samples.append(ms)
-        out[name] = summary(samples)
-    return out
 
 
 def bench_sniff(root: Path, work: Workload, n: int) -> dict[str, dict[str, float]]:
@@ -440,24 +406,6 @@ def bench_writes(
         names = ("plant", "graft (summary)", "tend (INSERT)")
         out.update(time_writes(dict(zip(names, (plant, graft, tend), strict=True)), rounds))
     shutil.rmtree(scratch, ignore_errors=True)
-    return out
-
-
-def time_writes(
-    calls: dict[str, Callable[[int], Any]], rounds: int, *, warm: int | None = None
-) -> dict[str, dict[str, float]]:
-    """``rounds`` timed calls of each write (the i-th call writes node i), after one
-    untimed call of node ``warm`` when given: median and p95 by name."""
-    out = {}
-    for name, fn in calls.items():
-        if warm is not None:
-            fn(warm)
-        samples = []
-        for i in range(rounds):
-            ms, result = timed(lambda i=i, fn=fn: fn(i))
-            check(result, name)
-            samples.append(ms)
-        out[name] = summary(samples)
     return out
 
 
