@@ -43,17 +43,16 @@ class Lines:
         return self
 
     async def __anext__(self) -> str:
-        while True:
-            try:
-                line = await self._reader.readuntil(b"\n")
-            except asyncio.IncompleteReadError as end:
-                if not end.partial:
-                    raise StopAsyncIteration from None
-                line = end.partial
-            except asyncio.LimitOverrunError:
-                await self._skip_line()
-                return ""  # not JSON: the SDK answers it as a parse error
-            return line.decode("utf-8", errors="replace")
+        try:
+            line = await self._reader.readuntil(b"\n")
+        except asyncio.IncompleteReadError as end:
+            if not end.partial:
+                raise StopAsyncIteration from None
+            line = end.partial
+        except asyncio.LimitOverrunError:
+            await self._skip_line()
+            return ""  # not JSON: the SDK answers it as a parse error
+        return line.decode("utf-8", errors="replace")
 
     async def _skip_line(self) -> None:
         while True:

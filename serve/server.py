@@ -76,23 +76,33 @@ def instructions(dispatcher: Dispatcher) -> str:
 
 
 def plain(
-    name: str, version: str, text: str, handlers: dict[str, Any], **options: Any
+    name: str, version: str, text: str, tools: list[types.Tool], on_call_tool: Any
 ) -> Server[Any]:
-    """A low-level SDK server without the SDK's tracing middleware: nothing here
-    exports spans, and a span per message costs every call."""
-    server: Server[Any] = Server(name, version=version, instructions=text, **handlers, **options)
+    """A low-level SDK server offering ``tools`` (every client the same list) and
+    running calls with ``on_call_tool``, without the SDK's tracing middleware: nothing
+    here exports spans, and a span per message costs every call."""
+    listing = types.ListToolsResult(tools=tools)
+
+    async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
+        return listing
+
+    server: Server[Any] = Server(
+        name,
+        version=version,
+        instructions=text,
+        on_list_tools=list_tools,
+        on_call_tool=on_call_tool,
+        # The 2026-07-28 HTTP path checks Mcp-Param headers against a tool's input
+        # schema: from the listed tools, instead of running tools/list for every call.
+        get_tool_input_schema={t.name: t.input_schema for t in tools}.get,
+    )
     server.middleware = []
     return server
 
 
 def build(dispatcher: Dispatcher, on_call: Callable[[Outcome], None] | None = None) -> Server[Any]:
     """The SDK server for a dispatcher; ``on_call`` sees every outcome (for logs)."""
-    listing = types.ListToolsResult(tools=[as_tool(spec) for spec in dispatcher.listed])
     limiter = anyio.CapacityLimiter(WORKERS)
-    schemas = {spec.name: spec.input_schema for spec in dispatcher.listed}
-
-    async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
-        return listing
 
     # The engine checks arguments itself and answers E_SCHEMA envelopes.
     async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
@@ -107,10 +117,8 @@ def build(dispatcher: Dispatcher, on_call: Callable[[Outcome], None] | None = No
         "monkeyllm",
         monkeyllm.__version__,
         instructions(dispatcher),
-        {"on_list_tools": list_tools, "on_call_tool": call_tool},
-        # The 2026-07-28 HTTP path checks Mcp-Param headers against a tool's input
-        # schema: from this map, instead of running the whole tools/list per call.
-        get_tool_input_schema=schemas.get,
+        [as_tool(spec) for spec in dispatcher.listed],
+        call_tool,
     )
 
 

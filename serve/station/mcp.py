@@ -132,7 +132,6 @@ def render(result: dict[str, Any]) -> types.CallToolResult:
 def build_server(station: Station, limiter: anyio.CapacityLimiter) -> Any:
     """The SDK server: the tool list and one handler that serves a call as REST does."""
     listed = tools()
-    listing = types.ListToolsResult(tools=listed)
 
     def principal(ctx: Any) -> Principal:
         request = ctx.request
@@ -140,9 +139,6 @@ def build_server(station: Station, limiter: anyio.CapacityLimiter) -> Any:
         if not isinstance(who, Principal):  # the endpoint always sets it; never trust
             raise auth.unauthenticated()
         return who
-
-    async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
-        return listing
 
     # Station.call checks arguments itself and answers E_SCHEMA envelopes.
     async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
@@ -171,10 +167,8 @@ def build_server(station: Station, limiter: anyio.CapacityLimiter) -> Any:
         "monkeyllm-station",
         monkeyllm.__version__,
         instructions([t.name for t in listed]),
-        {"on_list_tools": list_tools, "on_call_tool": call_tool},
-        # Every key is offered the same tools: the Mcp-Param check of the 2026-07-28
-        # HTTP path reads their input schemas from here, not from a tools/list per call.
-        get_tool_input_schema={t.name: t.input_schema for t in listed}.get,
+        listed,
+        call_tool,
     )
 
 
