@@ -79,20 +79,22 @@ class _QuietDisconnects(logging.Filter):
         )
 
 
-def run_http(dispatcher: Dispatcher, host: str, port: int, allow_hosts: list[str]) -> None:
-    """Serve until interrupted (Ctrl-C or SIGTERM)."""
+def uvicorn_server(application: Any, host: str, port: int, who: str) -> Any:
+    """uvicorn serving ``application``, its logs on stderr as ``vine WHO: ...`` at
+    warning level and without what is noise here: the SDK's traceback for a client that
+    closed its event stream, and its warning for an unknown tool name (answered with an
+    envelope)."""
     import uvicorn
 
     logging.basicConfig(
         stream=sys.stderr,
         level=logging.WARNING,
-        format="vine serve: %(levelname)s %(name)s: %(message)s",
+        format=f"vine {who}: %(levelname)s %(name)s: %(message)s",
     )
     logging.getLogger("mcp.server.streamable_http").addFilter(_QuietDisconnects())
-    # Unknown tool names are answered with an envelope; the SDK's warning is noise.
     logging.getLogger("mcp.server.lowlevel.server").setLevel(logging.ERROR)
     config = uvicorn.Config(
-        app(dispatcher, port, allow_hosts),
+        application,
         host=host,
         port=port,
         log_config=None,
@@ -100,7 +102,12 @@ def run_http(dispatcher: Dispatcher, host: str, port: int, allow_hosts: list[str
         access_log=False,
         lifespan="on",
     )
-    server = uvicorn.Server(config)
+    return uvicorn.Server(config)
+
+
+def run_http(dispatcher: Dispatcher, host: str, port: int, allow_hosts: list[str]) -> None:
+    """Serve until interrupted (Ctrl-C or SIGTERM)."""
+    server = uvicorn_server(app(dispatcher, port, allow_hosts), host, port, "serve")
     sys.stderr.write(
         f"vine serve: MCP over streamable HTTP at http://{host}:{port}{PATH} "
         f"({dispatcher.forests.mode}, "

@@ -139,27 +139,11 @@ def build(
 
 def run(root: Path, host: str, port: int, allow_hosts: list[str] | None = None) -> None:
     """Serve until interrupted (Ctrl-C or SIGTERM)."""
-    import logging
+    from ..http import uvicorn_server
 
-    import uvicorn
-
-    logging.basicConfig(
-        stream=sys.stderr,
-        level=logging.WARNING,
-        format="vine station: %(levelname)s %(name)s: %(message)s",
-    )
-    mcp.quiet_logs()
     station = Station(root)
     extra = list(allow_hosts or [])
-    config = uvicorn.Config(
-        build(station, port, extra),
-        host=host,
-        port=port,
-        log_config=None,
-        log_level="warning",
-        access_log=False,
-        lifespan="on",
-    )
+    server = uvicorn_server(build(station, port, extra), host, port, "station")
     sys.stderr.write(
         f"vine station: REST at http://{host}:{port}/v1, MCP over streamable "
         f"HTTP at http://{host}:{port}{mcp.PATH} "
@@ -171,4 +155,4 @@ def run(root: Path, host: str, port: int, allow_hosts: list[str] | None = None) 
             f"and [::1] on port {port}; add --allow-host for other names\n"
         )
     sys.stderr.flush()
-    uvicorn.Server(config).run()
+    server.run()

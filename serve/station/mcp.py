@@ -14,7 +14,6 @@ does: same scoping, same envelopes, one audit row per call.
 from __future__ import annotations
 
 import json
-import logging
 from typing import Any
 
 import anyio
@@ -303,8 +302,3 @@ def _refusal(status: int, request: Request) -> dict[str, Any]:
         "this Station does not answer MCP for that Origin",
         hint="Browsers on other sites may not call it; --allow-host adds a name.",
     ).envelope()
-
-
-def quiet_logs() -> None:
-    """Unknown tool names are answered with an envelope; the SDK's warning is noise."""
-    logging.getLogger("mcp.server.lowlevel.server").setLevel(logging.ERROR)
