@@ -128,3 +128,44 @@ def test_a_node_planted_by_hand_has_history_once_committed(root: Path) -> None:
         assert_ok(vine.plant(node("kb/new", "kb", "New", "Planted, then read back.")))
         out = assert_ok(vine.history("kb/new"))
     assert [e["message"] for e in out["entries"]] == ["plant(kb/new): New [source=agent]"]
+
+
+def _rename_by_hand(root: Path, old: str, new: str, subject: str) -> None:
+    (root / new).parent.mkdir(parents=True, exist_ok=True)
+    git(root, "mv", f"{old}.md", f"{new}.md")
+    git(root, "commit", "-q", "-m", subject)
+
+
+def test_history_follows_renames_made_by_hand(root: Path) -> None:
+    with Vine(root) as vine:
+        assert_ok(vine.graft("kb/alpha", {"set_frontmatter": {"title": "Alpha 2"}}))
+        before = assert_ok(vine.history("kb/alpha"))["entries"]
+    # Two renames outside the engine (no waymark), then a write under the new id.
+    _rename_by_hand(root, "kb/alpha", "kb/alpha-renamed", "Rename alpha by hand")
+    _rename_by_hand(root, "kb/alpha-renamed", "other/alpha", "Move it again")
+    with Vine(root) as vine:
+        assert_ok(vine.graft("other/alpha", {"set_frontmatter": {"title": "Alpha 3"}}))
+        out = assert_ok(vine.history("other/alpha"))
+        few = assert_ok(vine.history("other/alpha", limit=4))
+    entries = out["entries"]
+    assert [e["action"] for e in entries[:3]] == ["graft", "Move it again", "Rename alpha by hand"]
+    assert entries[3:] == before and before[-1]["action"] == "plant"
+    assert out["truncated"] is False
+    shas = git(root, "log", "--format=%H").split()
+    assert [e["commit"] for e in entries] == [
+        s for s in shas if s in {e["commit"] for e in entries}
+    ]
+    # The limit holds across the renames, and says the rest exists.
+    assert few["entries"] == entries[:4] and few["truncated"] is True
+
+
+def test_a_file_added_by_hand_is_not_taken_for_a_rename(root: Path) -> None:
+    # A new file by hand whose text is another's copy: git would call it a copy, not a
+    # rename (the original stays), so its history is its own commit alone.
+    text = (root / "kb/alpha.md").read_text(encoding="utf-8")
+    (root / "kb/alpha-copy.md").write_text(text.replace("Alpha", "Alpha copy"), encoding="utf-8")
+    git(root, "add", "kb/alpha-copy.md")
+    git(root, "commit", "-q", "-m", "Copy alpha by hand")
+    with Vine(root) as vine:
+        out = assert_ok(vine.history("kb/alpha-copy"))
+    assert [e["message"] for e in out["entries"]] == ["Copy alpha by hand"]
