@@ -31,7 +31,7 @@ RENAMES = 8  # hand renames followed back, at most
 # name (a transplant's old path is a waymark, followed already).
 _CREATES = frozenset({"plant", "ingest", "init", "transplant"})
 _FORMAT = (
-    f"--format={_RECORD}%H{_FIELD}%aI{_FIELD}%s{_FIELD}"
+    f"--format={_RECORD}%H{_FIELD}%aI{_FIELD}%s{_FIELD}%P{_FIELD}"
     f"%(trailers:key={TRAILER},valueonly,separator=%x1d){_FIELD}"
 )
 
@@ -77,7 +77,7 @@ def history(
 
 
 def _entry(record: str, seen: Visibility) -> dict[str, Any]:
-    sha, at, subject, trailers, files = (record.split(_FIELD) + [""] * 5)[:5]
+    sha, at, subject, _parents, trailers, files = (record.split(_FIELD) + [""] * 6)[:6]
     entry: dict[str, Any] = {
         "commit": sha,
         "at": at,
@@ -85,7 +85,7 @@ def _entry(record: str, seen: Visibility) -> dict[str, Any]:
         "message": subject,
     }
     if seen.restricted:
-        touched = [path[:-3] for _, path in _changes(files) if path.endswith(".md")]
+        touched = [f[:-3] for f in files.split("\n") if f.endswith(".md")]
         if any(not seen.sees(f) for f in touched):
             # The subject may name a node, or a count of nodes, the caller cannot see.
             entry["message"] = f"{entry['action']}(…)" if entry["action"] != subject else "…"
@@ -109,13 +109,12 @@ def _log(
         "--no-show-signature",
         "--no-renames",
         _FORMAT,
-        "--name-status",
         "-n",
         str(count),
     ]
     if restricted:
         # Every file each commit touched, not only this node's: a subject may name any.
-        args.append("--full-diff")
+        args += ["--name-only", "--full-diff"]
     if before is not None:
         args.append(f"{before}^")
     # The node's moves are its waymarks, so git is asked for those paths rather than
@@ -144,26 +143,13 @@ def _git(forest: Forest, args: list[str]) -> subprocess.CompletedProcess[str]:
     )
 
 
-def _changes(files: str) -> list[tuple[str, str]]:
-    """``(status letter, path)`` of a record's ``--name-status`` lines."""
-    out = []
-    for line in files.splitlines():
-        status, _, path = line.partition("\t")
-        if status and path:
-            out.append((status[0], path.rsplit("\t", 1)[-1]))
-    return out
-
-
 def _renamed_from(forest: Forest, record: str, paths: list[str]) -> str | None:
     """The path a file had before the commit of ``record``, when that commit added one
-    of ``paths`` by renaming another file (by hand: the engine's own commits that add a
-    file are left alone); None otherwise."""
-    sha, _, subject, _, files = (record.split(_FIELD) + [""] * 5)[:5]
-    if action_of(subject) in _CREATES:
-        return None
-    added = {path for status, path in _changes(files) if status == "A"}
-    target = next((p for p in paths if p in added), None)
-    if target is None:
+    of ``paths`` by renaming another file; None otherwise. Only a commit with a parent
+    that is not one of the engine's own that add files can be such a rename, so only
+    that one costs git's rename detection."""
+    sha, _, subject, parents = (record.split(_FIELD) + [""] * 4)[:4]
+    if not parents.strip() or action_of(subject) in _CREATES:
         return None
     done = _git(
         forest,
@@ -174,6 +160,6 @@ def _renamed_from(forest: Forest, record: str, paths: list[str]) -> str | None:
         return None
     for line in done.stdout.splitlines():
         status, *names = line.split("\t")
-        if status.startswith("R") and len(names) == 2 and names[1] == target:
+        if status.startswith("R") and len(names) == 2 and names[1] in paths:
             return names[0] if names[0].endswith(".md") else None
     return None
