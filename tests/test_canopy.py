@@ -119,9 +119,12 @@ def test_hybrid_finds_a_paraphrase_that_lexical_ranking_misses(
 
 def test_harvest_fuses_its_locate_leg_and_says_so(forest: Path, server: EmbedServer) -> None:
     with embedded(forest, server) as vine:
-        fused = vine.harvest(PARAPHRASE, k=3)
+        fused = vine.harvest(PARAPHRASE, k=3, hybrid=True)
         lexical = vine.harvest(PARAPHRASE, k=3, hybrid=False)
+        auto = vine.harvest(PARAPHRASE, k=3)
     assert fused["hybrid"]["ran"] is True and lexical["hybrid"]["reason"] == "off"
+    # auto ranks harvest lexically (fusion measured no better there: bench/README.md).
+    assert auto["hybrid"]["reason"] == "auto-lexical" and ids(auto) == ids(lexical)
     assert "sales/exchange-policy" in ids(fused)
 
 
@@ -247,7 +250,7 @@ def test_a_failing_provider_falls_back_to_lexical_and_says_so(
             server.mode = mode
         started = time.monotonic()
         out = vine.locate("exchange deadlines")
-        again = vine.harvest("exchange deadlines")
+        again = vine.harvest("exchange deadlines", hybrid=True)
         took = time.monotonic() - started
     assert out["hybrid"]["ran"] is False and out["hybrid"]["reason"] == "provider"
     assert ids(out) == ids(lexical)
@@ -424,7 +427,8 @@ def test_a_damaged_canopy_ranks_lexically_and_a_rebuild_repairs_it(
         assert out["hybrid"]["ran"] is False and out["hybrid"]["reason"] == "index"
         assert "--rebuild" in out["hybrid"]["note"]
         assert ids(out) == ids(lexical)
-        assert vine.call("harvest", {"query": "exchange deadlines"})["hybrid"]["reason"] == "index"
+        harvested = vine.call("harvest", {"query": "exchange deadlines", "hybrid": True})
+        assert harvested["hybrid"]["reason"] == "index"
         if damage == "vectors":
             from monkeyllm.errors import VineError
 

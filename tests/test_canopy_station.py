@@ -124,7 +124,7 @@ def test_the_station_mcp_tools_take_hybrid(served: dict[str, Any]) -> None:
         [
             ("locate", {"forest": "acme", "query": PARAPHRASE, "hybrid": False}),
             ("locate", {"forest": "acme", "query": PARAPHRASE}),
-            ("harvest", {"forest": "acme", "query": PARAPHRASE, "hybrid": "auto"}),
+            ("harvest", {"forest": "acme", "query": PARAPHRASE, "hybrid": True}),
             ("locate", {"forest": "acme", "query": PARAPHRASE, "hybrid": "maybe"}),
         ],
     )

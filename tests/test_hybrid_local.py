@@ -114,7 +114,7 @@ def test_without_the_model_everything_ranks_lexically(built: Path) -> None:
         "from monkeyllm import Vine\n"
         f"v = Vine({str(built)!r}, writable=False)\n"
         "out = v.locate('exchange policy deadlines', k=3)\n"
-        "h = v.harvest('exchange policy deadlines', k=3)\n"
+        "h = v.harvest('exchange policy deadlines', k=3, hybrid=True)\n"
         "print(json.dumps({'locate': out['hybrid'], 'harvest': h['hybrid'], "
         "'n': len(out['results']), 'h': len(h['results'])}))\n"
     )
@@ -136,9 +136,17 @@ def test_without_the_model_everything_ranks_lexically(built: Path) -> None:
 def test_auto_is_what_the_measured_default_says(
     built: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setitem(hybrid.AUTO, "harvest", False)
+    # As measured (bench/README.md, "Canopy"): auto fuses locate, and ranks harvest
+    # lexically.
     with reader(built) as vine:
+        located = vine.locate("something to boil water for tea", k=3)
         auto = vine.harvest("something to boil water for tea", k=3)
         forced = vine.harvest("something to boil water for tea", k=3, hybrid=True)
+    assert located["hybrid"]["ran"] is True
     assert auto["hybrid"]["ran"] is False and auto["hybrid"]["reason"] == "auto-lexical"
+    assert "hybrid=true" in auto["hybrid"]["note"]
     assert forced["hybrid"]["ran"] is True
+    # The table is what decides: with harvest's entry on, auto fuses it too.
+    monkeypatch.setitem(hybrid.AUTO, "harvest", True)
+    with reader(built) as vine:
+        assert vine.harvest("something to boil water for tea", k=3)["hybrid"]["ran"] is True
