@@ -13,18 +13,70 @@ from typing import Any
 
 import anyio
 from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 import monkeyllm
-from monkeyllm.errors import SchemaError, VineError
+from monkeyllm.errors import NotFound, SchemaError, VineError
 
 from . import auth, mcp, openapi
 from .core import Served, Station, serve_call
 from .status import UNAUTHORIZED
 
 WORKERS = 4
+# A call's body, at most: the cap the SDK puts on /mcp (4 MiB), so that a request is
+# refused alike on both (a plant of 20 nodes with long bodies fits many times over).
+MAX_BODY = 4 << 20
+
+
+class BodyTooLarge(SchemaError, status=413):
+    """A request body over :data:`MAX_BODY`: ``E_SCHEMA``, answered with 413."""
+
+
+async def read_body(request: Request, name: str) -> bytes:
+    """The request's body, refused (``BodyTooLarge``) once it passes :data:`MAX_BODY`,
+    by its declared length before anything is read, else as it streams in."""
+    too_large = BodyTooLarge(
+        f"{name}: the body is over {MAX_BODY >> 20} MiB",
+        hint="Send less in one call: a plant takes up to 20 nodes, a batch look or "
+        "pick a list of ids.",
+    )
+    declared = request.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > MAX_BODY:
+        raise too_large
+    raw = bytearray()
+    async for chunk in request.stream():
+        raw += chunk
+        if len(raw) > MAX_BODY:
+            raise too_large
+    return bytes(raw)
+
+
+def refused_route(request: Request, exc: Exception) -> JSONResponse:
+    """Starlette's own refusals (no such route, a method the route does not take) as
+    the error envelope, status and ``Allow`` kept, instead of plain text."""
+    status = exc.status_code if isinstance(exc, HTTPException) else 500
+    where = f"{request.method} {request.url.path[:200]}"
+    if status == 404:
+        envelope = NotFound(
+            f"no route {where}",
+            hint="Calls are POST /v1/forests/{forest}/{call}; GET /v1/forests lists the "
+            "forests, GET /v1/openapi.json describes every route.",
+        ).envelope()
+    elif status == 405:
+        allow = (getattr(exc, "headers", None) or {}).get("Allow", "")
+        envelope = SchemaError(
+            f"{where} is not served: this route takes {allow or 'another method'}",
+            hint="GET /v1/openapi.json lists every route with its method; each call is "
+            "POST /v1/forests/{forest}/{call} with a JSON object body.",
+        ).envelope()
+    else:
+        detail = exc.detail if isinstance(exc, HTTPException) else "refused"
+        envelope = SchemaError(f"{where}: {detail}").envelope()
+    headers = getattr(exc, "headers", None)
+    return JSONResponse(envelope, status_code=status, headers=dict(headers or {}))
 
 
 def timing(served: Served) -> str:
@@ -67,11 +119,15 @@ def build(
         name = request.path_params["call"]
 
         async def args_of() -> Any:
-            raw = await request.body()
+            raw = await read_body(request, name)
             try:
                 return json.loads(raw) if raw.strip() else {}
             except (ValueError, UnicodeDecodeError):
-                raise SchemaError(f"{name}: the body is not valid JSON") from None
+                raise SchemaError(
+                    f"{name}: the body is not valid JSON",
+                    hint="Send the arguments as one JSON object with Content-Type: "
+                    "application/json (GET /v1/openapi.json has an example of each call).",
+                ) from None
 
         served = await serve_call(
             station,
@@ -134,6 +190,7 @@ def build(
             Route(auth.WELL_KNOWN + mcp.PATH, resource_route, methods=["GET"]),
         ],
         lifespan=lifespan,
+        exception_handlers={HTTPException: refused_route},
     )
 
 

@@ -192,7 +192,7 @@ async def serve_call(
         # One worker-thread hop for the key, the call and its audit row: none of them
         # blocks the event loop, and a request pays for one hop, not three.
         who: Principal | None = None
-        status = 200
+        status: int | None = None
         try:
             who = who_of()
             if not isinstance(forest, str) or not forest:  # only over MCP: REST has a path
@@ -208,11 +208,13 @@ async def serve_call(
             result = station.call(who, forest, name, args)
         except VineError as exc:
             result = exc.envelope()
-            if who is None:
-                status = UNAUTHORIZED
+            # A refused key is 401; a refused request its kind's status (a body over
+            # the size limit, 413, keeps E_SCHEMA's code).
+            status = UNAUTHORIZED if who is None else exc.status
         except Exception as exc:  # noqa: BLE001 - the boundary: never a traceback
             result = internal(name, exc)
-        status = status if status != 200 else status_of(result)
+        if status is None:
+            status = status_of(result)
         ms = round((time.perf_counter() - started) * 1000, 2)
         audit_call(station, who, forest, name, result, status, ms)
         return Served(result, status, ms)

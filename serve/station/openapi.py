@@ -26,12 +26,13 @@ _TEXT = {
     "link to (prune) or whose links cannot all be rewritten (transplant) "
     "(E_ANCHORED), or a node changed since the revision a graft names "
     "(E_CONFLICT)",
+    "413": "The body is over 4 MiB (E_SCHEMA)",
     "500": "A bug (E_INTERNAL)",
     "502": "The model provider failed (E_PROVIDER)",
     "504": "Timed out (E_TIMEOUT)",
 }
 # Every call can answer these; the table adds what only some can.
-_ALWAYS = ("400", "401", "403", "404", "500")
+_ALWAYS = ("400", "401", "403", "404", "413", "500")
 _MORE = {
     "query": ("504",),
     "tend": ("409", "504"),
