@@ -76,11 +76,17 @@ def instructions(dispatcher: Dispatcher) -> str:
 
 
 def plain(
-    name: str, version: str, text: str, tools: list[types.Tool], on_call_tool: Any
+    name: str,
+    version: str,
+    text: str,
+    tools: list[types.Tool],
+    on_call_tool: Any,
+    on_list_tools: Any = None,
 ) -> Server[Any]:
-    """A low-level SDK server offering ``tools`` (every client the same list) and
-    running calls with ``on_call_tool``, without the SDK's tracing middleware: nothing
-    here exports spans, and a span per message costs every call."""
+    """A low-level SDK server offering ``tools`` and running calls with
+    ``on_call_tool``, without the SDK's tracing middleware: nothing here exports spans,
+    and a span per message costs every call. Every client is listed the same ``tools``
+    unless ``on_list_tools`` answers each one its own (a subset of them)."""
     listing = types.ListToolsResult(tools=tools)
 
     async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
@@ -90,7 +96,7 @@ def plain(
         name,
         version=version,
         instructions=text,
-        on_list_tools=list_tools,
+        on_list_tools=on_list_tools or list_tools,
         on_call_tool=on_call_tool,
         # The 2026-07-28 HTTP path checks Mcp-Param headers against a tool's input
         # schema: from the listed tools, instead of running tools/list for every call.

@@ -26,6 +26,7 @@ import monkeyllm
 from monkeyllm.serve.station import audit
 from monkeyllm.serve.station.calls import STATION_CALLS
 from monkeyllm.serve.station.mcp import hosts_for
+from monkeyllm.serve.station.policy import NEEDS
 from monkeyllm.serve.station.store import Store
 
 from .forestkit import git, node
@@ -119,13 +120,16 @@ def test_tools_are_the_station_calls_and_forests(station: dict[str, Any]) -> Non
 
     info, listed, (forests, bogus) = run(body)
     names = [t.name for t in listed]
-    assert names == ["forests", *STATION_CALLS]
+    # The sales key holds read, query and write: no tend, no answer.
+    assert names == ["forests", *(n for n in STATION_CALLS if n not in ("tend", "answer"))]
     assert info.server_info.version == monkeyllm.__version__
     assert all(name in info.instructions for name in names)
     assert info.capabilities.prompts is None and info.capabilities.resources is None
     tools = {t.name: t for t in listed}
     assert tools["forests"].input_schema["properties"] == {}
     for name, call in STATION_CALLS.items():
+        if name not in tools:
+            continue
         schema = tools[name].input_schema
         own = call.input_schema()
         assert list(schema["properties"])[0] == "forest"
@@ -282,6 +286,24 @@ def test_a_keyless_request_is_told_where_the_resource_metadata_is(station: dict[
             return client.protocol_version
 
     assert run(connect) == "2025-11-25"
+
+
+@pytest.mark.parametrize("era", ERAS)
+def test_a_key_is_listed_only_the_tools_its_caps_allow(station: dict[str, Any], era: str) -> None:
+    """A read-only key is offered no write, tend or answer tool (as a --readonly vine
+    serve lists no writes); one named anyway answers E_FORBIDDEN."""
+
+    async def body() -> tuple[list[str], Any]:
+        async with session(station, "reader", era=era) as client:
+            names = [t.name for t in (await client.list_tools()).tools]
+            planted = await client.call_tool("plant", {"forest": "acme", "node": NOTE})
+            return names, planted
+
+    names, planted = run(body)
+    assert names == ["forests", *(n for n in STATION_CALLS if NEEDS[n] == "read")]
+    assert "plant" not in names and "query" not in names
+    assert planted.is_error and payload(planted)["error"]["code"] == "E_FORBIDDEN"
+    assert "'write' capability" in payload(planted)["error"]["message"]
 
 
 @pytest.mark.parametrize("era", ERAS)

@@ -34,6 +34,7 @@ from . import auth
 from .calls import STATION_CALLS
 from .core import FORESTS_RESULT, Station, audit_call, serve_call
 from .keys import Principal
+from .policy import NEEDS
 from .status import UNAUTHORIZED
 
 PATH = "/mcp"
@@ -139,6 +140,25 @@ def build_server(station: Station, limiter: anyio.CapacityLimiter) -> Any:
             raise auth.unauthenticated()
         return who
 
+    # A key is listed the tools its capabilities let it call (forests always), as a
+    # --readonly vine serve lists no writes: an agent is not offered plant, tend or
+    # answer only to be refused. Named anyway, they answer E_FORBIDDEN (403).
+    listings: dict[frozenset[str], types.ListToolsResult] = {}
+
+    async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
+        policy = principal(ctx).policy
+        listing = listings.get(policy.caps)
+        if listing is None:
+            listing = types.ListToolsResult(
+                tools=[
+                    t
+                    for t in listed
+                    if t.name == "forests" or policy.may(NEEDS.get(t.name, "admin"))
+                ]
+            )
+            listings[policy.caps] = listing
+        return listing
+
     # Station.call checks arguments itself and answers E_SCHEMA envelopes.
     async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
         name = params.name
@@ -168,6 +188,7 @@ def build_server(station: Station, limiter: anyio.CapacityLimiter) -> Any:
         instructions([t.name for t in listed]),
         listed,
         call_tool,
+        list_tools,
     )
 
 
