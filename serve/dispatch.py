@@ -73,7 +73,8 @@ class Dispatcher:
             spec = self.by_name.get(name)
             if spec is None:
                 raise SchemaError(
-                    f"unknown tool: {name!r}", hint="Tools: " + ", ".join(self.by_name) + "."
+                    f"unknown tool: {name!r}",
+                    hint="Tools: " + ", ".join(s.name for s in self.listed) + ".",
                 )
             args = dict(arguments or {})
             if spec.call == "forests":

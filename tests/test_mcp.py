@@ -150,15 +150,18 @@ def test_tools_carry_the_registry_schemas_and_explicit_annotations(forest: Path,
 
 @pytest.mark.parametrize("era", ERAS)
 def test_a_readonly_server_lists_only_what_it_can_run(forest: Path, era: str) -> None:
-    async def body() -> tuple[list[str], dict[str, Any], dict[str, Any]]:
+    async def body() -> tuple[list[str], dict[str, Any], dict[str, Any], dict[str, Any]]:
         async with stdio_session("-f", str(forest), "--readonly", era=era) as session:
             names = [t.name for t in (await session.list_tools()).tools]
             refused = payload(await session.call_tool("plant", {"node": NOTE}))
             looked = payload(await session.call_tool("look", READS["look"]))
-            return names, refused, looked
+            unknown = payload(await session.call_tool("lokate", {"query": "x"}))
+            return names, refused, looked, unknown
 
-    names, refused, looked = run(body)
+    names, refused, looked, unknown = run(body)
     assert names == ["forests", *(n for n in ENGINE_TOOLS if n not in WRITES), "view"]
+    # A mistyped name is offered the tools listed, never a write that cannot run.
+    assert unknown["error"]["hint"] == "Tools: " + ", ".join(names) + "."
     assert not set(WRITES) & set(names)
     # A write named anyway says why it cannot run here.
     assert refused["error"]["code"] == "E_READONLY"
