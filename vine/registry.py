@@ -160,6 +160,23 @@ def _offending(value: Any, wrong: str) -> Any:
     return value
 
 
+# Half of a UTF-16 surrogate pair: a JSON escape can carry one and Python holds it,
+# but it is not a character, and no file, SQLite string or UTF-8 reply can take it.
+_SURROGATE = re.compile("[\\ud800-\\udfff]")
+
+
+def _has_surrogate(value: Any) -> bool:
+    """True when a string anywhere in ``value`` (list items, object keys and values)
+    holds a lone surrogate."""
+    if isinstance(value, str):
+        return _SURROGATE.search(value) is not None
+    if isinstance(value, list | tuple):
+        return any(_has_surrogate(v) for v in value)
+    if isinstance(value, dict):
+        return any(_has_surrogate(k) or _has_surrogate(v) for k, v in value.items())
+    return False
+
+
 def check_args(spec: Call, args: dict[str, Any]) -> dict[str, Any]:
     """Validate an argument object against a call's hints and limits; ``None`` means
     absent (an optional parameter's default applies; a required one is missing)."""
@@ -190,6 +207,14 @@ def check_args(spec: Call, args: dict[str, Any]) -> dict[str, Any]:
             raise SchemaError(
                 f"{spec.name}: {p.name} {_clip(wrong, 200)}, got {_kind_of(bad)} {shown}",
                 hint=f"{p.name} accepts {_clip(describe(p.annotated), 300)}.",
+            )
+        if _has_surrogate(value):
+            raise SchemaError(
+                f"{spec.name}: {p.name} holds a lone surrogate (U+D800 to U+DFFF), "
+                "half of a character that is not text",
+                hint="Send valid Unicode: a character beyond U+FFFF (an emoji) is a pair "
+                "of surrogates, never one alone; a string cut in the middle of one ends "
+                "with half of it.",
             )
         clean[p.name] = value
     for rule in spec.apart:
