@@ -16,12 +16,36 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import re
 import stat
 import sys
 from collections.abc import AsyncIterator
 
 # A JSON-RPC line longer than this (an upload is at most a few MiB) is skipped whole.
 MAX_LINE = 256 << 20
+
+# JSON's escapes, one at a time from the left (so an escaped backslash is never read as
+# the start of another): a surrogate pair, a lone surrogate, or any other escape.
+_ESCAPE = re.compile(
+    r"\\(?:(?P<pair>u[dD][89abAB][0-9a-fA-F]{2}\\u[dD][c-fC-F][0-9a-fA-F]{2})"
+    r"|(?P<lone>u[dD][89a-fA-F][0-9a-fA-F]{2})|.)",
+    re.DOTALL,
+)
+
+
+def _keep_or_replace(match: re.Match[str]) -> str:
+    return "\\ufffd" if match.group("lone") else match.group(0)
+
+
+def without_lone_surrogates(line: str) -> str:
+    """``line`` with each escaped lone surrogate (``\\ud800`` not followed by its low
+    half, or a low half alone) escaped as U+FFFD instead. JSON's grammar allows one,
+    but the SDK's parser refuses the line, and the SDK drops a line it cannot parse
+    without an answer: the client would wait for ever. Replaced, the call is answered
+    (as bad UTF-8 bytes are, replaced when the line is decoded)."""
+    if "\\u" not in line:
+        return line
+    return _ESCAPE.sub(_keep_or_replace, line)
 
 
 def _is_pipe(fd: int) -> bool:
@@ -52,7 +76,7 @@ class Lines:
         except asyncio.LimitOverrunError:
             await self._skip_line()
             return ""  # not JSON: the SDK answers it as a parse error
-        return line.decode("utf-8", errors="replace")
+        return without_lone_surrogates(line.decode("utf-8", errors="replace"))
 
     async def _skip_line(self) -> None:
         while True:

@@ -8,13 +8,14 @@ from __future__ import annotations
 import asyncio
 import json
 import subprocess
+import threading
 import time
 from pathlib import Path
 from typing import Any
 
 import anyio
 
-from monkeyllm.serve.pipes import Lines
+from monkeyllm.serve.pipes import Lines, without_lone_surrogates
 
 from .forestkit import copy_sample
 from .mcpkit import PING, TIMEOUT, VINE, payload, stdio_session
@@ -93,3 +94,65 @@ def test_standard_output_to_a_file_is_served_through_the_sdk(tmp_path: Path) -> 
     assert replies[1]["result"]["protocolVersion"] == "2025-06-18"
     assert replies[2]["result"]["structuredContent"]["id"] == "sales/exchange-policy"
     assert errors == ""
+
+
+def test_escaped_lone_surrogates_become_replacement_characters() -> None:
+    assert without_lone_surrogates('{"a": "x\\ud800 y"}') == '{"a": "x\\ufffd y"}'
+    assert without_lone_surrogates('["\\udc00\\ud800"]') == '["\\ufffd\\ufffd"]'
+    # A pair is one character; an escaped backslash before "ud800" is no escape.
+    for kept in ('{"a": "\\ud83d\\ude00"}', '{"a": "\\\\ud800"}', '{"a": "\\u00e9\\n"}'):
+        assert without_lone_surrogates(kept) == kept
+    assert json.loads(without_lone_surrogates('"\\\\\\uD83D"')) == "\\\ufffd"
+
+
+def test_a_call_holding_a_lone_surrogate_is_answered(tmp_path: Path) -> None:
+    """The SDK's parser refuses a line with an escaped lone surrogate and drops it
+    unanswered, so the client waited for ever; the pipes' reader replaces it first."""
+    forest = copy_sample(tmp_path / "brain")
+
+    def call(id_: int, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+        params = {"name": name, "arguments": arguments}
+        return {"jsonrpc": "2.0", "id": id_, "method": "tools/call", "params": params}
+
+    requests = [
+        PING,
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        call(2, "look", {"id": "sales/\ud800"}),  # json.dumps escapes it: \ud800
+        call(3, "locate", {"query": "exchange \ud83d\ude00 \udc00", "k": 1}),
+        call(4, "look", {"id": "sales/exchange-policy", "fields": ["id"]}),
+    ]
+    proc = subprocess.Popen(
+        [VINE, "serve", "-f", str(forest), "--readonly"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert proc.stdin is not None and proc.stdout is not None
+    try:
+        proc.stdin.write("".join(json.dumps(m) + "\n" for m in requests))
+        proc.stdin.flush()
+        lines: list[str] = []
+        reader = threading.Thread(
+            target=lambda: lines.extend(proc.stdout.readline() for _ in range(4)),  # type: ignore[union-attr]
+            daemon=True,
+        )
+        reader.start()
+        reader.join(TIMEOUT)  # a reply per request: a dropped one never comes
+        assert len(lines) == 4, "a request went unanswered"
+        replies = {}
+        for line in lines:
+            reply = json.loads(line)
+            replies[reply["id"]] = reply["result"].get("structuredContent")
+        proc.stdin.close()
+        assert proc.wait(timeout=TIMEOUT) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        for stream in (proc.stdout, proc.stderr):
+            if stream is not None:
+                stream.close()
+    assert replies[2]["error"]["code"] == "E_NOT_FOUND"
+    assert replies[3]["results"][0]["id"] == "sales/exchange-policy"
+    assert replies[4] == {"id": "sales/exchange-policy"}
