@@ -119,3 +119,18 @@ def test_a_body_that_is_not_json_says_how_to_send_one(station: dict[str, Any]) -
     error = _envelope(form)
     assert error["message"] == "locate: the body is not valid JSON"
     assert "Content-Type: application/json" in error["hint"]
+
+
+@pytest.mark.parametrize(
+    "call,body", [("harvest", '{"query": "\\ud800 exchange"}'), ("look", '{"id": "sales/\\udc00"}')]
+)
+def test_a_lone_surrogate_is_a_400_envelope_not_a_500(
+    station: dict[str, Any], call: str, body: str
+) -> None:
+    reply = station["client"].post(
+        f"/v1/forests/acme/{call}",
+        content=body.encode(),
+        headers={**station["auth"], "Content-Type": "application/json"},
+    )
+    assert reply.status_code == 400, reply.text[:200]
+    assert "lone surrogate" in _envelope(reply)["message"]
