@@ -134,3 +134,28 @@ def test_a_lone_surrogate_is_a_400_envelope_not_a_500(
     )
     assert reply.status_code == 400, reply.text[:200]
     assert "lone surrogate" in _envelope(reply)["message"]
+
+
+def test_auth_challenges_say_what_was_wrong_with_the_key(station: dict[str, Any]) -> None:
+    """RFC 6750's words in WWW-Authenticate: no error code without a key,
+    invalid_token for a key that is not one, on REST and /mcp alike; a key that lacks
+    the call's capability is a 403 whose envelope names the capability."""
+    client = station["client"]
+    body = {"query": "exchange", "k": 1}
+    keyless = client.post("/v1/forests/acme/locate", json=body)
+    assert keyless.status_code == 401
+    assert "error=" not in keyless.headers["www-authenticate"]
+    assert keyless.headers["www-authenticate"].startswith("Bearer ")
+    for headers in ({"Authorization": "Bearer mk_nope"}, {"X-API-Key": "mk_nope"}):
+        for path in ("/v1/forests/acme/locate", "/mcp"):
+            bad = client.post(path, json=body, headers=headers)
+            challenge = bad.headers["www-authenticate"]
+            assert bad.status_code == 401 and 'error="invalid_token"' in challenge, path
+            assert "resource_metadata=" in challenge
+    # The web key holds read and query: plant needs write.
+    planted = client.post(
+        "/v1/forests/acme/plant", json={"node": {"id": "sales/x"}}, headers=station["auth"]
+    )
+    assert planted.status_code == 403 and "www-authenticate" not in planted.headers
+    error = _envelope(planted)
+    assert error["code"] == "E_FORBIDDEN" and error["capability"] == "write"

@@ -43,10 +43,22 @@ def metadata_url(request: Request, resource_path: str = "") -> str:
     return base_url(request) + WELL_KNOWN + resource_path
 
 
+def presented(request: Request) -> bool:
+    """True when the request carries a key at all (``Authorization: Bearer`` or
+    ``X-API-Key``), whether or not it is a valid one."""
+    header = request.headers.get("authorization", "")
+    return bool(header[7:].strip() if header.lower().startswith("bearer ") else "") or bool(
+        request.headers.get("x-api-key")
+    )
+
+
 def challenge(request: Request, resource_path: str = "") -> str:
-    """The ``WWW-Authenticate`` value of a 401."""
+    """The ``WWW-Authenticate`` value of a 401. As RFC 6750 (section 3.1) spells it:
+    no error code when no key came, ``invalid_token`` for a key that is unknown,
+    expired or revoked. (A 403 carries none: the key is fine, the call is not.)"""
+    error = 'error="invalid_token", ' if presented(request) else ""
     return (
-        f'Bearer realm="monkeyllm-station", '
+        f'Bearer realm="monkeyllm-station", {error}'
         f'resource_metadata="{metadata_url(request, resource_path)}"'
     )
 

@@ -45,7 +45,8 @@ _MORE = {
 _CHALLENGE = {
     "WWW-Authenticate": {
         "description": "Bearer, with resource_metadata naming the protected resource "
-        "metadata (RFC 9728).",
+        'metadata (RFC 9728), and error="invalid_token" when the key sent is unknown, '
+        "expired or revoked.",
         "schema": {"type": "string"},
     }
 }

@@ -80,6 +80,7 @@ class Policy:
             raise Forbidden(
                 f"forbidden (403): this key lacks the {cap!r} capability needed by {call}",
                 hint=f"Ask the Station's operator for a key with caps including {cap}.",
+                capability=cap,
             )
 
     def refuse_write(self, node_id: str) -> Forbidden:
