@@ -56,9 +56,10 @@ class Dispatcher:
         self.forests = forests
         self.specs = tool_specs(prefix, registry=forests.registry)
         self.by_name: dict[str, ToolSpec] = {s.name: s for s in self.specs}
-        # A read-only server offers only what it can run; a write named anyway still
-        # answers E_READONLY, saying why.
-        self.listed = [s for s in self.specs if forests.writable or not s.writes]
+        # A read-only server offers only what it can run (so does one serving a forest
+        # that is not its own git repository); a write named anyway still answers
+        # E_READONLY, saying why.
+        self.listed = [s for s in self.specs if forests.serves_writes or not s.writes]
 
     def run(self, name: str, arguments: dict[str, Any] | None) -> Outcome:
         """Run one tool call; every failure is an error envelope."""
@@ -86,6 +87,9 @@ class Dispatcher:
                 result = self.forests.describe()
             else:
                 forest, vine = self.forests.get(args.pop("forest", None), write=spec.writes)
+                refused = self.forests.refuse_write(forest) if spec.writes else None
+                if refused is not None:
+                    raise refused
                 if spec.call == "view":
                     unknown = sorted(set(args) - {"id"})
                     if unknown:

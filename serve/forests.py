@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from monkeyllm import Vine
-from monkeyllm.errors import NotFound, SchemaError
+from monkeyllm.errors import NotFound, ReadOnly, SchemaError
 from monkeyllm.lock import holder, holds_open
 
 
@@ -143,6 +143,36 @@ class Forests:
                 self.upload_locks[forest] = threading.Lock()
             return forest, vine
 
+    def cannot_write(self, forest: str) -> str | None:
+        """Why a server that serves writes cannot write ``forest``, or None: every
+        write is a commit in the forest's own git repository, so a folder that is not
+        one (a copied folder, or ``sample-brain/`` inside the monkeyllm repository) is
+        served for reading only. Looks at the folders alone, at each call: a forest
+        that becomes its own repository is written from then on."""
+        if not self.writable:
+            return None
+        from monkeyllm.gitops import ownership
+
+        return ownership(self.root if not self.registry else self.root / forest)
+
+    def refuse_write(self, forest: str) -> ReadOnly | None:
+        """The ``E_READONLY`` for a write to a forest this server cannot write, or
+        None when it can."""
+        reason = self.cannot_write(forest)
+        if reason is None:
+            return None
+        return ReadOnly(
+            f"the forest {forest!r} is served read-only: {reason}",
+            hint="Serve a writable copy: `vine browse FOREST --copy DIR` (or "
+            "Vine.copy(path, dest)) makes one, its own git repository.",
+        )
+
+    @property
+    def serves_writes(self) -> bool:
+        """True when writes can run: a writable server, and (with one forest) a forest
+        that is its own git repository."""
+        return self.writable and (self.registry or self.cannot_write(self.single_id) is None)
+
     def describe(self) -> dict[str, Any]:
         """What the forests tool answers."""
         with self._guard:
@@ -152,7 +182,7 @@ class Forests:
                 {
                     "id": fid,
                     "active": fid in opened,
-                    "writable": self.writable,
+                    "writable": self.writable and self.cannot_write(fid) is None,
                     "locked": self.locked(fid),
                 }
                 for fid in self.ids()

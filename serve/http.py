@@ -10,7 +10,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from .dispatch import Dispatcher, Outcome
-from .server import build
+from .server import build, say_read_only
 
 PATH = "/mcp"
 LOCAL_HOSTS = ("127.0.0.1", "localhost", "[::1]")
@@ -111,7 +111,8 @@ def run_http(dispatcher: Dispatcher, host: str, port: int, allow_hosts: list[str
     sys.stderr.write(
         f"vine serve: MCP over streamable HTTP at http://{host}:{port}{PATH} "
         f"({dispatcher.forests.mode}, "
-        f"{'writable' if dispatcher.forests.writable else 'read-only'})\n"
+        f"{'writable' if dispatcher.forests.serves_writes else 'read-only'})\n"
     )
     sys.stderr.flush()
+    say_read_only(dispatcher)
     server.run()

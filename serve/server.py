@@ -66,13 +66,29 @@ def instructions(dispatcher: Dispatcher) -> str:
         if dispatcher.forests.registry
         else "one forest"
     )
-    mode = "read-only" if not dispatcher.forests.writable else "writable"
+    mode = "writable" if dispatcher.forests.serves_writes else "read-only"
     return (
         f"A MonkeyLLM forest of markdown knowledge ({where}, {mode}). Tools: {names}. "
         "Start with locate (a question) or sniff (an exact string), look at "
         "candidates before pick, and use harvest for evidence in one round trip. "
         'Errors come back as {"error": {code, message, hint}} with isError set.'
     )
+
+
+def say_read_only(dispatcher: Dispatcher, who: str = "vine serve") -> None:
+    """Say on stderr, at the start, that a writable server serves its one forest for
+    reading only because the forest is not its own git repository (and how to get
+    one that can be written)."""
+    import sys
+
+    forests = dispatcher.forests
+    reason = None if forests.registry else forests.cannot_write(forests.single_id)
+    if reason is not None:
+        sys.stderr.write(
+            f"{who}: {forests.root} is served read-only: {reason}; no write tools are "
+            "listed (vine browse FOREST --copy DIR makes a writable copy).\n"
+        )
+        sys.stderr.flush()
 
 
 def plain(
@@ -146,6 +162,7 @@ async def run_stdio(dispatcher: Dispatcher, protocol_out: int) -> None:
         format="vine serve: %(levelname)s %(name)s: %(message)s",
     )
     server = build(dispatcher)
+    say_read_only(dispatcher)
     async with open_pipes(protocol_out) as pipes:
         if pipes is not None:
             lines, writer = pipes
