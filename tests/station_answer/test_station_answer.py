@@ -8,6 +8,7 @@ writes), bindings and the CLI, cost, the evidence floor, the trace and the audit
 
 from __future__ import annotations
 
+import json
 import time
 from typing import Any
 
@@ -305,3 +306,30 @@ def test_walk_query_needs_the_query_capability(st: dict[str, Any]) -> None:
     assert out["hops"][0]["out"] == "error E_FORBIDDEN"
     fed = st["kit"].requests[1].body["messages"][-1]["content"]
     assert "E_FORBIDDEN" in fed and "'query' capability" in fed
+
+
+def test_a_reply_cut_in_the_middle_of_an_emoji_is_answered(st: dict[str, Any]) -> None:
+    """A provider's JSON can escape half a surrogate pair (a reply cut inside an emoji):
+    the answer carries U+FFFD for it, and a provider error's own words likewise, instead
+    of an E_INTERNAL (the answer store could not hold it) or a reply no one can encode."""
+    cut = {
+        "choices": [
+            {
+                "index": 0,
+                "message": {"role": "assistant", "content": CITED + " Done \ud83d"},
+                "finish_reason": "length",
+            }
+        ],
+        "usage": {"prompt_tokens": 10, "completion_tokens": 5},
+    }
+    st["kit"].reply(Reply(body=json.dumps(cut).encode()))  # json.dumps escapes it
+    got = ask(st, {"question": QUESTION + " (cut)", "cache": False})
+    assert got.status_code == 200, got.text
+    assert got.json()["answer"].endswith("Done \ufffd")
+    assert got.json()["evidence"] == ["sales/exchange-policy"]
+    failed = {"error": {"message": "overloaded \udc00 try later"}}
+    st["kit"].reply(Reply(status=503, body=json.dumps(failed).encode()))
+    got = ask(st, {"question": QUESTION + " (failed)", "cache": False})
+    assert (
+        got.status_code == 502 and "overloaded \ufffd try later" in got.json()["error"]["message"]
+    )

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -38,6 +39,24 @@ class Reply:
     completion: int = 0
     finish_reason: str | None = None
     raw: dict[str, Any] = field(default_factory=dict, repr=False)
+
+
+# Half of a UTF-16 surrogate pair: a JSON escape can carry one (a reply cut in the
+# middle of an emoji), but it is not text, and neither the answer cache nor a reply
+# can hold it.
+_LONE_SURROGATE = re.compile("[\\ud800-\\udfff]")
+
+
+def _text(value: Any) -> Any:
+    """``value`` (a decoded reply) with every lone surrogate in its strings replaced by
+    U+FFFD."""
+    if isinstance(value, str):
+        return _LONE_SURROGATE.sub("\ufffd", value)
+    if isinstance(value, list):
+        return [_text(v) for v in value]
+    if isinstance(value, dict):
+        return {_text(k): _text(v) for k, v in value.items()}
+    return value
 
 
 def chat(binding: Binding, messages: list[dict[str, str]], max_tokens: int) -> Reply:
@@ -71,14 +90,14 @@ def chat(binding: Binding, messages: list[dict[str, str]], max_tokens: int) -> R
         ) from None
     ms = round((time.perf_counter() - started) * 1000, 2)
     if status >= 400:
-        detail = provider_detail(raw, key, DETAIL_CHARS)
+        detail = _text(provider_detail(raw, key, DETAIL_CHARS))
         raise ProviderError(
             f"the model provider answered HTTP {status}" + (f": {detail}" if detail else ""),
             hint=_HINT,
             provider_status=status,
         )
     try:
-        data = json.loads(raw)
+        data = _text(json.loads(raw))
     except ValueError:
         raise ProviderError("the model provider's reply is not JSON", hint=_HINT) from None
     choice = _first_choice(data)
