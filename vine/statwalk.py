@@ -38,6 +38,17 @@ SPLIT_AT = 10_000
 FRONTIER = 64
 
 
+def is_text(name: str) -> bool:
+    """True when a file name is text: one that is not valid UTF-8 on disk comes back
+    from the OS with surrogate escapes, which no id, catalog row or reply can hold, so
+    it is no node (``vine validate`` reports the file)."""
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def walk(
     root: str,
     folders: Iterable[str],
@@ -79,6 +90,8 @@ def walk(
                 for entry in entries:
                     name = entry.name
                     try:
+                        if not (name.isascii() or is_text(name)):
+                            continue
                         if entry.is_dir(follow_symlinks=False):
                             if name[0] != "." and name not in private:
                                 below.append(prefix + name)

@@ -189,6 +189,8 @@ class Watcher:
                 changes.folders.add(rel_dir)
                 continue
             name = event.name
+            if not (name.isascii() or statwalk.is_text(name)):
+                continue  # not valid UTF-8 on disk: no node (as the walk skips it)
             child = f"{rel_dir}/{name}" if rel_dir else name
             if event.mask & flags.ISDIR:
                 if not skip_dir(name):
