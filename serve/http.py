@@ -4,10 +4,13 @@ it is told to (DNS-rebinding protection), one log line per call on stderr."""
 from __future__ import annotations
 
 import contextlib
+import json
 import logging
 import sys
 from collections.abc import AsyncIterator
 from typing import Any
+
+from monkeyllm.errors import Forbidden, NotFound, SchemaError
 
 from .dispatch import Dispatcher, Outcome
 from .server import build, say_read_only
@@ -62,9 +65,87 @@ def app(dispatcher: Dispatcher, port: int, allow_hosts: list[str]) -> Any:
     class Endpoint:
         # A class instance, so that Starlette routes the raw ASGI call to it.
         async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-            await manager.handle_request(scope, receive, send)
+            host = dict(scope.get("headers") or []).get(b"host", b"").decode("latin-1")
+            await manager.handle_request(scope, receive, refusals_as_envelopes(send, host))
 
-    return Starlette(routes=[Route(PATH, endpoint=Endpoint())], lifespan=lifespan)
+    return Starlette(
+        routes=[Route(PATH, endpoint=Endpoint())],
+        lifespan=lifespan,
+        exception_handlers={404: _no_route},
+    )
+
+
+async def _no_route(request: Any, exc: Exception) -> Any:
+    from starlette.responses import JSONResponse
+
+    envelope = NotFound(
+        f"no route {request.method} {request.url.path[:200]}",
+        hint=f"This server speaks MCP over streamable HTTP at {PATH} only.",
+    ).envelope()
+    return JSONResponse(envelope, status_code=404)
+
+
+def _refusal(status: int, text: str, host: str) -> dict[str, Any]:
+    """The envelope for one of the SDK's plain-text refusals."""
+    if status == 421:
+        return {
+            "error": {
+                "code": "E_HOST_NOT_ALLOWED",
+                "message": f"this server does not answer MCP for Host {host[:200]!r}",
+                "hint": "Connect to 127.0.0.1 or localhost, or start it with "
+                "--allow-host NAME to answer that name.",
+            }
+        }
+    if status == 403:
+        return Forbidden(
+            "this server does not answer MCP for that Origin",
+            hint="Browsers on other sites may not call it; --allow-host adds a name.",
+        ).envelope()
+    return SchemaError(
+        f"{PATH}: {text[0].lower() + text[1:] if text else 'refused'}",
+        hint="POST JSON-RPC with Content-Type: application/json and Accept: "
+        "application/json, text/event-stream, at most 4 MiB.",
+    ).envelope()
+
+
+def refusals_as_envelopes(send: Any, host: str = "") -> Any:
+    """``send`` with the SDK's plain-text refusals (a Host or Origin it does not answer,
+    a wrong Content-Type or Accept, a body over its size limit) turned into the error
+    envelope, status kept; ``host`` is the request's Host, for the 421's message."""
+    held: dict[str, Any] = {}
+    body = bytearray()
+
+    async def wrapped(message: dict[str, Any]) -> None:
+        if message["type"] == "http.response.start":
+            headers = {k.lower(): v for k, v in message.get("headers", [])}
+            plain = not headers.get(b"content-type", b"").startswith(b"application/json")
+            if message["status"] >= 400 and plain:
+                held["start"] = message
+                return
+            await send(message)
+            return
+        if message["type"] == "http.response.body" and "start" in held:
+            body.extend(message.get("body", b""))
+            if message.get("more_body"):
+                return
+            start = held.pop("start")
+            text = bytes(body).decode("utf-8", "replace").strip()[:300]
+            payload = json.dumps(_refusal(start["status"], text, host)).encode()
+            await send(
+                {
+                    "type": "http.response.start",
+                    "status": start["status"],
+                    "headers": [
+                        (b"content-type", b"application/json"),
+                        (b"content-length", str(len(payload)).encode()),
+                    ],
+                }
+            )
+            await send({"type": "http.response.body", "body": payload})
+            return
+        await send(message)
+
+    return wrapped
 
 
 class _QuietDisconnects(logging.Filter):

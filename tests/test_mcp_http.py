@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import httpx
 import pytest
 
 from monkeyllm import CALLS, Vine, shapes
@@ -15,6 +16,7 @@ from monkeyllm.serve.tools import ENGINE_TOOLS
 
 from .forestkit import copy_sample, head
 from .mcpkit import (
+    ACCEPT,
     ERAS,
     TIMEOUT,
     host_probes,
@@ -167,3 +169,40 @@ def test_the_stations_param_header_check_reads_its_listed_schemas(tmp_path: Path
         assert lookup("nope") is None
     finally:
         station.close()
+
+
+def test_http_refusals_are_envelopes_with_a_hint(forest: Path, tmp_path: Path) -> None:
+    """What the SDK's transport refuses in plain text (a Host or Origin it does not
+    answer, a wrong Content-Type, a body over 4 MiB) and a path other than /mcp answer
+    the error envelope, status kept, saying what to do (--allow-host for a name)."""
+    with http_server("-f", str(forest), "--readonly", stderr=tmp_path / "serve.log") as url:
+        port = url.split(":")[2].split("/")[0]
+        got = {
+            "host": ping(url, Host=f"192.168.1.5:{port}"),
+            "origin": ping(url, Origin="http://evil.example"),
+            "text": httpx.post(
+                url,
+                content=b"hi",
+                timeout=TIMEOUT,
+                headers={**ACCEPT, "Content-Type": "text/plain"},
+            ),
+            "huge": httpx.post(url, content=b"x" * (5 << 20), timeout=TIMEOUT, headers=ACCEPT),
+            "elsewhere": httpx.get(url.replace("/mcp", "/"), timeout=TIMEOUT),
+            "fine": ping(url),
+        }
+    assert {k: r.status_code for k, r in got.items()} == {
+        "host": 421,
+        "origin": 403,
+        "text": 400,
+        "huge": 413,
+        "elsewhere": 404,
+        "fine": 200,
+    }
+    errors = {k: r.json()["error"] for k, r in got.items() if k != "fine"}
+    assert errors["host"]["code"] == "E_HOST_NOT_ALLOWED"
+    assert "192.168.1.5" in errors["host"]["message"] and "--allow-host" in errors["host"]["hint"]
+    assert errors["origin"]["code"] == "E_FORBIDDEN"
+    assert errors["text"]["code"] == "E_SCHEMA"
+    assert "content-type" in errors["text"]["message"].lower()
+    assert errors["huge"]["code"] == "E_SCHEMA"
+    assert errors["elsewhere"]["code"] == "E_NOT_FOUND" and "/mcp" in errors["elsewhere"]["hint"]

@@ -27,7 +27,7 @@ import monkeyllm
 from monkeyllm.errors import Forbidden, SchemaError, VineError, is_error
 from monkeyllm.registry import Call
 
-from ..http import LOCAL_HOSTS, allowed
+from ..http import LOCAL_HOSTS, allowed, refusals_as_envelopes
 from ..server import plain
 from ..tools import FOREST_PARAM, HINTS, READ, Hints, describe, output_schema
 from . import auth
@@ -262,51 +262,7 @@ class Endpoint:
             )(scope, receive, send)
             return
         scope[SCOPE_KEY] = who
-        await self.manager.handle_request(scope, receive, _envelopes(send))
-
-
-def _envelopes(send: Any) -> Any:
-    """``send`` with the SDK's plain-text refusals (a wrong Content-Type, a body over
-    its size limit) turned into the error envelope, status kept."""
-    held: dict[str, Any] = {}
-    body = bytearray()
-
-    async def wrapped(message: dict[str, Any]) -> None:
-        if message["type"] == "http.response.start":
-            headers = {k.lower(): v for k, v in message.get("headers", [])}
-            plain = not headers.get(b"content-type", b"").startswith(b"application/json")
-            if message["status"] >= 400 and plain:
-                held["start"] = message
-                return
-            await send(message)
-            return
-        if message["type"] == "http.response.body" and "start" in held:
-            body.extend(message.get("body", b""))
-            if message.get("more_body"):
-                return
-            start = held.pop("start")
-            text = bytes(body).decode("utf-8", "replace").strip()[:300] or "refused"
-            payload = json.dumps(
-                SchemaError(
-                    f"/mcp: {text[0].lower() + text[1:]}",
-                    hint="POST JSON-RPC with Content-Type: application/json, at most 4 MiB.",
-                ).envelope()
-            ).encode()
-            await send(
-                {
-                    "type": "http.response.start",
-                    "status": start["status"],
-                    "headers": [
-                        (b"content-type", b"application/json"),
-                        (b"content-length", str(len(payload)).encode()),
-                    ],
-                }
-            )
-            await send({"type": "http.response.body", "body": payload})
-            return
-        await send(message)
-
-    return wrapped
+        await self.manager.handle_request(scope, receive, refusals_as_envelopes(send))
 
 
 def _refusal(status: int, request: Request) -> dict[str, Any]:
