@@ -186,14 +186,44 @@ def uvicorn_server(application: Any, host: str, port: int, who: str) -> Any:
     return uvicorn.Server(config)
 
 
+def url_host(host: str) -> str:
+    """``host`` as a URL spells it (an IPv6 address in brackets)."""
+    return f"[{host}]" if ":" in host and not host.startswith("[") else host
+
+
+def listen(host: str, port: int, who: str) -> Any:
+    """A socket bound to ``host:port``, before the server says where it serves (so it
+    never announces an address it cannot have); one taken, or a name that does not
+    resolve, says so on stderr in one line and exits with status 3 (uvicorn's own for
+    a server that could not start)."""
+    import socket
+
+    try:
+        family, kind, proto, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
+        sock = socket.socket(family, kind, proto)
+        try:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            sock.bind(address)
+        except OSError:
+            sock.close()
+            raise
+    except OSError as exc:
+        reason = getattr(exc, "strerror", None) or str(exc)
+        sys.stderr.write(f"vine {who}: cannot listen on {host}:{port}: {reason}\n")
+        sys.stderr.flush()
+        raise SystemExit(3) from None
+    return sock
+
+
 def run_http(dispatcher: Dispatcher, host: str, port: int, allow_hosts: list[str]) -> None:
     """Serve until interrupted (Ctrl-C or SIGTERM)."""
     server = uvicorn_server(app(dispatcher, port, allow_hosts), host, port, "serve")
+    sock = listen(host, port, "serve")
     sys.stderr.write(
-        f"vine serve: MCP over streamable HTTP at http://{host}:{port}{PATH} "
+        f"vine serve: MCP over streamable HTTP at http://{url_host(host)}:{port}{PATH} "
         f"({dispatcher.forests.mode}, "
         f"{'writable' if dispatcher.forests.serves_writes else 'read-only'})\n"
     )
     sys.stderr.flush()
     say_read_only(dispatcher)
-    server.run()
+    server.run(sockets=[sock])

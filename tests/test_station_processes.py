@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import shutil
+import socket
+import subprocess
 from pathlib import Path
 
 import httpx
@@ -13,6 +15,7 @@ import pytest
 from monkeyllm import Vine
 
 from .forestkit import copy_sample, git, node
+from .mcpkit import VINE
 from .test_station import _key, _serve
 
 
@@ -147,3 +150,26 @@ def test_a_forest_another_process_writes_answers_409_to_writes_only(tmp_path: Pa
     assert after.status_code == 200, after.text
     assert "held" in again.json()["tags"]
     assert "station-principal: admin" in git(forest, "log", "-1", "--format=%B")
+
+
+@pytest.mark.parametrize(
+    "command", [["station", "serve", "--root"], ["serve", "--transport", "http", "-f"]]
+)
+def test_a_port_taken_says_so_in_one_line_and_announces_nothing(
+    tmp_path: Path, command: list[str]
+) -> None:
+    """The server binds before it says where it serves: a port another program holds
+    is one line on stderr and exit status 3, never an address it does not serve."""
+    forest = copy_sample(tmp_path / "acme")
+    where = str(tmp_path) if command[0] == "station" else str(forest)
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        done = subprocess.run(
+            [VINE, *command, where, "--port", str(port)], capture_output=True, text=True, timeout=60
+        )
+    assert done.returncode == 3, done.stderr
+    assert done.stderr.strip().splitlines() == [
+        f"vine {command[0]}: cannot listen on 127.0.0.1:{port}: Address already in use"
+    ]

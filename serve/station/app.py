@@ -196,14 +196,15 @@ def build(
 
 def run(root: Path, host: str, port: int, allow_hosts: list[str] | None = None) -> None:
     """Serve until interrupted (Ctrl-C or SIGTERM)."""
-    from ..http import uvicorn_server
+    from ..http import listen, url_host, uvicorn_server
 
+    sock = listen(host, port, "station")
     station = Station(root)
     extra = list(allow_hosts or [])
     server = uvicorn_server(build(station, port, extra), host, port, "station")
     sys.stderr.write(
-        f"vine station: REST at http://{host}:{port}/v1, MCP over streamable "
-        f"HTTP at http://{host}:{port}{mcp.PATH} "
+        f"vine station: REST at http://{url_host(host)}:{port}/v1, MCP over streamable "
+        f"HTTP at http://{url_host(host)}:{port}{mcp.PATH} "
         f"({len(station.forests.ids())} forest(s) under {station.root})\n"
     )
     if not extra:
@@ -212,4 +213,4 @@ def run(root: Path, host: str, port: int, allow_hosts: list[str] | None = None) 
             f"and [::1] on port {port}; add --allow-host for other names\n"
         )
     sys.stderr.flush()
-    server.run()
+    server.run(sockets=[sock])
