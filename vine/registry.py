@@ -210,11 +210,11 @@ def check_args(spec: Call, args: dict[str, Any]) -> dict[str, Any]:
             )
         if _has_surrogate(value):
             raise SchemaError(
-                f"{spec.name}: {p.name} holds a lone surrogate (U+D800 to U+DFFF), "
-                "half of a character that is not text",
-                hint="Send valid Unicode: a character beyond U+FFFF (an emoji) is a pair "
-                "of surrogates, never one alone; a string cut in the middle of one ends "
-                "with half of it.",
+                f"{spec.name}: {p.name} is not valid Unicode text: it holds a lone "
+                "surrogate (U+D800 to U+DFFF)",
+                hint="Send UTF-8 text: half of a surrogate pair (a string cut inside an "
+                "emoji), or bytes that are not UTF-8 in a command-line argument, can be "
+                "neither stored nor answered.",
             )
         clean[p.name] = value
     for rule in spec.apart:
