@@ -8,7 +8,15 @@ import pytest
 
 from monkeyllm import Vine, budget
 
-from .forestkit import assert_error, assert_ok, forest_fixture, leaf, make_forest, reader
+from .forestkit import (
+    assert_error,
+    assert_ok,
+    copy_sample,
+    forest_fixture,
+    leaf,
+    make_forest,
+    reader,
+)
 
 forest = forest_fixture(
     {
@@ -166,3 +174,17 @@ def test_heat_lifts_a_result_and_alpha_zero_ignores_it(tmp_path: Path) -> None:
     with reader(root) as cold:
         scores = [r["score"] for r in cold.locate("otter")["results"]]
         assert scores[0] == scores[1]
+
+
+def test_a_query_over_the_length_limit_is_refused_on_every_surface(tmp_path: Path) -> None:
+    from monkeyllm.registry import CALLS
+
+    # One limit, read by the engine's check and the schemas every surface serves.
+    limit = budget.LOCATE_QUERY_CHARS_MAX
+    assert CALLS["locate"].input_schema()["properties"]["query"]["maxLength"] == limit
+    with reader(copy_sample(tmp_path / "f")) as vine:
+        err = assert_error(vine.call("locate", {"query": "x" * (limit + 1)}), "E_SCHEMA")
+        assert "query" in err["message"] and str(limit) in err["message"]
+        # At the limit, a long run of one word still answers (an empty result or hits).
+        word = "returns " * (limit // 8)
+        assert "results" in assert_ok(vine.call("locate", {"query": word[:limit]}))

@@ -40,6 +40,8 @@ Term = Annotated[
 """A literal substring searched in bodies."""
 Terms = Term | Annotated[list[Term], MinLen(1), MaxLen(budget.SNIFF_TERMS_MAX)]
 Question = Annotated[str, Pattern(INK, "non-blank"), MaxLen(budget.HARVEST_QUERY_CHARS_MAX)]
+Query = Annotated[str, MaxLen(budget.LOCATE_QUERY_CHARS_MAX)]
+"""locate's query (one of only function words or punctuation answers empty, with a hint)."""
 Words = Annotated[str, Pattern(INK, "non-blank")]
 """A string with something in it besides spaces."""
 Title = Annotated[str, Pattern(INK, "non-blank"), NO_NUL]

@@ -45,6 +45,9 @@ SNIFF_SNIPPET_CHARS = 100
 # harvest echoes its question and terms, so their length counts against its budget.
 HARVEST_QUERY_CHARS_MAX = 1000
 HARVEST_TERM_CHARS_MAX = 200
+# locate's query: longer is a document, not a question (and would cost a second of
+# stemming and ranking for nothing).
+LOCATE_QUERY_CHARS_MAX = 1000
 # An error's message and hint each, clipped: they may quote what the caller sent.
 ENVELOPE_TEXT_MAX = 600
 HISTORY_LIMIT_MAX = 50

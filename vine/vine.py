@@ -26,6 +26,7 @@ from .argtypes import (
     LookField,
     Nodes,
     PageCursor,
+    Query,
     Question,
     ScanField,
     ScanFilter,
@@ -214,7 +215,7 @@ class Vine(CanopyMethods, Plumbing):
     @registry.call("read", budget.LOCATE)
     def locate(
         self,
-        query: str,
+        query: Query,
         k: LocateK = 5,
         scope: Scope = "all",
         type_filter: str | None = None,
