@@ -15,11 +15,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import os
 import re
 import stat
 import sys
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterable, AsyncIterator, Iterator
+from typing import Any
 
 # A JSON-RPC line longer than this (an upload is at most a few MiB) is skipped whole.
 MAX_LINE = 256 << 20
@@ -152,3 +154,194 @@ async def open_pipes(protocol_out: int) -> AsyncIterator[tuple[Lines, Writer] | 
     finally:
         for transport in transports:
             transport.close()
+
+
+# How long the end of input waits for the calls still running to answer.
+SETTLE_S = 60.0
+# A response as the SDK writes it (pydantic's field order): its id, then result or error.
+_ANSWER = re.compile(r'^\{"jsonrpc":"2\.0","id":(-?\d+|"(?:[^"\\]|\\.)*"),"(?:result|error)"')
+
+
+def _key(value: object) -> tuple[str, object] | None:
+    """A JSON-RPC id as a set member (``1`` and ``"1"`` are different ids)."""
+    if isinstance(value, bool) or value is None:
+        return None
+    if isinstance(value, int | float | str):
+        return (type(value).__name__, value)
+    return None
+
+
+class Ledger:
+    """The requests read and not yet answered. A client that writes its requests and
+    closes its end at once (a shell script's batch) still gets every answer: the end of
+    input waits for the calls still running (up to :data:`SETTLE_S`) before the server
+    hears of it, since the SDK answers what is in flight at the end of input with
+    "Connection closed"."""
+
+    def __init__(self, settle_s: float = SETTLE_S) -> None:
+        self._open: set[tuple[str, object]] = set()
+        self._written: list[tuple[str, object]] = []
+        self._idle: asyncio.Event | None = None
+        self.settle_s = settle_s
+
+    def asked(self, line: str) -> str | None:
+        """Record the request of one line read. A request the SDK would drop unanswered
+        (not a JSON-RPC request's shape, a batch) is answered here instead: the error
+        line to write is returned, and the line is not passed on."""
+        if '"method"' not in line or '"id"' not in line:
+            return None  # a notification, an answer to the server, or not JSON-RPC
+        try:
+            data = json.loads(line)
+        except ValueError:
+            return None
+        messages = data if isinstance(data, list) else [data]
+        refused = []
+        for message in messages:
+            if not isinstance(message, dict) or "method" not in message:
+                continue
+            key = _key(message.get("id"))
+            if key is None:
+                continue  # a notification
+            if isinstance(data, dict) and _request_shaped(message, line):
+                self._open.add(key)
+            else:
+                refused.append(_invalid(message["id"], isinstance(data, list)))
+        return "".join(refused) or None
+
+    def wrote(self, text: str) -> None:
+        """Note the answers among what is being written (counted once flushed)."""
+        if not self._open:
+            return
+        match = _ANSWER.match(text)
+        if match is not None:
+            key = _key(json.loads(match.group(1)))
+        else:
+            try:
+                data = json.loads(text)
+            except ValueError:
+                return
+            if not isinstance(data, dict) or not ("result" in data or "error" in data):
+                return
+            key = _key(data.get("id"))
+        if key is not None:
+            self._written.append(key)
+
+    def flushed(self) -> None:
+        """What was written has gone out: those requests are answered."""
+        for key in self._written:
+            self._open.discard(key)
+        self._written.clear()
+        if not self._open and self._idle is not None:
+            self._idle.set()
+
+    async def settle(self) -> None:
+        """Wait until every request read is answered, or :attr:`settle_s` passed."""
+        if not self._open:
+            return
+        self._idle = asyncio.Event()
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._idle.wait(), self.settle_s)
+
+
+def _request_shaped(message: dict[str, Any], line: str) -> bool:
+    """Whether the SDK takes ``message`` as a request (the cheap check first; the SDK's
+    own model decides what the cheap one would refuse)."""
+    ident, params = message.get("id"), message.get("params")
+    if (
+        message.get("jsonrpc") == "2.0"
+        and isinstance(message.get("method"), str)
+        and isinstance(ident, int | str)
+        and not isinstance(ident, bool)
+        and (params is None or isinstance(params, dict))
+    ):
+        return True
+    import mcp_types
+
+    try:
+        mcp_types.jsonrpc_message_adapter.validate_json(line, by_name=False)
+    except ValueError:
+        return False
+    return True
+
+
+def _invalid(ident: object, batch: bool) -> str:
+    why = (
+        "batches are not supported: send one request per line"
+        if batch
+        else 'not a JSON-RPC 2.0 request (jsonrpc "2.0", a method, an id, params an object)'
+    )
+    error = {"code": -32600, "message": f"Invalid Request: {why}"}
+    return json.dumps({"jsonrpc": "2.0", "id": ident, "error": error}, separators=(",", ":")) + "\n"
+
+
+class HeldLines:
+    """The lines of ``inner``, each request recorded in ``ledger``; the end of input is
+    passed on once the ledger has settled."""
+
+    def __init__(
+        self, inner: AsyncIterable[str], ledger: Ledger, out: CountedWriter, *, mend: bool = False
+    ) -> None:
+        self._inner = inner.__aiter__()
+        self._ledger = ledger
+        self._out = out  # where a request the SDK would drop is answered
+        self._mend = mend  # escaped lone surrogates to U+FFFD (as :class:`Lines` does)
+
+    def __aiter__(self) -> HeldLines:
+        return self
+
+    async def __anext__(self) -> str:
+        while True:
+            try:
+                line = await self._inner.__anext__()
+            except StopAsyncIteration:
+                await self._ledger.settle()
+                raise
+            if self._mend:
+                line = without_lone_surrogates(line)
+            refused = self._ledger.asked(line)
+            if refused is None:
+                return line
+            await self._out.answer(refused)
+
+
+class CountedWriter:
+    """``inner`` (``write`` and ``flush``), telling ``ledger`` what was answered."""
+
+    def __init__(self, inner: Any, ledger: Ledger) -> None:
+        self._inner = inner
+        self._ledger = ledger
+        self._lock = asyncio.Lock()  # whole lines: the SDK's and :meth:`answer`'s
+
+    async def write(self, text: str) -> None:
+        self._ledger.wrote(text)
+        async with self._lock:
+            await self._inner.write(text)
+
+    async def flush(self) -> None:
+        await self._inner.flush()
+        self._ledger.flushed()
+
+    async def answer(self, lines: str) -> None:
+        """Write lines of this transport's own (an answer the SDK would not give)."""
+        async with self._lock:
+            await self._inner.write(lines)
+            await self._inner.flush()
+
+
+@contextlib.contextmanager
+def standard_input_apart() -> Iterator[int]:
+    """A private duplicate of standard input, descriptor 0 reading the null device
+    meanwhile (a child process never reads the protocol), put back at the end."""
+    wire = os.dup(0)
+    saved = os.dup(0)
+    null = os.open(os.devnull, os.O_RDONLY)
+    try:
+        os.dup2(null, 0)
+    finally:
+        os.close(null)
+    try:
+        yield wire
+    finally:
+        with contextlib.suppress(OSError):
+            os.dup2(saved, 0)
+        os.close(saved)

@@ -9,6 +9,7 @@ The SDK serves both protocol eras on one server: the ``initialize`` handshake
 from __future__ import annotations
 
 import base64
+import contextlib
 import json
 import os
 from collections.abc import Callable
@@ -154,7 +155,7 @@ async def run_stdio(dispatcher: Dispatcher, protocol_out: int) -> None:
 
     from mcp.server.stdio import stdio_server
 
-    from .pipes import open_pipes
+    from .pipes import CountedWriter, HeldLines, Ledger, open_pipes, standard_input_apart
 
     logging.basicConfig(
         stream=sys.stderr,
@@ -163,12 +164,25 @@ async def run_stdio(dispatcher: Dispatcher, protocol_out: int) -> None:
     )
     server = build(dispatcher)
     say_read_only(dispatcher)
-    async with open_pipes(protocol_out) as pipes:
+    # Every request read is answered, even when the input ends right after it.
+    ledger = Ledger()
+    async with open_pipes(protocol_out) as pipes, contextlib.AsyncExitStack() as stack:
         if pipes is not None:
             lines, writer = pipes
-            ends: dict[str, Any] = {"stdin": lines, "stdout": writer}
+            out = CountedWriter(writer, ledger)
+            ends: dict[str, Any] = {"stdin": HeldLines(lines, ledger, out), "stdout": out}
         else:
-            out = TextIOWrapper(os.fdopen(protocol_out, "wb"), encoding="utf-8")
-            ends = {"stdout": anyio.wrap_file(out)}
+            # A file or a terminal: the SDK's threads read and write. A worker thread may
+            # still block on the input after the transport ends, so it is never closed.
+            wire = stack.enter_context(standard_input_apart())
+            text_in = TextIOWrapper(
+                os.fdopen(wire, "rb", closefd=False), encoding="utf-8", errors="replace"
+            )
+            text_out = TextIOWrapper(os.fdopen(protocol_out, "wb"), encoding="utf-8")
+            out = CountedWriter(anyio.wrap_file(text_out), ledger)
+            ends = {
+                "stdin": HeldLines(anyio.wrap_file(text_in), ledger, out, mend=True),
+                "stdout": out,
+            }
         async with stdio_server(**ends) as (read_stream, write_stream):
             await server.run(read_stream, write_stream, server.create_initialization_options())
