@@ -24,24 +24,36 @@ from monkeyllm.registry import CALLS, Call, Param
 from . import common, options
 from .params import choices_of, collect, kinds_of, option_names, positionals, shape_of
 
-# One example per call, shown in its --help (a test checks every call has one).
+# One example per call, shown in its --help (a test checks every call has one, and
+# that each runs as written on a writable copy of sample-brain/: what a newcomer tries
+# first). The command is the first line; a line after it is a note.
 EXAMPLES: dict[str, str] = {
     "locate": 'vine locate "exchange policy deadlines" -k 3',
     "look": "vine look sales/exchange-policy",
     "move": "vine move sales/_index --rel children",
-    "pick": "vine pick engineering/nfe-runbook --section Rejections",
+    "pick": 'vine pick engineering/nfe-runbook --section "Common rejection codes"',
     "scan": 'vine scan sales --recursive --filter \'{"type": "dataset"}\'',
-    "sniff": "vine sniff NF-4412 --scope finance",
+    "sniff": "vine sniff NF-4412 --scope sales",
     "query": "vine query sales/orders-2026 --sql 'SELECT COUNT(*) FROM orders'",
     "harvest": 'vine harvest "what is the deadline to exchange a retail order?" -k 3',
-    "plant": "vine plant @node.json   (or: vine plant - < node.json)",
+    "plant": (
+        'vine plant \'{"id": "sales/idea", "type": "note", "parent": "sales/_index", '
+        '"title": "An idea", "summary": "What it is, in one line."}\'\n'
+        "(or from a file: vine plant @node.json, or vine plant - < node.json)"
+    ),
     "graft": 'vine graft sales/price-list --patch \'{"set_frontmatter": {"tags": ["pricing"]}}\'',
-    "tend": "vine tend sales/orders-2026 --sql \"DELETE FROM orders WHERE id = 'X-1'\"",
+    "tend": (
+        "vine tend sales/orders-2026 --sql \"UPDATE orders SET region = 'Southeast' "
+        "WHERE id = '1001'\""
+    ),
     "history": "vine history sales/exchange-policy --limit 5",
     "calendar": "vine calendar --scope meetings --granularity week --since 2026",
     "coverage": "vine coverage --scope sales",
-    "prune": "vine prune sales/old-note   (asks first on a terminal; --force, --yes)",
-    "transplant": "vine transplant sales/exchange-policy sales/policies/exchange-policy",
+    "prune": (
+        "vine prune contracts/nda-template\n"
+        "(on a terminal it shows what goes and asks first; --yes does not ask)"
+    ),
+    "transplant": "vine transplant sales/discount-ladder sales/pipeline/discount-ladder",
 }
 
 _FOREST = inspect.Parameter(
@@ -167,7 +179,9 @@ def help_text(spec: Call) -> str:
     """The call's docstring (without its Args section) and its example."""
     doc = spec.doc.split("\n\nArgs:")[0].split("\nArgs:")[0].strip()
     body = doc if doc.startswith(spec.summary) else f"{spec.summary}\n\n{doc}"
-    return f"{body}\n\nExample: {EXAMPLES.get(spec.name, '')}"
+    # "\b" keeps click from rewrapping the example: wrapped at a hyphen or inside the
+    # JSON, it could not be copied back into a shell as it is.
+    return f"{body}\n\n\b\nExample: {EXAMPLES.get(spec.name, '')}"
 
 
 def register(app: typer.Typer, only: str | None = None) -> None:
