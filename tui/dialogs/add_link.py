@@ -72,6 +72,16 @@ class AddLinkDialog(NodeForm):
             ]
         )
 
+    def submit(self, box: Input) -> None:
+        """Enter in the search box goes to its results (a target is picked there);
+        elsewhere, once a target is picked, it saves."""
+        targets = self.query_one("#link-targets", OptionList)
+        if box.id == "link-search" and targets.option_count:
+            targets.focus()
+            targets.highlighted = 0
+        else:
+            self.action_save()
+
     @on(OptionList.OptionSelected, "#link-targets")
     def _pick(self, event: OptionList.OptionSelected) -> None:
         event.stop()

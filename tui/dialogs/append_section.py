@@ -15,6 +15,8 @@ class AppendSectionDialog(NodeForm):
 
     TITLE_TEXT = "Append a section"
     AUTO_FOCUS = "#section-header"
+    ENTER_SAVES = False
+    KEYS_TEXT = "Ctrl+S saves · Enter or Tab moves to the next field · Esc cancels"
 
     def fields(self) -> ComposeResult:
         yield Label(f"Header (appended to {self.node_id})")

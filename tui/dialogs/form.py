@@ -24,10 +24,16 @@ class FormDialog(ModalScreen[dict[str, Any] | None]):
     """A modal form; subclasses yield fields and build the result in ``collect``.
 
     The field ``AUTO_FOCUS`` names (the first text field by default) has the focus as
-    the dialog opens, so the first keystrokes land in it."""
+    the dialog opens, so the first keystrokes land in it. Enter in a one-line field
+    saves, as Ctrl+S does anywhere in the form; in a form with a body to write
+    (``ENTER_SAVES`` false) it moves on to the next field instead. A line under the
+    buttons says so (``KEYS_TEXT``): the app's footer, under the dialog, shows the
+    browser's keys, not the dialog's."""
 
     TITLE_TEXT = "Edit"
     AUTO_FOCUS = "Input, TextArea"
+    ENTER_SAVES = True
+    KEYS_TEXT = "Enter or Ctrl+S saves · Tab moves between fields · Esc cancels"
     BINDINGS = [Binding("escape", "cancel", "Cancel"), Binding("ctrl+s", "save", "Save")]
 
     def compose(self) -> ComposeResult:
@@ -38,6 +44,7 @@ class FormDialog(ModalScreen[dict[str, Any] | None]):
             with Horizontal(classes="dialog-buttons"):
                 yield Button("Save", variant="primary", id="save")
                 yield Button("Cancel", id="cancel")
+            yield Static(self.KEYS_TEXT, classes="dialog-keys")
 
     def fields(self) -> ComposeResult:
         """The form's inputs."""
@@ -50,6 +57,18 @@ class FormDialog(ModalScreen[dict[str, Any] | None]):
     def complain(self, text: str) -> None:
         """Show why the form cannot be saved yet."""
         self.query_one(".dialog-error", Static).update(f"[$error]{text}[/]")
+
+    @on(Input.Submitted)
+    def _submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        self.submit(event.input)
+
+    def submit(self, box: Input) -> None:
+        """Enter in the one-line field ``box``: save, or go on to the next field."""
+        if self.ENTER_SAVES:
+            self.action_save()
+        else:
+            self.focus_next()
 
     @on(Button.Pressed, "#save")
     def action_save(self) -> None:

@@ -23,6 +23,8 @@ class PlantNoteDialog(NodeForm):
 
     TITLE_TEXT = "Plant a note"
     AUTO_FOCUS = "#plant-title"
+    ENTER_SAVES = False
+    KEYS_TEXT = "Ctrl+S saves · Enter or Tab moves to the next field · Esc cancels"
 
     def fields(self) -> ComposeResult:
         yield Label(f"Title (planted under {self.node_id})")

@@ -41,7 +41,11 @@ def neighbour_heat(session: Any, node_id: str, digest: dict[str, Any]) -> dict[s
 class BrowseScreen(Screen[None]):
     """Tree on the left, digest on the right; every engine call runs in a worker."""
 
+    # Keys and Quit come first: on an 80-column terminal the footer has room for about
+    # nine keys, and these two are the ones a newcomer looks for.
     BINDINGS = [
+        Binding("question_mark", "app.help", "Keys"),
+        Binding("q", "app.quit", "Quit"),
         Binding("left_square_bracket", "back", "Back"),
         Binding("right_square_bracket", "forward", "Forward"),
         Binding("u", "up", "Up"),
@@ -57,7 +61,6 @@ class BrowseScreen(Screen[None]):
         Binding("x,delete", "prune", "Delete", show=False),
         Binding("h", "history", "History", show=False),
         Binding("c", "overview", "Overview", show=False),
-        Binding("question_mark", "app.help", "Keys"),
     ]
 
     def __init__(self) -> None:
