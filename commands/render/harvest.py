@@ -16,6 +16,7 @@ from .pieces import (
     cell,
     counted_table,
     extras,
+    fit,
     highlight,
     id_cell,
     markdown,
@@ -43,7 +44,7 @@ def harvest(console: Console, response: Response) -> set[str]:
             cell(item.get("score")),
             _found_by(item),
         )
-    console.print(table)
+    console.print(fit(console, table))
     pattern = terms_pattern(response.get("terms"))
     for item in results:
         console.print(_evidence(item, pattern))

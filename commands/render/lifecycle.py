@@ -12,6 +12,7 @@ from .pieces import (
     cell,
     columns_table,
     counted_table,
+    fit,
     pairs_grid,
     plain,
     short_sha,
@@ -43,7 +44,7 @@ def history(console: Console, response: Response) -> set[str]:
             cell(entry.get("message")),
             short_sha(entry.get("commit")),
         )
-    console.print(table)
+    console.print(fit(console, table))
     if not entries:
         console.print(Text("no commit has touched this node yet", style="yellow"))
     return {"id", "entries"}
@@ -62,19 +63,25 @@ def calendar(console: Console, response: Response) -> set[str]:
         "since / until",
         title=f"calendar by {response.get('granularity')} of {field}: {len(buckets)} period(s)",
     )
-    for bucket in buckets:
+    windows = [
+        str(b.get("since"))
+        if b.get("since") == b.get("until")
+        else f"{b.get('since')} .. {b.get('until')}"
+        for b in buckets
+    ]
+    # The bars take what the other columns leave (borders and padding: 13 cells), so a
+    # narrow terminal gets shorter bars rather than bars folded over several lines.
+    periods = max((len(str(b.get("period"))) for b in buckets), default=6)
+    others = max(periods, 6) + 5 + max(map(len, windows), default=0) + 13
+    bar_width = max(6, min(BAR_WIDTH, console.width - others))
+    for bucket, window in zip(buckets, windows, strict=True):
         n = bucket.get("nodes") or 0
-        filled = max(1, round(n / most * BAR_WIDTH)) if most and n else 0
+        filled = max(1, round(n / most * bar_width)) if most and n else 0
         bar = Text("█" * filled, style="cyan")
-        window = (
-            bucket.get("since")
-            if bucket.get("since") == bucket.get("until")
-            else f"{bucket.get('since')} .. {bucket.get('until')}"
-        )
         table.add_row(
-            Text(str(bucket.get("period")), style="bold"), str(n), bar, Text(str(window), style=DIM)
+            Text(str(bucket.get("period")), style="bold"), str(n), bar, Text(window, style=DIM)
         )
-    console.print(table)
+    console.print(fit(console, table))
     facts = [
         (
             "dated",
@@ -113,7 +120,7 @@ def coverage(console: Console, response: Response) -> set[str]:
                 Text(f"{without} without one", style=DIM) if without and origin else None,
             ),
         )
-    console.print(table)
+    console.print(fit(console, table))
     types = response.get("types") or {}
     sources = response.get("sources") or {}
     console.print(

@@ -7,7 +7,9 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
-from rich.console import Console, RenderableType
+from rich.console import Console, Group, RenderableType
+from rich.measure import Measurement
+from rich.rule import Rule
 from rich.table import Table
 from rich.text import Text
 
@@ -28,6 +30,10 @@ SHA_SHOWN = 12
 NARROW_COLUMN = 30
 # Ids are copied back into the next call: they fold only when the terminal is too narrow.
 UNCAPPED = ("id", "node")
+# Columns whose first line is copied (an id, a sha): a table keeps it whole, or stacks.
+WHOLE = (*UNCAPPED, "region", "commit")
+# The narrowest a prose column may get before a table reads worse than a list.
+COMFORT = 10
 DIM = "dim"
 NONE = "—"
 
@@ -135,6 +141,90 @@ def columns_table(*headers: str, title: str | None = None, wide: str | None = No
         cap = NARROW_COLUMN if wide is not None and header not in (wide, *UNCAPPED) else None
         table.add_column(header, overflow="fold", max_width=cap)
     return table
+
+
+def fit(console: Console, table: Table) -> RenderableType:
+    """``table`` as wide as the terminal allows it to stay readable, else its rows stacked.
+
+    A table is kept when every id (and sha) column can show its ids whole on one line
+    and every other column keeps at least ``COMFORT`` cells (or all it needs); those id
+    columns are then fixed at that width, so rich squeezes the prose instead of folding
+    an id mid-word. On a terminal narrower than that (40 columns, or 80 for a wide
+    table), each row is a block of ``header  value`` lines under a rule instead: a
+    table of 3-cell columns cannot be read, and a folded id cannot be copied."""
+    options = console.options
+    widths: dict[int, int] = {}
+    need = len(table.columns) + 1  # the vertical borders
+    for n, column in enumerate(table.columns):
+        header = _longest_word(column.header)
+        lines = [_lines(cell) for cell in column.cells]
+        if column.header in WHOLE:
+            want = max([header, *(len(ls[0]) for ls in lines if ls)])
+            widths[n] = want
+        else:
+            widest = max(
+                [header, *(Measurement.get(console, options, c).maximum for c in column.cells)]
+            )
+            want = max(header, min(widest, COMFORT))
+        need += want + 2  # padding
+    if need > options.max_width:
+        return stacked(table, options.max_width)
+    for n, width in widths.items():
+        table.columns[n].width = width
+    return table
+
+
+def _lines(value: Any) -> list[str]:
+    text = value.plain if isinstance(value, Text) else value if isinstance(value, str) else ""
+    return text.split("\n") if text else []
+
+
+def _longest_word(value: Any) -> int:
+    words = " ".join(_lines(value)).split()
+    return max((len(w) for w in words), default=0)
+
+
+def stacked(table: Table, width: int) -> Group:
+    """A table's rows one under another: a rule (with the row's number, if the first
+    column is ``#``), then each non-empty cell beside its header; under it, indented,
+    when an id would not fit beside the longest header (``width`` is the terminal's)."""
+    from rich.padding import Padding
+
+    headers = [" ".join(_lines(c.header)) for c in table.columns]
+    rows = list(zip(*(list(c.cells) for c in table.columns), strict=True))
+    numbered = bool(headers) and headers[0] == "#"
+    label = max(map(len, headers), default=0)
+    ids = [
+        len(_lines(cell)[0])
+        for column in table.columns
+        if column.header in WHOLE
+        for cell in column.cells
+        if _lines(cell)
+    ]
+    beside = label + 2 + max(ids, default=0) <= width
+    parts: list[RenderableType] = []
+    if table.title:
+        parts.append(Text(str(table.title), style="bold"))
+    for row in rows:
+        cells = list(zip(headers, row, strict=True))
+        if numbered:
+            (_, rank), *cells = cells
+            if _lines(rank):  # a row that continues the one above (sniff) has none
+                parts.append(Rule(Text(f"{' '.join(_lines(rank))} "), align="left", style=DIM))
+        else:
+            parts.append(Rule(style=DIM))
+        present = [(h, v) for h, v in cells if not isinstance(v, str | Text) or _lines(v)]
+        if beside:
+            grid = Table.grid(padding=(0, 2))
+            grid.add_column(style="bold", no_wrap=True)
+            grid.add_column(overflow="fold")
+            for header, value in present:
+                grid.add_row(header or " ", value)
+            parts.append(grid)
+        else:
+            for header, value in present:
+                parts += [Text(header or " ", style="bold"), Padding(value, (0, 0, 0, 2))]
+    return Group(*parts)
 
 
 def counted_table(call: str, items: list[Any], noun: str, *headers: str, wide: str) -> Table:

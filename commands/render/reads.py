@@ -18,6 +18,7 @@ from .pieces import (
     columns_table,
     counted_table,
     extras,
+    fit,
     footer,
     heat_bar,
     highlight,
@@ -55,7 +56,7 @@ def locate(console: Console, response: Response) -> set[str]:
             cell(item.get("score")),
             heat_bar(item["heat"]) if "heat" in item else cell(None),
         )
-    console.print(table)
+    console.print(fit(console, table))
     if not results:
         console.print(Text("no entry points matched", style="yellow"))
     return {"results"} | ranking_line(console, response)
@@ -274,7 +275,7 @@ def move(console: Console, response: Response) -> set[str]:
             ),
             heat_bar(item["heat"]) if "heat" in item else cell(None),
         )
-    console.print(table)
+    console.print(fit(console, table))
     if not neighbours:
         console.print(Text("no neighbours along that edge", style="yellow"))
     return {"neighbors", "neighbours"}
@@ -369,7 +370,7 @@ def scan(console: Console, response: Response) -> set[str]:
     table = columns_table(*columns, title=title)
     for node in nodes:
         table.add_row(*(_scan_cell(key, node) for key in columns))
-    console.print(table)
+    console.print(fit(console, table))
     if not nodes:
         console.print(Text("no nodes matched", style="yellow"))
     return {"nodes", "total", "returned"}
@@ -425,7 +426,7 @@ def sniff(console: Console, response: Response) -> set[str]:
                 else "… more matching lines in this node not shown"
             )
             table.add_row("", "", "", "", Text(note, style="yellow"), end_section=True)
-    console.print(table)
+    console.print(fit(console, table))
     if "scanned_nodes" in response:
         console.print(Text(f"scanned {response['scanned_nodes']} node(s)", style=DIM))
     if not results:
@@ -437,7 +438,7 @@ def query(console: Console, response: Response) -> set[str]:
     """The rows as a table, with the row count and time."""
     columns = response.get("columns") or []
     rows = response.get("rows") or []
-    console.print(_rows_table(columns, rows))
+    console.print(fit(console, _rows_table(columns, rows)))
     facts = [f"{response.get('row_count', len(rows))} row(s)"]
     if "elapsed_ms" in response:
         facts.append(f"{response['elapsed_ms']} ms")
