@@ -68,9 +68,14 @@ def find_forest(given: Path | None) -> Path:
     if chosen is not None:
         folder = chosen.expanduser()
         if not is_forest(folder):
+            if not folder.exists():
+                why = f"{folder} does not exist"
+            elif not folder.is_dir():
+                why = f"{folder} is a file, not a forest's folder"
+            else:
+                why = f"{folder} is not a forest (no _index.md and _meta/schema.md)"
             raise bad_parameter(
-                f"{folder} is not a forest (no _index.md and _meta/schema.md); "
-                "create one with `vine init`.",
+                f"{why}; {_forests_below(folder) or 'create one with `vine init`'}.",
                 param_hint=source,
             )
         return folder
@@ -80,22 +85,39 @@ def find_forest(given: Path | None) -> Path:
             return folder
     raise bad_parameter(
         f"no forest at or above {here}: pass --forest DIR, set {ENV_FOREST}, or run "
-        "inside a forest (create one with `vine init`).",
+        f"inside a forest ({_forests_below(here) or 'create one with `vine init`'}).",
         param_hint="--forest",
     )
+
+
+def _forests_below(folder: Path) -> str:
+    """Names the forests right inside ``folder`` (such as sample-brain/ in a clone of
+    this repository), as a suggestion; empty when there are none."""
+    try:
+        below = sorted(child for child in folder.iterdir() if child.is_dir() and is_forest(child))
+    except OSError:
+        return ""
+    if not below:
+        return ""
+    named = ", ".join(f"--forest {os.path.relpath(child)}" for child in below[:3])
+    return f"a forest is right inside it: {named}"
 
 
 def read_json(text: str, what: str) -> Any:
     """A JSON argument given inline, as ``@file`` or as ``-`` (standard input)."""
     source = "inline JSON"
     if text == "-":
+        if sys.stdin.isatty():  # a person at a terminal: say why nothing happens
+            sys.stderr.write(f"vine: reading {what} as JSON from standard input (Ctrl-D ends it)\n")
         text, source = sys.stdin.read(), "standard input"
     elif text.startswith("@"):
         path = Path(text[1:]).expanduser()
         try:
             text, source = path.read_text(encoding="utf-8"), str(path)
-        except (OSError, UnicodeDecodeError) as exc:
-            usage(f"{what}: cannot read {path}: {getattr(exc, 'strerror', None) or exc}")
+        except UnicodeDecodeError:
+            usage(f"{what}: {path} is not UTF-8 text (a binary file?); give a JSON file.")
+        except OSError as exc:
+            usage(f"{what}: cannot read {path}: {exc.strerror or exc}")
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:

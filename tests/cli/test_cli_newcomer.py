@@ -1,0 +1,89 @@
+"""What a newcomer trips on before any call runs: which forest (a clone of this
+repository holds one right inside it), a --forest that is missing or a file, a binary
+file given as JSON, and ``-`` waiting on a terminal for JSON it does not ask for."""
+
+from __future__ import annotations
+
+import json
+import os
+import pty
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from ..forestkit import copy_sample, git
+from .kit import vine
+
+
+def test_a_forest_right_inside_the_folder_is_named(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """In a clone of this repository, `vine look ID` without --forest says that
+    sample-brain/ is a forest, as --forest takes it."""
+    copy_sample(tmp_path / "sample-brain")
+    (tmp_path / "docs").mkdir()
+    monkeypatch.chdir(tmp_path)
+    result = vine("look", "sales/exchange-policy")
+    assert result.exit_code == 2 and result.stdout == ""
+    assert "no forest at or above" in result.stderr
+    assert "--forest sample-brain" in result.stderr
+    result = vine("look", "sales/exchange-policy", "-f", str(tmp_path))
+    assert result.exit_code == 2
+    assert "is not a forest" in result.stderr and "--forest sample-brain" in result.stderr
+
+
+def test_a_missing_forest_and_a_file_say_so(tmp_path: Path) -> None:
+    missing = vine("look", "x", "-f", str(tmp_path / "nowhere"))
+    assert missing.exit_code == 2 and "nowhere does not exist" in missing.stderr
+    (tmp_path / "notes.txt").write_text("hello\n", encoding="utf-8")
+    a_file = vine("look", "x", "-f", str(tmp_path / "notes.txt"))
+    assert a_file.exit_code == 2 and "notes.txt is a file" in a_file.stderr
+
+
+def test_a_binary_file_as_json_is_named_as_such(tmp_path: Path) -> None:
+    root = copy_sample(tmp_path / "brain")
+    blob = tmp_path / "node.json"
+    blob.write_bytes(b"\x7fELF\x02\x01\x01\x00\xd0\xff\xfe")
+    result = vine("plant", f"@{blob}", "-f", str(root))
+    assert result.exit_code == 2 and result.stdout == ""
+    assert f"{blob} is not UTF-8 text" in result.stderr
+    assert "codec" not in result.stderr
+
+
+def test_json_from_a_terminal_says_it_is_waiting(tmp_path: Path) -> None:
+    """`vine plant -` typed at a terminal says it reads the node from standard input
+    (and how to end it), then plants what was typed."""
+    root = copy_sample(tmp_path / "brain", git=True)
+    node = {
+        "id": "sales/typed",
+        "type": "note",
+        "parent": "sales/_index",
+        "title": "Typed",
+        "summary": "Typed at a terminal.",
+    }
+    leader, follower = pty.openpty()
+    env = {**os.environ, "VINE_WATCH": "0"}
+    env.pop("VINE_FOREST", None)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "monkeyllm.commands", "plant", "-", "-f", str(root)],
+        stdin=follower,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+    )
+    os.close(follower)
+    os.write(leader, json.dumps(node).encode() + b"\n\x04")
+    out, err = proc.communicate(timeout=60)
+    os.close(leader)
+    assert proc.returncode == 0, err
+    assert b"reading NODE as JSON from standard input (Ctrl-D ends it)" in err
+    assert json.loads(out)["id"] == "sales/typed"
+    assert git(root, "log", "-1", "--format=%s").startswith("plant(sales/typed)")
+
+
+def test_json_from_a_pipe_says_nothing(tmp_path: Path) -> None:
+    root = copy_sample(tmp_path / "brain")
+    result = vine("call", "look", "-", "-f", str(root), input='{"id": "sales/price-list"}')
+    assert result.exit_code == 0 and result.stderr == ""
