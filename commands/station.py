@@ -132,6 +132,21 @@ def key_add(
         json.dumps({"id": key_id, "principal": principal, "forest": forest, "key": key}) + "\n"
     )
     sys.stderr.write("vine station: store this key now; it cannot be shown again.\n")
+    _say_if_no_forest(root, forest)
+
+
+def _say_if_no_forest(root: Path, forest: str) -> None:
+    """A key or binding for a name no forest under ROOT has (a typo, or one to come)
+    is kept, and said so: otherwise it only shows as a 404 at the first request."""
+    from .common import is_forest
+
+    if not is_forest(root.expanduser() / forest):
+        found = sorted(p.name for p in root.expanduser().iterdir() if p.is_dir() and is_forest(p))
+        here = ", ".join(found[:10]) if found else "none yet"
+        sys.stderr.write(
+            f"vine station: no forest {forest!r} under {root} (forests there: {here}); "
+            "the Station serves it once the folder holds it.\n"
+        )
 
 
 @key_app.command("list")
@@ -143,8 +158,14 @@ def key_list(root: Root) -> None:
     from monkeyllm.serve.station import keys
 
     with _store(root) as store:
-        for row in keys.listing(store):
-            sys.stdout.write(json.dumps(row) + "\n")
+        rows = list(keys.listing(store))
+    for row in rows:
+        sys.stdout.write(json.dumps(row) + "\n")
+    if not rows:
+        sys.stderr.write(
+            "vine station: no keys yet (vine station key add PRINCIPAL --root ROOT "
+            "--forest FOREST makes one).\n"
+        )
 
 
 @key_app.command("revoke")
@@ -212,6 +233,7 @@ def bind(
         except ValueError as exc:
             raise typer.BadParameter(str(exc)) from None
     sys.stdout.write(json.dumps(made.public()) + "\n")
+    _say_if_no_forest(root, forest)
 
 
 @station_app.command("unbind")
@@ -265,6 +287,7 @@ def bind_embedder(
         except ValueError as exc:
             raise typer.BadParameter(str(exc)) from None
     sys.stdout.write(json.dumps(made) + "\n")
+    _say_if_no_forest(root, forest)
 
 
 @station_app.command("unbind-embedder")

@@ -1,0 +1,33 @@
+"""``vine station key`` and ``bind`` as a newcomer types them: a forest name no forest
+under ROOT has is said on stderr (the key is still made), and an empty key list says
+how to make one instead of printing nothing."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from ..forestkit import copy_sample
+from .kit import vine
+
+
+def test_a_key_for_a_forest_not_under_the_root_is_made_and_said(tmp_path: Path) -> None:
+    copy_sample(tmp_path / "acme")
+    ok = vine("station", "key", "add", "ana", "--root", str(tmp_path), "--forest", "acme")
+    assert ok.exit_code == 0 and json.loads(ok.stdout)["forest"] == "acme"
+    assert "no forest" not in ok.stderr
+    typo = vine("station", "key", "add", "ana", "--root", str(tmp_path), "--forest", "acmee")
+    assert typo.exit_code == 0 and json.loads(typo.stdout)["key"].startswith("mk_")
+    assert "no forest 'acmee' under" in typo.stderr and "forests there: acme" in typo.stderr
+    bound = vine(
+        "station", "bind-embedder", "acmee", "--root", str(tmp_path),
+        "--model", "multilingual-e5-small",
+    )  # fmt: skip
+    assert bound.exit_code == 0, bound.stderr
+    assert "no forest 'acmee' under" in bound.stderr
+
+
+def test_an_empty_key_list_says_how_to_add_one(tmp_path: Path) -> None:
+    result = vine("station", "key", "list", "--root", str(tmp_path))
+    assert result.exit_code == 0 and result.stdout == ""
+    assert "no keys yet" in result.stderr and "vine station key add" in result.stderr
