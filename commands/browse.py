@@ -37,6 +37,7 @@ def browse(
     and plants that each show their commit, taking the lock only while saving. A forest
     that is not its own git repository is browsed read-only (w makes a writable copy).
 
+    \b
     Example: vine browse sample-brain --copy ~/brain
     """
     root = common.find_forest(forest or forest_option)

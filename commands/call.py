@@ -27,6 +27,7 @@ def call(
 
     Scripts move between surfaces without rewriting their arguments.
 
+    \b
     Example: vine call locate '{"query": "exchange policy", "k": 3}'
     """
     spec = CALLS.get(tool)

@@ -13,7 +13,7 @@ from .options import unset
 canopy_app = typer.Typer(
     help="The Canopy: the forest's vector index under _derived/canopy/ (never in git). "
     "With it, locate and harvest fuse lexical and vector ranks, so a question "
-    "worded unlike a node (a paraphrase, another language) still finds it.\n\n"
+    "worded unlike a node (a paraphrase, another language) still finds it.\n\n\b\n"
     "Example: vine canopy build -f ./brain",
     no_args_is_help=True,
 )
@@ -65,6 +65,7 @@ def build(
     summary); the embedder given here is kept in the index (never committed) and used
     by later reads. Another embedder than the index's rebuilds it.
 
+    \b
     Example: vine canopy build --url http://127.0.0.1:11434/v1 --model nomic-embed-text
     """
     as_json = common.json_mode(json)
@@ -156,6 +157,7 @@ def status(forest: Forest = None, json: Json = False) -> None:
     """How many nodes are embedded and stale, with which embedder and model, the
     index's size, and whether this process's query embedder matches it.
 
+    \b
     Example: vine canopy status -f ./brain
     """
     as_json = common.json_mode(json)
@@ -176,6 +178,7 @@ def drop(forest: Forest = None, json: Json = False) -> None:
     """Delete the Canopy (_derived/canopy/); locate and harvest rank lexically until the
     next build.
 
+    \b
     Example: vine canopy drop -f ./brain
     """
     as_json = common.json_mode(json)

@@ -41,6 +41,7 @@ def ingest(
     JSON, SQLite files and media become nodes, all in one commit; re-running on an
     unchanged source changes nothing.
 
+    \b
     Example: vine ingest ~/notes --into notes/_index
     """
     as_json = common.json_mode(json)

@@ -30,6 +30,7 @@ def init(
     """Create a forest: master index, default dialect, .gitignore, and its own git
     repository with a first commit. Refuses a folder that already holds a forest.
 
+    \b
     Example: vine init ./brain --title "Acme brain"
     """
     from monkeyllm import Vine

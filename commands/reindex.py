@@ -8,6 +8,7 @@ from . import common, options
 def reindex(forest: options.Forest = None, json: options.Json = False) -> None:
     """Rebuild the catalog (_derived/catalog.db) from the files; heat is kept.
 
+    \b
     Example: vine reindex -f ./brain
     """
     as_json = common.json_mode(json)

@@ -63,6 +63,7 @@ def serve(
     writes nothing but protocol on standard output; HTTP logs one line per call on
     stderr.
 
+    \b
     Example: vine serve --forest ./brain --transport http --port 8000
     """
     if forest is not None and root is not None:

@@ -13,11 +13,15 @@ from .options import unset
 
 station_app = typer.Typer(
     help="The Station: serve a folder of forests over REST and MCP "
-    "behind API keys; manage the keys and the models that answer.\n\n"
+    "behind API keys; manage the keys and the models that answer.\n\n\b\n"
     "Example: vine station serve --root ./forests --port 8080",
     no_args_is_help=True,
 )
-key_app = typer.Typer(help="API keys: add (shown once), list, revoke.", no_args_is_help=True)
+key_app = typer.Typer(
+    help="API keys: add (shown once), list, revoke.\n\n\b\n"
+    "Example: vine station key add ana --root ./forests --forest acme",
+    no_args_is_help=True,
+)
 station_app.add_typer(key_app, name="key")
 
 Root = Annotated[
@@ -82,6 +86,7 @@ def serve(
     """Serve every forest under ROOT over REST (POST /v1/forests/{forest}/{call}) and
     MCP over streamable HTTP at /mcp (every tool takes forest), behind API keys.
 
+    \b
     Example: vine station serve --root ./forests --port 8080
     """
     if not root.expanduser().is_dir():
@@ -113,6 +118,7 @@ def key_add(
 ) -> None:
     """Mint a key and print it once (only its hash is kept).
 
+    \b
     Example: vine station key add ana --root ./forests --forest acme --caps read,query
     """
     from monkeyllm.serve.station import keys
@@ -153,6 +159,7 @@ def _say_if_no_forest(root: Path, forest: str) -> None:
 def key_list(root: Root) -> None:
     """List the keys (never their secrets), as JSON lines.
 
+    \b
     Example: vine station key list --root ./forests
     """
     from monkeyllm.serve.station import keys
@@ -174,6 +181,7 @@ def key_revoke(
 ) -> None:
     """Revoke a key: it answers 401 from the next request on.
 
+    \b
     Example: vine station key revoke k_1a2b3c4d --root ./forests
     """
     from monkeyllm.serve.station import keys
@@ -211,6 +219,7 @@ def bind(
 ) -> None:
     """Bind the model that answers on a forest (POST .../answer); rebinding replaces it.
 
+    \b
     Example: vine station bind acme --root ./forests --endpoint http://gpu:11434/v1 --model qwen3
     """
     from monkeyllm.serve.station.answer import bindings
@@ -240,6 +249,7 @@ def bind(
 def unbind(forest: Annotated[str, typer.Argument(help="The forest.")], root: Root) -> None:
     """Remove a forest's model: answer then refuses until it is bound again.
 
+    \b
     Example: vine station unbind acme --root ./forests
     """
     from monkeyllm.serve.station.answer import bindings
@@ -276,8 +286,9 @@ def bind_embedder(
     replaces it. The forest's Canopy must be built with the same model (vine canopy
     build --url ENDPOINT --model MODEL); otherwise reads rank lexically and say so.
 
-    Example: vine station bind-embedder acme --root ./forests
-    --endpoint http://gpu:11434/v1 --model nomic-embed-text
+    \b
+    Example: vine station bind-embedder acme --root ./forests \\
+      --endpoint http://gpu:11434/v1 --model nomic-embed-text
     """
     from monkeyllm.serve.station import embedders
 
@@ -295,6 +306,7 @@ def unbind_embedder(forest: Annotated[str, typer.Argument(help="The forest.")], 
     """Remove a forest's query embedder: its reads then use the embedder its Canopy was
     built with.
 
+    \b
     Example: vine station unbind-embedder acme --root ./forests
     """
     from monkeyllm.serve.station import embedders
@@ -308,6 +320,7 @@ def unbind_embedder(forest: Annotated[str, typer.Argument(help="The forest.")], 
 def bindings_list(root: Root) -> None:
     """List the forests' models and embedders (never a secret), as JSON lines.
 
+    \b
     Example: vine station bindings --root ./forests
     """
     from monkeyllm.serve.station import embedders

@@ -62,6 +62,7 @@ def validate(
     """Check every file of a forest: frontmatter, ids, types and rels, links and
     wikilinks, index entries and coverage, payloads. Exit 1 on errors.
 
+    \b
     Example: vine validate -f ./brain --strict --format github
     """
     root = common.find_forest(forest)

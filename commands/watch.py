@@ -42,6 +42,7 @@ def watch(
     or when the forest's folder goes away. A read that had to walk starts one itself
     (with --idle 600), unless VINE_WATCH=0.
 
+    \b
     Example: vine watch -f ./brain
     """
     from monkeyllm import keeper as keepers
