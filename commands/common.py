@@ -198,7 +198,22 @@ def fail(envelope: dict[str, Any], as_json: bool) -> NoReturn:
     if error.get("hint"):
         line += f" (hint: {error['hint']})"
     sys.stderr.write(" ".join(line.split()) + "\n")
+    if not as_json:  # a person: what else the envelope says (JSON mode has it on stdout)
+        for key, value in error.items():
+            if key not in ("code", "message", "hint"):
+                sys.stderr.write(f"  {key}: {_detail(value)}\n")
     raise SystemExit(EXIT_ERROR)
+
+
+def _detail(value: Any) -> str:
+    """An envelope's extra field on one line: an anchor list reads
+    ``sales/price-list (related-to); ...``."""
+    if isinstance(value, list):
+        return "; ".join(_detail(v) for v in value) or "none"
+    if isinstance(value, dict):
+        first, *rest = [str(v) for v in value.values()] or [""]
+        return first + (f" ({', '.join(rest)})" if rest else "")
+    return str(value)
 
 
 def cli_words() -> Any:

@@ -87,3 +87,38 @@ def test_json_from_a_pipe_says_nothing(tmp_path: Path) -> None:
     root = copy_sample(tmp_path / "brain")
     result = vine("call", "look", "-", "-f", str(root), input='{"id": "sales/price-list"}')
     assert result.exit_code == 0 and result.stderr == ""
+
+
+def run_on_a_terminal(*args: str) -> tuple[int, str]:
+    """``vine ARGS`` with its standard output on a pseudo-terminal (as a person runs
+    it): the exit status and what it wrote on stderr."""
+    leader, follower = pty.openpty()
+    env = {**os.environ, "VINE_WATCH": "0", "COLUMNS": "100"}
+    env.pop("VINE_FOREST", None)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "monkeyllm.commands", *args],
+        stdin=subprocess.DEVNULL,
+        stdout=follower,
+        stderr=subprocess.PIPE,
+        env=env,
+    )
+    os.close(follower)
+    _, err = proc.communicate(timeout=60)
+    os.close(leader)
+    return proc.returncode, err.decode()
+
+
+def test_an_error_on_a_terminal_shows_what_its_envelope_holds(tmp_path: Path) -> None:
+    """On a terminal only stderr speaks: a refused prune names the links that anchor
+    the node (JSON mode has them on stdout), under the one-line error."""
+    root = copy_sample(tmp_path / "brain", git=True)
+    code, err = run_on_a_terminal("prune", "sales/discount-ladder", "-f", str(root))
+    assert code == 1
+    first, *details = err.splitlines()
+    assert first.startswith("vine: E_ANCHORED: sales/discount-ladder is linked from 1 link")
+    assert details == ["  anchors: sales/price-list (related-to)", "  anchor_count: 1"]
+    piped = vine("prune", "sales/discount-ladder", "-f", str(root))
+    assert piped.exit_code == 1 and len(piped.stderr.splitlines()) == 1
+    assert json.loads(piped.stdout)["error"]["anchors"] == [
+        {"source": "sales/price-list", "rel": "related-to"}
+    ]
