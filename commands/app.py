@@ -31,7 +31,7 @@ def make_app(only: str | None = None) -> typer.Typer:
         help="Navigate and tend a forest of markdown knowledge: one subcommand per engine "
         "call. JSON on stdout when piped (or with --json), rich output on a "
         "terminal.\n\n\b\n"
-        "Example: vine locate \"exchange policy deadlines\" -k 3 \\\n"
+        'Example: vine locate "exchange policy deadlines" -k 3 \\\n'
         "  | jq '.results[0].id'",
         no_args_is_help=True,
         pretty_exceptions_enable=False,
