@@ -102,3 +102,25 @@ async def test_the_footer_shows_keys_and_quit_on_80_columns(forest: Path) -> Non
             if key.region.width and key.region.right <= 80
         }
         assert {"question_mark", "q"} <= shown, shown
+
+
+@drive
+async def test_a_search_result_is_shown_whole_on_80_columns(tmp_path: Path) -> None:
+    """A result whose summary wraps to three lines on 80 columns keeps its last line
+    (the note that a newer node supersedes it): the results are laid out with room for
+    their scrollbar from the start."""
+    root = copy_sample(tmp_path / "brain")
+    old = root / "sales/exchange-policy-2025.md"
+    old.write_text(
+        old.read_text(encoding="utf-8").replace("back-office ticket.", "back-office ticket. Edited."),
+        encoding="utf-8",
+    )
+    async with BrowseApp(root).run_test(size=(80, 24)) as pilot:
+        app = await ready(pilot)
+        await press(pilot, "slash")
+        await pilot.press(*"exchange")
+        await press(pilot, "enter")
+        results = app.screen.query_one("#search-results", OptionList)
+        shown = [results.render_line(y).text for y in range(results.size.height)]
+        assert any("Edited." in line for line in shown), shown
+        assert any("superseded by sales/exchange-policy" in line for line in shown), shown
