@@ -112,7 +112,9 @@ async def test_a_search_result_is_shown_whole_on_80_columns(tmp_path: Path) -> N
     root = copy_sample(tmp_path / "brain")
     old = root / "sales/exchange-policy-2025.md"
     old.write_text(
-        old.read_text(encoding="utf-8").replace("back-office ticket.", "back-office ticket. Edited."),
+        old.read_text(encoding="utf-8").replace(
+            "back-office ticket.", "back-office ticket. Edited."
+        ),
         encoding="utf-8",
     )
     async with BrowseApp(root).run_test(size=(80, 24)) as pilot:
@@ -124,3 +126,13 @@ async def test_a_search_result_is_shown_whole_on_80_columns(tmp_path: Path) -> N
         shown = [results.render_line(y).text for y in range(results.size.height)]
         assert any("Edited." in line for line in shown), shown
         assert any("superseded by sales/exchange-policy" in line for line in shown), shown
+
+
+@drive
+async def test_the_copy_dialog_is_not_covered_by_the_read_only_notice(forest: Path) -> None:
+    async with BrowseApp(forest).run_test(size=(80, 24)) as pilot:
+        app = await ready(pilot)
+        assert any("read-only" in (n.title or "") for n in app._notifications)
+        await press(pilot, "w")
+        assert app.screen.query_one("#copy-dest", Input)
+        assert not list(app._notifications)

@@ -292,6 +292,9 @@ class BrowseScreen(Screen[None]):
             return
         from ..dialogs.copy_forest import CopyForestDialog
 
+        # The dialog says why the forest is read-only: the notice saying the same would
+        # lie over it (on 80 columns, over its field and its keys) for its 12 seconds.
+        self.app.clear_notifications()
         self.app.push_screen(CopyForestDialog(session.root, session.cannot_write), self._copy)
 
     def _copy(self, answer: dict[str, Any] | None) -> None:
