@@ -17,6 +17,20 @@ from .pieces import Response, footer, pairs_grid, plain
 from .reads import locate, look, move, pick, query, scan, sniff
 from .writes import WRITE_VERBS, init, write
 
+
+def reindexed(console: Console, response: Response) -> set[str]:
+    """One line: how many nodes the rebuilt catalog holds, and what was skipped."""
+    skipped = response.get("skipped") or 0
+    text = Text.assemble(
+        ("Rebuilt the catalog: ", "bold"),
+        f"{response.get('nodes')} node(s) in {response.get('elapsed_ms')} ms; heat kept.",
+    )
+    if skipped:
+        text.append(f" {skipped} file(s) skipped: vine validate says why.", style="yellow")
+    console.print(text)
+    return {"nodes", "skipped", "elapsed_ms"}
+
+
 Renderer = Callable[[Console, Response], set[str]]
 RENDERERS: dict[str, Renderer] = {
     "locate": locate,
@@ -31,6 +45,7 @@ RENDERERS: dict[str, Renderer] = {
     "history": history,
     "calendar": calendar,
     "coverage": coverage,
+    "reindex": reindexed,
 }
 
 

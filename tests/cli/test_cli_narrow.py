@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import io
 import re
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -95,3 +96,14 @@ def test_calendar_bars_shrink_to_the_terminal(brain: Vine) -> None:
         (row,) = [ln for ln in lines if f" {bucket['period']} " in ln]
         assert "█" in row  # the bar is on the period's own line, not folded below it
     assert not any(re.fullmatch(r"│\s+│\s+│ █+\s*│\s+│", ln) for ln in lines)
+
+
+def test_reindex_says_what_it_rebuilt(tmp_path: Path) -> None:
+    root = copy_sample(tmp_path / "brain")
+    (root / "sales/binary.md").write_bytes(b"\x00\x01binary")
+    with Vine(root, writable=False) as vine:
+        response = vine.reindex()
+    lines = shown("reindex", response, 80)
+    assert lines[0].startswith(f"Rebuilt the catalog: {response['nodes']} node(s) in ")
+    assert "1 file(s) skipped: vine validate says why." in " ".join(" ".join(lines).split())
+    assert not any(line.strip().startswith("{") for line in lines)  # not the raw JSON
