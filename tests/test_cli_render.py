@@ -388,7 +388,7 @@ def test_unknown_call_falls_back_to_json() -> None:
         "odd_key": {"nested": [1, 2]},
         "hint": "plain [bold]text[/bold]",
     }
-    text = render("reindex", response)
+    text = render("mystery", response)  # a call no layout knows
     for key in ('"nodes": 57', '"skipped": 0', '"odd_key"', '"nested"'):
         assert key in text
     assert "hint: plain [bold]text[/bold]" in text
