@@ -125,7 +125,7 @@ async def test_the_key_list_shows_that_it_scrolls(forest: Path) -> None:
         await pilot.pause(0.5)
         await settle(pilot)
         assert "End of the list" in str(more.render())
-    async with BrowseApp(forest).run_test(size=(120, 80)) as pilot:  # all of it fits
+    async with BrowseApp(forest).run_test(size=(120, 90)) as pilot:  # all of it fits
         await ready(pilot)
         await press(pilot, "question_mark")
         assert "Every key is shown" in str(

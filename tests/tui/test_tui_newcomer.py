@@ -136,3 +136,14 @@ async def test_the_copy_dialog_is_not_covered_by_the_read_only_notice(forest: Pa
         await press(pilot, "w")
         assert app.screen.query_one("#copy-dest", Input)
         assert not list(app._notifications)
+
+
+def test_the_key_list_names_every_key_the_browser_binds() -> None:
+    from monkeyllm.tui.screens.browse import BrowseScreen
+    from monkeyllm.tui.screens.help import KEYS
+
+    spelled = {"left_square_bracket": "[", "right_square_bracket": "]", "slash": "/"}
+    spelled |= {"question_mark": "?"}
+    for binding in BrowseScreen.BINDINGS:
+        key = binding.key.split(",")[0]  # type: ignore[union-attr]
+        assert f"`{spelled.get(key, key)}`" in KEYS, binding

@@ -28,9 +28,12 @@ KEYS = """\
 | `x`, Delete | browser | delete the current node (prune): what goes, and the links anchoring it |
 | `h` | browser | the current node's history: its commits, who and when |
 | `c` | browser | the forest at a glance: regions (coverage) and months (calendar) |
+| `w` | browser | a writable copy, when this forest cannot be written |
 | `o` | reader | focus the outline and the `[[wikilinks]]` |
 | Ctrl+P | everywhere | the command palette (also: jump to an ancestor) |
+| Enter, Ctrl+S | dialogs | save (beside a body to write, Enter goes to the next field) |
 | Escape | screens, dialogs | close |
+| `?` | everywhere | this list |
 | `q` | browser | quit |
 
 Colours are heat: how much a node has been used lately, cold blue to hot red.
