@@ -51,7 +51,8 @@ async def test_enter_in_the_plant_dialog_goes_from_field_to_field(tmp_path: Path
         assert "Enter or Tab moves" in str(dialog.query_one(".dialog-keys", Static).render())
         await pilot.press(*"Fraud signs")
         await press(pilot, "enter")
-        assert app.focused is dialog.query_one("#plant-slug", Input)
+        slug = dialog.query_one("#plant-slug", Input)
+        assert app.focused is slug and slug.placeholder == "fraud-signs"  # the id it gets
         assert subject(root) == before
         await press(pilot, "enter")
         assert app.focused is dialog.query_one("#plant-summary", Input)

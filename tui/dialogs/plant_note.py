@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from textual import on
 from textual.app import ComposeResult
 from textual.widgets import Input, Label, TextArea
 
@@ -35,6 +36,11 @@ class PlantNoteDialog(NodeForm):
         yield field(id="plant-summary")
         yield Label("Body (markdown, optional)")
         yield TextArea(id="plant-body", soft_wrap=True)
+
+    @on(Input.Changed, "#plant-title")
+    def _title_typed(self, event: Input.Changed) -> None:
+        """The id segment left empty is made from the title: show which, as it is typed."""
+        self.query_one("#plant-slug", Input).placeholder = slugify(event.value) or "my-note"
 
     def collect(self) -> dict[str, Any] | None:
         title = self.query_one("#plant-title", Input).value.strip()
