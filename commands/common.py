@@ -119,7 +119,7 @@ def read_json(text: str, what: str) -> Any:
         except OSError as exc:
             usage(f"{what}: cannot read {path}: {exc.strerror or exc}")
     try:
-        return json.loads(text)
+        return json.loads(text.removeprefix("\ufeff"))  # a BOM some editors write first
     except json.JSONDecodeError as exc:
         usage(
             f"{what} is not valid JSON ({source}, line {exc.lineno} column {exc.colno}: "

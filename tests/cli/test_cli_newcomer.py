@@ -122,3 +122,12 @@ def test_an_error_on_a_terminal_shows_what_its_envelope_holds(tmp_path: Path) ->
     assert json.loads(piped.stdout)["error"]["anchors"] == [
         {"source": "sales/price-list", "rel": "related-to"}
     ]
+
+
+def test_a_json_file_an_editor_saved_with_a_bom_is_read(tmp_path: Path) -> None:
+    root = copy_sample(tmp_path / "brain")
+    patch = tmp_path / "filter.json"
+    patch.write_text('\ufeff{"type": "dataset"}', encoding="utf-8")
+    result = vine("scan", "_index", "--recursive", "--filter", f"@{patch}", "-f", str(root))
+    assert result.exit_code == 0, result.stderr
+    assert {n["type"] for n in json.loads(result.stdout)["nodes"]} == {"dataset"}
