@@ -74,6 +74,12 @@ def ingest(
         _show(report)
         _canopy_note(vine.root, counts)
     if did_nothing:
+        if as_json:  # the report is on stdout; say on stderr why the status is 1
+            first = report["failed"][0]
+            sys.stderr.write(
+                f"vine ingest: nothing was ingested: {counts['failed']} failed "
+                f"({first['path']}: {first['reason']})\n"
+            )
         raise typer.Exit(common.EXIT_ERROR)
 
 

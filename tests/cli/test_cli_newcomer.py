@@ -131,3 +131,14 @@ def test_a_json_file_an_editor_saved_with_a_bom_is_read(tmp_path: Path) -> None:
     result = vine("scan", "_index", "--recursive", "--filter", f"@{patch}", "-f", str(root))
     assert result.exit_code == 0, result.stderr
     assert {n["type"] for n in json.loads(result.stdout)["nodes"]} == {"dataset"}
+
+
+def test_an_ingest_that_ingested_nothing_says_why_on_stderr(tmp_path: Path) -> None:
+    root = copy_sample(tmp_path / "brain", git=True)
+    result = vine("ingest", str(tmp_path / "nowhere"), "-f", str(root))
+    assert result.exit_code == 1
+    assert json.loads(result.stdout)["counts"]["failed"] == 1
+    assert result.stderr == (
+        f"vine ingest: nothing was ingested: 1 failed ({tmp_path / 'nowhere'}: "
+        "no such file or folder)\n"
+    )
