@@ -7,7 +7,7 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
-from rich.console import Console, Group, RenderableType
+from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
 from rich.measure import Measurement
 from rich.rule import Rule
 from rich.table import Table
@@ -31,7 +31,7 @@ NARROW_COLUMN = 30
 # Ids are copied back into the next call: they fold only when the terminal is too narrow.
 UNCAPPED = ("id", "node")
 # Columns whose first line is copied (an id, a sha): a table keeps it whole, or stacks.
-WHOLE = (*UNCAPPED, "region", "commit")
+WHOLE = (*UNCAPPED, "child", "region", "commit")
 # The narrowest a prose column may get before a table reads worse than a list.
 COMFORT = 10
 DIM = "dim"
@@ -143,7 +143,7 @@ def columns_table(*headers: str, title: str | None = None, wide: str | None = No
     return table
 
 
-def fit(console: Console, table: Table) -> RenderableType:
+def fit(console: Console, table: Table, options: ConsoleOptions | None = None) -> RenderableType:
     """``table`` as wide as the terminal allows it to stay readable, else its rows stacked.
 
     A table is kept when every id (and sha) column can show its ids whole on one line
@@ -151,8 +151,9 @@ def fit(console: Console, table: Table) -> RenderableType:
     columns are then fixed at that width, so rich squeezes the prose instead of folding
     an id mid-word. On a terminal narrower than that (40 columns, or 80 for a wide
     table), each row is a block of ``header  value`` lines under a rule instead: a
-    table of 3-cell columns cannot be read, and a folded id cannot be copied."""
-    options = console.options
+    table of 3-cell columns cannot be read, and a folded id cannot be copied. Within
+    a panel, ``options`` (the room inside it) decide instead of the terminal's width."""
+    options = options or console.options
     widths: dict[int, int] = {}
     need = len(table.columns) + 1  # the vertical borders
     for n, column in enumerate(table.columns):
@@ -172,6 +173,17 @@ def fit(console: Console, table: Table) -> RenderableType:
     for n, width in widths.items():
         table.columns[n].width = width
     return table
+
+
+class Fitted:
+    """A table that :func:`fit` lays out when it is drawn, in whatever room it is given
+    (inside a digest panel: the panel's width, not the terminal's)."""
+
+    def __init__(self, table: Table) -> None:
+        self.table = table
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        yield fit(console, self.table, options)
 
 
 def _lines(value: Any) -> list[str]:

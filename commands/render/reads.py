@@ -13,6 +13,7 @@ from rich.text import Text
 from .pieces import (
     DIM,
     NOTICE_KEYS,
+    Fitted,
     Response,
     cell,
     columns_table,
@@ -182,7 +183,7 @@ def _digest_shape(node: dict[str, Any]) -> list[RenderableType]:
                 Text(str(child.get("id")), style="bold"),
                 stack(cell(child.get("summary")), extras(child, ("id", "summary"))),
             )
-        parts.append(table)
+        parts.append(Fitted(table))
     if node.get("cross_trails"):
         parts.append(Text("cross trails:", style="bold"))
         parts += [Text(f"  {plain(t)}") for t in node["cross_trails"]]
@@ -244,9 +245,8 @@ def _digest_dataset(node: dict[str, Any]) -> list[RenderableType]:
         parts.append(Text.assemble(("query manual: ", "bold"), plain(manual)))
     sample = node.get("sample_rows")
     if isinstance(sample, dict) and "columns" in sample:
-        parts.append(
-            _rows_table(sample.get("columns") or [], sample.get("rows") or [], title="sample rows")
-        )
+        rows = _rows_table(sample.get("columns") or [], sample.get("rows") or [], "sample rows")
+        parts.append(Fitted(rows))
     elif sample is not None:
         parts.append(Text.assemble(("sample rows: ", "bold"), plain(sample)))
     if node.get("notes"):

@@ -107,3 +107,18 @@ def test_reindex_says_what_it_rebuilt(tmp_path: Path) -> None:
     assert lines[0].startswith(f"Rebuilt the catalog: {response['nodes']} node(s) in ")
     assert "1 file(s) skipped: vine validate says why." in " ".join(" ".join(lines).split())
     assert not any(line.strip().startswith("{") for line in lines)  # not the raw JSON
+
+
+def test_a_digest_lays_out_its_tables_in_the_panel(brain: Vine) -> None:
+    """A branch's children and a dataset's sample rows, inside the digest panel, are
+    fitted to the room in the panel: ids whole on 40 columns, a table on a wide one."""
+    branch = assert_ok(brain.look("sales/pipeline/_index"))
+    ids = [c["id"] for c in branch["children"]]
+    whole(ids, shown("look", branch, 40))
+    wide = shown("look", branch, 160)
+    assert any("┃ child" in line for line in wide)
+    whole(ids, wide)
+    dataset = assert_ok(brain.look("sales/orders-2026"))
+    narrow = "\n".join(shown("look", dataset, 40))
+    for column in dataset["sample_rows"]["columns"]:
+        assert f"│ {column}  " in narrow, narrow
