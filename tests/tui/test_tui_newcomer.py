@@ -148,3 +148,21 @@ def test_the_key_list_names_every_key_the_browser_binds() -> None:
     for binding in BrowseScreen.BINDINGS:
         key = binding.key.split(",")[0]  # type: ignore[union-attr]
         assert f"`{spelled.get(key, key)}`" in KEYS, binding
+
+
+@drive
+async def test_a_long_body_in_the_reader_speaks_the_browsers_words(tmp_path: Path) -> None:
+    from monkeyllm import Vine
+
+    root = copy_sample(tmp_path / "brain", git=True)
+    parts = "\n\n".join(f"## Part {n}\n\n" + "word " * 300 for n in range(20))
+    with Vine(root) as vine:
+        node = {"id": "sales/long", "type": "note", "parent": "sales/_index"}
+        vine.plant({**node, "title": "Long", "summary": "A long note.", "body": parts})
+    async with BrowseApp(root).run_test(size=SIZE) as pilot:
+        app = await ready(pilot)
+        await go(pilot, "sales/long")
+        await press(pilot, "r")
+        status = str(app.screen.query_one("#reader-status", Static).render())
+        assert "over the pick budget" in status and "outline" in status, status
+        assert "--section" not in status and "--after" not in status

@@ -112,7 +112,12 @@ class ReaderScreen(Screen[str | None]):
                 "tokens**, over the pick budget, so it reads section by section: choose "
                 "one in the outline on the left."
             )
-            status.update(f"[$warning]{escape(str(picked.get('hint') or ''))}[/]")
+            # In the browser's words (the engine's hint names --section and --after).
+            status.update(
+                f"[$warning]{escape(str(picked.get('title')))} · "
+                f"{picked.get('body_tokens')} tokens, over the pick budget: "
+                "Enter on a section of the outline reads it[/]"
+            )
         self._fill_outline()
         if part is not None:
             await self._show_part(part)
