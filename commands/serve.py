@@ -34,7 +34,7 @@ def serve(
         ),
     ] = Transport.stdio,
     host: Annotated[str, typer.Option("--host", help="HTTP: the address to bind.")] = "127.0.0.1",
-    port: Annotated[int, typer.Option("--port", help="HTTP: the port.")] = 8000,
+    port: Annotated[int, typer.Option("--port", min=1, max=65535, help="HTTP: the port.")] = 8000,
     readonly: Annotated[
         bool,
         typer.Option(

@@ -70,7 +70,7 @@ def _remove(
 def serve(
     root: Root,
     host: Annotated[str, typer.Option("--host", help="The address to bind.")] = "127.0.0.1",
-    port: Annotated[int, typer.Option("--port", help="The port.")] = 8080,
+    port: Annotated[int, typer.Option("--port", min=1, max=65535, help="The port.")] = 8080,
     allow_host: Annotated[
         list[str] | None,
         typer.Option(

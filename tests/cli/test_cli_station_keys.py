@@ -5,6 +5,8 @@ how to make one instead of printing nothing."""
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 from ..forestkit import copy_sample
@@ -31,3 +33,22 @@ def test_an_empty_key_list_says_how_to_add_one(tmp_path: Path) -> None:
     result = vine("station", "key", "list", "--root", str(tmp_path))
     assert result.exit_code == 0 and result.stdout == ""
     assert "no keys yet" in result.stderr and "vine station key add" in result.stderr
+
+
+def test_a_port_out_of_range_is_a_usage_error(tmp_path: Path) -> None:
+    """Before, `--port 99999` printed the server's address and then hung, serving
+    nothing (a real process with a timeout, so that a regression fails, not hangs)."""
+    copy_sample(tmp_path / "acme")
+    for argv in (
+        ["serve", "--forest", str(tmp_path / "acme"), "--transport", "http"],
+        ["station", "serve", "--root", str(tmp_path)],
+    ):
+        result = subprocess.run(
+            [sys.executable, "-m", "monkeyllm.commands", *argv, "--port", "99999"],
+            capture_output=True,
+            text=True,
+            timeout=30,
+            stdin=subprocess.DEVNULL,
+        )
+        assert result.returncode == 2, (argv, result.stderr)
+        assert "99999 is not in the range 1<=x<=65535" in result.stderr
