@@ -147,8 +147,8 @@ def _metavar(param: Param, shape: str, positional: bool) -> str | None:
         return None
     if shape in ("choice", "tristate"):
         return "[" + "|".join(choices_of(param)) + "]"
-    if positional:
-        return param.name.upper()
+    if positional:  # ID... where several may be given (look, pick, sniff), as README says
+        return param.name.upper() + ("..." if shape == "many" else "")
     return {"json": "JSON", "list": "NAME[,NAME]", "int": "N", "float": "X"}.get(shape, "TEXT")
 
 

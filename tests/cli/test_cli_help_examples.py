@@ -48,3 +48,13 @@ def test_the_example_is_one_command_line(command: str, width: int) -> None:
     text = " ".join(ln.strip().removesuffix("\\") for ln in block).removeprefix("Example: ")
     words = shlex.split(text.split(" | ")[0])
     assert words[0] == "vine" and not any(w.endswith("-") for w in words), words
+
+
+USAGES = [("look", "{ID...}"), ("pick", "{ID...}"), ("sniff", "{TERMS...}"), ("locate", "{QUERY}")]
+
+
+@pytest.mark.parametrize(("command", "usage"), USAGES)
+def test_usage_says_which_arguments_repeat(command: str, usage: str) -> None:
+    """As the README's table has it: `vine look ID...` takes several ids."""
+    result = vine(command, "--help")
+    assert result.stdout.splitlines()[0] == f"Usage: vine {command} [OPTIONS] {usage}"
