@@ -122,3 +122,14 @@ def test_a_digest_lays_out_its_tables_in_the_panel(brain: Vine) -> None:
     narrow = "\n".join(shown("look", dataset, 40))
     for column in dataset["sample_rows"]["columns"]:
         assert f"│ {column}  " in narrow, narrow
+
+
+def test_init_points_to_an_example_node(tmp_path: Path) -> None:
+    """The next steps after `vine init` name where a node's JSON is shown: a newcomer
+    has no node.json to plant."""
+    from monkeyllm.commands.render.writes import init
+
+    out = Console(record=True, width=120, file=io.StringIO(), force_terminal=True)
+    init(out, {"forest": str(tmp_path), "title": "Mine", "commit": "a" * 40, "nodes": 1})
+    text = out.export_text()
+    assert "vine plant @node.json" in text and "vine plant --help shows one" in text
