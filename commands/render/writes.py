@@ -110,7 +110,7 @@ def init(console: Console, response: Response) -> set[str]:
         (f"  vine ingest ~/notes --into notes -f {quoted}", "cyan"),
         "   files you already have become nodes\n",
         (f"  vine plant @node.json -f {quoted}", "cyan"),
-        "   a node you write as JSON (vine plant --help shows one)",
+        "   a node as JSON: id, type, parent (_index at first), title and summary",
     )
     console.print(
         Panel(
