@@ -196,6 +196,10 @@ def test_an_unknown_field_is_an_error_naming_the_valid_ones(
             assert "summary" in err["hint"] and "edges_out" in err["hint"]
         err = assert_error(vine.look("sales/policy", fields=["summry"]), "E_SCHEMA")
         assert "did you mean 'summary'" in err["message"]
+        assert err["message"].endswith("got string 'summry'")
+        # A word that is no slip of the keys gets the list, not a far-fetched guess.
+        err = assert_error(vine.look("sales/policy", fields=["nope"]), "E_SCHEMA")
+        assert "did you mean" not in err["message"] and "'summary'" in err["message"]
 
 
 def test_missing_and_escaping_ids(forest: Path) -> None:

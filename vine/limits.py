@@ -380,9 +380,10 @@ def _type_problem(base: Any, limits: tuple[Limit, ...], value: Any) -> str | Non
         if isinstance(value, str):
             import difflib
 
-            near = difflib.get_close_matches(value, choices, n=1)
+            # Close enough to be a slip of the keys (sumary, titel), not any word.
+            near = difflib.get_close_matches(value, choices, n=1, cutoff=0.75)
             if near:
-                return f"is not one of its {len(choices)} values: did you mean {near[0]!r}?"
+                return f"must be one of its {len(choices)} values (did you mean {near[0]!r}?)"
         return "must be one of " + ", ".join(repr(c) for c in choices)
     if origin is list:
         if not isinstance(value, list):
