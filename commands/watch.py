@@ -75,11 +75,17 @@ def watch(
             "skip their walk while this runs (Ctrl-C to stop)\n"
         )
         sys.stderr.flush()
+    why = "stopped"
     try:
         while not done.wait(POLL_S):
-            if keeper.stopped.is_set() or origin is None or _identity(root) != origin:
+            if keeper.stopped.is_set():
+                why = "stopped (vine watch --stop, or its catalog was rebuilt)"
+                break
+            if origin is None or _identity(root) != origin:
+                why = f"stopped: {root} is gone or was replaced"
                 break
             if idle and time.monotonic() - keeper.last_asked > idle:
+                why = f"stopped: nobody asked for {idle:g} s (--idle)"
                 break
     except KeyboardInterrupt:
         pass
@@ -88,7 +94,8 @@ def watch(
         server.join(5)
         vine.close()
     if not quiet:
-        sys.stderr.write(f"vine watch: stopped after {keeper.answered} answers\n")
+        count = keeper.answered
+        sys.stderr.write(f"vine watch: {why}, after {count} answer{'' if count == 1 else 's'}\n")
 
 
 def _identity(root: Path) -> tuple[int, int] | None:

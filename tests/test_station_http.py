@@ -104,9 +104,16 @@ def test_a_body_over_the_limit_answers_413_and_runs_nothing(station: dict[str, A
         (413, "E_SCHEMA"),
         (413, "E_SCHEMA"),
     ]
-    # Just under the limit is read and answered.
+    # Just under the limit is read and answered: by the call itself (locate's query is
+    # at most 1,000 characters), not by the size gate.
     fits = json.dumps({"query": "exchange policy " + "x" * (MAX_BODY - 200), "k": 1}).encode()
     ok = client.post("/v1/forests/acme/locate", content=fits, headers=station["auth"])
+    assert ok.status_code == 400, ok.text[:300]
+    assert "at most 1000 characters" in _envelope(ok)["message"]
+    small = json.dumps({"query": "exchange policy", "k": 1}).encode()
+    padded = small[:-1] + b" " * (MAX_BODY - 200 - len(small)) + b"}"  # JSON whitespace
+    assert len(padded) > MAX_BODY // 2
+    ok = client.post("/v1/forests/acme/locate", content=padded, headers=station["auth"])
     assert ok.status_code == 200, ok.text[:300]
     assert "413" in document("0")["paths"]["/v1/forests/{forest}/locate"]["post"]["responses"]
 
