@@ -28,26 +28,20 @@ def _call(ident: int, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
 def _serve(forest: Path, lines: list[str], tmp_path: Path, how: str) -> tuple[list[Any], float]:
     """Every line, then the end of input; the replies and how long the server took."""
     text = "".join(line + "\n" for line in lines)
+    source = tmp_path / "requests.jsonl"
+    source.write_text(text, encoding="utf-8")
     started = time.monotonic()
-    if how == "pipe":  # both ends pipes: the event loop's own transport
+    with open(source, encoding="utf-8") as requests:
+        # Both ends pipes: the event loop's own transport; input from a file: the SDK's
+        # threads.
+        given: dict[str, Any] = {"input": text} if how == "pipe" else {"stdin": requests}
         done = subprocess.run(
             [VINE, "serve", "-f", str(forest), "--readonly"],
-            input=text,
             capture_output=True,
             text=True,
             timeout=TIMEOUT,
+            **given,
         )
-    else:  # input from a file: the SDK's threads
-        source = tmp_path / "requests.jsonl"
-        source.write_text(text, encoding="utf-8")
-        with open(source, encoding="utf-8") as requests:
-            done = subprocess.run(
-                [VINE, "serve", "-f", str(forest), "--readonly"],
-                stdin=requests,
-                capture_output=True,
-                text=True,
-                timeout=TIMEOUT,
-            )
     took = time.monotonic() - started
     assert done.returncode == 0, done.stderr
     return [json.loads(line) for line in done.stdout.splitlines()], took
