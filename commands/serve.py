@@ -57,11 +57,11 @@ def serve(
         ),
     ] = None,
 ) -> None:
-    """Serve a forest to agents over MCP: the engine's calls (locate, look, move, pick,
-    scan, sniff, query, harvest, plant, graft, tend) plus forests, view and ingest, with
-    results as structured JSON and errors as the envelope with isError set. stdio
-    writes nothing but protocol on standard output; HTTP logs one line per call on
-    stderr.
+    """Serve a forest to agents over MCP: one tool per engine call (locate, look, move,
+    pick, scan, sniff, query, harvest, history, calendar, coverage, plant, graft, tend,
+    prune, transplant) plus forests, view and ingest, with results as structured JSON
+    and errors as the envelope with isError set. stdio writes nothing but protocol on
+    standard output; HTTP logs one line per call on stderr.
 
     \b
     Example: vine serve --forest ./brain --transport http --port 8000

@@ -536,3 +536,16 @@ def test_forests_says_which_forest_another_writer_holds(tmp_path: Path) -> None:
         "globex": False,
     }
     forests.close()
+
+
+def test_vine_serve_help_names_every_tool_it_serves() -> None:
+    # The help is what a person reads before wiring a client: it must not fall behind
+    # the tools (it named 11 of the 16 engine calls).
+    from typer.testing import CliRunner
+
+    from monkeyllm.commands.app import make_app
+
+    shown = CliRunner().invoke(make_app(), ["serve", "--help"], env={"COLUMNS": "200"}).output
+    assert set(ENGINE_TOOLS) == set(CALLS), "every engine call is a tool"
+    for name in (*ENGINE_TOOLS, "forests", "view", "ingest"):
+        assert f" {name}" in shown.replace(",", " ").replace("(", " "), name
