@@ -350,9 +350,12 @@ def problem(hint: Any, value: Any) -> str | None:
     name (``"must be from 1 to 50"``), or None when it is fine."""
     base, limits = split(hint)
     if is_union(base):
-        found = [problem(o, value) for o in typing.get_args(base)]
-        if None in found:
-            return None
+        found = []
+        for option in typing.get_args(base):
+            text = problem(option, value)
+            if text is None:
+                return None  # the first fitting option ends it (no words for the others)
+            found.append(text)
         for option, text in zip(typing.get_args(base), found, strict=True):
             if _kind_matches(option, value):
                 return text
