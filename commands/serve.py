@@ -73,6 +73,14 @@ def serve(
     if tool_prefix and not tool_prefix.replace("_", "").replace("-", "").isalnum():
         raise typer.BadParameter("letters, digits, _ and - only", param_hint="--tool-prefix")
     chosen = None if root is not None else common.find_forest(forest)
+    if transport is Transport.stdio and (sys.stdin is None or sys.stdout is None):
+        # Python found descriptor 0 or 1 closed at start (``vine serve <&-``): whatever
+        # the process opens next would be taken for the protocol.
+        common.usage(
+            "standard input or output is closed: over stdio, vine serve reads requests "
+            "on standard input and answers on standard output.",
+            "Start it from an MCP client (or give it a pipe or a file), or use --transport http.",
+        )
     if transport is Transport.stdio:
         # Only protocol reaches the real standard output: anything else printed by
         # this process (or a child it starts) lands on stderr.

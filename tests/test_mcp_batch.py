@@ -94,3 +94,18 @@ def test_a_request_the_sdk_would_drop_is_answered_and_nobody_waits(
     assert by_id[11]["result"]["structuredContent"]["results"]
     # The end of input waited for no answer that was never coming.
     assert took < TIMEOUT / 2
+
+
+@pytest.mark.parametrize("closed", ["<&-", ">&-"])
+def test_a_closed_standard_input_or_output_is_a_usage_error(tmp_path: Path, closed: str) -> None:
+    # Closed at start, descriptor 0 or 1 would be whatever the process opened next.
+    forest = copy_sample(tmp_path / "brain")
+    done = subprocess.run(
+        ["sh", "-c", f'"$0" serve -f "$1" {closed}', VINE, str(forest)],
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+    )
+    assert done.returncode == 2, done.stderr
+    assert "standard input or output is closed" in done.stderr
+    assert "Traceback" not in done.stderr
