@@ -60,7 +60,7 @@ def _is_pipe(fd: int) -> bool:
 
 class Lines:
     """The lines of a pipe, decoded as UTF-8 (bad bytes replaced), as ``async for``
-    reads them."""
+    reads them (:class:`HeldLines` mends them)."""
 
     def __init__(self, reader: asyncio.StreamReader) -> None:
         self._reader = reader
@@ -78,7 +78,7 @@ class Lines:
         except asyncio.LimitOverrunError:
             await self._skip_line()
             return ""  # not JSON: the SDK answers it as a parse error
-        return without_lone_surrogates(line.decode("utf-8", errors="replace"))
+        return line.decode("utf-8", errors="replace")
 
     async def _skip_line(self) -> None:
         while True:
@@ -129,31 +129,29 @@ def _pipes_possible(protocol_out: int) -> bool:
 async def open_pipes(protocol_out: int) -> AsyncIterator[tuple[Lines, Writer] | None]:
     """Standard input and ``protocol_out`` as the event loop's pipes, or None when
     that is not possible (the caller serves through the SDK's threads then). Standard
-    input reads the null device from here on."""
+    input reads the null device meanwhile (:func:`standard_input_apart`)."""
     if not _pipes_possible(protocol_out):
         yield None
         return
     loop = asyncio.get_running_loop()
-    wire_in = os.dup(0)
-    null = os.open(os.devnull, os.O_RDONLY)
-    os.dup2(null, 0)
-    os.close(null)
     reader = asyncio.StreamReader(limit=MAX_LINE)
     transports: list[asyncio.BaseTransport] = []
-    try:
-        read_transport, _ = await loop.connect_read_pipe(
-            lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(wire_in, "rb", buffering=0)
-        )
-        transports.append(read_transport)
-        write_transport, protocol = await loop.connect_write_pipe(
-            asyncio.streams.FlowControlMixin, os.fdopen(protocol_out, "wb", buffering=0)
-        )
-        transports.append(write_transport)
-        writer = asyncio.StreamWriter(write_transport, protocol, None, loop)
-        yield Lines(reader), Writer(writer)
-    finally:
-        for transport in transports:
-            transport.close()
+    # The read transport owns the duplicate of standard input (it closes it).
+    with standard_input_apart() as wire_in:
+        try:
+            read_transport, _ = await loop.connect_read_pipe(
+                lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(wire_in, "rb", buffering=0)
+            )
+            transports.append(read_transport)
+            write_transport, protocol = await loop.connect_write_pipe(
+                asyncio.streams.FlowControlMixin, os.fdopen(protocol_out, "wb", buffering=0)
+            )
+            transports.append(write_transport)
+            writer = asyncio.StreamWriter(write_transport, protocol, None, loop)
+            yield Lines(reader), Writer(writer)
+        finally:
+            for transport in transports:
+                transport.close()
 
 
 # How long the end of input waits for the calls still running to answer.
@@ -275,16 +273,14 @@ def _invalid(ident: object, batch: bool) -> str:
 
 
 class HeldLines:
-    """The lines of ``inner``, each request recorded in ``ledger``; the end of input is
-    passed on once the ledger has settled."""
+    """The lines of ``inner``, escaped lone surrogates mended (see
+    :func:`without_lone_surrogates`) and each request recorded in ``ledger``; the end of
+    input is passed on once the ledger has settled."""
 
-    def __init__(
-        self, inner: AsyncIterable[str], ledger: Ledger, out: CountedWriter, *, mend: bool = False
-    ) -> None:
+    def __init__(self, inner: AsyncIterable[str], ledger: Ledger, out: CountedWriter) -> None:
         self._inner = inner.__aiter__()
         self._ledger = ledger
         self._out = out  # where a request the SDK would drop is answered
-        self._mend = mend  # escaped lone surrogates to U+FFFD (as :class:`Lines` does)
 
     def __aiter__(self) -> HeldLines:
         return self
@@ -296,8 +292,7 @@ class HeldLines:
             except StopAsyncIteration:
                 await self._ledger.settle()
                 raise
-            if self._mend:
-                line = without_lone_surrogates(line)
+            line = without_lone_surrogates(line)
             refused = self._ledger.asked(line)
             if refused is None:
                 return line

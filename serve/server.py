@@ -180,9 +180,6 @@ async def run_stdio(dispatcher: Dispatcher, protocol_out: int) -> None:
             )
             text_out = TextIOWrapper(os.fdopen(protocol_out, "wb"), encoding="utf-8")
             out = CountedWriter(anyio.wrap_file(text_out), ledger)
-            ends = {
-                "stdin": HeldLines(anyio.wrap_file(text_in), ledger, out, mend=True),
-                "stdout": out,
-            }
+            ends = {"stdin": HeldLines(anyio.wrap_file(text_in), ledger, out), "stdout": out}
         async with stdio_server(**ends) as (read_stream, write_stream):
             await server.run(read_stream, write_stream, server.create_initialization_options())
