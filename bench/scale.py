@@ -27,7 +27,8 @@ copies it to a scratch folder (the writes below commit there) and measures, in o
 - noticing 1,000 node files changed by ``git pull`` (a fast-forward to a commit that
   edits them): the next call of a ``Vine`` that was open (inotify), and of a new one
   (a walk);
-- ``plant``, ``graft`` and ``tend``, each with its commit;
+- ``plant``, ``graft`` and ``tend``, each with its commit; then again with git's split
+  index turned on (``git config core.splitIndex true``), which large forests use;
 - the size of ``_derived/`` against the markdown.
 """
 
@@ -83,6 +84,9 @@ TARGETS: dict[str, float] = {
     "plant": 20.0,
     "graft": 20.0,
     "tend": 20.0,
+    "plant, split index": 20.0,
+    "graft, split index": 20.0,
+    "tend, split index": 20.0,
     "vine look ID, keeper running": 120.0,
     "vine look ID, no keeper": 400.0,
     "_derived / markdown": 1.0,
@@ -332,7 +336,8 @@ def notice_pull(root: Path, files: int, seed: int) -> dict[str, Any]:
 
 
 def writes(root: Path, rounds: int, seed: int) -> dict[str, Any]:
-    """plant, graft (a summary, carried to the parent index) and tend, with commits."""
+    """plant, graft (a summary, carried to the parent index) and tend, with commits;
+    then the same with git's split index."""
     from monkeyllm import Vine
 
     rng = random.Random(seed)
@@ -340,6 +345,13 @@ def writes(root: Path, rounds: int, seed: int) -> dict[str, Any]:
     with Vine(root) as vine:
         plant, graft, tend = write_calls(vine, rng, "scale", "scale benchmark")
         calls = {"plant": plant, "graft": graft, "tend": tend}
+        out.update(time_writes(calls, rounds, warm=10_000))
+    git(root, "config", "core.splitIndex", "true")
+    git(root, "update-index", "--split-index")
+    with Vine(root) as vine:
+        plant, graft, tend = write_calls(vine, rng, "split", "scale benchmark")
+        calls = {"plant, split index": plant, "graft, split index": graft}
+        calls["tend, split index"] = tend
         out.update(time_writes(calls, rounds, warm=10_000))
     return out
 

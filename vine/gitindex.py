@@ -13,9 +13,10 @@ commit, so this module splices the entries itself:
   first) and renamed over; its SHA-1 is worked out in a thread, from the state it had
   before the first chunk of entries a write changed when the header stays the same.
 
-Anything it does not understand (version 4's compressed paths, a split or sparse
-index, a SHA-256 repository, a missing index) makes :func:`update` return False and the
-caller falls back to ``git update-index``.
+A split index (``core.splitIndex``) is updated as one by :mod:`monkeyllm.gitsplit`.
+Anything it does not understand (version 4's compressed paths, a sparse index, a
+SHA-256 repository, a missing index) makes :func:`update` return False and the caller
+falls back to ``git update-index``.
 """
 
 from __future__ import annotations
@@ -26,7 +27,10 @@ import struct
 import threading
 from bisect import bisect_left, bisect_right
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .gitsplit import Split
 
 _HEADER = struct.Struct(">4sLL")
 _STAT = struct.Struct(">10L20sH")  # ctime s/ns, mtime s/ns, dev, ino, mode, uid,
@@ -170,6 +174,19 @@ class _Index:
         """The file's first 12 bytes: signature, version, number of entries."""
         return _HEADER.pack(b"DIRC", self.version, sum(len(c.names) for c in self.chunks))
 
+    def pieces(self) -> list[bytes | memoryview]:
+        """The file's bytes before its checksum: the header, then each chunk."""
+        return [self.header(), *(c.data for c in self.chunks)]
+
+    def digest(self, pieces: list[bytes | memoryview]) -> bytes:
+        return self.checksum(bytes(pieces[0]))
+
+    def crowded(self) -> bool:
+        return False
+
+    def written(self) -> None:
+        pass
+
     def checksum(self, header: bytes) -> bytes:
         """The SHA-1 of the file's bytes, from the first chunk whose state is unknown
         (the whole file when the header changed); keeps the states for the next."""
@@ -238,7 +255,7 @@ def _split(chunk: _Chunk) -> list[_Chunk]:
 # The last index this process read or wrote, per repository (valid while the file's
 # stat identity is unchanged), so a long-lived writer neither re-reads nor re-parses
 # 100,000 entries per commit.
-_CACHE: dict[Path, _Index] = {}
+_CACHE: dict[Path, _Index | Split] = {}
 
 
 def _identity(st: os.stat_result) -> tuple[int, int, int]:
@@ -309,7 +326,7 @@ def _shifted(starts: list[int], lo: int, hi: int, offset: int) -> list[int]:
     return list(map(shift.__add__, starts[lo:hi]))
 
 
-def _load(git_dir: Path) -> _Index | None:
+def _load(git_dir: Path) -> _Index | Split | None:
     """The repository's index, from this process's copy while the file is unchanged."""
     index = git_dir / "index"
     try:
@@ -325,7 +342,12 @@ def _load(git_dir: Path) -> _Index | None:
             data = fh.read()
     except FileNotFoundError:
         return None
-    return _Index.parse(data, key)
+    parsed = _Index.parse(data, key)
+    if parsed is None and b"link" in data:
+        from .gitsplit import Split
+
+        return Split.parse(data, key, git_dir)
+    return parsed
 
 
 class Staged:
@@ -333,17 +355,16 @@ class Staged:
     from the moment it is prepared (SHA-1 releases the interpreter lock), so the rest
     of a commit runs meanwhile; :meth:`write` puts it in place."""
 
-    def __init__(self, git_dir: Path, index: _Index) -> None:
+    def __init__(self, git_dir: Path, index: _Index | Split) -> None:
         self.git_dir = git_dir
         self.index = index
-        self.header = index.header()
-        self.pieces = [self.header, *(c.data for c in index.chunks)]
+        self.pieces = index.pieces()
         self._digest = b""
         self._hasher = threading.Thread(target=self._checksum, name="index-checksum", daemon=True)
         self._hasher.start()
 
     def _checksum(self) -> None:
-        self._digest = self.index.checksum(self.header)
+        self._digest = self.index.digest(self.pieces)
 
     def write(self) -> None:
         """Write the index to ``index.lock`` (taken exclusively) and rename it over the
@@ -378,6 +399,7 @@ class Staged:
             raise
         self.index.identity = written
         _CACHE[git_dir] = self.index
+        self.index.written()
 
 
 def prepare(git_dir: Path, root: Path, changes: dict[str, bytes | None]) -> Staged | None:
@@ -394,6 +416,8 @@ def prepare(git_dir: Path, root: Path, changes: dict[str, bytes | None]) -> Stag
     # The copy in memory changes now; it is kept again only once the file says the same.
     _CACHE.pop(git_dir, None)
     current.apply(new)
+    if current.crowded():  # git starts a new shared index
+        return None
     return Staged(git_dir, current)
 
 
