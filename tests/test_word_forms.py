@@ -391,6 +391,52 @@ def test_a_neighbour_never_displaces_a_direct_hit_that_scored_higher(team: Path)
     assert all("edge" not in r["found_by"] for r in one["results"])
 
 
+def place(body: str = "", **meta: Any) -> tuple[str, dict[str, Any], str]:
+    return leaf(body, "entity", entity_kind="place", **meta)
+
+
+SITES: dict[str, tuple[str, dict[str, Any], str]] = {
+    "sites/ridge-cut": place(
+        "# Ridge cut\n\nThree inclinometers since March.\n",
+        title="Ridge cut at km 38",
+        summary="A 24 m cut slope on the highway, watched since the last rains.",
+        links=[("located-in", "cities/curio")],
+    ),
+    "cities/curio": place(
+        "# Curio\n\nHotel Serra, R$ 180 a night.\n",
+        title="Curio",
+        summary="Town of 18,000 people by the highway.",
+    ),
+    "notes/night-shift": leaf(
+        "# Night shift\n\nLights on.\n",
+        title="Night shift on the cut",
+        summary="How the team works on a highway cut at night.",
+    ),
+    "notes/roster": leaf(
+        "# Roster\n\nNames.\n",
+        title="Team roster",
+        summary="Who is on the field team, and how long they stay.",
+    ),
+}
+
+
+def test_a_where_question_brings_the_place_a_hit_is_in(tmp_path: Path) -> None:
+    """*where* asks for a place, as *who* asks for a person: the place a hit links to
+    supplies it, even when the hit is a place itself (a site, the town it is in)."""
+    root = make_forest(tmp_path / "sites", SITES)
+    question = "Where does the team stay when working at the km 38 ridge cut?"
+    with reader(root) as vine:
+        out = assert_ok(vine.harvest(question, k=3))
+        with features.without("places"):
+            plain = assert_ok(vine.harvest(question, k=3))
+    ids = [r["id"] for r in out["results"]]
+    assert ids[0] == "sites/ridge-cut"
+    town = next(r for r in out["results"] if r["id"] == "cities/curio")
+    assert town["found_by"] == ["edge"]
+    assert town["via"] == {"from": "sites/ridge-cut", "rel": "located-in"}
+    assert "cities/curio" not in [r["id"] for r in plain["results"]]
+
+
 # -- every surface ---------------------------------------------------------------------
 
 

@@ -9,7 +9,8 @@ them, or whose link to it is named by one (``led-by`` answers "who leads"). Inde
 are never brought in this way: a branch lists its region, it does not answer.
 
 A question that asks *who* is missing a person until one is found, as much as all its
-other missing words together: a person linked to a hit that is not one supplies it. A
+other missing words together: a person linked to a hit that is not one supplies it; so
+does a place for a question that asks *where*. A
 newer version of the source (``succeeds``, ``supersedes``) supplies all of what the
 source lacks, an older one half.
 
@@ -38,7 +39,8 @@ if TYPE_CHECKING:
 LINK_PRIOR = 0.25  # the share a typed link alone is credited with
 NEWER, OLDER = 1.0, 0.5  # the shares of a newer and an older version of the source
 NEIGHBOURS_MAX = 64  # edges read per source, at most
-PERSON = "\0person"  # the missing "who" of a question asking for a person
+KIND_WEIGHT = 2.0  # what the asked kind weighs: twice all the other missing words
+KIND = "\0"  # prefix of the missing "who" / "where" of a question (then the entity kind)
 # Version rels as stored, and the share of the node at the link's far end when the
 # source declares the link (the near end's share when the other end declares it).
 _LATER = {"succeeds", "supersedes"}  # the declaring node is the newer one
@@ -100,8 +102,8 @@ def _meta_text(row: sqlite3.Row) -> str:
     return " ".join(parts)
 
 
-def _is_person(row: sqlite3.Row | None) -> bool:
-    return row is not None and row["type"] == "entity" and row["entity_kind"] == "person"
+def _is_kind(row: sqlite3.Row | None, kind: str) -> bool:
+    return row is not None and row["type"] == "entity" and row["entity_kind"] == kind
 
 
 def linked(
@@ -112,7 +114,7 @@ def linked(
     forms: Forms,
     exclude: set[str],
     *,
-    asks_person: bool = False,
+    asks: frozenset[str] = frozenset(),
 ) -> list[Linked]:
     """The neighbours of the ``sources`` (``(id, score, text)``: a hit, its fused score,
     its metadata and body) that supply what the source lacks, best first; nodes in
@@ -124,8 +126,14 @@ def linked(
     for source, score, text in sources:
         folded = fold(text)
         missing = {t: weight.get(t, 0.0) for t in terms if not _carries(folded, None, t, forms)}
-        if asks_person and not _is_person(forest.catalog.row(source)):
-            missing[PERSON] = sum(missing.values()) or mean
+        if asks:
+            row = forest.catalog.row(source)
+            found = (sum(missing.values()) or mean) * KIND_WEIGHT
+            missing.update(
+                (KIND + kind, found)
+                for kind in sorted(asks)
+                if kind == "place" or not _is_kind(row, kind)
+            )
         lacking = sum(missing.values())
         if lacking <= 0:
             continue
@@ -161,20 +169,21 @@ def linked(
             supplies = [
                 t
                 for t in missing
-                if t != PERSON
+                if not t.startswith(KIND)
                 and (
                     _carries(meta_folded, meta_stems, t, forms)
                     or _carries(rel_folded, rel_stems, t, forms)
                 )
             ]
-            if PERSON in missing and _is_person(row):
-                supplies.append(PERSON)
+            supplies += [
+                t for t in missing if t.startswith(KIND) and _is_kind(row, t.removeprefix(KIND))
+            ]
             share = max(min(1.0, sum(missing[t] for t in supplies) / lacking), version)
             value = score * (LINK_PRIOR + (1 - LINK_PRIOR) * share)
             held = best.get(other)
             if held is None or value > held.score:
                 best[other] = Linked(
-                    other, value, source, rel, [t for t in supplies if t != PERSON]
+                    other, value, source, rel, [t for t in supplies if not t.startswith(KIND)]
                 )
     return sorted(best.values(), key=lambda n: (-n.score, n.id))
 

@@ -24,6 +24,8 @@ class Features:
             share of its ranking's best (off: plain reciprocal rank fusion).
         tiers: harvest ranks branch indexes and _meta nodes after every other node.
         edges: harvest brings in linked nodes that carry question terms its hits lack.
+        places: a question that asks *where* misses a place, as one asking *who* misses
+            a person, until a linked place supplies it.
     """
 
     stems: bool = True
@@ -35,6 +37,7 @@ class Features:
     weighted: bool = True
     tiers: bool = True
     edges: bool = True
+    places: bool = True
 
 
 NAMES = tuple(f.name for f in fields(Features))

@@ -24,7 +24,7 @@ from .edges import linked
 from .locate import locate
 from .sniff import Forms, first_hit, matching_lines, snippet
 from .sweep import doc_counts, sweep, term_weights, word_forms
-from .terms import asks_for_person, derive_terms, languages, locate_query
+from .terms import asked_kinds, derive_terms, languages, locate_query
 
 RRF_K = 60  # fused = sum of 1 / (RRF_K + rank) over the two rankings
 MAX_K_ENV = "MONKEYLLM_HARVEST_MAX_K"
@@ -113,7 +113,7 @@ def harvest(
             counts if terms is None else doc_counts(forest, asked),
             forms,
             fused,
-            asks_for_person(query),
+            asked_kinds(query) - (frozenset() if on.places else {"place"}),
         )
     forest.found(c.id for c in kept)
     global_matches = {r["id"]: r.get("matches", []) for r in sniffed["results"]}
@@ -208,7 +208,7 @@ def _with_neighbours(
     counts: dict[str, float],
     forms: Forms,
     fused: list[_Candidate],
-    asks_person: bool,
+    asks: frozenset[str],
 ) -> list[_Candidate]:
     """The top k once the hits' linked neighbours that supply question terms the hits
     lack (:mod:`monkeyllm.reads.edges`) compete for the seats; a neighbour never takes
@@ -243,7 +243,7 @@ def _with_neighbours(
     seated = {c.id for c in kept}
     found = {c.id: c for c in fused}
     extra = []
-    for near in linked(forest, sources, terms, weight, forms, seated, asks_person=asks_person)[:k]:
+    for near in linked(forest, sources, terms, weight, forms, seated, asks=asks)[:k]:
         known = found.get(near.id)
         if known is None:
             near_row = forest.catalog.row(near.id)

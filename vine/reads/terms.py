@@ -116,11 +116,17 @@ def query_words(query: str, *, drop_stopwords: bool = True) -> Words:
 
 
 PERSON_WORDS = frozenset({"who", "whom", "whose", "quem"})
+PLACE_WORDS = frozenset({"where", "onde", "aonde"})
+# The entity kind (the format's ``entity_kind``) each question word asks for.
+ASKED_KINDS = {**dict.fromkeys(PERSON_WORDS, "person"), **dict.fromkeys(PLACE_WORDS, "place")}
 
 
-def asks_for_person(query: str) -> bool:
-    """Whether a question asks *who* (English or Portuguese)."""
-    return any(fold(token) in PERSON_WORDS for token in TOKEN.findall(query))
+def asked_kinds(query: str) -> frozenset[str]:
+    """The entity kinds a question asks for: ``person`` for *who* (quem), ``place`` for
+    *where* (onde), in English or Portuguese."""
+    return frozenset(
+        ASKED_KINDS[word] for token in TOKEN.findall(query) if (word := fold(token)) in ASKED_KINDS
+    )
 
 
 def locate_query(query: str) -> str:
