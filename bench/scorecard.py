@@ -51,7 +51,9 @@ SETS = {
 # blind afterwards and only measured; frozen3.json (with the consultancy forest) was
 # written blind on 2026-12-02 and only measured until its misses were read on
 # 2026-12-02 (08:00 UTC); frozen4.json (with the ferry-operator forest) was written blind
-# after that, and committed before any ranking change.
+# after that, committed before any ranking change, measured before and after the
+# `places` rule, and its misses read at 07:55 UTC; frozen5.json was written blind after
+# that.
 BLIND = ("frozen2", "frozen3", "frozen4")
 FORESTS = {
     "sample-brain": HERE.parent / "sample-brain",

@@ -7,6 +7,7 @@ from collections.abc import Callable
 from typing import Any
 
 from monkeyllm import Vine, budget
+from monkeyllm.reads.harvest import MAX_K_DEFAULT
 from monkeyllm.reads.terms import derive_terms
 
 from ..forestkit import assert_ok, leaf
@@ -33,8 +34,9 @@ def fillers(
 
 
 def fused(vine: Vine, query: str, term: str | None, k: int) -> list[tuple[str, float, list[str]]]:
-    """The fusion computed from the primitives: locate(the question, 2k) (locate drops
-    its stopwords) and sniff(term, 2k), each id scored sum(share / (60 + rank)), where
+    """The fusion computed from the primitives: locate(the question, pool) (locate drops
+    its stopwords) and sniff(term, pool), with pool twice the larger of k and the
+    default k (5), each id scored sum(share / (60 + rank)), where
     share is its score over the best score of its ranking; ties by updated, then
     created (newest first), then id. Returns (id, score, found_by), best first.
 
@@ -43,9 +45,10 @@ def fused(vine: Vine, query: str, term: str | None, k: int) -> list[tuple[str, f
     one term its ranking is sniff's."""
     if term is None:
         (term,) = derive_terms(query)
+    pool = 2 * max(k, MAX_K_DEFAULT)
     rankings = [
-        ("locate", assert_ok(vine.locate(query, k=2 * k))["results"]),
-        ("sniff", assert_ok(vine.sniff(term, k=2 * k))["results"]),
+        ("locate", assert_ok(vine.locate(query, k=pool))["results"]),
+        ("sniff", assert_ok(vine.sniff(term, k=pool))["results"]),
     ]
     score: dict[str, float] = {}
     found_by: dict[str, list[str]] = {}

@@ -8,6 +8,7 @@ test writes, never from an earlier harvest answer.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -520,3 +521,22 @@ def test_the_environment_moves_the_ceiling(many: Path, monkeypatch: pytest.Monke
             err = assert_error(vine.harvest("capybara"), "E_SCHEMA")
             assert MAX_K_ENV in err["message"]
             assert_error(vine.call("harvest", {"query": "capybara"}), "E_SCHEMA")
+
+
+BENCH = Path(__file__).resolve().parents[2] / "bench"
+
+
+def test_the_first_seats_do_not_depend_on_k(hv: Vine) -> None:
+    """harvest(k=3) is the first three of harvest(k=5): both legs rank the same pool,
+    and a seated hit that is also a linked neighbour of a better one rises to its
+    edge's score either way (every question of the bench sets on sample-brain)."""
+    questions = [
+        q["question"]
+        for path in sorted(BENCH.glob("*.json"))
+        if isinstance(data := json.loads(path.read_text()), list)
+        for q in data
+        if isinstance(q, dict) and q.get("forest", "sample-brain") == "sample-brain"
+    ]
+    assert len(questions) > 50
+    differ = [q for q in questions if ids(hv.harvest(q, k=3)) != ids(hv.harvest(q, k=5))[:3]]
+    assert differ == []

@@ -89,7 +89,9 @@ def harvest(
         wanted = [terms] if isinstance(terms, str) else list(terms)
         _check_terms(wanted)
         wanted = _folded(wanted)
-    pool = 2 * k
+    # Each leg ranks the same pool whatever k is, so harvest(k=3) is the first three
+    # of harvest(k=5), not a ranking of fewer candidates.
+    pool = 2 * max(k, MAX_K_DEFAULT)
     started = time.perf_counter()
     located = locate(forest, query, pool, "all", None, None, win, hybrid, "harvest")
     leg = _weighed(located)
@@ -213,7 +215,8 @@ def _with_neighbours(
     """The top k once the hits' linked neighbours that supply question terms the hits
     lack (:mod:`monkeyllm.reads.edges`) compete for the seats; a neighbour never takes
     the seat of a hit that scored as much or more. A neighbour the rankers found too,
-    below the seats, rises to its edge's score when that is higher."""
+    seated or below the seats, rises to its edge's score when that is higher, so the
+    first seats do not depend on how many there are."""
     if not terms or not kept:
         return kept
     sources = []
@@ -243,20 +246,27 @@ def _with_neighbours(
     seated = {c.id for c in kept}
     found = {c.id: c for c in fused}
     extra = []
-    for near in linked(forest, sources, terms, weight, forms, seated, asks=asks)[:k]:
+    raised = False
+    # What a neighbour must beat to take a seat (a tie goes to the hit).
+    floor = kept[-1].score if len(kept) >= k else float("-inf")
+    for near in linked(forest, sources, terms, weight, forms, set(), asks=asks):
         known = found.get(near.id)
+        if near.id not in seated and near.score <= floor:
+            continue
         if known is None:
             near_row = forest.catalog.row(near.id)
             if near_row is None:
                 continue
-            known = _Candidate(near.id, near_row)
-        elif near.score <= known.score:
+            known = found[near.id] = _Candidate(near.id, near_row)
+        elif near.score <= known.score or known.via is not None:
             continue
         known.score = near.score
         known.found_by = [*known.found_by, "edge"]
         known.via = {"from": near.source, "rel": near.rel}
-        extra.append(known)
-    if not extra:
+        raised = True
+        if near.id not in seated:
+            extra.append(known)
+    if not raised:
         return kept
     # sorted() is stable: on a tie the hit already seated keeps its place.
     return sorted([*kept, *extra], key=lambda c: (_is_map(c.id), -c.score))[:k]
