@@ -52,7 +52,7 @@ SETS = {
 # written blind on 2026-12-02 and only measured until its misses were read on
 # 2026-12-02 (08:00 UTC); frozen4.json (with the ferry-operator forest) was written blind
 # after that, committed before any ranking change, measured before and after the
-# `places` rule, and its misses read at 07:55 UTC; frozen5.json was written blind after
+# `places` rule, and its misses read at 07:52 UTC; frozen5.json was written blind after
 # that.
 BLIND = ("frozen2", "frozen3", "frozen4")
 FORESTS = {
