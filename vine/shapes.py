@@ -242,11 +242,22 @@ HARVEST = obj(
 
 PLANT = {
     "anyOf": [
-        obj({"id": STR, "trail": STRS}, {"created": BOOL, "commit": TEXT}),
+        obj(
+            {"id": STR, "trail": STRS},
+            {"created": BOOL, "commit": TEXT, "dangling": STRS, "hint": STR},
+        ),
         obj({"id": STR, "valid": BOOL, "dry_run": BOOL}),
         obj(
             {"count": INT},
-            {"created": STRS, "commit": TEXT, "valid": BOOL, "dry_run": BOOL, "existing": STRS},
+            {
+                "created": STRS,
+                "commit": TEXT,
+                "valid": BOOL,
+                "dry_run": BOOL,
+                "existing": STRS,
+                "dangling": STRS,
+                "hint": STR,
+            },
         ),
     ]
 }
@@ -264,6 +275,7 @@ GRAFT = obj(
         "hint": STR,
         "sections_replaced": STRS,
         "sections_removed": STRS,
+        "dangling": STRS,
     },
 )
 

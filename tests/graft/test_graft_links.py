@@ -230,3 +230,28 @@ def test_bad_links(shared: Vine, links: Any) -> None:
     if links and isinstance(links, list) and links[0].get("rel") == "likes":
         assert_error(out, "E_SCHEMA")
     unchanged(vine, before, files)
+
+
+def test_a_link_to_a_node_that_does_not_exist_is_kept_and_said(vine: Vine) -> None:
+    """The format keeps a dangling target, and `vine validate` reports it as an error:
+    the write says so, naming it, while a link to a node that exists says nothing."""
+    out = assert_ok(
+        vine.graft(
+            "kb/alpha",
+            {
+                "add_links": [
+                    {"rel": "related-to", "target": "kb/beta"},
+                    {"rel": "related-to", "target": "kb/not-yet"},
+                ]
+            },
+        )
+    )
+    assert out["commit"] == head(vine.root)
+    assert out["dangling"] == ["kb/not-yet"]
+    assert "'kb/not-yet'" in out["hint"] and "links.dangling" in out["hint"]
+    stored = meta_of(node_path(vine.root, "kb/alpha"))["links"]
+    assert {"rel": "related-to", "target": "kb/not-yet"} in stored
+    again = assert_ok(
+        vine.graft("kb/alpha", {"add_links": [{"rel": "related-to", "target": "kb/beta"}]})
+    )
+    assert "dangling" not in again and "hint" not in again

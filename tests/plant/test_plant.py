@@ -10,7 +10,7 @@ import pytest
 from monkeyllm import Vine
 
 from ..forestkit import assert_ok, git, head, node, status
-from .kit import EM, changed_files, section_lines, split
+from .kit import CLIENTS, EM, changed_files, section_lines, split
 
 TODAY = datetime.date.today().isoformat()
 
@@ -225,3 +225,40 @@ def test_three_levels_deep(vine: Vine) -> None:
     children = assert_ok(vine.move("a/b/c/_index", rel="children"))["neighbors"]
     assert [n["id"] for n in children] == ["a/b/c/leaf"]
     assert status(vine.root) == ""
+
+
+def test_a_link_to_a_node_that_does_not_exist_is_said(vine: Vine) -> None:
+    """plant keeps a dangling link target and names it (vine validate reports it); a
+    batch whose nodes link to each other has none."""
+    vine.plant(CLIENTS)
+    one = node(
+        "clients/acme",
+        "clients/_index",
+        "Acme",
+        "A client.",
+        links=[
+            {"rel": "related-to", "target": "clients/nobody"},
+            {"rel": "related-to", "target": "clients/_index"},
+        ],
+    )
+    out = vine.plant(one)
+    assert out["created"] is True and out["dangling"] == ["clients/nobody"]
+    assert "links.dangling" in out["hint"]
+    pair = [
+        node(
+            "clients/a",
+            "clients/_index",
+            "A",
+            "First.",
+            links=[{"rel": "related-to", "target": "clients/b"}],
+        ),
+        node(
+            "clients/b",
+            "clients/_index",
+            "B",
+            "Second.",
+            links=[{"rel": "related-to", "target": "clients/gone"}],
+        ),
+    ]
+    batch = vine.plant(pair)
+    assert batch["count"] == 2 and batch["dangling"] == ["clients/gone"]

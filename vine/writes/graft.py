@@ -141,7 +141,13 @@ def graft(ctx: WriteContext, node_id: str, patch: Mapping[str, Any]) -> dict[str
         out["summary_stale"] = True
     sections["removed"] += removed_by_body
     _say_sections(out, sections, f"{node_id}.md")
-    return out
+    before = {
+        (link.get("rel"), link.get("target"))
+        for link in node.meta.get("links") or []
+        if isinstance(link, dict)
+    }
+    new_links = [link for link in links if (link.get("rel"), link.get("target")) not in before]
+    return rules.say_dangling(out, rules.dangling(ctx.root, new_links))
 
 
 def _check_revision(ctx: WriteContext, node_id: str, given: str) -> None:

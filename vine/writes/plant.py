@@ -81,7 +81,8 @@ def plant(
         title = " ".join(str(spec["meta"]["title"]).split())  # a subject is one line
         sha = txn.commit(f"plant({node_id}): {title} [source={source}]")
     ctx.forest.heat.deposit([node_id], STRONG_DEPOSIT)
-    return {"id": node_id, "created": True, "commit": sha, "trail": trail}
+    out = {"id": node_id, "created": True, "commit": sha, "trail": trail}
+    return rules.say_dangling(out, rules.dangling(ctx.root, spec["meta"].get("links") or []))
 
 
 def refuse_waymark(ctx: WriteContext, node_id: str) -> None:
@@ -325,7 +326,9 @@ def plant_batch(
         fault("after-node")
         sha = txn.commit(f"plant(batch): {len(specs)} nodes")
     ctx.forest.heat.deposit([s["id"] for s in specs], STRONG_DEPOSIT)
-    return {"created": [s["id"] for s in specs], "commit": sha, "count": len(specs), **extra}
+    out = {"created": [s["id"] for s in specs], "commit": sha, "count": len(specs), **extra}
+    links = [link for s in specs for link in s["meta"].get("links") or []]
+    return rules.say_dangling(out, rules.dangling(ctx.root, links, {s["id"] for s in specs}))
 
 
 def _batch_spec(

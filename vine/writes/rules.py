@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Container, Iterable, Mapping
+from pathlib import Path
 from typing import Any
 
 from .. import budget
@@ -150,3 +151,32 @@ def check_enums(meta: Mapping[str, Any]) -> None:
         raise FrontmatterError("payload_type: one of " + ", ".join(PAYLOAD_TYPES))
     if "source" in meta and meta["source"] not in SOURCES:
         raise FrontmatterError("source: one of " + ", ".join(SOURCES))
+
+
+def dangling(
+    root: Path, links: Iterable[Mapping[str, Any]], planted: Container[str] = ()
+) -> list[str]:
+    """The targets of ``links`` that are no node's id (nor among ``planted``, written in
+    the same commit). The format keeps such links; ``vine validate`` reports each one
+    (``links.dangling``) until the node exists."""
+    out: list[str] = []
+    for link in links:
+        target = link.get("target")
+        if isinstance(target, str) and target not in planted and target not in out:
+            if not (root / (target + ".md")).is_file():
+                out.append(target)
+    return out
+
+
+def say_dangling(out: dict[str, Any], targets: list[str]) -> dict[str, Any]:
+    """Name the dangling targets of a write in its response, with a hint."""
+    if not targets:
+        return out
+    out["dangling"] = targets
+    names = ", ".join(repr(t) for t in targets)
+    said = (
+        f"Linked to {names}, which is not a node yet: the link is kept, and "
+        "`vine validate` reports it (links.dangling) until that node is planted."
+    )
+    out["hint"] = f"{out['hint']} {said}" if out.get("hint") else said
+    return out
