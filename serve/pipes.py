@@ -184,14 +184,18 @@ class Ledger:
 
     def asked(self, line: str) -> str | None:
         """Record the request of one line read. A request the SDK would drop unanswered
-        (not a JSON-RPC request's shape, a batch) is answered here instead: the error
-        line to write is returned, and the line is not passed on."""
+        (not a JSON-RPC request's shape, a batch, a line that is not JSON) is answered
+        here instead: the error line to write is returned, and the line is not passed
+        on."""
         if '"method"' not in line or '"id"' not in line:
+            head = line.lstrip()[:1]
+            if head and head not in "{[":
+                return _PARSE_ERROR  # not JSON at all: JSON-RPC answers it, with id null
             return None  # a notification, an answer to the server, or not JSON-RPC
         try:
             data = json.loads(line)
         except ValueError:
-            return None
+            return _PARSE_ERROR
         messages = data if isinstance(data, list) else [data]
         refused = []
         for message in messages:
@@ -260,6 +264,22 @@ def _request_shaped(message: dict[str, Any], line: str) -> bool:
     except ValueError:
         return False
     return True
+
+
+_PARSE_ERROR = (
+    json.dumps(
+        {
+            "jsonrpc": "2.0",
+            "id": None,
+            "error": {
+                "code": -32700,
+                "message": "Parse error: each line must be one JSON-RPC 2.0 message",
+            },
+        },
+        separators=(",", ":"),
+    )
+    + "\n"
+)
 
 
 def _invalid(ident: object, batch: bool) -> str:

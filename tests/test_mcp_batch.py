@@ -1,8 +1,8 @@
 """``vine serve`` over stdio as a shell script drives it: requests written at once and the
 input closed right after (``printf ... | vine serve``, ``vine serve < requests.jsonl``).
 Every request is answered before the server exits, calls still running included, and a
-request the SDK would drop (a malformed one, a batch) gets an error answer instead of
-silence, so nobody waits for it."""
+request the SDK would drop (a malformed one, a batch, a line that is not JSON) gets an
+error answer instead of silence, so nobody waits for it."""
 
 from __future__ import annotations
 
@@ -83,12 +83,16 @@ def test_a_request_the_sdk_would_drop_is_answered_and_nobody_waits(
         json.dumps({"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": "look"}),
         # A batch (no longer in the protocol): the same.
         json.dumps([{"jsonrpc": "2.0", "id": 10, "method": "ping"}]),
+        # Not JSON, and JSON cut short: a parse error, with id null (JSON-RPC 2.0).
         "this is not JSON",
+        '{"jsonrpc": "2.0", "id": 12, "method": "ping"',
         json.dumps(_call(11, "locate", {"query": "warehouse"})),
     ]
     replies, took = _serve(forest, lines, tmp_path, how)
     by_id = {reply["id"]: reply for reply in replies}
-    assert set(by_id) == {1, 9, 10, 11}, replies
+    assert set(by_id) == {1, 9, 10, 11, None}, replies
+    unparsed = [reply for reply in replies if reply["id"] is None]
+    assert len(unparsed) == 2 and all(r["error"]["code"] == -32700 for r in unparsed)
     assert by_id[9]["error"]["code"] == -32600 and "params" in by_id[9]["error"]["message"]
     assert by_id[10]["error"]["code"] == -32600 and "batch" in by_id[10]["error"]["message"]
     assert by_id[11]["result"]["structuredContent"]["results"]
