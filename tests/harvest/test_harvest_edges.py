@@ -12,6 +12,7 @@ from typer.testing import CliRunner
 
 from monkeyllm import Vine
 from monkeyllm.commands.app import app
+from monkeyllm.reads import features
 
 from ..forestkit import (
     assert_error,
@@ -131,6 +132,22 @@ def test_a_year_in_the_question_does_not_revive_a_superseded_node(hv: Vine) -> N
     out = assert_ok(hv.harvest("master agreement 2026 payment terms", k=3))
     assert new in ids(out)
     assert old not in ids(out)
+
+
+def test_a_question_that_asks_for_the_old_version_gets_it(hv: Vine) -> None:
+    """ "The old rules", "o contrato antigo": the superseded node is not skipped, and
+    ranks where its words put it; the same question without those words skips it."""
+    old = "contracts/master-agreement-2024"
+    for question in (
+        "What did the old master agreement say about payment terms?",
+        "No master agreement antigo, quais eram os payment terms?",
+    ):
+        out = assert_ok(hv.harvest(question, k=3))
+        assert old in ids(out), question
+        assert "superseded_excluded" not in out
+        with features.without("older"):
+            assert old not in ids(assert_ok(hv.harvest(question, k=3)))
+    assert old not in ids(assert_ok(hv.harvest("master agreement payment terms", k=3)))
 
 
 def test_sample_brain_master_agreement_supersedes_2024(hv: Vine) -> None:

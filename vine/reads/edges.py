@@ -115,6 +115,7 @@ def linked(
     exclude: set[str],
     *,
     asks: frozenset[str] = frozenset(),
+    older: bool = False,
 ) -> list[Linked]:
     """The neighbours of the ``sources`` (``(id, score, text)``: a hit, its fused score,
     its metadata and body) that supply what the source lacks, best first; nodes in
@@ -138,11 +139,11 @@ def linked(
         if lacking <= 0:
             continue
         edges = [
-            (rel, dst, _version(rel, out=True))
+            (rel, dst, _version(rel, out=True, older=older))
             for rel, dst in conn.execute(_OUT, (source, NEIGHBOURS_MAX))
         ]
         edges += [
-            (dialect.inverse(rel), src, _version(rel, out=False))
+            (dialect.inverse(rel), src, _version(rel, out=False, older=older))
             for rel, src in conn.execute(_IN, (source, NEIGHBOURS_MAX))
         ]
         edges = [
@@ -188,11 +189,11 @@ def linked(
     return sorted(best.values(), key=lambda n: (-n.score, n.id))
 
 
-def _version(stored: str, *, out: bool) -> float:
+def _version(stored: str, *, out: bool, older: bool = False) -> float:
     """The share a version link gives the node at its far end from the source: a newer
     version all of what the source lacks, an older one half (``out``: the source
-    declares the link)."""
+    declares the link); the other way round when the question asks for an old one."""
     if stored not in _LATER | _EARLIER:
         return 0.0
     far_is_newer = (stored in _EARLIER) == out
-    return NEWER if far_is_newer else OLDER
+    return NEWER if far_is_newer != older else OLDER

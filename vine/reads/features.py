@@ -26,6 +26,9 @@ class Features:
         edges: harvest brings in linked nodes that carry question terms its hits lack.
         places: a question that asks *where* misses a place, as one asking *who* misses
             a person, until a linked place supplies it.
+        older: a question that asks for an old version (old, previous, antigo,
+            anterior) gets it: harvest does not skip superseded nodes, and an older
+            version one link away supplies what its successor lacks.
     """
 
     stems: bool = True
@@ -38,6 +41,7 @@ class Features:
     tiers: bool = True
     edges: bool = True
     places: bool = True
+    older: bool = True
 
 
 NAMES = tuple(f.name for f in fields(Features))

@@ -24,7 +24,7 @@ from .edges import linked
 from .locate import locate
 from .sniff import Forms, first_hit, matching_lines, snippet
 from .sweep import doc_counts, sweep, term_weights, word_forms
-from .terms import asked_kinds, derive_terms, languages, locate_query
+from .terms import asked_kinds, asks_for_older, derive_terms, languages, locate_query
 
 RRF_K = 60  # fused = sum of 1 / (RRF_K + rank) over the two rankings
 MAX_K_ENV = "MONKEYLLM_HARVEST_MAX_K"
@@ -104,7 +104,8 @@ def harvest(
         _record(steps, "sniff", started, sniffed)
     fused = _fuse(forest, leg, sniffed["results"], weighted=on.weighted, tiered=on.tiers)
     named = {r["id"] for r in sniffed["results"] if r.get("named")}
-    kept, excluded = _supersede(forest, fused, k, include_superseded, named, win)
+    older = on.older and asks_for_older(query)
+    kept, excluded = _supersede(forest, fused, k, include_superseded or older, named, win)
     if on.edges:
         asked = wanted if terms is None else derive_terms(query)
         kept = _with_neighbours(
@@ -116,6 +117,7 @@ def harvest(
             forms,
             fused,
             asked_kinds(query) - (frozenset() if on.places else {"place"}),
+            older,
         )
     forest.found(c.id for c in kept)
     global_matches = {r["id"]: r.get("matches", []) for r in sniffed["results"]}
@@ -211,6 +213,7 @@ def _with_neighbours(
     forms: Forms,
     fused: list[_Candidate],
     asks: frozenset[str],
+    older: bool = False,
 ) -> list[_Candidate]:
     """The top k once the hits' linked neighbours that supply question terms the hits
     lack (:mod:`monkeyllm.reads.edges`) compete for the seats; a neighbour never takes
@@ -249,7 +252,7 @@ def _with_neighbours(
     raised = False
     # What a neighbour must beat to take a seat (a tie goes to the hit).
     floor = kept[-1].score if len(kept) >= k else float("-inf")
-    for near in linked(forest, sources, terms, weight, forms, set(), asks=asks):
+    for near in linked(forest, sources, terms, weight, forms, set(), asks=asks, older=older):
         known = found.get(near.id)
         if near.id not in seated and near.score <= floor:
             continue

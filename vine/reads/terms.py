@@ -121,6 +121,21 @@ PLACE_WORDS = frozenset({"where", "onde", "aonde"})
 ASKED_KINDS = {**dict.fromkeys(PERSON_WORDS, "person"), **dict.fromkeys(PLACE_WORDS, "place")}
 
 
+# Words with which a question asks for a version replaced since (English, Portuguese).
+OLDER_WORDS = frozenset(
+    {
+        "old", "older", "previous", "former", "earlier", "prior", "superseded",
+        "antigo", "antiga", "antigos", "antigas", "anterior", "anteriores",
+        "velho", "velha", "velhos", "velhas",
+    }
+)  # fmt: skip
+
+
+def asks_for_older(query: str) -> bool:
+    """Whether a question asks for an old version (the old rules, a previous policy)."""
+    return any(fold(token) in OLDER_WORDS for token in TOKEN.findall(query))
+
+
 def asked_kinds(query: str) -> frozenset[str]:
     """The entity kinds a question asks for: ``person`` for *who* (quem), ``place`` for
     *where* (onde), in English or Portuguese."""
