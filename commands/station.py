@@ -157,15 +157,20 @@ def _say_if_no_forest(root: Path, forest: str) -> None:
 
 @key_app.command("list")
 def key_list(root: Root) -> None:
-    """List the keys (never their secrets), as JSON lines.
+    """List the keys (never their secrets): a table on a terminal, JSON lines when piped.
 
     \b
     Example: vine station key list --root ./forests
     """
     from monkeyllm.serve.station import keys
 
+    from .common import json_mode
+
     with _store(root) as store:
         rows = list(keys.listing(store))
+    if rows and not json_mode(False):
+        _keys_table(rows)
+        return
     for row in rows:
         sys.stdout.write(json.dumps(row) + "\n")
     if not rows:
@@ -173,6 +178,44 @@ def key_list(root: Root) -> None:
             "vine station: no keys yet (vine station key add PRINCIPAL --root ROOT "
             "--forest FOREST makes one).\n"
         )
+
+
+def _when(epoch: Any) -> str:
+    """A stored time as a person reads it (local time, to the minute)."""
+    import datetime
+
+    if not isinstance(epoch, int | float):
+        return "never"
+    return datetime.datetime.fromtimestamp(epoch).astimezone().strftime("%Y-%m-%d %H:%M %Z")
+
+
+def _reach(row: dict[str, Any]) -> str:
+    """Where a key may read: the whole forest, or its subtrees, less what it may not."""
+    allow = [a for a in row.get("allow") or [] if a] or ["the whole forest"]
+    deny = [d for d in row.get("deny") or [] if d]
+    return ", ".join(allow) + (f" (not {', '.join(deny)})" if deny else "")
+
+
+def _keys_table(rows: list[dict[str, Any]]) -> None:
+    from rich.console import Console
+
+    from .render.pieces import columns_table, fit
+
+    table = columns_table("id", "principal", "forest", "reach", "caps", "created", "last used")
+    for row in rows:
+        revoked = row.get("revoked_at")
+        table.add_row(
+            row["id"] + (" (revoked)" if revoked else ""),
+            row["principal"],
+            row["forest"],
+            _reach(row),
+            ", ".join(row.get("caps") or []),
+            _when(row.get("created_at")),
+            _when(row.get("last_used_at")),
+            style="dim" if revoked else None,
+        )
+    console = Console()
+    console.print(fit(console, table))
 
 
 @key_app.command("revoke")

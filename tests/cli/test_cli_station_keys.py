@@ -5,9 +5,12 @@ how to make one instead of printing nothing."""
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 from ..forestkit import copy_sample
 from .kit import vine
@@ -52,3 +55,28 @@ def test_a_port_out_of_range_is_a_usage_error(tmp_path: Path) -> None:
         )
         assert result.returncode == 2, (argv, result.stderr)
         assert "99999 is not in the range 1<=x<=65535" in result.stderr
+
+
+def test_the_key_list_is_a_table_for_a_person(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On a terminal: where each key may read in words (not `[""]`), dates (not epoch
+    seconds), revoked keys marked; piped, the JSON lines as before."""
+    copy_sample(tmp_path / "acme")
+    root = str(tmp_path)
+    made = vine("station", "key", "add", "ana", "--root", root, "--forest", "acme")
+    vine(
+        "station", "key", "add", "bob", "--root", root, "--forest", "acme",
+        "--allow", "sales", "--deny", "sales/pipeline",
+    )  # fmt: skip
+    vine("station", "key", "revoke", json.loads(made.stdout)["id"], "--root", root)
+    piped = vine("station", "key", "list", "--root", root)
+    assert [json.loads(line)["principal"] for line in piped.stdout.splitlines()] == ["ana", "bob"]
+    monkeypatch.setattr("monkeyllm.commands.common.json_mode", lambda flag: False)
+    shown = vine("station", "key", "list", "--root", root, env={"COLUMNS": "200"})
+    assert shown.exit_code == 0, shown.stderr
+    text = shown.stdout
+    assert "the whole forest" in text and "sales/ (not sales/pipeline/)" in text
+    assert "(revoked)" in text and "never" in text
+    assert re.search(r"\d{4}-\d{2}-\d{2} \d{2}:\d{2}", text)
+    assert '[""]' not in text and "created_at" not in text
