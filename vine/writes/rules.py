@@ -163,7 +163,11 @@ def dangling(
     for link in links:
         target = link.get("target")
         if isinstance(target, str) and target not in planted and target not in out:
-            if not (root / (target + ".md")).is_file():
+            try:
+                there = (root / (target + ".md")).is_file()
+            except (OSError, ValueError):  # a name no file can have (too long, a NUL)
+                there = False
+            if not there:
                 out.append(target)
     return out
 
