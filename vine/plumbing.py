@@ -24,6 +24,66 @@ if TYPE_CHECKING:
     from .writes.context import WriteContext
 
 
+# How long close waits for calls in other threads: past the default lock timeout (a
+# write waiting for another writer), and bounded, so that a thread stuck elsewhere (a
+# lock-wait callback waiting for the thread that closes) never hangs it.
+CLOSE_WAIT = 10.0
+
+
+class Gate:
+    """The calls in progress on one Vine, so that ``close`` waits for those running in
+    other threads instead of closing the SQLite connections under them (which crashes
+    the interpreter) and refuses every call that comes after it."""
+
+    def __init__(self) -> None:
+        self._idle = threading.Condition()
+        self._running = 0
+        self._local = threading.local()
+        self.closed = False
+
+    def enter(self) -> bool:
+        """Count a call in; False once the Vine is closed."""
+        with self._idle:
+            if self.closed:
+                return False
+            self._running += 1
+        self._local.depth = getattr(self._local, "depth", 0) + 1
+        return True
+
+    def leave(self) -> None:
+        self._local.depth -= 1
+        with self._idle:
+            self._running -= 1
+            self._idle.notify_all()
+
+    @contextmanager
+    def entered(self) -> Iterator[None]:
+        """A helper that is not a call, counted in like one (``E_SCHEMA`` once closed)."""
+        if not self.enter():
+            raise closed()
+        try:
+            yield
+        finally:
+            self.leave()
+
+    def close(self, wait: float = CLOSE_WAIT) -> bool:
+        """Refuse new calls and wait, ``wait`` seconds at most, for the other threads'
+        calls to end (not for one this thread is inside: a callback may close); False
+        when already closed."""
+        with self._idle:
+            if self.closed:
+                return False
+            self.closed = True
+            own = getattr(self._local, "depth", 0)
+            self._idle.wait_for(lambda: self._running <= own, timeout=wait)
+        return True
+
+
+def closed() -> SchemaError:
+    """What every call on a closed Vine answers."""
+    return SchemaError("this Vine is closed", hint="Open the forest again.")
+
+
 class Plumbing:
     """The part of :class:`~monkeyllm.Vine` that is not a call."""
 
@@ -73,6 +133,7 @@ class Plumbing:
     _repo: Repository | None
     _local: threading.local
     _closed: bool
+    _gate: Gate
 
     def cannot_write(self) -> str | None:
         """Why writes to this forest would fail before they start, or None: a writable
@@ -192,12 +253,11 @@ class Plumbing:
 
     def head(self) -> str | None:
         """The forest's current commit (None before the first, or without git)."""
-        if self._closed:
-            raise SchemaError("this Vine is closed", hint="Open the forest again.")
-        try:
-            return self._repository().head()
-        except VineError:
-            return None
+        with self._gate.entered():
+            try:
+                return self._repository().head()
+            except VineError:
+                return None
 
     @property
     def freshness(self) -> str:
@@ -209,33 +269,32 @@ class Plumbing:
         """Deposit a successful hunt's heat on nodes an answer stood on (the Station's
         ``answer`` does, for its evidence), so that what answers questions climbs the
         rankings. Not a call: it changes no content. Returns the ids that exist."""
-        if self._closed:
-            raise SchemaError("this Vine is closed", hint="Open the forest again.")
         from .heat import STRONG_DEPOSIT
 
-        known = [
-            i
-            for i in dict.fromkeys(ids)
-            if isinstance(i, str) and self._forest.catalog.row(i) is not None
-        ]
-        self._forest.heat.deposit(known, STRONG_DEPOSIT)
-        return known
+        with self._gate.entered():
+            known = [
+                i
+                for i in dict.fromkeys(ids)
+                if isinstance(i, str) and self._forest.catalog.row(i) is not None
+            ]
+            self._forest.heat.deposit(known, STRONG_DEPOSIT)
+            return known
 
     def near(self, id: str, keep: Callable[[str], bool] | None = None) -> list[str]:
         """The existing ids nearest to a mistyped ``id`` (at most 3, best first), as an
         ``E_NOT_FOUND`` hint suggests them; ``keep`` limits them to ids a caller may
         see (a server scoping a key). Not a call: it deposits no heat and is not traced.
         """
-        if self._closed:
-            raise SchemaError("this Vine is closed", hint="Open the forest again.")
         from .ids import normalize
 
-        return self._forest.near(normalize(id), keep)
+        with self._gate.entered():
+            return self._forest.near(normalize(id), keep)
 
     def problems(self) -> list[dict[str, str]]:
         """Files the catalog skipped because they are not well-formed nodes."""
-        self._forest.catalog.sync()
-        return [{"path": p.path, "reason": p.reason} for p in self._forest.catalog.problems()]
+        with self._gate.entered():
+            self._forest.catalog.sync()
+            return [{"path": p.path, "reason": p.reason} for p in self._forest.catalog.problems()]
 
     def asset(self, id: str) -> dict[str, Any]:
         """The local original of a media node, for a surface that serves its bytes.
@@ -246,15 +305,15 @@ class Plumbing:
         """
         from .media import asset
 
-        if self._closed:
-            raise SchemaError("this Vine is closed", hint="Open the forest again.")
-        self._forest.catalog.sync()
-        return asset(self._forest, id)
+        with self._gate.entered():
+            self._forest.catalog.sync()
+            return asset(self._forest, id)
 
     def reindex(self) -> dict[str, Any]:
         """Rebuild the catalog from the files (heat is kept); returns the node count."""
         started = time.perf_counter()
-        count = self._forest.catalog.build()
+        with self._gate.entered():
+            count = self._forest.catalog.build()
         return {
             "nodes": count,
             "skipped": len(self._forest.catalog.problems()),

@@ -40,7 +40,7 @@ from .argtypes import (
 from .canopy.methods import CanopyMethods
 from .errors import NotFound, SchemaError, VineError, refused_write
 from .limits import Apart, MaxLen
-from .plumbing import Plumbing
+from .plumbing import Gate, Plumbing, closed
 from .registry import CALLS, Call, check_args, internal
 from .traces import TraceLog
 
@@ -136,6 +136,7 @@ class Vine(CanopyMethods, Plumbing):
         if embedder is not None:
             self.bind_embedder(embedder)
         self._closed = False
+        self._gate = Gate()
         self._local = threading.local()
         self._repo: Repository | None = None
         if self.writable:
@@ -149,8 +150,10 @@ class Vine(CanopyMethods, Plumbing):
     # -- lifecycle -----------------------------------------------------------------
 
     def close(self) -> None:
-        """Release the lock and every connection. Safe to call twice."""
-        if self._closed:
+        """Release the lock and every connection, once the calls other threads are
+        running have ended; every call after it answers ``E_SCHEMA``. Safe to call
+        twice."""
+        if not self._gate.close():
             return
         self._closed = True
         self._trace.close()
@@ -185,8 +188,14 @@ class Vine(CanopyMethods, Plumbing):
         return self._run(spec, clean)
 
     def _run(self, spec: Call, args: dict[str, Any]) -> dict[str, Any]:
-        if self._closed:
-            return SchemaError("this Vine is closed", hint="Open the forest again.").envelope()
+        if not self._gate.enter():
+            return closed().envelope()
+        try:
+            return self._counted(spec, args)
+        finally:
+            self._gate.leave()
+
+    def _counted(self, spec: Call, args: dict[str, Any]) -> dict[str, Any]:
         started = time.perf_counter()
         try:
             if spec.read_only:

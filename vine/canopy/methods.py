@@ -5,10 +5,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ..errors import SchemaError
-
 if TYPE_CHECKING:
     from ..forest import Forest
+    from ..plumbing import Gate
     from . import Progress
     from .embedders import EmbedderConfig
 
@@ -17,7 +16,7 @@ class CanopyMethods:
     """What :class:`~monkeyllm.Vine` offers for its forest's Canopy."""
 
     _forest: Forest
-    _closed: bool
+    _gate: Gate
 
     def bind_embedder(self, embedder: EmbedderConfig | dict[str, Any] | None) -> None:
         """Bind the query embedder hybrid ranking uses on this forest (a Station binds
@@ -56,11 +55,11 @@ class CanopyMethods:
         from . import build
         from .embedders import EmbedderConfig
 
-        self._check_open()
-        if isinstance(embedder, dict):
-            embedder = EmbedderConfig.from_public(embedder)
-        self._forest.catalog.sync()
-        return build(self._forest, embedder, rebuild=rebuild, progress=progress)
+        with self._gate.entered():
+            if isinstance(embedder, dict):
+                embedder = EmbedderConfig.from_public(embedder)
+            self._forest.catalog.sync()
+            return build(self._forest, embedder, rebuild=rebuild, progress=progress)
 
     def canopy_status(self) -> dict[str, Any]:
         """The Canopy's state: whether there is one, its embedder (name, model,
@@ -68,17 +67,13 @@ class CanopyMethods:
         whether this process's query embedder matches it."""
         from . import status
 
-        self._check_open()
-        return status(self._forest)
+        with self._gate.entered():
+            return status(self._forest)
 
     def canopy_drop(self) -> dict[str, Any]:
         """Delete the forest's Canopy; locate and harvest rank lexically until the next
         build."""
         from . import drop
 
-        self._check_open()
-        return drop(self._forest)
-
-    def _check_open(self) -> None:
-        if self._closed:
-            raise SchemaError("this Vine is closed", hint="Open the forest again.")
+        with self._gate.entered():
+            return drop(self._forest)
