@@ -130,3 +130,61 @@ def test_trace_files_are_pruned_to_the_newest(
     assert f"{vine.session}.jsonl" in kept
     assert {"old4.jsonl", "old5.jsonl", "old6.jsonl", "old7.jsonl"} <= set(kept)
     assert (folder / "notes.txt").exists()
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        {"alpha": float("nan")},
+        {"alpha": float("inf")},
+        {"half_life_days": 0},
+        {"half_life_days": -5},
+        {"half_life_days": float("nan")},
+        {"half_life_days": "30"},
+        {"writable": "no"},
+        {"writable": None},
+        {"watch": "no"},
+        {"on_lock_wait": 5},
+        {"embedder": "http://127.0.0.1:9/v1"},
+        {"embedder": {"kind": "bogus"}},
+    ],
+    ids=repr,
+)
+def test_a_bad_option_is_refused_before_the_lock_is_taken(
+    tmp_path: Path, options: dict[str, object]
+) -> None:
+    """A NaN alpha made every score NaN (not JSON), a NaN half-life failed every call
+    with E_INTERNAL, writable="no" opened for writing; a bad embedder raised only after
+    the lock was taken, and left it held by the process until it exited."""
+    root = make_forest(tmp_path / "f")
+    with pytest.raises(VineError) as refused:
+        Vine(root, **options)  # type: ignore[arg-type]
+    assert refused.value.code == "E_SCHEMA"
+    assert not (root / LOCK_NAME).exists()
+    with Vine(root, lock_timeout=0) as vine:  # the lock is free again
+        assert_ok(vine.locate("test forest"))
+
+
+@pytest.mark.parametrize("path", [None, 3, b"/tmp", ["f"]], ids=repr)
+def test_a_path_that_is_not_a_path_is_e_schema(path: object) -> None:
+    with pytest.raises(VineError) as refused:
+        Vine(path, writable=False)  # type: ignore[arg-type]
+    assert refused.value.code == "E_SCHEMA"
+    assert "path must be a str or a pathlib.Path" in str(refused.value)
+
+
+def test_a_branchs_folder_is_not_opened_as_a_forest(tmp_path: Path) -> None:
+    """Vine("brain/sales") opened the branch as a forest of its own: ids without their
+    prefix (exchange-policy), no edges, and a _derived/ catalog written into it."""
+    root = make_forest(tmp_path / "f", {"sales/pipeline/deal": ("note", {}, "# Deal\n")})
+    for folder, branch in ((root / "sales", "sales/_index"), (root / "sales" / "pipeline", None)):
+        branch = branch or "sales/pipeline/_index"
+        with pytest.raises(VineError) as refused:
+            Vine(folder, writable=False)
+        err = refused.value.envelope()["error"]
+        assert err["code"] == "E_NOT_FOUND"
+        assert f"is the branch {branch} of a forest" in err["message"]
+        assert f"open the forest's root, {root}" in err["hint"]
+        assert not (folder / "_derived").exists()
+    with Vine(root, writable=False) as vine:
+        assert_ok(vine.look("sales/pipeline/deal"))

@@ -8,10 +8,9 @@ import os
 import threading
 import time
 from collections.abc import Callable
-from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
-from . import budget, hints, lifecycle, registry
+from . import budget, lifecycle, registry
 from .argtypes import (
     DateBound,
     DateField,
@@ -37,8 +36,8 @@ from .argtypes import (
     Terms,
     Text,
 )
-from .canopy.methods import CanopyMethods
-from .errors import NotFound, SchemaError, VineError, refused_write
+from .canopy.methods import CanopyMethods, embedder_of
+from .errors import SchemaError, VineError, refused_write
 from .limits import Apart, MaxLen
 from .plumbing import Gate, Plumbing, closed
 from .registry import CALLS, Call, check_args, internal
@@ -71,11 +70,16 @@ class Vine(CanopyMethods, Plumbing):
     ``{"error": {"code", "message", "hint"}}``. Use it as a context manager,
     or call :meth:`close`, to release the lock.
 
+    Opening raises :class:`~monkeyllm.VineError` instead: ``E_NOT_FOUND`` when
+    ``path`` is not a forest's root (no ``_index.md``, or a branch's folder inside a
+    forest), ``E_SCHEMA`` for an option of the wrong type or range, ``E_LOCKED`` when
+    another process holds the lock past ``lock_timeout``.
+
     Args:
         path: The forest's root folder (it holds ``_index.md``).
         writable: Allow writes (plant, graft, tend, prune and transplant).
-        alpha: Weight of heat in ranking; 0 turns the pheromone off.
-        half_life_days: How fast heat evaporates.
+        alpha: Weight of heat in ranking, a number >= 0; 0 turns the pheromone off.
+        half_life_days: Days for heat to halve (> 0).
         watch: Use inotify (where available) to notice outside edits; without
             it each call compares file stats.
         embedder: The query embedder for hybrid ranking (an
@@ -105,17 +109,14 @@ class Vine(CanopyMethods, Plumbing):
         lock_timeout: float | None = None,
         on_lock_wait: Callable[[dict[str, object]], None] | None = None,
     ) -> None:
-        root = Path(path).expanduser().resolve()
-        if not (root / "_index.md").is_file():
-            raise NotFound(
-                f"no forest at {root} (no _index.md)",
-                hint="Point at a forest's root folder, or create one with "
-                f"{hints.create_forest()}.",
-            )
-        if isinstance(alpha, bool) or not isinstance(alpha, int | float) or alpha < 0:
-            raise SchemaError(f"alpha must be a number >= 0, got {alpha!r}")
+        from .opening import check_options, forest_root
+
+        # Every argument is checked before the writer lock is taken.
+        root = forest_root(path)
+        check_options(writable, alpha, half_life_days, watch, on_lock_wait)
+        bound = embedder_of(embedder)
         self.root = root
-        self.writable = bool(writable)
+        self.writable = writable
         self.alpha = float(alpha)
         self.session = os.urandom(6).hex()
         from .forest import Forest
@@ -133,8 +134,8 @@ class Vine(CanopyMethods, Plumbing):
             self._path.close()
             raise
         self._trace = TraceLog(root, self.session)
-        if embedder is not None:
-            self.bind_embedder(embedder)
+        if bound is not None:
+            self._forest.embedder = bound
         self._closed = False
         self._gate = Gate()
         self._local = threading.local()

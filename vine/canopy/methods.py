@@ -5,11 +5,32 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from ..errors import SchemaError
+
 if TYPE_CHECKING:
     from ..forest import Forest
     from ..plumbing import Gate
     from . import Progress
     from .embedders import EmbedderConfig
+
+
+def embedder_of(embedder: object) -> EmbedderConfig | None:
+    """The checked configuration of an embedder given as a config, its dict form or None;
+    ``E_SCHEMA`` for anything else or a bad configuration."""
+    from .embedders import EmbedderConfig
+
+    if embedder is None:
+        return None
+    if isinstance(embedder, dict):
+        return EmbedderConfig.from_public(embedder)
+    if isinstance(embedder, EmbedderConfig):
+        return embedder.checked()
+    raise SchemaError(
+        f"embedder must be an EmbedderConfig, its dict form or None, got "
+        f"{type(embedder).__name__} {embedder!r:.60}",
+        hint='e.g. {"kind": "http", "url": "http://127.0.0.1:11434/v1", "model": "..."}, '
+        'or {"kind": "local"}.',
+    )
 
 
 class CanopyMethods:
@@ -22,13 +43,7 @@ class CanopyMethods:
         """Bind the query embedder hybrid ranking uses on this forest (a Station binds
         one per forest); None unbinds it. Raises ``VineError`` (``E_SCHEMA``) for a bad
         configuration."""
-        from .embedders import EmbedderConfig
-
-        if isinstance(embedder, dict):
-            embedder = EmbedderConfig.from_public(embedder)
-        elif embedder is not None:
-            embedder = embedder.checked()
-        self._forest.embedder = embedder
+        self._forest.embedder = embedder_of(embedder)
 
     def canopy_build(
         self,
