@@ -188,3 +188,34 @@ def test_a_branchs_folder_is_not_opened_as_a_forest(tmp_path: Path) -> None:
         assert not (folder / "_derived").exists()
     with Vine(root, writable=False) as vine:
         assert_ok(vine.look("sales/pipeline/deal"))
+
+
+@pytest.mark.parametrize("options", [{"writeable": False}, {"alpha": float("nan")}], ids=repr)
+def test_init_and_copy_check_their_options_before_creating_anything(
+    tmp_path: Path, options: dict[str, object]
+) -> None:
+    """A mistyped option raised only once the forest was made, so the corrected retry
+    answered "a forest already exists"."""
+    source = make_forest(tmp_path / "f")
+    for made, create in (
+        (tmp_path / "new", lambda: Vine.init(tmp_path / "new", "New", **options)),
+        (tmp_path / "copy", lambda: Vine.copy(source, tmp_path / "copy", **options)),
+    ):
+        with pytest.raises(VineError) as refused:
+            create()
+        assert refused.value.code == "E_SCHEMA"
+        assert not made.exists()
+    with Vine.init(tmp_path / "new", "New", writable=False) as vine:
+        assert not vine.writable
+    with pytest.raises(VineError) as refused:
+        Vine.init(None, "New")  # type: ignore[arg-type]
+    assert refused.value.code == "E_SCHEMA"
+
+
+def test_an_embedder_that_is_not_one_is_e_schema_everywhere(tmp_path: Path) -> None:
+    """canopy_build("x") and bind_embedder(5) failed with AttributeError from inside."""
+    with Vine(make_forest(tmp_path / "f"), writable=False) as vine:
+        for use in (lambda: vine.canopy_build("x"), lambda: vine.bind_embedder(5)):
+            with pytest.raises(VineError) as refused:
+                use()  # type: ignore[arg-type]
+            assert refused.value.code == "E_SCHEMA" and "embedder must be" in str(refused.value)

@@ -20,12 +20,7 @@ def forest_root(path: object) -> Path:
     folder without ``_index.md``, or one whose ``_index.md`` is a branch of a larger
     forest (``brain/sales``): opened as a forest of its own, its ids would lose their
     prefix and its links point nowhere."""
-    if not isinstance(path, str | os.PathLike) or isinstance(os.fspath(path), bytes):
-        raise SchemaError(
-            f"path must be a str or a pathlib.Path, got {type(path).__name__} {path!r:.60}",
-            hint="Pass the forest's root folder, e.g. Vine('./brain').",
-        )
-    root = Path(path).expanduser().resolve()
+    root = as_path(path).expanduser().resolve()
     if not (root / "_index.md").is_file():
         raise NotFound(
             f"no forest at {root} (no _index.md)",
@@ -45,6 +40,18 @@ def forest_root(path: object) -> Path:
             hint=f"Its ids would lose their '{branch[: -len('_index')]}' prefix: {where}.",
         )
     return root
+
+
+def as_path(path: object, name: str = "path") -> Path:
+    """``path`` as a :class:`~pathlib.Path`; ``E_SCHEMA`` for anything but a str or an
+    ``os.PathLike`` of one (pathlib's own ``TypeError`` names neither the argument nor
+    what to pass)."""
+    if not isinstance(path, str | os.PathLike) or isinstance(os.fspath(path), bytes):
+        raise SchemaError(
+            f"{name} must be a str or a pathlib.Path, got {type(path).__name__} {path!r:.60}",
+            hint="Pass a forest's root folder, e.g. Vine('./brain').",
+        )
+    return Path(path)
 
 
 def _branch_id(index: Path) -> str | None:
@@ -86,3 +93,32 @@ def check_options(
 
 def _number(value: Any) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def check_open_options(opener: Any, options: dict[str, Any]) -> None:
+    """Raise ``E_SCHEMA`` for options ``opener(path, **options)`` (a Vine class) would
+    refuse: what ``Vine.init`` and ``Vine.copy`` ask before they create anything, so a
+    mistyped option does not leave behind a new forest that the corrected retry then
+    finds in its way ("a forest already exists")."""
+    import inspect
+
+    from .canopy.methods import embedder_of
+    from .lock import timeout_from_env
+    from .writepath import check_hold
+
+    signature = inspect.signature(opener)
+    try:
+        given = signature.bind(".", **options)
+    except TypeError as exc:
+        takes = ", ".join(signature.parameters)
+        raise SchemaError(
+            f"{opener.__name__}: {exc}", hint=f"{opener.__name__} takes: {takes}."
+        ) from None
+    given.apply_defaults()
+    args = given.arguments
+    check_options(
+        args["writable"], args["alpha"], args["half_life_days"], args["watch"], args["on_lock_wait"]
+    )
+    embedder_of(args["embedder"])
+    check_hold(args["lock"])
+    timeout_from_env(args["lock_timeout"])

@@ -99,12 +99,16 @@ class Plumbing:
 
         Writes the master ``_index.md``, ``_meta/schema.md`` with the default dialect and
         ``.gitignore``, makes the folder its own git repository (even inside another
-        one) and commits ``init: forest '<title>'``. Refuses a
-        folder that already holds a forest (``VineError`` with ``E_SCHEMA``).
+        one) and commits ``init: forest '<title>'``. ``options`` are
+        :class:`~monkeyllm.Vine`'s, checked before anything is written. Refuses a folder
+        that already holds a forest, or an option Vine would refuse (``VineError`` with
+        ``E_SCHEMA``).
         """
+        from .opening import as_path, check_open_options
         from .writes.init import init_forest
 
-        init_forest(Path(path).expanduser().resolve(), title, summary)
+        check_open_options(cls, options)
+        init_forest(as_path(path).expanduser().resolve(), title, summary)
         return cls(path, **options)
 
     @classmethod
@@ -119,11 +123,14 @@ class Plumbing:
         one commit, ``copy: forest '<title>' from <folder>``. It is how to try edits on a
         forest that cannot be written (one inside another repository, such as the
         shipped ``sample-brain/``). Raises ``VineError`` (``E_SCHEMA``) when ``dest`` is
-        a folder that is not empty.
+        a folder that is not empty, or for an option Vine would refuse (checked before
+        anything is copied).
         """
+        from .opening import as_path, check_open_options
         from .writes.copy import copy_forest
 
-        copy_forest(Path(path), Path(dest))
+        check_open_options(cls, options)
+        copy_forest(as_path(path), as_path(dest, "dest"))
         return cls(dest, **options)
 
     root: Path

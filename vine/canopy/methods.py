@@ -68,13 +68,11 @@ class CanopyMethods:
         ``E_PROVIDER`` or ``E_TIMEOUT`` (an endpoint failed; finished batches stay).
         """
         from . import build
-        from .embedders import EmbedderConfig
 
         with self._gate.entered():
-            if isinstance(embedder, dict):
-                embedder = EmbedderConfig.from_public(embedder)
+            chosen = embedder_of(embedder)
             self._forest.catalog.sync()
-            return build(self._forest, embedder, rebuild=rebuild, progress=progress)
+            return build(self._forest, chosen, rebuild=rebuild, progress=progress)
 
     def canopy_status(self) -> dict[str, Any]:
         """The Canopy's state: whether there is one, its embedder (name, model,
