@@ -189,3 +189,31 @@ def test_visibility_counts_only_what_is_seen(vine: Vine) -> None:
         out = assert_ok(vine.calendar(granularity="year"))
     assert sum(b["nodes"] for b in out["buckets"]) == 2
     assert out["undated"] == 4  # misc's two notes and its index, the schema
+
+
+@pytest.mark.parametrize(
+    "granularity, since, until",
+    [
+        ("year", "2025-12-30", None),
+        ("year", None, "2026-01-04"),
+        ("month", "2026-03-10", "2026-03-20"),
+        ("week", "2025-12-30", "2026-01-02"),
+        ("week", "2026-01", None),
+    ],
+)
+def test_a_window_cutting_a_period_narrows_its_bounds(
+    vine: Vine, granularity: str, since: str | None, until: str | None
+) -> None:
+    """A bucket the window cuts (the year 2025 from its 30 December on) carries the
+    window's own bound, so reading it back gives the nodes it counted, not its period's."""
+    out = assert_ok(vine.calendar(granularity=granularity, since=since, until=until))
+    assert out["buckets"]
+    for bucket in out["buckets"]:
+        window = {"since": bucket["since"], "until": bucket["until"]}
+        scanned = assert_ok(vine.scan("_index", recursive=True, fields=["id"], **window))
+        assert scanned["total"] == bucket["nodes"], bucket
+    first = out["buckets"][-1] if since else out["buckets"][0]
+    if since:
+        assert first["since"] == since
+    else:
+        assert first["until"] == until

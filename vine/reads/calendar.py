@@ -10,7 +10,7 @@ from ..errors import SchemaError
 from ..forest import Forest
 from ..ids import ROOT_INDEX, branch_id, folder_prefix, normalize
 from ..visibility import Visibility
-from ..windows import Window
+from ..windows import Window, window
 
 # A usable date: the column starts with YYYY-MM-DD (tested on the bare column).
 DATED = "{col} GLOB '[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]*'"
@@ -105,7 +105,7 @@ def calendar(
             invalid += n  # a date no calendar holds (2026-02-30): as good as none
             continue
         if isinstance(bucket, dict):
-            buckets.append(bucket)
+            buckets.append(_clipped(bucket, win))
         periods += 1
         dated_nodes += n
         first = low if first is None or low < first else first
@@ -128,6 +128,19 @@ def calendar(
 
 
 _MONDAY_ONE = date(1, 1, 1)
+
+
+def _clipped(bucket: dict[str, Any], win: Window) -> dict[str, Any]:
+    """``bucket`` with its since/until narrowed to the window's own bounds where the
+    window cuts the period, so that they read back the nodes it counted and no more."""
+    if not win.active:
+        return bucket
+    span = window(bucket["since"], bucket["until"], win.field)
+    if win.lo and span.lo and win.lo > span.lo and win.since:
+        bucket["since"] = win.since.strip()
+    if win.hi and span.hi and win.hi < span.hi and win.until:
+        bucket["until"] = win.until.strip()
+    return bucket
 
 
 def _valid(granularity: str, key: Any) -> bool:
