@@ -14,7 +14,7 @@ from typing import Any
 from monkeyllm.hints import Arg, Hole, Spelling
 from monkeyllm.registry import CALLS
 
-from .params import option_names, shape_of
+from .params import option_names, positionals, shape_of
 
 
 class CommandLine(Spelling):
@@ -24,10 +24,12 @@ class CommandLine(Spelling):
 
     def call(self, call: str, args: list[Arg]) -> str:
         spec = CALLS.get(call)
-        first = next((p.name for p in spec.params if p.required), None) if spec else None
+        # The arguments given by position, as the command takes them (ID, and NEW_ID
+        # for transplant); the others are options.
+        by_position = {p.name for p in positionals(spec)} if spec else set()
         parts = ["vine", call]
         for arg in args:
-            if arg.param == first:
+            if arg.param in by_position:
                 parts.append(_hole(call, arg) if isinstance(arg.value, Hole) else _value(arg.value))
             else:
                 parts.append(self.option(call, arg))

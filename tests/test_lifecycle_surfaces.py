@@ -115,6 +115,19 @@ def test_prune_on_a_terminal_shows_what_goes_and_asks(forest: Path) -> None:
     assert status(forest) == ""
 
 
+def test_a_folder_given_as_the_new_id_names_the_command_to_run(forest: Path) -> None:
+    """`vine transplant ID sales/` (a shell's completion of the folder) is refused, and
+    the hint is a command line that runs: NEW_ID by position, never --new-id."""
+    before, files = head(forest), files_of(forest)
+    refused = vine(forest, "transplant", "sales/price-list", "finance/")
+    assert refused.returncode == 1 and refused.stderr.startswith("vine: E_SCHEMA")
+    hint = json.loads(refused.stdout)["error"]["hint"]
+    assert "vine transplant sales/price-list finance/price-list" in hint
+    assert head(forest) == before and files_of(forest) == files
+    moved = vine(forest, "transplant", "sales/price-list", "finance/price-list")
+    assert moved.returncode == 0, moved.stderr
+
+
 def test_rich_layouts() -> None:
     history = render(
         "history",

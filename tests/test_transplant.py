@@ -288,3 +288,17 @@ def test_a_moved_body_keeps_its_index_rows(vine: Vine, root: Path) -> None:
     assert "kb/alpha-moved" in found and "kb/alpha" not in found
     vine.reindex()  # a rebuild from the files agrees
     assert "kb/alpha-moved" in [r["id"] for r in assert_ok(vine.sniff(word, k=20))["results"]]
+
+
+@pytest.mark.parametrize("new_id", ["other/", " other/ ", "other//"])
+def test_a_folder_as_new_id_is_refused_naming_the_whole_id(
+    vine: Vine, root: Path, new_id: str
+) -> None:
+    """``other/`` (as a shell completes a folder) is not taken for the id ``other``, a
+    leaf at the root: the move is refused and the hint names the id it would have in
+    that folder."""
+    before, files = head(root), files_of(root)
+    err = assert_error(vine.transplant("kb/alpha", new_id), "E_SCHEMA")
+    assert "folder" in err["message"]
+    assert "transplant('kb/alpha', new_id='other/alpha')" in err["hint"]
+    assert head(root) == before and files_of(root) == files and status(root) == ""

@@ -8,7 +8,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from .. import ids
+from .. import hints, ids
 from ..errors import Anchored, Forbidden, NotFound, SchemaError
 from . import backlinks, render, rules
 from .backlinks import Doc, Docs
@@ -102,6 +102,15 @@ def transplant(ctx: WriteContext, node_id: str, new_id: str, dry_run: bool) -> d
 def _destination(ctx: WriteContext, node_id: str, raw: str) -> str:
     """``new_id`` under the rules plant applies: a valid leaf id, free, whose parent
     branch exists; not the old address of another node."""
+    if isinstance(raw, str) and raw.strip().endswith("/") and raw.strip().strip("/"):
+        # A folder (as a shell completes one), not an id: check_new_id would take the
+        # folder's name itself as the new leaf id.
+        leaf = node_id.rsplit("/", 1)[-1]
+        into = raw.strip().strip("/") + "/" + leaf
+        raise SchemaError(
+            f"transplant: {raw.strip()!r} names a folder, not the node's new id",
+            hint=f"Give the whole new id: {hints.call('transplant', id=node_id, new_id=into)}.",
+        )
     new_id = rules.check_new_id(raw)
     if new_id == node_id:
         raise SchemaError(
