@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import select
+import shlex
 import subprocess
 import sys
 import time
@@ -113,6 +114,25 @@ def test_prune_on_a_terminal_shows_what_goes_and_asks(forest: Path) -> None:
     code, text = _on_a_terminal(forest, ["prune", "sales/pipeline/2026/q2-forecast", "--yes"], None)
     assert code == 0 and "[y/N]" not in text and "pruned" in text, text
     assert status(forest) == ""
+
+
+@pytest.mark.parametrize(
+    "target, command",
+    [
+        ("sales/_index", "vine scan sales/_index --recursive"),
+        ("clients/casa-bela", "vine prune clients/casa-bela --force"),
+    ],
+)
+def test_a_refused_prune_hints_the_command_for_this_node(
+    forest: Path, target: str, command: str
+) -> None:
+    """The hint of a refused prune is a command line to run as printed, naming the
+    node (no ID or PARENT_ID left to fill in), and it runs."""
+    refused = vine(forest, "prune", target)
+    assert refused.returncode == 1 and refused.stderr.startswith("vine: E_ANCHORED")
+    assert command in json.loads(refused.stdout)["error"]["hint"]
+    ran = vine(forest, *shlex.split(command)[1:])
+    assert ran.returncode == 0, ran.stderr
 
 
 def test_a_folder_given_as_the_new_id_names_the_command_to_run(forest: Path) -> None:

@@ -117,7 +117,7 @@ def _refuse_children(forest: Forest, node_id: str, seen: Any) -> None:
         f"{node_id} is a branch that still holds {len(visible) or 'some'} "
         "node(s); a branch is pruned once it is empty",
         hint="Prune (or transplant) its nodes first, one at a time; "
-        f"{hints.call('scan', 'parent_id', recursive=True)} lists them.",
+        f"{hints.call('scan', parent_id=node_id, recursive=True)} lists them.",
         **extras,
     )
 
@@ -135,7 +135,7 @@ def _anchored(node_id: str, visible: list[tuple[str, str]], hidden: int, force: 
         )
     return Anchored(
         f"{node_id} is linked from {len(visible)} link(s) in other nodes",
-        hint=f"{hints.call('prune', 'id', force=True)} removes it anyway and "
+        hint=f"{hints.call('prune', id=node_id, force=True)} removes it anyway and "
         "drops exactly those links, in the same commit."
         if not force
         else None,
