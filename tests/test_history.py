@@ -169,3 +169,24 @@ def test_a_file_added_by_hand_is_not_taken_for_a_rename(root: Path) -> None:
     with Vine(root) as vine:
         out = assert_ok(vine.history("kb/alpha-copy"))
     assert [e["message"] for e in out["entries"]] == ["Copy alpha by hand"]
+
+
+@pytest.mark.parametrize("committed", [True, False])
+def test_a_file_with_broken_frontmatter_still_has_its_history(root: Path, committed: bool) -> None:
+    """Who broke a file, and when, is what history is for: a node whose frontmatter no
+    longer parses lists its file's commits (committed or not yet), with a hint saying
+    the file is not a well-formed node, instead of refusing with E_FRONTMATTER."""
+    with Vine(root) as vine:
+        before = [e["action"] for e in assert_ok(vine.history("kb/alpha"))["entries"]]
+    path = root / "kb/alpha.md"
+    path.write_text(path.read_text(encoding="utf-8").replace("title:", "title: [", 1))
+    if committed:
+        git(root, "commit", "-q", "-am", "Edit alpha by hand")
+    with Vine(root) as vine:
+        assert_error(vine.look("kb/alpha"), "E_FRONTMATTER")
+        out = assert_ok(vine.history("kb/alpha"))
+        assert_error(vine.history("kb/nowhere"), "E_NOT_FOUND")
+    actions = [e["action"] for e in out["entries"]]
+    assert actions == (["Edit alpha by hand", *before] if committed else before)
+    assert out["id"] == "kb/alpha" and out["truncated"] is False
+    assert "kb/alpha.md is not a well-formed node" in out["hint"]

@@ -17,9 +17,10 @@ from collections.abc import Callable
 from typing import Any
 
 from .. import budget
-from ..errors import SchemaError
+from ..errors import FrontmatterError, SchemaError
 from ..forest import Forest
 from ..gitops import Repository
+from ..ids import normalize
 from ..visibility import Visibility
 
 TRAILER = "station-principal"
@@ -46,15 +47,21 @@ def action_of(subject: str) -> str:
 def history(
     forest: Forest, repository: Callable[[], Repository], raw: Any, limit: int, seen: Visibility
 ) -> dict[str, Any]:
-    """The node's commits (``git log`` over its path and every path it moved from)."""
-    row = forest.resolve(raw)
-    node_id = row["id"]
+    """The node's commits (``git log`` over its path and every path it moved from).
+
+    A file that is not a well-formed node (its frontmatter broken) has a history all
+    the same, which is how one learns what broke it: its own path's, with a hint.
+    """
+    broken = None
+    try:
+        node_id = forest.resolve(raw)["id"]
+    except FrontmatterError as err:
+        node_id, broken = normalize(raw), err
     limit = min(max(limit, 1), budget.HISTORY_LIMIT_MAX)
     if not (forest.root / ".git").exists():
         # A forest owns its repository; git would otherwise answer for an outer one.
         repository().repo  # noqa: B018 - raises the engine's E_SCHEMA saying so
-    node = forest.read(node_id)
-    olds = node.meta.get("moved_from")
+    olds = None if broken else forest.read(node_id).meta.get("moved_from")
     olds = [olds] if isinstance(olds, str) else olds if isinstance(olds, list) else []
     paths = [node_id + ".md", *[f"{o}.md" for o in olds if isinstance(o, str) and o]]
     records = _log(forest, node_id, paths, limit + 1, seen.restricted, None)
@@ -70,9 +77,12 @@ def history(
     entries = [_entry(record, seen) for record in records]
     truncated = len(entries) > limit
     out: dict[str, Any] = {"id": node_id, "entries": entries[:limit], "truncated": truncated}
+    if broken is not None:
+        out["hint"] = f"{broken.message}. {broken.hint}"
     if budget.shrink_list(out, "entries", budget.HISTORY):
         out["truncated"] = True
-    forest.read_deposit([node_id])
+    if broken is None:
+        forest.read_deposit([node_id])
     return out
 
 
