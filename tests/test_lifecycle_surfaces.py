@@ -270,3 +270,22 @@ def test_the_mcp_tools(forest: Path) -> None:
     assert sum(b["nodes"] for b in _payload(got["calendar"])["buckets"]) > 50
     assert _payload(got["coverage"])["roots"]
     assert status(forest) == ""
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="needs a pseudo-terminal")
+def test_a_dry_run_on_a_forest_without_git_says_the_write_cannot_commit(tmp_path: Path) -> None:
+    """A dry run checks what the commit needs too: on a forest that is not its own git
+    repository it answers the E_SCHEMA the write would, and a prune on a terminal says
+    so before it asks, not after a yes."""
+    forest = copy_sample(tmp_path / "brain")
+    files = files_of(forest)
+    for args in (
+        ["prune", "products/aurora-kettle", "--dry-run"],
+        ["transplant", "products/aurora-kettle", "sales/aurora-kettle", "--dry-run"],
+    ):
+        done = vine(forest, *args)
+        assert done.returncode == 1, done.stdout
+        assert "not a git repository of its own" in json.loads(done.stdout)["error"]["message"]
+    code, text = _on_a_terminal(forest, ["prune", "products/aurora-kettle"], "y")
+    assert code == 1 and "not a git repository" in text and "[y/N]" not in text, text
+    assert files_of(forest) == files

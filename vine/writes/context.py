@@ -31,6 +31,11 @@ class WriteContext:
         """The forest's root."""
         return self.forest.root
 
+    def check_repository(self) -> None:
+        """What the commit will need, checked for a dry run too: the forest is its own
+        git repository (``E_SCHEMA`` saying how to make it one, otherwise)."""
+        self.repo.repo  # noqa: B018 - opening it is the check
+
     @contextmanager
     def transaction(self) -> Iterator[Transaction]:
         """An all-or-nothing write: on any exception every touched file is put back and

@@ -69,6 +69,7 @@ def prune(ctx: WriteContext, node_id: str, force: bool, dry_run: bool) -> dict[s
             doc.changed = True
     moved = os.path.relpath(grave, ctx.root).replace(os.sep, "/") if grave else None
     if dry_run:
+        ctx.check_repository()
         return {
             "id": node_id,
             "pruned": False,

@@ -63,6 +63,7 @@ def transplant(ctx: WriteContext, node_id: str, new_id: str, dry_run: bool) -> d
     trail = ids.trail_of(new_id)
     moved_to = os.path.relpath(target, ctx.root).replace(os.sep, "/") if target else None
     if dry_run:
+        ctx.check_repository()
         out = {
             "id": node_id,
             "new_id": new_id,
