@@ -426,3 +426,41 @@ def test_office_files_with_the_extra(vine: Vine, tmp_path: Path) -> None:
     assert rows["rows"] == [["Acme", 12.5], ["Bolt", 3.0]]
     assert "not a readable .docx" in _paths(report, "failed")["broken.docx"]["reason"]
     assert vine.problems() == [] and status(vine.root) == ""
+
+
+def test_json_scalars_and_unreadable_office_files_are_named_in_plain_words(
+    vine: Vine, tmp_path: Path
+) -> None:
+    """A JSON file holding one value is described with JSON's names (a string, a
+    number, null), and a .docx or .xlsx that does not open says why in words, not
+    with the library's exception class (PackageNotFoundError, BadZipFile, KeyError)."""
+    pytest.importorskip("docx")
+    pytest.importorskip("openpyxl")
+    src = tmp_path / "src"
+    src.mkdir()
+    for name, text in {"s": '"hi"', "n": "4.5", "i": "42", "b": "true", "z": "null"}.items():
+        (src / f"{name}.json").write_text(text, encoding="utf-8")
+    (src / "text.docx").write_text("a note, not a Word file\n", encoding="utf-8")
+    (src / "text.xlsx").write_text("a note, not a workbook\n", encoding="utf-8")
+    import zipfile
+
+    with zipfile.ZipFile(src / "empty.docx", "w") as z:
+        z.writestr("readme.txt", "no Word parts")
+    report = ingest(vine, [src])
+    summaries = {
+        Path(e["path"]).stem: assert_ok(vine.look(e["id"]))["summary"] for e in report["created"]
+    }
+    assert summaries == {
+        "s": "s: a JSON string value.",
+        "n": "n: a JSON number value.",
+        "i": "i: a JSON number value.",
+        "b": "b: a JSON boolean value.",
+        "z": "z: a JSON null value.",
+    }
+    failed = {Path(e["path"]).name: e["reason"] for e in report["failed"]}
+    assert set(failed) == {"text.docx", "text.xlsx", "empty.docx"}
+    assert "not a zip package" in failed["text.docx"] and ".doc " in failed["text.docx"]
+    assert "not a zip package" in failed["text.xlsx"] and ".xls " in failed["text.xlsx"]
+    assert "without the parts" in failed["empty.docx"]
+    for reason in failed.values():
+        assert not any(w in reason for w in ("Error", "BadZipFile", "KeyError")), reason

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 import sqlite3
+import zipfile
 from pathlib import Path
 from typing import Any
 
@@ -60,6 +61,10 @@ def note_content(text: str, stem: str) -> Content:
     return content
 
 
+# JSON's own names for the scalars json.loads gives (not Python's: str, NoneType).
+_JSON_KINDS = {str: "string", int: "number", float: "number", bool: "boolean", type(None): "null"}
+
+
 def json_content(data: Any, stem: str, name: str) -> Content:
     """A JSON document that is not a table: its text, pretty-printed, as the body."""
     if isinstance(data, dict):
@@ -74,7 +79,7 @@ def json_content(data: Any, stem: str, name: str) -> Content:
     elif isinstance(data, list):
         what = f"a JSON list of {len(data)} item(s)"
     else:
-        what = f"a JSON {type(data).__name__} value"
+        what = f"a JSON {_JSON_KINDS.get(type(data), 'scalar')} value"
     title = stem.replace("_", " ").strip() or name
     pretty = json.dumps(data, ensure_ascii=False, indent=2)
     body = f"# {title}\n\nFrom `{name}`: {what}.\n\n```json\n{pretty}\n```\n"
@@ -157,7 +162,7 @@ def docx_content(path: Path, stem: str) -> Content:
     try:
         doc = docx.Document(str(path))
     except Exception as exc:  # noqa: BLE001 - python-docx raises many kinds
-        raise FileProblem(f"not a readable .docx ({type(exc).__name__})") from None
+        raise FileProblem(f"not a readable .docx ({_office_problem(exc, '.doc')})") from None
     blocks: list[str] = []
     body = doc.element.body
     for child in body.iterchildren():
@@ -189,6 +194,14 @@ def docx_content(path: Path, stem: str) -> Content:
     return Content("document", title, summarize(text, title), with_title(title, text))
 
 
+def _office_problem(exc: Exception, older: str) -> str:
+    """Why a .docx or .xlsx did not open, in a reader's words rather than the name of
+    the library's exception (PackageNotFoundError, BadZipFile, KeyError)."""
+    if isinstance(exc, zipfile.BadZipFile) or type(exc).__name__ == "PackageNotFoundError":
+        return f"not a zip package, as the format is: perhaps an older {older} renamed"
+    return "a zip package without the parts the format needs, or damaged"
+
+
 def xlsx_sheets(path: Path) -> list[tuple[str, list[list[Any]]]]:
     """Every sheet's rows (values only). Needs openpyxl."""
     import openpyxl
@@ -196,7 +209,7 @@ def xlsx_sheets(path: Path) -> list[tuple[str, list[list[Any]]]]:
     try:
         book = openpyxl.load_workbook(str(path), read_only=True, data_only=True)
     except Exception as exc:  # noqa: BLE001 - openpyxl raises many kinds
-        raise FileProblem(f"not a readable .xlsx ({type(exc).__name__})") from None
+        raise FileProblem(f"not a readable .xlsx ({_office_problem(exc, '.xls')})") from None
     try:
         return [
             (ws.title, [list(r) for r in ws.iter_rows(values_only=True)]) for ws in book.worksheets
