@@ -112,14 +112,13 @@ def linked(
     terms: list[str],
     weight: Mapping[str, float],
     forms: Forms,
-    exclude: set[str],
     *,
     asks: frozenset[str] = frozenset(),
     older: bool = False,
 ) -> list[Linked]:
     """The neighbours of the ``sources`` (``(id, score, text)``: a hit, its fused score,
-    its metadata and body) that supply what the source lacks, best first; nodes in
-    ``exclude`` (the hits) and the forest's own ``_meta`` nodes are left out."""
+    its metadata and body) that supply what the source lacks, best first (each node
+    once); the forest's own ``_meta`` nodes are left out."""
     conn = forest.catalog.conn
     dialect = forest.dialect
     mean = sum(weight.get(t, 0.0) for t in terms) / len(terms) if terms else 0.0
@@ -149,7 +148,7 @@ def linked(
         edges = [
             (rel, other, version)
             for rel, other, version in edges
-            if other != source and other not in exclude and not other.startswith("_meta/")
+            if other != source and not other.startswith("_meta/")
         ]
         if not edges:
             continue

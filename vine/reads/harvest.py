@@ -252,7 +252,7 @@ def _with_neighbours(
     raised = False
     # What a neighbour must beat to take a seat (a tie goes to the hit).
     floor = kept[-1].score if len(kept) >= k else float("-inf")
-    for near in linked(forest, sources, terms, weight, forms, set(), asks=asks, older=older):
+    for near in linked(forest, sources, terms, weight, forms, asks=asks, older=older):
         known = found.get(near.id)
         if near.id not in seated and near.score <= floor:
             continue
@@ -260,8 +260,8 @@ def _with_neighbours(
             near_row = forest.catalog.row(near.id)
             if near_row is None:
                 continue
-            known = found[near.id] = _Candidate(near.id, near_row)
-        elif near.score <= known.score or known.via is not None:
+            known = _Candidate(near.id, near_row)
+        elif near.score <= known.score:
             continue
         known.score = near.score
         known.found_by = [*known.found_by, "edge"]
