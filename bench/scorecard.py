@@ -47,6 +47,7 @@ SETS = {
     "frozen4": HERE / "frozen4.json",
     "frozen5": HERE / "frozen5.json",
     "frozen6": HERE / "frozen6.json",
+    "frozen7": HERE / "frozen7.json",
 }
 # The sets no ranking change has been tuned against: frozen.json was written blind
 # before the word-form ranking, then looked at while tuning it; frozen2.json was written
@@ -58,8 +59,10 @@ SETS = {
 # forest) was written blind after that, and measured once the two harvest changes that
 # followed were in; its misses were read at 08:10 UTC. frozen6.json (with the
 # coffee-cooperative forest) was written blind after that and measured once the `older`
-# rule was in.
-BLIND = ("frozen2", "frozen6")
+# rule was in. frozen7.json (with the art-museum forest) was written blind on
+# 2026-12-02 after that, with the English-Portuguese lexicon written by another blind
+# helper at the same time, and registered before the lexicon was first used.
+BLIND = ("frozen2", "frozen6", "frozen7")
 FORESTS = {
     "sample-brain": HERE.parent / "sample-brain",
     "field-office": HERE / "forests" / "field-office",
@@ -68,6 +71,7 @@ FORESTS = {
     "ferry-operator": HERE / "forests" / "ferry-operator",
     "water-utility": HERE / "forests" / "water-utility",
     "coffee-cooperative": HERE / "forests" / "coffee-cooperative",
+    "art-museum": HERE / "forests" / "art-museum",
 }
 SYNTHETIC = {"generated-10k": (10000, 7)}
 
