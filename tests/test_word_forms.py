@@ -117,8 +117,10 @@ def test_codes_are_never_stemmed(vine: Vine) -> None:
 
 
 def test_portuguese_stems_stay_out_of_english_nodes(vine: Vine) -> None:
-    # "notas" and "notes" share the Portuguese stem "not"; English text is never given it.
-    assert "ops/meeting-notes" not in located(vine, "quais notas")
+    # "notas" and "notes" share the Portuguese stem "not"; English text is never given
+    # it. (The lexicon's translation of notas, note, is another matter: tested apart.)
+    with features.without("translations"):
+        assert "ops/meeting-notes" not in located(vine, "quais notas")
     assert located(vine, "meeting notes")[0] == "ops/meeting-notes"
 
 

@@ -26,6 +26,8 @@ class Features:
         edges: harvest brings in linked nodes that carry question terms its hits lack.
         places: a question that asks *where* misses a place, as one asking *who* misses
             a person, until a linked place supplies it.
+        translations: locate and harvest's body sweep search a word's translations in
+            the other language (English, Portuguese) as they search its word forms.
         older: a question that asks for an old version (old, previous, antigo,
             anterior) gets it: harvest does not skip superseded nodes, and an older
             version one link away supplies what its successor lacks.
@@ -42,6 +44,7 @@ class Features:
     edges: bool = True
     places: bool = True
     older: bool = True
+    translations: bool = True
 
 
 NAMES = tuple(f.name for f in fields(Features))

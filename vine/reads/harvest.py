@@ -83,7 +83,7 @@ def harvest(
     if terms is None:
         wanted = derive_terms(query)
         if on.forms:
-            forms = word_forms(forest, wanted, languages(query))
+            forms = word_forms(forest, wanted, languages(query), translate=on.translations)
     else:
         # Explicit terms are exact strings: no other word forms.
         wanted = [terms] if isinstance(terms, str) else list(terms)

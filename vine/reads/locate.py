@@ -15,6 +15,7 @@ from ..heat import LIST_DEPOSIT
 from ..kinds import BRANCH, SCOPES, kind_of
 from ..stems import query_stems, search_languages
 from ..text import fold
+from ..translate import translated_stems
 from ..windows import Window
 from . import features, topk
 from .succession import Successor, successors
@@ -29,6 +30,9 @@ MAX_K = 1000
 # A successor outranks the node it succeeds or supersedes when it matches the query at
 # least this share as strongly.
 GIVE_WAY = 0.5
+# A translation counts this share of what another form of the word would (the
+# lexicon gives a word's usual senses, not the one a question means).
+TRANSLATED = 0.75
 
 
 def locate(
@@ -62,6 +66,12 @@ def locate(
     on = features.active()
     words = query_words(query, drop_stopwords=on.stopwords)
     expr = expression(words, stems=on.stems, headers=on.headers, codes=on.codes)
+    other = translated(words, expr) if on.translations and on.stems else ""
+    if other:
+        # A translation on a large share of the rows tells them apart no better than
+        # a common word does, and would cost the most to score: left out.
+        other = OR.join(topk.split(other.split(OR), forest.locate_stats())[1])
+
     filters, args = _filters(kind, type_filter, win)
     pool = max(5 * k, 25)
     common: list[str] = []
@@ -75,8 +85,13 @@ def locate(
     top = topk.ranked(forest.catalog.conn, common, rarer, bound, pool) if common else None
     if top is None:
         top = _ranked(forest, expr, pool, "", []) if expr else []
-    best = top[0][1] if top else 0.0
     ranked = top if not filters else _ranked(forest, expr, pool, filters, args)
+    if other:
+        top = _with_translations(forest, top, other, pool, "", [])
+        ranked = (
+            top if not filters else _with_translations(forest, ranked, other, pool, filters, args)
+        )
+    best = top[0][1] if top else 0.0
     strengths = [(rowid, round(rank / best, 4) if best < 0 else 1.0) for rowid, rank in ranked]
     fusion = plan(
         forest, hybrid, query, call, has_terms=bool(expr), pool=pool * 4 if filters else pool
@@ -164,7 +179,8 @@ def expression(
     ``headers``, section headers are searched too (at a low weight). With ``codes``, an
     exact identifier (``NF-4412``, ``L2503``) weighs ``CODE_WEIGHT`` times a word, as in
     harvest's body sweep: bm25 sums what each phrase of the query earns, so the
-    identifier is asked that many times.
+    identifier is asked that many times. (A word's translations are another
+    expression, :func:`translated`.)
     """
     surface = [_quoted(p) for p in words.phrases] + [_quoted(t) for t in words.tokens]
     if not surface:
@@ -183,6 +199,39 @@ def expression(
     if forms:
         expr += f" OR {_columns(STEMS)} : ({' OR '.join(forms)})"
     return expr
+
+
+def translated(words: Words, expr: str) -> str:
+    """The FTS5 expression of a query's words in the other language: each word's
+    translations (:mod:`monkeyllm.translate`) as the stem tokens the catalog's stem
+    columns hold: a translation matches as another form of the word would, so the
+    word itself and its forms in the question's language rank first. Those the query
+    already searches are left out; empty when there are none."""
+    searched = set(expr.split(OR))
+    forms = [_quoted(s) for word in words.stem for s in translated_stems(word, words.langs)]
+    return OR.join(f for f in dict.fromkeys(forms) if f not in searched)
+
+
+def _with_translations(
+    forest: Forest,
+    ranked: list[tuple[int, float]],
+    other: str,
+    pool: int,
+    filters: str,
+    args: list[Any],
+) -> list[tuple[int, float]]:
+    """The best ``pool`` rows by the query's bm25 plus ``TRANSLATED`` times that of its
+    translations (bm25 is a sum over phrases, so this is the whole query's rank with
+    the translated phrases weighed down). Each ranking is its best ``pool`` rows: a row
+    below one of them gets nothing from it (it could add at most that ranking's last
+    rank)."""
+    translated_ranks = _ranked(forest, other, pool, filters, args)
+    if not translated_ranks:
+        return ranked
+    rank = dict(ranked)
+    for rowid, value in translated_ranks:
+        rank[rowid] = rank.get(rowid, 0.0) + TRANSLATED * value
+    return sorted(rank.items(), key=lambda item: (item[1], item[0]))[:pool]
 
 
 @dataclass

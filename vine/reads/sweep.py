@@ -9,12 +9,14 @@ import math
 from typing import Any
 
 from .. import bodyindex
+from ..bodyindex import Vocabulary
 from ..errors import VineError
 from ..forest import Forest
 from ..heat import LIST_DEPOSIT
 from ..ids import is_index
 from ..stems import same_stem, search_languages, stemmable, stems
 from ..text import fold
+from ..translate import translations
 from ..windows import Window
 from .sniff import (
     Forms,
@@ -35,38 +37,61 @@ CONFIRM_MAX = 64  # bodies read to count those holding a term with punctuation
 SWEEP_FLOOR = 0.1  # a body scoring under this share of the best one is not ranked
 FORMS_MAX = 12  # word forms searched for one term, at most
 FORM_MIN = 4  # letters of the shortest word form searched
+TRANSLATED_MAX = 8  # body words searched for one term's translations, at most
 
 
-def word_forms(forest: Forest, terms: list[str], langs: tuple[str, ...]) -> Forms:
+def word_forms(
+    forest: Forest, terms: list[str], langs: tuple[str, ...], *, translate: bool = False
+) -> Forms:
     """The body words that share a stem with each word-like term, in the question's
     languages (``deadlines`` -> ``deadline``, ``prazos`` -> ``prazo``), from the body
     index's vocabulary: whole words, besides the term itself (which sniff finds inside
     longer words too). Codes are never expanded, and neither function words nor words
-    under ``FORM_MIN`` letters are forms; a term with no other form is left out."""
+    under ``FORM_MIN`` letters are forms; a term with no other form is left out.
+
+    With ``translate``, the body words sharing a stem with the term's translations in
+    the other language (:mod:`monkeyllm.translate`) are its forms too (``prazo`` ->
+    ``deadline``, ``deadlines``), up to ``TRANSLATED_MAX`` of them after its own."""
     vocab = forest.vocabulary() if terms else None
+    asked = langs
     langs = search_languages(langs)
     out: dict[str, tuple[str, ...]] = {}
     for term in terms:
         if vocab is None or is_code(term) or not stemmable(term):
             continue
-        roots = [s for lang in langs for s in stems(term, lang)]
-        if not roots:
-            continue
-        # Snowball stems are prefixes of their words but for a changed last letter
-        # (policy -> polici): every form starts with the shortest stem less one letter.
-        start = min(roots, key=len)
-        start = start[: max(3, len(start) - 1)]
-        found = sorted(
-            w
-            for w in vocab.containing(start, prefix=True)
-            if term not in w
-            and len(w) >= FORM_MIN
-            and w not in STOPWORDS
-            and same_stem(w, term, langs)
-        )
+        found = _forms_of(vocab, term, langs, exclude=term)[:FORMS_MAX]
+        if translate:
+            more: list[str] = []
+            for lang, target in translations(term, asked):
+                if vocab.containing_all([target]):
+                    more.append(target)
+                more += _forms_of(vocab, target, (lang,), exclude=term)
+            found += [w for w in dict.fromkeys(more) if w not in found][:TRANSLATED_MAX]
         if found:
-            out[term] = tuple(sorted(found, key=len)[:FORMS_MAX])
+            out[term] = tuple(found)
     return out
+
+
+def _forms_of(vocab: Vocabulary, word: str, langs: tuple[str, ...], *, exclude: str) -> list[str]:
+    """The vocabulary's words sharing a stem with ``word`` in ``langs``, shortest first:
+    none containing ``exclude`` (sniff finds those already), no function words, none
+    under ``FORM_MIN`` letters."""
+    roots = [s for lang in langs for s in stems(word, lang)]
+    if not roots:
+        return []
+    # Snowball stems are prefixes of their words but for a changed last letter
+    # (policy -> polici): every form starts with the shortest stem less one letter.
+    start = min(roots, key=len)
+    start = start[: max(3, len(start) - 1)]
+    found = sorted(
+        w
+        for w in vocab.containing(start, prefix=True)
+        if exclude not in w
+        and len(w) >= FORM_MIN
+        and w not in STOPWORDS
+        and same_stem(w, word, langs)
+    )
+    return sorted(found, key=len)
 
 
 def term_weights(forest: Forest, terms: list[str], counts: dict[str, float]) -> dict[str, float]:
