@@ -127,7 +127,7 @@ def test_branch_carries_coverage_in_the_seeds_words(sample_root: Path) -> None:
     with Vine(sample_root, writable=False) as vine:
         out = vine.locate("sales", scope="branches")
     sales = next(r for r in out["results"] if r["id"] == "sales/_index")
-    assert sales["coverage"].endswith("sub-branches.")
+    assert sales["coverage"] == "5 bananas, 1 sub-branch."
     assert "bananas" in sales["coverage"]
 
 

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from monkeyllm import Vine, budget
+from monkeyllm.forest import coverage_text
 
 from .forestkit import (
     assert_error,
@@ -88,7 +89,8 @@ def test_branch_digest_has_children_and_coverage(sample_root: Path) -> None:
     assert "outline" not in out
     ids = [c["id"] for c in out["children"]]
     assert "sales/exchange-policy" in ids
-    assert out["coverage"].endswith("sub-branches.")
+    # sales holds five leaves and one sub-branch: each noun as its count needs
+    assert out["coverage"] == "5 bananas, 1 sub-branch."
 
 
 def test_master_index_cross_trails(sample_root: Path) -> None:
@@ -255,3 +257,17 @@ def test_look_deposits_heat(forest: Path) -> None:
         before = vine.look("people/ana")["stats"]["heat"]
         after = vine.look("people/ana")["stats"]["heat"]
     assert after > before
+
+
+@pytest.mark.parametrize(
+    ("raw", "shown"),
+    [
+        ("1 bananas, 1 sub-branches", "1 banana, 1 sub-branch."),
+        ("0 bananas, 2 sub-branches", "0 bananas, 2 sub-branches."),
+        ("3 bananas, 0 sub-branches.", "3 bananas, 0 sub-branches."),
+        ("1 banana, 1 sub-branch", "1 banana, 1 sub-branch."),
+        ("not a count", "not a count"),
+    ],
+)
+def test_coverage_counts_read_in_words(raw: str, shown: str) -> None:
+    assert coverage_text(raw) == shown

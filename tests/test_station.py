@@ -440,9 +440,10 @@ def test_scoped_counts(station: dict[str, Any]) -> None:
     root = post(station, "sales", "look", {"id": "_index"})
     assert root.status_code == 404
     look = post(station, "deny", "look", {"id": "_index"}).json()
-    assert look["coverage"] == "{} bananas, {} sub-branches.".format(
-        sum(1 for c in look["children"] if not c["id"].endswith("_index")),
-        sum(1 for c in look["children"] if c["id"].endswith("_index")),
+    leaves = sum(1 for c in look["children"] if not c["id"].endswith("_index"))
+    branches = sum(1 for c in look["children"] if c["id"].endswith("_index"))
+    assert look["coverage"] == "{} banana{}, {} sub-branch{}.".format(
+        leaves, "" if leaves == 1 else "s", branches, "" if branches == 1 else "es"
     )
 
 

@@ -338,9 +338,18 @@ def row_list(row: sqlite3.Row, key: str) -> list[Any]:
     return value if isinstance(value, list) else []
 
 
+def coverage_phrase(notes: int, branches: int) -> str:
+    """Counts of leaves and sub-branches in words, each noun as its count needs:
+    ``"23 bananas, 1 sub-branch."``. (The ``coverage`` frontmatter keeps its fixed
+    plural form, which the forest format documents; this is what output shows.)"""
+    leaves = "banana" if notes == 1 else "bananas"
+    subs = "sub-branch" if branches == 1 else "sub-branches"
+    return f"{notes} {leaves}, {branches} {subs}."
+
+
 def coverage_text(raw: str) -> str:
-    """A coverage string in its human form: ``"23 bananas, 4 sub-branches."``."""
+    """A coverage string in its human form: ``"23 bananas, 1 sub-branch."``."""
     parsed = parse_coverage(raw)
     if isinstance(parsed, dict):
-        return f"{parsed['notes']} bananas, {parsed['branches']} sub-branches."
+        return coverage_phrase(parsed["notes"], parsed["branches"])
     return raw

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from monkeyllm.errors import VineError, is_error
-from monkeyllm.forest import not_found
+from monkeyllm.forest import coverage_phrase, not_found
 from monkeyllm.ids import branch_id, is_index, normalize, parent_of
 
 Engine = Callable[[str, dict[str, Any]], dict[str, Any]]
@@ -146,7 +146,7 @@ class Scope:
             kept = [c for c in d["children"] if self.visible(c.get("id"))]
             if len(kept) != len(d["children"]) and "coverage" in d:
                 branches = sum(1 for c in kept if is_index(c["id"]))
-                d["coverage"] = f"{len(kept) - branches} bananas, {branches} sub-branches."
+                d["coverage"] = coverage_phrase(len(kept) - branches, branches)
             d["children"] = kept
         if isinstance(d.get("cross_trails"), list):
             d["cross_trails"] = [

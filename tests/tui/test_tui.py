@@ -64,7 +64,7 @@ async def test_start_shows_branches_with_counts_and_the_root_digest(forest: Path
     async with BrowseApp(forest).run_test(size=SIZE) as pilot:
         app = await ready(pilot)
         labels = [str(n.label) for n in app.browse.query_one(ForestTree).root.children]
-        assert "Sales 5 bananas, 1 sub-branches" in labels
+        assert "Sales 5 bananas, 1 sub-branch" in labels
         assert any(label.startswith("Company timeline") for label in labels)
         assert "Acme Trading brain" in digest_text(app)
         assert "read-only" in str(app.browse.query_one("#mode", Static).render())
