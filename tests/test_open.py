@@ -212,6 +212,22 @@ def test_init_and_copy_check_their_options_before_creating_anything(
     assert refused.value.code == "E_SCHEMA"
 
 
+def test_init_where_a_file_stands_names_the_path_and_what_to_do(tmp_path: Path) -> None:
+    """A regular file raised a bare FileExistsError from mkdir (NotADirectoryError when
+    it stood above the path)."""
+    target = tmp_path / "notes.txt"
+    target.write_text("mine\n")
+    for path, where in ((target, "it is"), (target / "brain", f"{target} is")):
+        with pytest.raises(VineError) as refused:
+            Vine.init(path, "New")
+        err = refused.value.envelope()["error"]
+        assert err["code"] == "E_SCHEMA"
+        assert err["message"] == f"cannot create a forest at {path}: {where} a file, not a folder"
+        assert err["path"] == str(target)
+        assert "the file is left as it is" in err["hint"]
+    assert target.read_text() == "mine\n"
+
+
 def test_an_embedder_that_is_not_one_is_e_schema_everywhere(tmp_path: Path) -> None:
     """canopy_build("x") and bind_embedder(5) failed with AttributeError from inside."""
     with Vine(make_forest(tmp_path / "f"), writable=False) as vine:

@@ -101,8 +101,8 @@ class Plumbing:
         ``.gitignore``, makes the folder its own git repository (even inside another
         one) and commits ``init: forest '<title>'``. ``options`` are
         :class:`~monkeyllm.Vine`'s, checked before anything is written. Refuses a folder
-        that already holds a forest, or an option Vine would refuse (``VineError`` with
-        ``E_SCHEMA``).
+        that already holds a forest, a path where a file stands (``path`` itself or a
+        parent), or an option Vine would refuse (``VineError`` with ``E_SCHEMA``).
         """
         from .opening import as_path, check_open_options
         from .writes.init import init_forest

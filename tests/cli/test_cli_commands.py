@@ -299,7 +299,12 @@ def test_init_on_a_file_is_an_envelope(tmp_path: Path) -> None:
     target.write_text("not a folder\n")
     result = vine("init", str(target))
     assert result.exit_code == 1
-    assert json.loads(result.stdout)["error"]["code"].startswith("E_")
+    err = json.loads(result.stdout)["error"]
+    assert err["code"] == "E_SCHEMA"
+    assert err["message"] == f"cannot create a forest at {target}: it is a file, not a folder"
+    assert "Give the path of a folder instead" in err["hint"]
+    assert "File exists" not in result.stderr
+    assert target.read_text() == "not a folder\n"
 
 
 def test_init_takes_the_forest_option_as_its_folder(

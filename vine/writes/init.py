@@ -49,13 +49,38 @@ edge is shown under.
 """
 
 
+def make_folder(root: Path) -> None:
+    """Create ``root`` (and its parents) for a new forest; ``E_SCHEMA`` naming the path
+    when a file stands where a folder must be (``root`` itself or one of its parents),
+    where ``mkdir`` would raise a bare ``FileExistsError`` or ``NotADirectoryError``."""
+    for folder in (root, *root.parents):
+        if folder.exists() or folder.is_symlink():
+            if not folder.is_dir():
+                if folder == root:
+                    where = "it is"
+                    hint = (
+                        "Give the path of a folder instead (a new one is created), e.g. "
+                        f"{root.parent / (root.name + '-forest')}; the file is left as it is."
+                    )
+                else:
+                    where = f"{folder} is"
+                    hint = "Give a path under a folder instead; the file is left as it is."
+                raise SchemaError(
+                    f"cannot create a forest at {root}: {where} a file, not a folder",
+                    hint=hint,
+                    path=str(folder),
+                )
+            break
+    root.mkdir(parents=True, exist_ok=True)
+
+
 def init_forest(root: Path, title: str, summary: str | None) -> str:
     """Write a new forest at ``root`` and commit it; returns the commit sha."""
     rules.check_title(title)
     if summary is None:
         summary = f"{title}: a new forest, with no sub-branches yet."
     rules.check_summary(summary)
-    root.mkdir(parents=True, exist_ok=True)
+    make_folder(root)
     if (root / "_index.md").exists():
         raise SchemaError(
             f"a forest already exists at {root}", hint=f"It is one already: {hints.open_forest()}."
