@@ -3,18 +3,22 @@ check everything and write nothing."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from monkeyllm import Vine
 
+from ..cli.kit import vine
 from ..forestkit import (
     PROSPECTING,
     TEXT_TABLE,
     assert_error,
     assert_ok,
+    copy_sample,
     files_of,
     git,
     head,
@@ -250,3 +254,22 @@ def test_a_title_never_breaks_the_commit_subject(clients: Vine, title: str) -> N
     message = git(clients.root, "log", "-1", "--format=%B").strip()
     assert "\n" not in message and "\r" not in message, message
     assert message.startswith("plant(clients/x): ") and message.endswith(" [source=agent]")
+
+
+def test_a_dry_run_outside_git_refuses_as_the_plant_would(tmp_path: Path) -> None:
+    """A dry run on a forest folder that is not its own git repository said the plant
+    was valid, while the real plant refused: it answers the same E_SCHEMA now, for one
+    node and for a batch, in Python and on the command line."""
+    forest = copy_sample(tmp_path / "brain")
+    idea = node("sales/idea", "sales/_index", "An idea", "What it is, in one line.")
+    files = files_of(forest)
+    with Vine(forest) as v:
+        real = assert_error(v.plant(dict(idea)), "E_SCHEMA")
+        assert "not a git repository of its own" in real["message"]
+        for spec in (dict(idea), [dict(idea)]):
+            assert assert_error(v.plant(spec, dry_run=True), "E_SCHEMA") == real
+    for spec in (idea, [idea]):
+        done = vine("plant", json.dumps(spec), "--dry-run", "-f", str(forest))
+        assert done.exit_code == 1, done.stdout
+        assert json.loads(done.stdout)["error"]["message"] == real["message"]
+    assert files_of(forest) == files

@@ -50,6 +50,7 @@ def plant(
         )
     payload = _payload_path(ctx, spec)
     if dry_run:
+        ctx.check_repository()
         return {"id": node_id, "valid": True, "dry_run": True}
 
     with ctx.transaction() as txn:
@@ -315,6 +316,7 @@ def plant_batch(
         raise ERRORS[first["code"]](first["message"], hint=first.get("hint"), errors=errors)
     extra = {"existing": existing} if existing else {}
     if dry_run:
+        ctx.check_repository()
         return {"valid": True, "count": len(specs), "dry_run": True, **extra}
     if not specs:
         return {"created": [], "count": 0, **extra}
