@@ -464,3 +464,46 @@ def test_json_scalars_and_unreadable_office_files_are_named_in_plain_words(
     assert "without the parts" in failed["empty.docx"]
     for reason in failed.values():
         assert not any(w in reason for w in ("Error", "BadZipFile", "KeyError")), reason
+
+
+def test_a_file_ingested_before_is_not_planted_again_in_another_branch(
+    vine: Vine, source: Path
+) -> None:
+    """Ingesting a file again into another branch reported it "unchanged" (and a changed
+    one "updated" where it already was), as if it were now there: it is refused, named
+    where its node lives and how to refresh or move it; a transplanted node still
+    refreshes where a person moved it."""
+    plan = source / "Projects" / "plan.txt"
+    assert ingest(vine, [plan], into="notes")["created"][0]["id"] == "notes/plan"
+    before = head(vine.root)
+    for changed in (False, True):
+        if changed:
+            plan.write_text("Ship the beta in April. Then gather feedback.\n", encoding="utf-8")
+        report = ingest(vine, [plan], into="projects")
+        assert report["commit"] is None and head(vine.root) == before
+        assert report["counts"] == {**report["counts"], "unchanged": 0, "updated": 0, "failed": 1}
+        assert report["failed"] == [
+            {
+                "path": str(plan),
+                "reason": "ingested before as notes/plan, in notes/_index (not under "
+                "projects/_index): one file is one node, so it is not planted twice. Ingest "
+                "it with into='notes' to refresh it there, or move the node first: "
+                "transplant('notes/plan', new_id='projects/plan')",
+            }
+        ]
+    assert vine.look("projects/plan")["error"]["code"] == "E_NOT_FOUND"
+    assert_ok(
+        vine.plant(
+            {
+                "id": "projects/_index",
+                "type": "branch",
+                "parent": "_index",
+                "title": "Projects",
+                "summary": "Projects and their plans.",
+            }
+        )
+    )
+    assert_ok(vine.transplant("notes/plan", "projects/plan"))
+    for into in ("notes", "projects"):  # moved out of notes, by a person: it is the node
+        plan.write_text(f"Ship it from {into}. Then rest.\n", encoding="utf-8")
+        assert [e["id"] for e in ingest(vine, [plan], into=into)["updated"]] == ["projects/plan"]

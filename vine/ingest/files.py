@@ -8,7 +8,7 @@ import struct
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .. import ids
+from .. import hints, ids
 from ..errors import NotFound, SchemaError, VineError
 from ..writes import render, rules
 
@@ -158,3 +158,27 @@ def into_id(ctx: WriteContext, into: str) -> str:
     if row is not None and row["kind"] != "branch":
         raise SchemaError(f"into: {branch} is not a branch")
     return branch
+
+
+def lives_elsewhere(catalog: Any, node_id: str, into: str, folder: str) -> str | None:
+    """Why a file ingested before as ``node_id`` is not re-ingested under the branch
+    ``into``: its node lives outside it, and one file is one node. None when the node is
+    under ``into`` (or a transplant moved it out of there), where a re-run refreshes it.
+    ``folder`` is the file's slugged folder below the source root."""
+    prefix = ids.folder_prefix(into)
+    olds, seen = [node_id], set()
+    while olds:
+        old = olds.pop()
+        if old.startswith(prefix):
+            return None
+        if old not in seen:
+            seen.add(old)
+            olds += [r[0] for r in catalog.rows("SELECT old_id FROM moves WHERE new_id=?", [old])]
+    home = str(ids.parent_of(node_id))
+    wanted = prefix + (folder + "/" if folder else "") + node_id.rsplit("/", 1)[-1]
+    return (
+        f"ingested before as {node_id}, in {home} (not under {into}): one file is one "
+        f"node, so it is not planted twice. Ingest it with "
+        f"{hints.option('ingest', 'into', home.removesuffix('/_index'))} to refresh it "
+        f"there, or move the node first: {hints.call('transplant', id=node_id, new_id=wanted)}"
+    )

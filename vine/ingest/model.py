@@ -24,6 +24,18 @@ EXTRA_HINT = 'install the optional extra: pip install "monkeyllm[ingest]"'
 
 Progress = Callable[[int, int], None]
 
+# The lists of an ingest's report, in the order it gives them.
+REPORT_KEYS = (
+    "created",
+    "updated",
+    "unchanged",
+    "unsupported",
+    "failed",
+    "stale",
+    "conflict",
+    "unresolved_links",
+)
+
 
 class FileProblem(Exception):
     """One source file cannot be ingested; the message says why."""

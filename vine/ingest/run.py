@@ -29,6 +29,7 @@ from .files import (
     file_kind,
     inside,
     into_id,
+    lives_elsewhere,
     read_doc,
     reason_of,
     same_stat,
@@ -41,6 +42,7 @@ from .model import (
     MAX_FILE_BYTES,
     MAX_TEXT_BYTES,
     OFFICE_EXT,
+    REPORT_KEYS,
     Content,
     FileProblem,
     Item,
@@ -132,19 +134,7 @@ class _Run:
         scratch = ctx.root / "_derived" / "tmp"
         scratch.mkdir(parents=True, exist_ok=True)
         self.scratch = Path(tempfile.mkdtemp(prefix="ingest-", dir=scratch))
-        self.report: dict[str, list[dict[str, Any]]] = {
-            k: []
-            for k in (
-                "created",
-                "updated",
-                "unchanged",
-                "unsupported",
-                "failed",
-                "stale",
-                "conflict",
-                "unresolved_links",
-            )
-        }
+        self.report: dict[str, list[dict[str, Any]]] = {k: [] for k in REPORT_KEYS}
         self.origins = {
             r["origin"]: r["id"]
             for r in ctx.forest.catalog.rows(
@@ -283,6 +273,10 @@ class _Run:
         origin = Path(os.path.abspath(item.path)).as_uri()
         self.seen.add(origin)
         existing = self.origins.get(origin)
+        catalog = self.ctx.forest.catalog
+        if existing and (elsewhere := lives_elsewhere(catalog, existing, self.into, item.folder)):
+            self._fail(item.shown, elsewhere)
+            return
         try:
             st = os.stat(item.real)
             cap = self.text_cap if file_kind(ext) == "text" else self.file_cap
