@@ -36,4 +36,4 @@ def call(
     arguments = common.read_json(args, "ARGS")
     if not isinstance(arguments, dict):
         common.usage('ARGS must be a JSON object, such as \'{"query": "..."}\'.')
-    common.run_call(spec, forest, common.json_mode(json), arguments)
+    common.run_call(spec, forest, common.json_mode(json), arguments, json_args=True)

@@ -216,14 +216,15 @@ def _detail(value: Any) -> str:
     return str(value)
 
 
-def cli_words() -> Any:
+def cli_words(json_args: bool = False) -> Any:
     """A block in which the engine words its hints as the command line spells things
-    (``vine sniff TERMS``, ``--section HEADER``), not as Python does."""
+    (``vine sniff TERMS``, ``--section HEADER``), not as Python does; with
+    ``json_args`` (``vine call``), parameters keep the names its JSON object gives."""
     from monkeyllm.hints import spelled
 
-    from .spelling import CLI
+    from .spelling import CLI, CLI_JSON
 
-    return spelled(CLI)
+    return spelled(CLI_JSON if json_args else CLI)
 
 
 # Calls that show what they will do and ask first, on a terminal (not with --yes).
@@ -237,16 +238,18 @@ def run_call(
     args: dict[str, Any],
     *,
     assume_yes: bool = False,
+    json_args: bool = False,
 ) -> None:
     """Open the forest (read-only for reads), make one call, close, print.
 
     A call in :data:`CONFIRMED`, printed for a person (not JSON) and not told
     ``--yes``, first shows what it would do (its dry run) and asks; the forest is not
-    held while the question waits.
+    held while the question waits. ``json_args``: ``args`` is the JSON object ``vine
+    call`` was given, so an error names its keys as given.
     """
     from monkeyllm.writes import authored
 
-    with cli_words():
+    with cli_words(json_args):
         if spec.name in CONFIRMED and not as_json and not assume_yes and not args.get("dry_run"):
             from .confirm import confirm
 

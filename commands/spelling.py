@@ -48,7 +48,12 @@ class CommandLine(Spelling):
     def parameter(self, call: str, param: str) -> str:
         spec = CALLS.get(call)
         found = next((p for p in spec.params if p.name == param), None) if spec else None
-        return option_names(found)[0] if found is not None else "--" + param.replace("_", "-")
+        if found is None:
+            return "--" + param.replace("_", "-")
+        # An argument given by position is named as help shows it (ID, NEW_ID).
+        if any(p.name == param for p in positionals(spec)):
+            return param.upper()
+        return option_names(found)[0]
 
     def create_forest(self) -> str:
         return "vine init PATH --title TITLE"
@@ -80,4 +85,16 @@ def _value(value: Any) -> str:
     return shlex.quote(str(value))
 
 
+class JsonArguments(CommandLine):
+    """``vine call``'s spelling: its arguments are the JSON object MCP and REST take, so
+    a parameter is named as that object keys it (``new_id``); calls and forests read as
+    the command line's."""
+
+    name = "cli-json"
+
+    def parameter(self, call: str, param: str) -> str:
+        return param
+
+
 CLI = CommandLine()
+CLI_JSON = JsonArguments()

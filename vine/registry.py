@@ -19,6 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeVar, cast
 
+from . import hints as spelling
 from .errors import Internal, SchemaError, VineError
 from .limits import (
     INT_LIMIT,
@@ -191,12 +192,16 @@ def check_args(spec: Call, args: dict[str, Any]) -> dict[str, Any]:
         )
     clean: dict[str, Any] = {}
     for p in spec.params:
+        # The name the caller's surface spells (``--limit``, ``NEW_ID`` on the command
+        # line); Python, MCP and REST keep the parameter's own.
+        name = spelling.parameter(spec.name, p.name)
         value = args.get(p.name)
         if value is None:
             if p.required:
                 raise SchemaError(
-                    f"{spec.name}: missing required parameter {p.name!r}",
-                    hint=f"{p.name} is {describe(p.annotated)}.",
+                    f"{spec.name}: missing required parameter "
+                    f"{repr(name) if name == p.name else name}",
+                    hint=f"{name} is {describe(p.annotated)}.",
                 )
             continue
         value = integral(p.annotated, value)
@@ -205,12 +210,12 @@ def check_args(spec: Call, args: dict[str, Any]) -> dict[str, Any]:
             bad = _offending(value, wrong)
             shown = _clip(repr(bad))
             raise SchemaError(
-                f"{spec.name}: {p.name} {_clip(wrong, 200)}, got {_kind_of(bad)} {shown}",
-                hint=f"{p.name} accepts {_clip(describe(p.annotated), 300)}.",
+                f"{spec.name}: {name} {_clip(wrong, 200)}, got {_kind_of(bad)} {shown}",
+                hint=f"{name} accepts {_clip(describe(p.annotated), 300)}.",
             )
         if _has_surrogate(value):
             raise SchemaError(
-                f"{spec.name}: {p.name} is not valid Unicode text: it holds a lone "
+                f"{spec.name}: {name} is not valid Unicode text: it holds a lone "
                 "surrogate (U+D800 to U+DFFF)",
                 hint="Send UTF-8 text: half of a surrogate pair (a string cut inside an "
                 "emoji), or bytes that are not UTF-8 in a command-line argument, can be "
@@ -219,7 +224,8 @@ def check_args(spec: Call, args: dict[str, Any]) -> dict[str, Any]:
         clean[p.name] = value
     for rule in spec.apart:
         if rule.clash(clean):
-            raise SchemaError(f"{spec.name}: {rule.why}")
+            names = {n: spelling.parameter(spec.name, n) for n in (rule.first, rule.second)}
+            raise SchemaError(f"{spec.name}: {rule.why.format_map(names)}")
     return clean
 
 

@@ -325,10 +325,10 @@ class Vine(CanopyMethods, Plumbing):
             Apart(
                 "after",
                 "section",
-                "after and section cannot be combined: use section to "
-                "read one section, or after to page",
+                "{after} and {section} cannot be combined: use {section} to "
+                "read one section, or {after} to page",
             ),
-            Apart("after", "id", "after cannot be used with a list of ids", list),
+            Apart("after", "id", "{after} cannot be used with a list of ids", list),
         ),
     )
     def pick(

@@ -10,8 +10,11 @@ import pty
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
+
+from monkeyllm import Vine
 
 from ..forestkit import copy_sample, git
 from .kit import vine
@@ -142,3 +145,51 @@ def test_an_ingest_that_ingested_nothing_says_why_on_stderr(tmp_path: Path) -> N
         f"vine ingest: nothing was ingested: 1 failed ({tmp_path / 'nowhere'}: "
         "no such file or folder)\n"
     )
+
+
+@pytest.mark.parametrize(
+    ("args", "said", "python", "kwargs"),
+    [
+        (
+            ["scan", "_index", "--limit", "0"],
+            "--limit must be from 1 to 50",
+            "limit",
+            {"parent_id": "_index", "limit": 0},
+        ),
+        (
+            ["harvest", "price", "-k", "0"],
+            "-k must be from 1 to 5",
+            "k",
+            {"query": "price", "k": 0},
+        ),
+        (["sniff", ""], "TERMS must be at least 2 characters", "terms", {"terms": ""}),
+        (
+            ["transplant", "products/aurora-kettle", ""],
+            "NEW_ID must not be empty",
+            "new_id",
+            {"id": "products/aurora-kettle", "new_id": ""},
+        ),
+        (
+            ["pick", "sales/_index", "--after", "", "--section", "Sub-branches"],
+            "--after and --section cannot be combined: use --section to read",
+            "after and section",
+            {"id": "sales/_index", "after": "", "section": "Sub-branches"},
+        ),
+    ],
+)
+def test_a_schema_error_names_what_was_typed(
+    forest: Path, args: list[str], said: str, python: str, kwargs: dict[str, Any]
+) -> None:
+    """The command line's schema errors named the Python parameters (`limit`,
+    `new_id`); they name the option or argument as typed, and so does the hint, while
+    the Python call keeps its own names."""
+    call = args[0]
+    result = vine(*args, "-f", str(forest))
+    assert result.exit_code == 1, result.stdout
+    err = json.loads(result.stdout)["error"]
+    assert err["code"] == "E_SCHEMA" and err["message"].startswith(f"{call}: {said}"), err
+    name = said.split(" ", 1)[0]
+    assert err.get("hint", name).startswith(f"{name} accepts" if "hint" in err else name), err
+    with Vine(forest, writable=call == "transplant") as v:
+        out = v.call(call, kwargs)
+    assert out["error"]["message"].startswith(f"{call}: {python} "), out
