@@ -235,3 +235,39 @@ def test_an_embedder_that_is_not_one_is_e_schema_everywhere(tmp_path: Path) -> N
             with pytest.raises(VineError) as refused:
                 use()  # type: ignore[arg-type]
             assert refused.value.code == "E_SCHEMA" and "embedder must be" in str(refused.value)
+
+
+def test_the_methods_beside_the_calls_refuse_wrong_types_as_e_schema(tmp_path: Path) -> None:
+    """visibility(None), reinforce(None), near(id, keep=5), trailers(None),
+    canopy_build(progress=5) and ingest(vine, None) raised bare TypeErrors (and
+    AttributeErrors) from inside; a string where a list belongs was taken character by
+    character. Each is E_SCHEMA naming the argument, and nothing is written."""
+    from monkeyllm.ingest import ingest
+
+    root = make_forest(tmp_path / "f")
+    note = tmp_path / "note.md"
+    note.write_text("A note to ingest. It says little.\n", encoding="utf-8")
+    with Vine(root) as vine:
+        before = vine.head()
+        uses = {
+            "allow": lambda: vine.visibility(None),
+            "deny": lambda: vine.visibility(deny="sales"),
+            "ids": lambda: vine.reinforce(None),
+            "keep": lambda: vine.near("x", keep=5),
+            "pairs": lambda: vine.trailers(None),
+            "progress": lambda: vine.canopy_build(progress=5),
+            "rebuild": lambda: vine.canopy_build(rebuild="yes"),
+            "sources": lambda: ingest(vine, None),
+            "max_bytes": lambda: ingest(vine, [note], max_bytes="1k"),
+            "prefer_source": lambda: ingest(vine, [note], prefer_source=None),
+        }
+        for name, use in uses.items():
+            with pytest.raises(VineError) as refused:
+                with use():  # the context managers refuse as they are entered
+                    pass
+            assert refused.value.code == "E_SCHEMA", name
+            assert refused.value.message.startswith(f"{name} must be "), refused.value.message
+        with pytest.raises(VineError) as refused:
+            ingest(vine, str(note))
+        assert "Wrap one in a list" in str(refused.value.hint)
+        assert vine.head() == before

@@ -12,7 +12,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Self
 
-from . import hints
+from . import argcheck, hints
 from .errors import ReadOnly, SchemaError, VineError
 from .visibility import EVERYTHING, Visibility
 
@@ -235,7 +235,7 @@ class Plumbing:
         Args:
             pairs: Trailer keys (letters, digits and ``-``) and one-line values.
         """
-        for key, value in pairs.items():
+        for key, value in argcheck.text_pairs(pairs, "pairs").items():
             if not key.replace("-", "").isalnum() or "\n" in value or "\r" in value:
                 raise SchemaError(f"bad git trailer: {key!r}")
         previous = getattr(self._local, "trailers", ())
@@ -278,6 +278,7 @@ class Plumbing:
         rankings. Not a call: it changes no content. Returns the ids that exist."""
         from .heat import STRONG_DEPOSIT
 
+        ids = argcheck.strings(ids, "ids", "node ids")
         with self._gate.entered():
             known = [
                 i
@@ -294,6 +295,7 @@ class Plumbing:
         """
         from .ids import normalize
 
+        argcheck.function(keep, "keep", "a function of an id answering True or False")
         with self._gate.entered():
             return self._forest.near(normalize(id), keep)
 

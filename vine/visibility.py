@@ -40,7 +40,12 @@ class Visibility:
 
     @classmethod
     def of(cls, allow: Any = ("",), deny: Any = ()) -> Visibility:
-        """A visibility from prefixes in any spelling (``sales``, ``/sales/``)."""
+        """A visibility from prefixes in any spelling (``sales``, ``/sales/``); a value
+        that is not a list or tuple of strings is ``E_SCHEMA``."""
+        from .argcheck import strings
+
+        allow = strings(allow, "allow", "id prefixes")
+        deny = strings(deny, "deny", "id prefixes")
         return cls(
             tuple(prefix(a) for a in allow), tuple(d for d in (prefix(x) for x in deny) if d)
         )

@@ -67,8 +67,11 @@ class CanopyMethods:
         ``VineError``: ``E_SCHEMA`` (the extra is missing, a bad configuration),
         ``E_PROVIDER`` or ``E_TIMEOUT`` (an endpoint failed; finished batches stay).
         """
+        from ..argcheck import flag, function
         from . import build
 
+        flag(rebuild, "rebuild")
+        function(progress, "progress", "a function called as progress(done, total)")
         with self._gate.entered():
             chosen = embedder_of(embedder)
             self._forest.catalog.sync()

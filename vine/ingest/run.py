@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .. import ids
+from .. import argcheck, ids
 from ..errors import VineError
 from ..nodes import ParseError, parse_text
 from ..writes import dataset, render, rules
@@ -102,10 +102,14 @@ def ingest(
             written then).
     """
     started = time.perf_counter()
+    paths = argcheck.paths(sources, "sources")
+    argcheck.function(progress, "progress", "a function called as progress(done, total)")
+    argcheck.count_or_none(max_bytes, "max_bytes", 1)
+    argcheck.flag(prefer_source, "prefer_source")
     with vine.writing() as ctx:
         run = _Run(ctx, into_id(ctx, into), max_bytes, progress, prefer_source)
         try:
-            report = run.go([Path(s) for s in sources])
+            report = run.go(paths)
         finally:
             shutil.rmtree(run.scratch, ignore_errors=True)
     report["elapsed_ms"] = round((time.perf_counter() - started) * 1000, 1)
