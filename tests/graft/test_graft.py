@@ -3,13 +3,15 @@ commit; a summary change reaches every index line of the node in that same commi
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from monkeyllm import Vine
+from monkeyllm.validate import fix, validate
 
-from ..forestkit import assert_error, assert_ok, git, head, meta_of, node_path, status
+from ..forestkit import assert_error, assert_ok, git, head, meta_of, node, node_path, status
 from .kit import (
     ALPHA_BODY,
     ALPHA_SUMMARY,
@@ -264,3 +266,29 @@ def test_branch_summary_gets_its_coverage_suffix(vine: Vine) -> None:
 def test_summary_of_an_unlisted_node_touches_only_its_file(vine: Vine) -> None:
     assert_ok(vine.graft("_meta/schema", {"set_frontmatter": {"summary": "The dialect."}}))
     assert changed_files(vine.root) == {"_meta/schema.md"}
+
+
+def test_a_propagated_coverage_suffix_counts_in_words(tmp_path: Path) -> None:
+    """The suffix a branch's summary carries into the entries listing it said "1 bananas,
+    1 sub-branches."; it reads as counted, and validate keeps it so (the frontmatter
+    keeps its documented fixed form)."""
+    with Vine.init(tmp_path / "f", "Counts") as v:
+        for spec in (
+            node("a/_index", "_index", "A", "Things of kind a.", type="branch"),
+            node("a/b/_index", "a/_index", "B", "Things of kind b.", type="branch"),
+            node("a/leaf", "a/_index", "Leaf", "One leaf of a."),
+        ):
+            assert_ok(v.plant(spec))
+        assert meta_of(v.root / "a/_index.md")["coverage"] == "1 bananas, 1 sub-branches"
+        assert_ok(v.graft("a/_index", {"set_frontmatter": {"summary": "Things of a, now."}}))
+        line = f"- [[a/_index]] {EM} Things of a, now. 1 banana, 1 sub-branch."
+        assert line in split(v.root / "_index.md")[1].split("\n")
+    assert [f.code for f in validate(v.root) if f.code.startswith("index.")] == []
+    # An entry gone stale with the old wording is repaired in words too.
+    master = v.root / "_index.md"
+    master.write_text(
+        master.read_text().replace(line, f"- [[a/_index]] {EM} Old. 1 bananas, 1 sub-branches.")
+    )
+    git(v.root, "commit", "-qam", "a stale entry")
+    assert [r["code"] for r in fix(v.root)["repairs"]] == ["index.stale-summary"]
+    assert line in split(master)[1].split("\n")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from .. import ids
+from ..forest import coverage_text
 from ..nodes import Node
 from ..writes import render
 from .model import (
@@ -73,7 +74,7 @@ def _entry(run: ValidationRun, child: str, old_rest: str | None = None) -> str |
     line = render.entry_line(child, node.summary)
     cover = node.meta.get("coverage")
     if old_rest and COVERAGE_SUFFIX.search(old_rest) and isinstance(cover, str):
-        line += f" {cover.strip().rstrip('.')}."
+        line += f" {coverage_text(cover.strip()).rstrip('.')}."
     return line
 
 

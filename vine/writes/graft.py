@@ -10,6 +10,7 @@ from typing import Any
 from .. import hints, ids
 from ..catalog import parse_coverage
 from ..errors import Conflict, NotFound, ReadOnly, SchemaError
+from ..forest import coverage_phrase
 from ..heat import STRONG_DEPOSIT
 from ..nodes import Node, headers_of, parse_text
 from . import render, rules
@@ -331,7 +332,7 @@ def _propagate(ctx: WriteContext, txn: Any, node_id: str, meta: dict[str, Any]) 
     if meta.get("type") == "branch" and meta.get("coverage"):
         cov = parse_coverage(str(meta["coverage"]))
         if isinstance(cov, dict):
-            line += f" {cov['notes']} bananas, {cov['branches']} sub-branches."
+            line += " " + coverage_phrase(cov["notes"], cov["branches"])
     pattern = render.entry_pattern(node_id)
     for branch_id in ctx.forest.catalog.listing_branches(node_id):
         path = ctx.root / (branch_id + ".md")
