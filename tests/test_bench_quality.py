@@ -176,7 +176,8 @@ def test_the_default_run_adds_the_held_out_set_without_its_target(
 # 0.794. A fixed pool for every k (harvest(k=3) is the first three of harvest(k=5)) then
 # lost q09 on the question set (0.891 -> 0.859, a near tie: 0.0193 against 0.0164) and
 # won h09 on the held-out one (0.792 -> 0.812), with frozen2, frozen3 and frozen4 up.
-@pytest.mark.parametrize(("path", "least"), [(QUESTIONS, 0.85), (HOLDOUT, 0.80)])
+# Translations across the two languages (the lexicon) took them to 0.938 and 0.958.
+@pytest.mark.parametrize(("path", "least"), [(QUESTIONS, 0.93), (HOLDOUT, 0.95)])
 def test_harvest_keeps_its_recall(sample_root: Path, path: Path, least: float) -> None:
     """The level each set was at when the ranking last changed."""
     figures = measure(sample_root, load_questions(path), k=3, rounds=1, rankers=["harvest"])
