@@ -240,9 +240,10 @@ class Vine(CanopyMethods, Plumbing):
         Reach for it when you have a question and no id. It searches titles,
         aliases, tags, summaries and section headers (never bodies: that is sniff) of
         leaves and branches, in any word form (deadlines finds deadline, prazos finds
-        prazo; the exact form ranks first); function words weigh nothing, and a node
-        another supersedes says so (superseded_by) and ranks below it when it matches
-        about as well. scope="branches" lands on whole regions to navigate down from.
+        prazo; the exact form ranks first) and across English and Portuguese (prazo
+        finds deadline, below the question's own language); function words weigh
+        nothing, and a node another supersedes says so (superseded_by) and ranks below
+        it when it matches about as well. scope="branches" lands on whole regions to navigate down from.
         Score is strength * (1 + alpha * heat); with the forest's Canopy (its vector
         index) the strength fuses the lexical and vector ranks, so a question worded
         unlike the node (a paraphrase, the other language) finds it too, and hybrid
