@@ -243,7 +243,8 @@ class Vine(CanopyMethods, Plumbing):
         prazo; the exact form ranks first) and across English and Portuguese (prazo
         finds deadline, below the question's own language); function words weigh
         nothing, and a node another supersedes says so (superseded_by) and ranks below
-        it when it matches about as well. scope="branches" lands on whole regions to navigate down from.
+        it when it matches about as well. scope="branches" lands on whole regions to
+        navigate down from.
         Score is strength * (1 + alpha * heat); with the forest's Canopy (its vector
         index) the strength fuses the lexical and vector ranks, so a question worded
         unlike the node (a paraphrase, the other language) finds it too, and hybrid
