@@ -68,9 +68,9 @@ def locate(
     expr = expression(words, stems=on.stems, headers=on.headers, codes=on.codes)
     other = translated(words, expr) if on.translations and on.stems else ""
     if other:
-        # A translation on a large share of the rows tells them apart no better than
-        # a common word does, and would cost the most to score: left out.
-        other = OR.join(topk.split(other.split(OR), forest.locate_stats())[1])
+        # A translation on hundreds of rows tells them apart little (a lexicon gives a
+        # word's usual senses, not the one meant) and costs the most to score: left out.
+        other = OR.join(topk.rare(other.split(OR), forest.locate_stats()))
 
     filters, args = _filters(kind, type_filter, win)
     pool = max(5 * k, 25)

@@ -116,6 +116,20 @@ def split(
     return common, rarer, bound
 
 
+def rare(phrases: list[str], stats: tuple[dict[str, int], int, int] | None) -> list[str]:
+    """Those of ``phrases`` on fewer than ``COMMON_DOCS`` rows at the last rebuild (as
+    far as the counts kept can tell: all of them when there are none)."""
+    if stats is None:
+        return phrases
+    common_docs, _, edits = stats
+    out = []
+    for phrase in phrases:
+        m = _TOKEN.fullmatch(phrase)
+        if not m or common_docs.get(m.group(1), 0) - edits < COMMON_DOCS:
+            out.append(phrase)
+    return out
+
+
 _RANKED = "SELECT rowid, rank FROM nodes_fts WHERE nodes_fts MATCH ?"
 
 
