@@ -224,8 +224,8 @@ def check_args(spec: Call, args: dict[str, Any]) -> dict[str, Any]:
         clean[p.name] = value
     for rule in spec.apart:
         if rule.clash(clean):
-            names = {n: spelling.parameter(spec.name, n) for n in (rule.first, rule.second)}
-            raise SchemaError(f"{spec.name}: {rule.why.format_map(names)}")
+            spelled = {n: spelling.parameter(spec.name, n) for n in (rule.first, rule.second)}
+            raise SchemaError(f"{spec.name}: {rule.why.format_map(spelled)}")
     return clean
 
 
