@@ -17,7 +17,7 @@ source lacks, an older one half.
 A link carries evidence of its own, whatever the words: a neighbour scores its source's
 score times ``LINK_PRIOR + (1 - LINK_PRIOR) * share``, where share is the part (by term
 weight) of what the source lacks that it supplies: all of it, and it ranks right after
-its source; none, a quarter of the source. So it competes for a seat with the direct
+its source; none, half the source's. So it competes for a seat with the direct
 hits and never displaces one that scored higher (a tie goes to the hit).
 """
 
@@ -36,7 +36,7 @@ from .sniff import Forms, finder
 if TYPE_CHECKING:
     import sqlite3
 
-LINK_PRIOR = 0.25  # the share a typed link alone is credited with
+LINK_PRIOR = 0.5  # the share a typed link alone is credited with
 NEWER, OLDER = 1.0, 0.5  # the shares of a newer and an older version of the source
 NEIGHBOURS_MAX = 64  # edges read per source, at most
 KIND_WEIGHT = 2.0  # what the asked kind weighs: twice all the other missing words

@@ -271,8 +271,13 @@ def _with_neighbours(
             extra.append(known)
     if not raised:
         return kept
-    # sorted() is stable: on a tie the hit already seated keeps its place.
-    return sorted([*kept, *extra], key=lambda c: (_is_map(c.id), -c.score))[:k]
+    # On a tie the rankers' order decides (a hit already seated first), then the id for
+    # a node only an edge found, so that the first seats are the same for every k.
+    rank = {c.id: i for i, c in enumerate(fused)}
+    return sorted(
+        [*kept, *extra],
+        key=lambda c: (_is_map(c.id), -c.score, rank.get(c.id, len(rank)), c.id),
+    )[:k]
 
 
 def _weighed(located: dict[str, Any]) -> list[dict[str, Any]]:
