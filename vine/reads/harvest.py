@@ -275,8 +275,7 @@ def _with_neighbours(
     # a node only an edge found, so that the first seats are the same for every k.
     rank = {c.id: i for i, c in enumerate(fused)}
     return sorted(
-        [*kept, *extra],
-        key=lambda c: (_is_map(c.id), -c.score, rank.get(c.id, len(rank)), c.id),
+        [*kept, *extra], key=lambda c: (_is_map(c.id), -c.score, rank.get(c.id, len(rank)), c.id)
     )[:k]
 
 
