@@ -129,8 +129,3 @@ def translated_stems(word: str, langs: tuple[str, ...]) -> list[str]:
         for part in target.split("-"):
             out.extend(PREFIX[lang] + s for s in stems(part, lang))
     return list(dict.fromkeys(out))
-
-
-def size() -> int:
-    """How many headwords the lexicon holds, both directions (0 when it is missing)."""
-    return sum(len(words) for words, _ in _table().values())
