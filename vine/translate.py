@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import threading
 from bisect import bisect_left
+from os.path import commonprefix
 from pathlib import Path
 
 from .language import ENGLISH, PORTUGUESE
@@ -70,16 +71,6 @@ def _table() -> _Index:
     return _index
 
 
-def _shared(a: str, b: str) -> int:
-    """How many letters two words share from their start."""
-    n = 0
-    for x, y in zip(a, b, strict=False):
-        if x != y:
-            break
-        n += 1
-    return n
-
-
 def headwords(word: str, lang: str) -> list[str]:
     """The lexicon's entries a folded word in ``lang`` stands for: itself when it is
     one, else the entries sharing its stem that share the most letters with it from
@@ -102,8 +93,8 @@ def headwords(word: str, lang: str) -> list[str]:
             found.append(entry)
     if not found:
         return []
-    best = max(_shared(word, w) for w in found)
-    return [w for w in found if _shared(word, w) == best]
+    best = max(len(commonprefix([word, w])) for w in found)
+    return [w for w in found if len(commonprefix([word, w])) == best]
 
 
 def translations(word: str, langs: tuple[str, ...]) -> list[tuple[str, str]]:
