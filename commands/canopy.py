@@ -204,12 +204,16 @@ def _print(result: dict[str, Any], as_json: bool) -> None:
         out.print(line, markup=False)
 
 
+def _nodes(count: Any) -> str:
+    return f"{count} node" if count == 1 else f"{count} nodes"
+
+
 def lines(result: dict[str, Any]) -> list[str]:
     """A status (or a build's result) in a few lines for people."""
     out: list[str] = []
     built = result.get("built")
     if built:
-        text = f"Embedded {built['embedded']} nodes in {built['elapsed_ms'] / 1000:.1f} s"
+        text = f"Embedded {_nodes(built['embedded'])} in {built['elapsed_ms'] / 1000:.1f} s"
         if built.get("replaced"):
             text += f" (replacing the index built with {built['replaced']})"
         out.append(text + ".")
@@ -220,7 +224,7 @@ def lines(result: dict[str, Any]) -> list[str]:
     config = made.get("config") or {}
     where = f" at {config['url']}" if config.get("url") else ""
     out.append(
-        f"Canopy: {result['embedded']} of {result['nodes']} nodes embedded, "
+        f"Canopy: {result['embedded']} of {_nodes(result['nodes'])} embedded, "
         f"{result['stale']} stale."
     )
     out.append(

@@ -108,7 +108,8 @@ def _canopy_note(root: Path, counts: dict[str, Any]) -> None:
     changed = counts["created"] + counts["updated"]
     if changed and (root / "_derived" / "canopy" / "index.json").exists():
         common.console().print(
-            f"{changed} nodes wait for their vectors in the Canopy: "
+            (f"{changed} node waits" if changed == 1 else f"{changed} nodes wait")
+            + " for their vectors in the Canopy: "
             "vine canopy build embeds them now.",
             markup=False,
             style="dim",

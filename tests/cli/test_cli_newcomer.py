@@ -193,3 +193,25 @@ def test_a_schema_error_names_what_was_typed(
     with Vine(forest, writable=call == "transplant") as v:
         out = v.call(call, kwargs)
     assert out["error"]["message"].startswith(f"{call}: {python} "), out
+
+
+def test_canopy_and_search_counts_say_one_node_not_one_nodes() -> None:
+    from monkeyllm.commands.canopy import lines
+    from monkeyllm.tui.screens.search import ranking_note
+
+    def status(n: int) -> dict[str, object]:
+        return {
+            "built": {"embedded": n, "elapsed_ms": 1200},
+            "index": True,
+            "embedded": n,
+            "nodes": n,
+            "stale": 0,
+            "embedder": {"name": "local", "model": "m", "dim": 4},
+            "folder": "_derived/canopy",
+        }
+
+    one, two = lines(status(1)), lines(status(2))
+    assert one[0] == "Embedded 1 node in 1.2 s." and "1 of 1 node embedded" in one[1]
+    assert two[0] == "Embedded 2 nodes in 1.2 s." and "2 of 2 nodes embedded" in two[1]
+    assert ", 1 node waiting" in ranking_note({"ran": True, "model": "m", "stale": 1})
+    assert ", 3 nodes waiting" in ranking_note({"ran": True, "model": "m", "stale": 3})

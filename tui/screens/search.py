@@ -32,7 +32,8 @@ def ranking_note(info: Any) -> str:
     if not isinstance(info, dict):
         return ""
     if info.get("ran"):
-        stale = f", {info['stale']} nodes waiting" if info.get("stale") else ""
+        waiting = info.get("stale")
+        stale = f", {waiting} node{'' if waiting == 1 else 's'} waiting" if waiting else ""
         return f" · [b]hybrid[/b] (lexical + vector, {escape(str(info.get('model')))}{stale})"
     reason = {
         "no-index": "no Canopy: vine canopy build",
