@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import re
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from functools import lru_cache
 from typing import Any
 
@@ -162,6 +162,14 @@ def search_languages(asked: tuple[str, ...]) -> tuple[str, ...]:
 def query_stems(word: str, langs: tuple[str, ...]) -> list[str]:
     """The prefixed stem tokens of one query word in the query's languages."""
     return list(dict.fromkeys(PREFIX[lang] + s for lang in langs for s in stems(word, lang)))
+
+
+def forms_start(roots: Iterable[str]) -> str:
+    """What every word with one of these stems starts with: Snowball stems are prefixes
+    of their words but for a changed last letter (policy -> polici), so the shortest
+    stem less one letter (three letters at least)."""
+    start = min(roots, key=len)
+    return start[: max(3, len(start) - 1)]
 
 
 def same_stem(a: str, b: str, langs: tuple[str, ...] = LANGUAGES) -> bool:

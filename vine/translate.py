@@ -21,7 +21,7 @@ from os.path import commonprefix
 from pathlib import Path
 
 from .language import ENGLISH, PORTUGUESE
-from .stems import PREFIX, stemmable, stems
+from .stems import PREFIX, forms_start, stemmable, stems
 from .text import fold
 
 LEXICON = Path(__file__).with_name("lexicon-en-pt.tsv")
@@ -81,10 +81,7 @@ def headwords(word: str, lang: str) -> list[str]:
     roots = set(stems(word, lang))
     if not roots:
         return []
-    # Snowball stems are prefixes of their words but for a changed last letter
-    # (policy -> polici): every entry with the stem starts with it less one letter.
-    start = min(roots, key=len)
-    start = start[: max(3, len(start) - 1)]
+    start = forms_start(roots)
     found = []
     for entry in ordered[bisect_left(ordered, start) :]:
         if not entry.startswith(start):

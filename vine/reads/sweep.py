@@ -14,7 +14,7 @@ from ..errors import VineError
 from ..forest import Forest
 from ..heat import LIST_DEPOSIT
 from ..ids import is_index
-from ..stems import same_stem, search_languages, stemmable, stems
+from ..stems import forms_start, same_stem, search_languages, stemmable, stems
 from ..text import fold
 from ..translate import translations
 from ..windows import Window
@@ -79,10 +79,7 @@ def _forms_of(vocab: Vocabulary, word: str, langs: tuple[str, ...], *, exclude: 
     roots = [s for lang in langs for s in stems(word, lang)]
     if not roots:
         return []
-    # Snowball stems are prefixes of their words but for a changed last letter
-    # (policy -> polici): every form starts with the shortest stem less one letter.
-    start = min(roots, key=len)
-    start = start[: max(3, len(start) - 1)]
+    start = forms_start(roots)
     found = sorted(
         w
         for w in vocab.containing(start, prefix=True)
