@@ -327,6 +327,24 @@ def test_a_rebuild_leaves_the_body_index_in_one_segment(tmp_path: Path, monkeypa
         assert config.get("automerge", bodyindex.AUTOMERGE) == bodyindex.AUTOMERGE
 
 
+def test_a_rebuild_leaves_the_metadata_index_in_one_segment(tmp_path: Path) -> None:
+    """locate reads each word from one segment after a rebuild, however many the
+    rebuild flushed (every 4 kB here), and edits merge as FTS5 does by default."""
+    root = tmp_path / "f"
+    shutil.copytree(FIELD_OFFICE, root, ignore=shutil.ignore_patterns("_derived", ".git"))
+    with Vine(root) as vine:
+        catalog = vine._forest.catalog
+        catalog.conn.execute("INSERT INTO nodes_fts(nodes_fts, rank) VALUES('hashsize', 4096)")
+        catalog.conn.commit()
+        catalog.build()
+        conn = catalog.conn
+        segments = {r[0] for r in conn.execute("SELECT segid FROM nodes_fts_idx")}
+        assert len(segments) == 1
+        config = dict(conn.execute("SELECT k, v FROM nodes_fts_config"))
+        assert config.get("automerge", 4) == bulkbuild.FTS5_AUTOMERGE == 4
+        assert assert_ok(vine.locate("water"))["results"]
+
+
 def test_a_build_whose_workers_fail_parses_their_files_itself(tmp_path: Path, monkeypatch) -> None:
     root = tmp_path / "f"
     shutil.copytree(FIELD_OFFICE, root, ignore=shutil.ignore_patterns("_derived", ".git"))
