@@ -402,6 +402,7 @@ def test_locate_bounded_by_its_common_words_ranks_as_the_full_query(
     loosen the bounds). Two copies of one forest take the same calls (so the same heat),
     one of them scoring every row."""
     monkeypatch.setattr(topk, "COMMON_DOCS", 60)
+    monkeypatch.setattr(topk, "SKIPPED_MIN", 60)
     bounded = topk.ranked
     used: list[bool] = []
 
@@ -478,6 +479,20 @@ def test_locate_bounded_by_its_common_words_ranks_as_the_full_query(
     finally:
         for vine in vines:
             vine.close()
+
+
+def test_the_bounded_top_waits_for_common_words_on_many_rows() -> None:
+    """Common words on fewer than SKIPPED_MIN rows together are scored with the rest
+    (the full query costs less than the bounded top's extra queries there)."""
+    phrases = ['"notes"', '"plan"', '"zephyr"']
+    few = ({"notes": 1200, "plan": 1000}, 10_000, 0)
+    assert topk.split(phrases, few) == ([], phrases, 0.0)
+    many = ({"notes": 2000, "plan": 1000}, 10_000, 0)
+    common, rarer, bound = topk.split(phrases, many)
+    assert (common, rarer) == (['"notes"', '"plan"'], ['"zephyr"'])
+    assert bound > 0
+    # Edits since the rebuild lower the counts: the bound only errs on the high side.
+    assert topk.split(phrases, (many[0], 10_000, 600)) == ([], phrases, 0.0)
 
 
 def test_the_build_leaves_a_core_to_the_process_that_inserts(monkeypatch) -> None:
