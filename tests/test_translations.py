@@ -92,9 +92,9 @@ def test_a_word_in_its_own_language_outranks_its_translation(vine: Vine) -> None
 
 
 def test_codes_numbers_and_short_words_are_never_translated() -> None:
-    assert translate.translations("nf-4412", ("en", "pt")) == []
-    assert translate.translations("2025", ("en", "pt")) == []
-    assert translate.translations("ab", ("en", "pt")) == []
+    assert translate.translations("nf-4412", ("en", "pt")) == ()
+    assert translate.translations("2025", ("en", "pt")) == ()
+    assert translate.translations("ab", ("en", "pt")) == ()
     assert translate.translated_stems("prazo", ("pt",))  # the lexicon knows prazo
     assert all(s.startswith("0") for s in translate.translated_stems("prazo", ("pt",)))
     assert all(s.startswith("1") for s in translate.translated_stems("deadline", ("en",)))

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import threading
 from bisect import bisect_left
+from functools import lru_cache
 from os.path import commonprefix
 from pathlib import Path
 
@@ -94,11 +95,13 @@ def headwords(word: str, lang: str) -> list[str]:
     return [w for w in found if len(commonprefix([word, w])) == best]
 
 
-def translations(word: str, langs: tuple[str, ...]) -> list[tuple[str, str]]:
+@lru_cache(maxsize=16384)
+def translations(word: str, langs: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
     """``(language, word)`` of what a folded query word translates to, for a word
-    written in one of ``langs``: at most ``TARGETS_MAX`` per source language."""
+    written in one of ``langs``: at most ``TARGETS_MAX`` per source language (kept
+    once looked up: the lexicon is the package's and never changes)."""
     if not stemmable(word) or word in _FUNCTION:
-        return []
+        return ()
     out: list[tuple[str, str]] = []
     for lang in langs:
         table = _table()[lang][0]
@@ -106,7 +109,7 @@ def translations(word: str, langs: tuple[str, ...]) -> list[tuple[str, str]]:
         for entry in headwords(word, lang):
             targets += [t for t in table[entry] if t not in targets and t != word]
         out.extend((OTHER[lang], t) for t in targets[:TARGETS_MAX])
-    return out
+    return tuple(out)
 
 
 def translated_stems(word: str, langs: tuple[str, ...]) -> list[str]:
