@@ -19,6 +19,10 @@ score times ``LINK_PRIOR + (1 - LINK_PRIOR) * share``, where share is the part (
 weight) of what the source lacks that it supplies: all of it, and it ranks right after
 its source; none, half the source's. So it competes for a seat with the direct
 hits and never displaces one that scored higher (a tie goes to the hit).
+
+A neighbour the rankers found as well counts both (harvest's ``support``): its own score
+plus what the terms it supplies add to the prior (``credit``), and still no more than
+its source's score, so it ranks right after its source at most.
 """
 
 from __future__ import annotations
@@ -69,6 +73,10 @@ class Linked:
     source: str
     rel: str
     supplies: list[str]
+    # What the terms it supplies add to the link's own prior (a version's share aside),
+    # and its source's score.
+    credit: float = 0.0
+    source_score: float = 0.0
 
 
 def _stems_of(text: str) -> set[str]:
@@ -178,12 +186,19 @@ def linked(
             supplies += [
                 t for t in missing if t.startswith(KIND) and _is_kind(row, t.removeprefix(KIND))
             ]
-            share = max(min(1.0, sum(missing[t] for t in supplies) / lacking), version)
+            supplied = min(1.0, sum(missing[t] for t in supplies) / lacking)
+            share = max(supplied, version)
             value = score * (LINK_PRIOR + (1 - LINK_PRIOR) * share)
             held = best.get(other)
             if held is None or value > held.score:
                 best[other] = Linked(
-                    other, value, source, rel, [t for t in supplies if not t.startswith(KIND)]
+                    other,
+                    value,
+                    source,
+                    rel,
+                    [t for t in supplies if not t.startswith(KIND)],
+                    score * (1 - LINK_PRIOR) * supplied,
+                    score,
                 )
     return sorted(best.values(), key=lambda n: (-n.score, n.id))
 

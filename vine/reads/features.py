@@ -31,6 +31,9 @@ class Features:
         older: a question that asks for an old version (old, previous, antigo,
             anterior) gets it: harvest does not skip superseded nodes, and an older
             version one link away supplies what its successor lacks.
+        support: a node the rankers found that is also linked to a hit, supplying
+            terms the hit lacks, adds what its link credits for them to its own score,
+            up to the hit's (off: it takes the higher of the two).
     """
 
     stems: bool = True
@@ -45,6 +48,7 @@ class Features:
     places: bool = True
     older: bool = True
     translations: bool = True
+    support: bool = True
 
 
 NAMES = tuple(f.name for f in fields(Features))

@@ -118,6 +118,7 @@ def harvest(
             fused,
             asked_kinds(query) - (frozenset() if on.places else {"place"}),
             older,
+            support=on.support,
         )
     forest.found(c.id for c in kept)
     global_matches = {r["id"]: r.get("matches", []) for r in sniffed["results"]}
@@ -214,6 +215,8 @@ def _with_neighbours(
     fused: list[_Candidate],
     asks: frozenset[str],
     older: bool = False,
+    *,
+    support: bool = True,
 ) -> list[_Candidate]:
     """The top k once the hits' linked neighbours that supply question terms the hits
     lack (:mod:`monkeyllm.reads.edges`) compete for the seats; a neighbour never takes
@@ -254,16 +257,22 @@ def _with_neighbours(
     floor = kept[-1].score if len(kept) >= k else float("-inf")
     for near in linked(forest, sources, terms, weight, forms, asks=asks, older=older):
         known = found.get(near.id)
-        if near.id not in seated and near.score <= floor:
+        value = near.score
+        if known is not None and support:
+            # Found by the rankers and supplying what a hit lacks: both count (its own
+            # score and what its link credits for the terms it supplies), up to the
+            # hit's own score: it ranks right after the hit at most.
+            value = max(value, min(known.score + near.credit, near.source_score))
+        if near.id not in seated and value <= floor:
             continue
         if known is None:
             near_row = forest.catalog.row(near.id)
             if near_row is None:
                 continue
             known = _Candidate(near.id, near_row)
-        elif near.score <= known.score:
+        elif value <= known.score:
             continue
-        known.score = near.score
+        known.score = value
         known.found_by = [*known.found_by, "edge"]
         known.via = {"from": near.source, "rel": near.rel}
         raised = True
