@@ -51,6 +51,7 @@ SETS = {
     "frozen8": HERE / "frozen8.json",
     "frozen9": HERE / "frozen9.json",
     "frozen10": HERE / "frozen10.json",
+    "frozen11": HERE / "frozen11.json",
 }
 # The sets no ranking change has been tuned against: frozen.json was written blind
 # before the word-form ranking, then looked at while tuning it; frozen2.json was written
@@ -71,8 +72,10 @@ SETS = {
 # registered before the link prior chosen on frozen7's misses was measured on it.
 # frozen10.json (with the bus-company forest) was written blind on 2026-12-03 after
 # the link prior was in, and registered before the locate speed-ups and the support
-# that a found node takes from its link were measured on it.
-BLIND = ("frozen2", "frozen6", "frozen8", "frozen9", "frozen10")
+# that a found node takes from its link were measured on it. frozen11.json (with the
+# container-terminal forest) was written blind after that and registered before the
+# support, corrected (capped at its source, a version's share aside), was measured on it.
+BLIND = ("frozen2", "frozen6", "frozen8", "frozen9", "frozen10", "frozen11")
 FORESTS = {
     "sample-brain": HERE.parent / "sample-brain",
     "field-office": HERE / "forests" / "field-office",
@@ -85,6 +88,7 @@ FORESTS = {
     "cork-factory": HERE / "forests" / "cork-factory",
     "publishing-house": HERE / "forests" / "publishing-house",
     "bus-company": HERE / "forests" / "bus-company",
+    "container-terminal": HERE / "forests" / "container-terminal",
 }
 SYNTHETIC = {"generated-10k": (10000, 7)}
 
