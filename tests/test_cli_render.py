@@ -73,6 +73,16 @@ def test_locate_table_shows_ids_titles_and_heat(brain: Vine) -> None:
     assert (TRUNCATED in text) is bool(response["truncated"])
 
 
+def test_the_ranking_line_says_in_words_why_it_was_lexical(brain: Vine) -> None:
+    """Under auto a forest without a Canopy answers only the reason's code; a person
+    still reads what it means and what makes one."""
+    response = assert_ok(brain.locate("exchange policy", k=3))
+    assert response["hybrid"] == {"ran": False, "reason": "no-index"}
+    assert "ranking: lexical (no Canopy index: vine canopy build makes one)" in render(
+        "locate", response
+    )
+
+
 @pytest.mark.parametrize("call", ["locate", "sniff", "move"])
 def test_narrow_terminal_keeps_every_column(brain: Vine, call: str) -> None:
     response = {

@@ -317,6 +317,7 @@ def ranking_line(console: Console, response: Response) -> set[str]:
         why = info.get("note") or {
             "off": "hybrid is off for this call",
             "no-terms": "nothing to search for",
+            "no-index": "no Canopy index: vine canopy build makes one",
         }.get(str(info.get("reason")), str(info.get("reason")))
         text = f"ranking: lexical ({why})"
     if info.get("ran") and info.get("note"):

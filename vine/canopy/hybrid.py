@@ -175,7 +175,10 @@ def plan(
     if not has_terms:
         return _off("no-terms")
     if not (forest.root / "_derived" / "canopy" / "index.json").exists():
-        return _off("no-index", f"this forest has no Canopy index ({BUILD} makes one)")
+        # Said in words only to a call that asked for fusion: under auto, most forests
+        # have no Canopy, and the reason alone says why on every response.
+        note = f"this forest has no Canopy index ({BUILD} makes one)" if hybrid is True else None
+        return _off("no-index", note)
     if hybrid == "auto" and not AUTO.get(call, False):
         return _off(
             "auto-lexical",
