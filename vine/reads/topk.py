@@ -11,7 +11,8 @@ top ``pool``, and only the rows of the rarer phrases need a score:
   phrases are the full query's in the same order, so FTS5 computes each row's rank
   with exactly the operations of the full query;
 - rows holding rarer phrases only: the query of the rarer phrases, whose rank equals
-  the full query's (the common phrases add exact zeros there).
+  the full query's (the common phrases add exact zeros there); its best ``pool`` rows
+  are enough, since the rows after them score no better in the full query.
 
 The full query lists the common phrases first for the same reason. How many rows hold
 a word comes from the catalog's last rebuild (:func:`common_terms`), lowered by every
@@ -150,7 +151,12 @@ def ranked(
     give ``pool`` rows above ``bound`` (the full query is needed)."""
     if not common or not rarer:
         return None
-    alone = conn.execute(_RANKED + " ORDER BY rank", (" OR ".join(rarer),)).fetchall()
+    # Only the best pool rows of the rarer phrases alone can be needed (ties by rowid, as
+    # below): a row after them scores there what it scores in the full query (it holds
+    # no common phrase) or is among the rows of both.
+    alone = conn.execute(
+        _RANKED + " ORDER BY rank, rowid LIMIT ?", (" OR ".join(rarer), pool)
+    ).fetchall()
     if len(alone) < pool or -alone[pool - 1][1] <= bound:
         return None
     both = conn.execute(_RANKED, (f"({' OR '.join(common)}) AND ({' OR '.join(rarer)})",))
