@@ -305,10 +305,12 @@ def _ranked(
     if filters:
         sql = (
             "SELECT f.rowid, f.rank FROM nodes_fts f JOIN nodes n ON n.rowid = f.rowid "
-            f"WHERE nodes_fts MATCH ?{filters} ORDER BY f.rank LIMIT ?"
+            f"WHERE nodes_fts MATCH ?{filters} ORDER BY f.rank, f.rowid LIMIT ?"
         )
     else:
-        sql = "SELECT rowid, rank FROM nodes_fts WHERE nodes_fts MATCH ? ORDER BY rank LIMIT ?"
+        sql = (
+            "SELECT rowid, rank FROM nodes_fts WHERE nodes_fts MATCH ? ORDER BY rank, rowid LIMIT ?"
+        )
     try:
         return forest.catalog.conn.execute(sql, (expr, *args, pool)).fetchall()
     except sqlite3.OperationalError:
