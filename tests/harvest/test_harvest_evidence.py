@@ -304,3 +304,22 @@ def test_every_bundle_fits_and_never_slices(
     for r in out["results"]:
         assert len(r["matches"]) <= 5
         assert_whole(hv, r)
+
+
+def test_the_locate_leg_ranks_its_whole_pool_past_locates_own_budget(tmp_path: Path) -> None:
+    """locate's 800 tokens hold two of these long summaries; harvest's leg still ranks
+    all ten, so a node both legs find is credited by both."""
+    long = " ".join(f"word{i}" for i in range(120))
+    nodes = {
+        f"a/n{i}": leaf("# N\n\nNothing here.\n", title=f"Walrus survey {i}", summary=long)
+        for i in range(9)
+    }
+    nodes["a/x"] = leaf("# X\n\nOne walrus seen.\n", title="Walrus survey extra", summary=long)
+    for i in range(4):
+        nodes[f"b/s{i}"] = leaf("# S\n\n" + "walrus walrus.\n" * (4 - i), title=f"Log {i}")
+    with reader(make_forest(tmp_path / "f", nodes)) as vine:
+        shown = assert_ok(vine.locate("walrus", k=10))
+        out = assert_ok(vine.harvest("walrus", k=3))
+    assert shown["truncated"] and "a/x" not in ids(shown)
+    assert ids(out)[0] == "a/x"
+    assert out["results"][0]["found_by"] == ["locate", "sniff"]

@@ -132,7 +132,9 @@ def locate(
                 "nothing to search for. Name the subject: a topic, a name, a code."
             )
         )
-    else:
+    elif call != "harvest":
+        # (harvest's locate leg is no response of its own: its pool is ranked whole,
+        # and harvest's own budget holds what it returns.)
         matched = len(scored)
         budget.shrink_with_hint(
             out,
