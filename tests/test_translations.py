@@ -111,6 +111,30 @@ def test_harvests_body_sweep_reaches_a_translation_in_a_body(vine: Vine) -> None
         assert "ops/dock-notes" not in [r["id"] for r in off["results"]]
 
 
+def test_a_translation_common_in_the_bodies_is_no_form_of_the_term(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A translation on thousands of body lines (a common token of the body index, here
+    on 4) is left out of the sweep's forms; a rarer one stays."""
+    from monkeyllm import bodyindex
+    from monkeyllm.reads.sweep import word_forms
+
+    monkeypatch.setattr(bodyindex, "COMMON_LINES", 4)
+    nodes = dict(FOREST)
+    nodes["ops/log"] = _leaf(
+        "# Log\n\n" + "".join(f"Supplier {i} called.\n" for i in range(6)),
+        title="Call log",
+        summary="Calls.",
+    )
+    root = make_forest(tmp_path / "common", nodes)
+    with reader(root) as vine:
+        forest = vine._forest
+        assert forest.vocabulary().lines("supplier") >= 4
+        forms = word_forms(forest, ["fornecedor", "doca"], ("pt",), translate=True)
+    assert "supplier" not in forms.get("fornecedor", ())
+    assert "dock" in forms["doca"]
+
+
 def test_a_missing_lexicon_means_no_translations_and_no_error(tmp_path: Path) -> None:
     assert translate._load(tmp_path / "absent.tsv") == {"en": ({}, []), "pt": ({}, [])}
 

@@ -51,7 +51,8 @@ def word_forms(
 
     With ``translate``, the body words sharing a stem with the term's translations in
     the other language (:mod:`monkeyllm.translate`) are its forms too (``prazo`` ->
-    ``deadline``, ``deadlines``), up to ``TRANSLATED_MAX`` of them after its own."""
+    ``deadline``, ``deadlines``), up to ``TRANSLATED_MAX`` of them after its own, none
+    of them a common token of the body index (``bodyindex.COMMON_LINES`` lines)."""
     vocab = forest.vocabulary() if terms else None
     asked = langs
     langs = search_languages(langs)
@@ -66,7 +67,12 @@ def word_forms(
                 if vocab.containing_all([target]):
                     more.append(target)
                 more += _forms_of(vocab, target, (lang,), exclude=term)
-            found += [w for w in dict.fromkeys(more) if w not in found][:TRANSLATED_MAX]
+            # A translation on thousands of lines (a common token of the body index)
+            # tells the bodies apart little and costs the sweep the most: left out, as
+            # locate leaves out one on hundreds of rows.
+            found += [w for w in dict.fromkeys(more) if w not in found and not vocab.lines(w)][
+                :TRANSLATED_MAX
+            ]
         if found:
             out[term] = tuple(found)
     return out
