@@ -8,6 +8,8 @@ from rich.console import Console
 from rich.panel import Panel
 from rich.text import Text
 
+from monkeyllm.text import counted
+
 
 def _lines(call: str, preview: dict[str, Any]) -> Text:
     node = preview.get("id", "?")
@@ -28,7 +30,10 @@ def _lines(call: str, preview: dict[str, Any]) -> Text:
     anchors = preview.get("anchors") or []
     removed = preview.get("backlinks_removed") or 0
     if removed:
-        text.append(f"  {removed} link(s) pointing at it are dropped, from:\n", style="yellow")
+        verb = "is" if removed == 1 else "are"
+        text.append(
+            f"  {counted(removed, 'link')} pointing at it {verb} dropped, from:\n", style="yellow"
+        )
         for anchor in anchors:
             text.append(f"    {anchor.get('source')} ({anchor.get('rel')})\n")
         more = (preview.get("anchor_count") or 0) - len(anchors)

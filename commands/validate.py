@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from monkeyllm.text import counted
+
 from . import common, options
 
 if TYPE_CHECKING:
@@ -98,8 +100,8 @@ Counts = tuple[int, int, int]  # errors, warnings, notes
 
 def _counts(counts: Counts) -> str:
     errors, warnings, notes = counts
-    line = f"{errors} error(s), {warnings} warning(s)"
-    return line + (f", {notes} note(s) for --fix" if notes else "")
+    line = f"{counted(errors, 'error')}, {counted(warnings, 'warning')}"
+    return line + (f", {counted(notes, 'note')} for --fix" if notes else "")
 
 
 def _fixed_lines(fixed: dict[str, Any] | None) -> list[str]:
@@ -112,13 +114,13 @@ def _fixed_lines(fixed: dict[str, Any] | None) -> list[str]:
         ]
     else:
         lines = [
-            f"vine validate --fix: {len(fixed['repairs'])} repair(s) in "
-            f"{len(fixed['files'])} file(s), commit {fixed['commit'][:12]}"
+            f"vine validate --fix: {counted(len(fixed['repairs']), 'repair')} in "
+            f"{counted(len(fixed['files']), 'file')}, commit {fixed['commit'][:12]}"
         ]
     lines += [f"  fixed {r['code']} in {r['path']}: {r['message']}" for r in fixed["repairs"]]
     if fixed["skipped"]:
         lines.append(
-            f"  skipped {len(fixed['skipped'])} repair(s) that depend on uncommitted "
+            f"  skipped {counted(len(fixed['skipped']), 'repair')} that depend on uncommitted "
             "changes (repairs are made from committed content only):"
         )
         lines += [f"  skipped {r['code']} in {r['path']}: {r['reason']}" for r in fixed["skipped"]]

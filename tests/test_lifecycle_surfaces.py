@@ -102,7 +102,7 @@ def test_prune_on_a_terminal_shows_what_goes_and_asks(forest: Path) -> None:
     code, text = _on_a_terminal(forest, ["prune", "sales/exchange-policy", "--force"], "n")
     assert code == 1, text
     assert "this will remove" in text and "people/ana-ribeiro (mentioned-in)" in text
-    assert "5 link(s) pointing at it are dropped" in text and "nothing was changed" in text
+    assert "5 links pointing at it are dropped" in text and "nothing was changed" in text
     assert head(forest) == before and files_of(forest) == files
     code, text = _on_a_terminal(forest, ["prune", "sales/exchange-policy", "--force"], "y")
     assert code == 0, text
@@ -171,7 +171,7 @@ def test_rich_layouts() -> None:
             ],
         },
     )
-    assert "history of sales/x: 2 commit(s)" in history
+    assert "history of sales/x: 2 commits" in history
     assert "2026-05-04 10:11:12" in history and "ana" in history and "aaaaaaaaaaaa" in history
     calendar = render(
         "calendar",
@@ -193,7 +193,7 @@ def test_rich_layouts() -> None:
         if line.count("│") > 2 and "20" in line
     }
     assert lines["2026-02"].count("█") == 2 * lines["2026-01"].count("█") == 40
-    assert "6 node(s), 2026-01-02 to 2026-02-20" in calendar and "undated  3" in calendar
+    assert "6 nodes, 2026-01-02 to 2026-02-20" in calendar and "undated  3" in calendar
     coverage = render(
         "coverage",
         {

@@ -21,6 +21,7 @@ from .heat import READ_DEPOSIT, STRONG_DEPOSIT, HeatStore
 from .ids import normalize, path_of
 from .nodes import Node, ParseError, body_of_bytes, parse_bytes
 from .reads.topk import Stats
+from .text import counted
 
 if TYPE_CHECKING:
     from .canopy.embedders import EmbedderConfig
@@ -342,9 +343,7 @@ def coverage_phrase(notes: int, branches: int) -> str:
     """Counts of leaves and sub-branches in words, each noun as its count needs:
     ``"23 bananas, 1 sub-branch."``. (The ``coverage`` frontmatter keeps its fixed
     plural form, which the forest format documents; this is what output shows.)"""
-    leaves = "banana" if notes == 1 else "bananas"
-    subs = "sub-branch" if branches == 1 else "sub-branches"
-    return f"{notes} {leaves}, {branches} {subs}."
+    return f"{counted(notes, 'banana')}, {counted(branches, 'sub-branch', 'sub-branches')}."
 
 
 def coverage_text(raw: str) -> str:

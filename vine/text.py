@@ -139,3 +139,11 @@ def gaps_to_spaces(folded: str) -> str:
     if folded.isascii():
         return folded.encode("ascii").translate(_ASCII_GAPS).decode("ascii")
     return folded.translate(_GAPS)
+
+
+def counted(count: int, noun: str, plural: str | None = None) -> str:
+    """``count`` and ``noun`` in the form the count needs: ``"1 node"``, ``"2 nodes"``,
+    ``"1 sub-branch"``, ``"3 sub-branches"`` (``plural`` when adding ``s`` is wrong)."""
+    if count == 1:
+        return f"{count} {noun}"
+    return f"{count} {plural or noun + 's'}"

@@ -13,7 +13,7 @@ from monkeyllm.errors import is_error
 
 from .harvest import harvest
 from .lifecycle import calendar, coverage, history
-from .pieces import Response, footer, pairs_grid, plain
+from .pieces import Response, count, footer, pairs_grid, plain
 from .reads import locate, look, move, pick, query, scan, sniff
 from .writes import WRITE_VERBS, init, write
 
@@ -23,10 +23,10 @@ def reindexed(console: Console, response: Response) -> set[str]:
     skipped = response.get("skipped") or 0
     text = Text.assemble(
         ("Rebuilt the catalog: ", "bold"),
-        f"{response.get('nodes')} node(s) in {response.get('elapsed_ms')} ms; heat kept.",
+        f"{count(response.get('nodes'), 'node')} in {response.get('elapsed_ms')} ms; heat kept.",
     )
     if skipped:
-        text.append(f" {skipped} file(s) skipped: vine validate says why.", style="yellow")
+        text.append(f" {count(skipped, 'file')} skipped: vine validate says why.", style="yellow")
     console.print(text)
     return {"nodes", "skipped", "elapsed_ms"}
 

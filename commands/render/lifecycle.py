@@ -11,6 +11,7 @@ from .pieces import (
     Response,
     cell,
     columns_table,
+    count,
     counted_table,
     fit,
     pairs_grid,
@@ -31,7 +32,7 @@ def history(console: Console, response: Response) -> set[str]:
         "by",
         "message",
         "commit",
-        title=f"history of {plain(response.get('id'))}: {len(entries)} commit(s)",
+        title=f"history of {plain(response.get('id'))}: {count(len(entries), 'commit')}",
         wide="message",
     )
     for entry in entries:
@@ -61,7 +62,8 @@ def calendar(console: Console, response: Response) -> set[str]:
         "nodes",
         "",
         "since / until",
-        title=f"calendar by {response.get('granularity')} of {field}: {len(buckets)} period(s)",
+        title=f"calendar by {response.get('granularity')} of {field}: "
+        + count(len(buckets), "period"),
     )
     windows = [
         str(b.get("since"))
@@ -85,7 +87,7 @@ def calendar(console: Console, response: Response) -> set[str]:
     facts = [
         (
             "dated",
-            f"{span.get('nodes', 0)} node(s), {span.get('first') or '—'} to "
+            f"{count(span.get('nodes', 0), 'node')}, {span.get('first') or '—'} to "
             f"{span.get('last') or '—'}",
         ),
         ("undated", response.get("undated", 0)),
@@ -126,7 +128,7 @@ def coverage(console: Console, response: Response) -> set[str]:
     console.print(
         pairs_grid(
             [
-                ("total", f"{response.get('total')} node(s)"),
+                ("total", count(response.get("total"), "node")),
                 ("types", ", ".join(f"{k} {v}" for k, v in types.items()) or "—"),
                 ("sources", ", ".join(f"{k} {v}" for k, v in sources.items()) or "—"),
                 ("undated", response.get("undated")),

@@ -13,6 +13,8 @@ from rich.rule import Rule
 from rich.table import Table
 from rich.text import Text
 
+from monkeyllm.text import counted
+
 Response = dict[str, Any]
 # Keys the shared footer speaks about itself, after any call-specific layout.
 NOTICE_KEYS = ("truncated", "hint", "hints", "next")
@@ -79,6 +81,14 @@ def plain(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, default=str)
 
 
+def count(value: Any, noun: str, plural: str | None = None) -> str:
+    """A count with its noun as the count needs (``"1 node"``, ``"3 nodes"``); a count
+    a response leaves out or gives as no whole number is shown as it is, plural."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return counted(value, noun, plural)
+    return f"{'?' if value is None else plain(value)} {plural or noun + 's'}"
+
+
 def cell(value: Any) -> Text:
     """A table cell; None is a dim dash, lists are joined, numbers as written."""
     if value is None:
@@ -113,7 +123,7 @@ def _extra(key: str, value: Any) -> str:
     if key == "body_tokens" and isinstance(value, int):
         return f"{value} tokens"
     if key == "match_count" and isinstance(value, int):
-        return f"{value} matching line(s)"
+        return count(value, "matching line")
     if key == "trail":
         return trail_text(value)
     return f"{key}: {plain(value)}"
@@ -242,7 +252,7 @@ def stacked(table: Table, width: int) -> Group:
 def counted_table(call: str, items: list[Any], noun: str, *headers: str, wide: str) -> Table:
     """A table of ``items`` with these headers, titled with the call and how many ``noun``s
     it lists."""
-    return columns_table(*headers, title=f"{call}: {len(items)} {noun}(s)", wide=wide)
+    return columns_table(*headers, title=f"{call}: {count(len(items), noun)}", wide=wide)
 
 
 def id_cell(item: dict[str, Any]) -> Text:

@@ -17,6 +17,7 @@ from .pieces import (
     Response,
     cell,
     columns_table,
+    count,
     counted_table,
     extras,
     fit,
@@ -354,7 +355,7 @@ def _pick_one(console: Console, node: Response) -> None:
             )
         )
     if "total" in node:
-        page = f"page: {node.get('returned', '?')} of {node['total']} block(s)"
+        page = f"page: {node.get('returned', '?')} of {count(node['total'], 'block')}"
         if node.get("cut"):
             page += "; a block too big for one page was cut, the next page continues it"
         console.print(Text(page, style=DIM))
@@ -421,14 +422,14 @@ def sniff(console: Console, response: Response) -> set[str]:
         if item.get("truncated_matches"):
             more = item.get("match_count")
             note = (
-                f"… {more - len(matches)} more matching line(s) in this node not shown"
+                f"… {count(more - len(matches), 'more matching line')} in this node not shown"
                 if isinstance(more, int)
                 else "… more matching lines in this node not shown"
             )
             table.add_row("", "", "", "", Text(note, style="yellow"), end_section=True)
     console.print(fit(console, table))
     if "scanned_nodes" in response:
-        console.print(Text(f"scanned {response['scanned_nodes']} node(s)", style=DIM))
+        console.print(Text(f"scanned {count(response['scanned_nodes'], 'node')}", style=DIM))
     if not results:
         console.print(Text("no body line matched", style="yellow"))
     return {"results", "scanned_nodes"}
@@ -439,7 +440,7 @@ def query(console: Console, response: Response) -> set[str]:
     columns = response.get("columns") or []
     rows = response.get("rows") or []
     console.print(fit(console, _rows_table(columns, rows)))
-    facts = [f"{response.get('row_count', len(rows))} row(s)"]
+    facts = [count(response.get("row_count", len(rows)), "row")]
     if "elapsed_ms" in response:
         facts.append(f"{response['elapsed_ms']} ms")
     console.print(Text(" · ".join(facts), style=DIM))

@@ -8,7 +8,7 @@ from rich.console import Console, Group
 from rich.panel import Panel
 from rich.text import Text
 
-from .pieces import DIM, NOTICE_KEYS, Response, pairs_grid, plain, short_sha, trail_text
+from .pieces import DIM, NOTICE_KEYS, Response, count, pairs_grid, plain, short_sha, trail_text
 
 # -- writes --------------------------------------------------------------------------
 
@@ -49,7 +49,7 @@ def write(console: Console, call: str, response: Response) -> set[str]:
     if response.get("dry_run"):
         heading = f"{call}: dry run, valid, nothing written"
     elif wrote:
-        what = response.get("id") or f"{response.get('count', '?')} node(s)"
+        what = response.get("id") or count(response.get("count"), "node")
         if call == "transplant" and response.get("new_id"):
             what = f"{what} → {response['new_id']}"
         heading = f"{WRITE_VERBS.get(call, call)} {plain(what)}"

@@ -104,8 +104,8 @@ def test_reindex_says_what_it_rebuilt(tmp_path: Path) -> None:
     with Vine(root, writable=False) as vine:
         response = vine.reindex()
     lines = shown("reindex", response, 80)
-    assert lines[0].startswith(f"Rebuilt the catalog: {response['nodes']} node(s) in ")
-    assert "1 file(s) skipped: vine validate says why." in " ".join(" ".join(lines).split())
+    assert lines[0].startswith(f"Rebuilt the catalog: {response['nodes']} nodes in ")
+    assert "1 file skipped: vine validate says why." in " ".join(" ".join(lines).split())
     assert not any(line.strip().startswith("{") for line in lines)  # not the raw JSON
 
 

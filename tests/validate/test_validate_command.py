@@ -23,7 +23,7 @@ from .kit import ICMS, E, N, W, broken_git_copy, edit, run, seen, write
 def test_cli_clean_exits_0(clean_copy: Path) -> None:
     code, out = run("-f", str(clean_copy))
     assert code == 0
-    assert out == "0 error(s), 0 warning(s)\n"
+    assert out == "0 errors, 0 warnings\n"
 
 
 def test_cli_errors_exit_1_grouped_by_file(tmp_path: Path) -> None:
@@ -37,7 +37,7 @@ def test_cli_errors_exit_1_grouped_by_file(tmp_path: Path) -> None:
     assert lines[1].split()[:3] == ["3:", "error", "schema.unknown-type"]
     assert lines[2].strip().startswith("fix: ")
     assert lines[3].split()[:3] == ["20:", "warning", "body.broken-wikilink"]
-    assert lines[-1] == "1 error(s), 1 warning(s)"
+    assert lines[-1] == "1 error, 1 warning"
 
 
 def test_cli_warnings_fail_only_with_strict(tmp_path: Path) -> None:
@@ -113,7 +113,7 @@ def test_strict_passes_a_clean_upstream_forest_whose_dataset_has_no_hash(tmp_pat
     assert seen(check(root)) == {("payload.hash-missing", N, "ledger", "ledger.md", 9)}
     code, out = run("-f", str(root), "--strict")
     assert code == 0, out
-    assert out.splitlines()[-1] == "0 error(s), 0 warning(s), 1 note(s) for --fix"
+    assert out.splitlines()[-1] == "0 errors, 0 warnings, 1 note for --fix"
     assert "note" in out.splitlines()[1]
     code, out = run("-f", str(root), "--strict", "--format", "github")
     assert code == 0 and out.startswith(
@@ -124,7 +124,7 @@ def test_strict_passes_a_clean_upstream_forest_whose_dataset_has_no_hash(tmp_pat
     git(root, "add", "-A")
     git(root, "-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-qm", "x")
     code, out = run("-f", str(root), "--fix", "--strict")
-    assert code == 0 and out == "0 error(s), 0 warning(s)\n"
+    assert code == 0 and out == "0 errors, 0 warnings\n"
 
 
 def test_cli_usage_errors_exit_2(tmp_path: Path, clean_copy: Path) -> None:
@@ -166,7 +166,7 @@ def test_cli_github_annotations(tmp_path: Path) -> None:
         "finance/icms: type 'gadget' is not declared (fix: "
     )
     assert lines[1].startswith("::warning file=sales/old.db,title=payload.orphan::")
-    assert lines[2] == "1 error(s), 1 warning(s)"
+    assert lines[2] == "1 error, 1 warning"
 
 
 def test_github_escaping() -> None:
@@ -185,7 +185,7 @@ def test_cli_fix(tmp_path: Path) -> None:
     assert data["commit"] == head(root) != before
     code, out = run("-f", str(root), "--fix")
     assert code == 0 and head(root) == data["commit"]
-    assert out.splitlines()[-1] == "0 error(s), 1 warning(s)"
+    assert out.splitlines()[-1] == "0 errors, 1 warning"
 
 
 def test_validate_never_writes(tmp_path: Path) -> None:
