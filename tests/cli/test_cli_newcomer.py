@@ -170,6 +170,12 @@ def test_an_ingest_that_ingested_nothing_says_why_on_stderr(tmp_path: Path) -> N
             {"id": "products/aurora-kettle", "new_id": ""},
         ),
         (
+            ["transplant", "products/aurora-kettle", "   "],
+            "NEW_ID must not be blank",
+            "new_id",
+            {"id": "products/aurora-kettle", "new_id": "   "},
+        ),
+        (
             ["pick", "sales/_index", "--after", "", "--section", "Sub-branches"],
             "--after and --section cannot be combined: use --section to read",
             "after and section",

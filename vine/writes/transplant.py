@@ -112,6 +112,15 @@ def _destination(ctx: WriteContext, node_id: str, raw: str) -> str:
             f"transplant: {raw.strip()!r} names a folder, not the node's new id",
             hint=f"Give the whole new id: {hints.call('transplant', id=node_id, new_id=into)}.",
         )
+    if isinstance(raw, str) and not raw.strip():
+        # Named as the caller typed it (NEW_ID on the command line), as the schema
+        # check names an empty one; check_new_id would name the frontmatter's ``id``.
+        name = hints.parameter("transplant", "new_id")
+        again = hints.call("transplant", "new_id", id=node_id)
+        raise SchemaError(
+            f"transplant: {name} must not be blank, got string {raw!r}",
+            hint=f"{name} accepts the id it moves to: {again}.",
+        )
     new_id = rules.check_new_id(raw)
     if new_id == node_id:
         raise SchemaError(
