@@ -261,3 +261,51 @@ def test_a_moved_id_answers_moved(vine: Vine) -> None:
     assert_ok(vine.transplant("kb/beta", "other/beta"))
     err = assert_error(vine.prune("kb/beta"), "E_MOVED")
     assert err["moved_to"] == "other/beta"
+
+
+BROKEN = """---
+id: other/{name}
+type: note
+title: [unclosed
+summary: A file whose frontmatter no YAML parser reads.
+{links}---
+
+# {name}
+
+{body}
+"""
+
+
+def test_a_file_whose_frontmatter_cannot_be_parsed_still_anchors(vine: Vine, root: Path) -> None:
+    """A skipped file is no node (no edge, no link a write can drop), but its text still
+    points at the node: prune names it and refuses, force or not, rather than leave its
+    link dangling unseen."""
+    for leaf in ("stray", "lone", "quiet"):
+        assert_ok(vine.plant(node(f"kb/{leaf}", "kb", leaf.title(), f"The {leaf} note.")))
+    files = {
+        "other/linked.md": BROKEN.format(
+            name="linked", links="links:\n  - {rel: related-to, target: kb/stray}\n", body="Hi."
+        ),
+        "other/prose.md": BROKEN.format(name="prose", links="", body="See [[kb/lone|it]]."),
+        "other/plain.md": BROKEN.format(name="plain", links="", body="kb/quiet is no link."),
+    }
+    for path, text in files.items():
+        (root / path).write_text(text, encoding="utf-8")
+    git(root, "add", "-A")
+    git(root, "-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-qm", "broken")
+    before, tree = head(root), files_of(root)
+    for target, path in (("kb/stray", "other/linked.md"), ("kb/lone", "other/prose.md")):
+        for args in ({}, {"force": True}, {"force": True, "dry_run": True}):
+            err = assert_error(vine.prune(target, **args), "E_ANCHORED")
+            assert [u["path"] for u in err["unparsed"]] == [path], err
+            assert err["unparsed_count"] == 1 and err["unparsed"][0]["reason"]
+            assert err["anchors"] == [] and err["anchor_count"] == 0
+            assert path in err["message"] and "1 file whose frontmatter" in err["message"]
+            assert "vine validate" in err["hint"]
+    assert head(root) == before and files_of(root) == tree and status(root) == ""
+    # A bare mention in prose is no link: that node goes as usual.
+    assert assert_ok(vine.prune("kb/quiet"))["pruned"] is True
+    # Once the file is repaired (here: removed), the prune goes through.
+    (root / "other/linked.md").unlink()
+    git(root, "-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-qam", "fix")
+    assert assert_ok(vine.prune("kb/stray"))["pruned"] is True

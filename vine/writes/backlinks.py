@@ -20,6 +20,9 @@ ANCHORS_SHOWN = 20
 # A wikilink: ``[[id]]``, ``[[id|text]]`` or ``[[id#anchor]]`` (group 1 is the target).
 WIKILINK = re.compile(r"\[\[([^\]\[|#\n]+)((?:[|#][^\]\n]*)?)\]\]")
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+# A frontmatter link's target as it may be written in any YAML form: ``target: kb/x``,
+# ``{rel: r, target: "[[kb/x]]"}`` (group 1 is the target).
+_TARGET = re.compile(r"\btarget\s*:\s*[\"']?(?:\[\[)?\s*([^\s\"'\]\[{},|#]+)")
 
 
 def anchors(forest: Forest, node_id: str) -> list[tuple[str, str]]:
@@ -31,6 +34,29 @@ def anchors(forest: Forest, node_id: str) -> list[tuple[str, str]]:
             (node_id, node_id),
         )
     ]
+
+
+def unparsed_mentions(forest: Forest, node_id: str) -> list[tuple[str, str]]:
+    """``(path, reason)`` of every file the catalog skipped (its frontmatter cannot be
+    parsed) whose text names ``node_id`` as a link ``target:`` or a ``[[wikilink]]``.
+
+    Such a file is no node, so it holds no edge and no write can edit its links; read
+    as plain text, it still says where it points."""
+    out = []
+    for problem in forest.catalog.problems():
+        if problem.path == node_id + ".md":
+            continue
+        try:
+            text = (forest.root / problem.path).read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+        if node_id not in text:
+            continue
+        found = [m.group(1) for m in WIKILINK.finditer(text)]
+        found += [m.group(1) for m in _TARGET.finditer(text)]
+        if any(clean_target(t) == node_id for t in found):
+            out.append((problem.path, problem.reason))
+    return out
 
 
 def children(forest: Forest, index_id: str) -> list[str]:

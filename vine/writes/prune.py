@@ -9,6 +9,7 @@ from typing import Any
 from .. import hints, ids
 from ..errors import Anchored, Forbidden, SchemaError
 from ..forest import Forest
+from ..text import counted
 from . import backlinks
 from .backlinks import Doc, Docs
 from .context import WriteContext
@@ -48,6 +49,9 @@ def prune(ctx: WriteContext, node_id: str, force: bool, dry_run: bool) -> dict[s
     anchors = backlinks.anchors(forest, node_id)
     visible = [a for a in anchors if seen.sees(a[0])]
     hidden = len(anchors) - len(visible)
+    unparsed = backlinks.unparsed_mentions(forest, node_id)
+    if unparsed:
+        raise _unparsed(node_id, unparsed, visible, hidden, seen)
     if anchors and (not force or hidden):
         raise _anchored(node_id, visible, hidden, force)
     payload = local_payload(forest, row)
@@ -140,6 +144,36 @@ def _anchored(node_id: str, visible: list[tuple[str, str]], hidden: int, force: 
         "drops exactly those links, in the same commit."
         if not force
         else None,
+        **extras,
+    )
+
+
+def _unparsed(
+    node_id: str,
+    files: list[tuple[str, str]],
+    visible: list[tuple[str, str]],
+    hidden: int,
+    seen: Any,
+) -> Anchored:
+    """Files that link to the node but cannot be parsed: their links can be neither
+    counted as anchors nor dropped under ``force``, so the node stays, force or not.
+    Outside the caller's scope, files and anchors alike are only counted."""
+    named = [(p, r) for p, r in files if seen.sees(p[: -len(".md")])]
+    extras: dict[str, Any] = {
+        "unparsed": [{"path": p, "reason": r[:200]} for p, r in named[: backlinks.ANCHORS_SHOWN]],
+        "unparsed_count": len(named),
+        "anchors": backlinks.shown(visible),
+        "anchor_count": len(visible),
+    }
+    if hidden or len(named) < len(files):
+        extras["out_of_scope"] = hidden + len(files) - len(named)
+    which = ", ".join(p for p, _ in named[:3]) + (", ..." if len(named) > 3 else "")
+    return Anchored(
+        f"{node_id} is linked from {counted(len(files), 'file')} whose frontmatter cannot "
+        f"be parsed{f' ({which})' if which else ''}: their links can be neither checked "
+        "nor dropped, so it is not pruned (force or not)",
+        hint=f"Repair {'that file' if len(files) == 1 else 'those files'} first "
+        "(`vine validate` says what is wrong), then prune again.",
         **extras,
     )
 
