@@ -394,3 +394,14 @@ async def test_an_incoming_contains_reads_from_the_childs_side(forest: Path) -> 
         contains = [p for p in prompts if "contains" in p and "sales/exchange-policy" in p]
         assert contains and "this node [i]contains[/i] it" in contains[0], contains
         assert not any("← [i]contains" in p for p in prompts)
+
+
+def test_the_readme_picture_is_the_browse_snapshot() -> None:
+    """README.md shows docs/browse.svg: the browse snapshot above, copied, so the picture
+    a newcomer sees is what the TUI draws today (after --snapshot-update, copy it again)."""
+    root = Path(__file__).resolve().parents[2]
+    shot = Path(__file__).parent / "__snapshots__" / "test_tui" / "test_snapshots[browse].svg"
+    assert (root / "docs" / "browse.svg").read_text(encoding="utf-8") == shot.read_text(
+        encoding="utf-8"
+    )
+    assert "(docs/browse.svg)" in (root / "README.md").read_text(encoding="utf-8")
