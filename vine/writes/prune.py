@@ -51,7 +51,7 @@ def prune(ctx: WriteContext, node_id: str, force: bool, dry_run: bool) -> dict[s
     hidden = len(anchors) - len(visible)
     unparsed = backlinks.unparsed_mentions(forest, node_id)
     if unparsed:
-        raise _unparsed(node_id, unparsed, visible, hidden, seen)
+        raise unparsed_refusal("prune", node_id, unparsed, visible, hidden, seen)
     if anchors and (not force or hidden):
         raise _anchored(node_id, visible, hidden, force)
     payload = local_payload(forest, row)
@@ -148,15 +148,17 @@ def _anchored(node_id: str, visible: list[tuple[str, str]], hidden: int, force: 
     )
 
 
-def _unparsed(
+def unparsed_refusal(
+    call: str,
     node_id: str,
     files: list[tuple[str, str]],
     visible: list[tuple[str, str]],
     hidden: int,
     seen: Any,
 ) -> Anchored:
-    """Files that link to the node but cannot be parsed: their links can be neither
-    counted as anchors nor dropped under ``force``, so the node stays, force or not.
+    """Files that link to the node but cannot be parsed (from
+    :func:`backlinks.unparsed_mentions`): their links can be neither counted as anchors
+    nor dropped (prune, under ``force``) nor rewritten (transplant), so the node stays.
     Outside the caller's scope, files and anchors alike are only counted."""
     named = [(p, r) for p, r in files if seen.sees(p[: -len(".md")])]
     extras: dict[str, Any] = {
@@ -168,12 +170,16 @@ def _unparsed(
     if hidden or len(named) < len(files):
         extras["out_of_scope"] = hidden + len(files) - len(named)
     which = ", ".join(p for p, _ in named[:3]) + (", ..." if len(named) > 3 else "")
+    outcome = (
+        "neither checked nor dropped, so it is not pruned (force or not)"
+        if call == "prune"
+        else "neither checked nor rewritten, so it does not move"
+    )
     return Anchored(
         f"{node_id} is linked from {counted(len(files), 'file')} whose frontmatter cannot "
-        f"be parsed{f' ({which})' if which else ''}: their links can be neither checked "
-        "nor dropped, so it is not pruned (force or not)",
+        f"be parsed{f' ({which})' if which else ''}: their links can be {outcome}",
         hint=f"Repair {'that file' if len(files) == 1 else 'those files'} first "
-        "(`vine validate` says what is wrong), then prune again.",
+        f"(`vine validate` says what is wrong), then {call} again.",
         **extras,
     )
 

@@ -13,7 +13,14 @@ from ..errors import Anchored, Forbidden, NotFound, SchemaError
 from . import backlinks, render, rules
 from .backlinks import Doc, Docs
 from .context import WriteContext
-from .prune import move_payload, payload_file, refuse_system, shared_with, write_docs
+from .prune import (
+    move_payload,
+    payload_file,
+    refuse_system,
+    shared_with,
+    unparsed_refusal,
+    write_docs,
+)
 from .transaction import fault
 
 # How many linking nodes a dry run names (its count is exact).
@@ -42,6 +49,16 @@ def transplant(ctx: WriteContext, node_id: str, new_id: str, dry_run: bool) -> d
                 hint="Give each node its own payload before moving one.",
             )
     target = _payload_target(ctx, row, node_id, new_id, payload)
+    unparsed = backlinks.unparsed_mentions(forest, node_id)
+    if unparsed:
+        # Such a file holds no edge and no write can edit it: moving the node would
+        # leave its link pointing at the old id, unseen.
+        seen = ctx.visibility
+        anchors = backlinks.anchors(forest, node_id)
+        visible = [a for a in anchors if seen.sees(a[0])]
+        raise unparsed_refusal(
+            "transplant", node_id, unparsed, visible, len(anchors) - len(visible), seen
+        )
 
     docs = Docs(forest)
     node = docs.get(node_id)
