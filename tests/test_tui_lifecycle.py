@@ -4,13 +4,14 @@ by Pilot on git copies of sample-brain."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from rich.table import Table
 from textual.widgets import Button, Checkbox, DataTable, Input, Static
 
-from monkeyllm.tui.dialogs.prune_node import PruneDialog
-from monkeyllm.tui.dialogs.transplant_node import TransplantDialog
+from monkeyllm.tui.dialogs.prune_node import PruneDialog, anchors_markup
+from monkeyllm.tui.dialogs.transplant_node import TransplantDialog, plan_markup
 from monkeyllm.tui.history import History
 from monkeyllm.tui.screens.node_history import HistoryScreen
 from monkeyllm.tui.screens.overview import OverviewScreen
@@ -35,6 +36,16 @@ def test_history_follows_a_move_and_drops_a_prune() -> None:
     assert h.back() == "a"
 
 
+def test_the_dialogs_count_in_words() -> None:
+    one = {"anchor_count": 1, "anchors": [{"source": "kb/a", "rel": "related-to"}]}
+    assert anchors_markup(one).startswith("[$warning]1 link in other nodes point here:")
+    plan = {"backlinks_rewritten": 1, "sources": ["kb/a"], "source_count": 1}
+    assert plan_markup(plan).startswith("Rewrites 1 link in 1 node:")
+    plan = {"backlinks_rewritten": 3, "sources": ["kb/a", "kb/b"], "source_count": 2}
+    assert plan_markup(plan).startswith("Rewrites 3 links in 2 nodes:")
+    assert plan_markup({"backlinks_rewritten": 0}).startswith("Rewrites 0 links in 0 nodes.")
+
+
 @drive
 async def test_delete_shows_the_anchors_and_asks_before_forcing(brain_copy: Path) -> None:
     before = git(brain_copy, "rev-parse", "HEAD").strip()
@@ -42,10 +53,13 @@ async def test_delete_shows_the_anchors_and_asks_before_forcing(brain_copy: Path
         dialog = app.screen
         assert isinstance(dialog, PruneDialog)
         anchors = text_of(dialog, "#prune-anchors")
-        assert "5 link(s) in other nodes point here" in anchors
+        assert "5 links in other nodes point here" in anchors and "(s)" not in anchors
         assert "people/ana-ribeiro" in anchors
         delete = dialog.query_one("#prune-go", Button)
         assert delete.disabled
+        assert str(dialog.query_one("#prune-force", Checkbox).label) == (
+            "Also drop those 5 links (force)"
+        )
         await pilot.click("#prune-go")  # nothing: the box is not ticked
         await settle(pilot)
         assert app.screen is dialog
@@ -100,6 +114,7 @@ async def test_move_shows_what_it_rewrites_then_moves(brain_copy: Path) -> None:
         await settle(pilot)
         plan = text_of(dialog, "#move-plan")
         assert "Rewrites" in plan and "contracts/master-agreement" in plan
+        assert re.search(r"Rewrites \d+ links? in \d+ nodes?:", plan) and "(s)" not in plan
         assert git(brain_copy, "status", "--porcelain").strip() == ""  # a dry run wrote nothing
         await press(pilot, "ctrl+s")
         assert app.screen is app.browse
@@ -136,7 +151,8 @@ async def test_history_and_overview(brain_copy: Path) -> None:
         table = screen.query_one(DataTable)
         assert table.row_count == 2
         assert table.get_cell_at((0, 1)) == "graft" and table.get_cell_at((1, 1)) == "plant"
-        assert "2 commit(s)" in text_of(screen, "#history-status")
+        status = text_of(screen, "#history-status")
+        assert "2 commits" in status and "(s)" not in status
         await press(pilot, "escape")
         await press(pilot, "c")
         overview = app.screen

@@ -165,6 +165,8 @@ async def test_search_concepts_and_exact_text(forest: Path) -> None:
         assert "sales/exchange-policy" in ids
         status = str(search.query_one("#search-status", Static).render())
         assert "lexical (no Canopy: vine canopy build)" in status
+        found = len(search.response["results"])
+        assert f"{found} results for" in status and "(s)" not in status
 
         await pilot.press("ctrl+t")  # exact text: sniff
         await settle(pilot)
@@ -175,6 +177,10 @@ async def test_search_concepts_and_exact_text(forest: Path) -> None:
         await press(pilot, "enter")
         hits = search.response["results"]
         assert hits and "NF-4412" in json.dumps(hits[0]["matches"])
+        first = search.query_one("#search-results", OptionList).get_option_at_index(0)
+        matching = hits[0]["match_count"]
+        assert f"{matching} matching line{'' if matching == 1 else 's'}" in str(first.prompt)
+        assert "(s)" not in str(first.prompt)
         results = search.query_one("#search-results", OptionList)
         await choose(pilot, results, ":" + hits[0]["id"])
         assert app.screen is app.browse
@@ -214,6 +220,8 @@ async def test_dataset_query_shows_rows_and_errors(forest: Path) -> None:
         await press(pilot, "enter")
         table = screen.query_one("#query-result", DataTable)
         assert table.row_count == 1 and table.get_cell_at((0, 0)) == "1545"
+        status = str(screen.query_one("#query-status", Static).render())
+        assert status.startswith("1 row in ") and "(s)" not in status
 
         sql.value = "SELECT nope FROM orders"
         await press(pilot, "enter")

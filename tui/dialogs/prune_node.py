@@ -13,6 +13,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Checkbox, Label, Static
 
 from monkeyllm.errors import error_of
+from monkeyllm.text import counted
 
 from ..deliver import deliver
 from ..heat import escape
@@ -36,7 +37,7 @@ def preview_markup(node_id: str, preview: dict[str, Any]) -> str:
 def anchors_markup(error: dict[str, Any]) -> str:
     """The links that keep a node from being pruned."""
     count = error.get("anchor_count", 0)
-    lines = [f"[$warning]{count} link(s) in other nodes point here:[/]"]
+    lines = [f"[$warning]{counted(count, 'link')} in other nodes point here:[/]"]
     lines += [
         f"  {escape(str(a.get('source')))} [dim]({escape(str(a.get('rel')))})[/dim]"
         for a in error.get("anchors", [])
@@ -102,7 +103,9 @@ class PruneDialog(ModalScreen[dict[str, Any] | None]):
         preview.update(preview_markup(self.node_id, forced))
         self.query_one("#prune-anchors", Static).update(anchors_markup(err))
         box = self.query_one("#prune-force", Checkbox)
-        box.label = f"Also drop those {err.get('anchor_count')} link(s) (force)"
+        count = err.get("anchor_count", 0)
+        those = "that link" if count == 1 else f"those {counted(count, 'link')}"
+        box.label = f"Also drop {those} (force)"
         box.display = True
         box.disabled = False
 

@@ -10,6 +10,7 @@ from textual.app import ComposeResult
 from textual.widgets import Input, Label, Static
 
 from monkeyllm.errors import error_of
+from monkeyllm.text import counted
 
 from ..deliver import deliver
 from ..heat import escape
@@ -28,10 +29,8 @@ def plan_markup(plan: dict[str, Any]) -> str:
         )
     count = plan.get("backlinks_rewritten", 0)
     sources = plan.get("sources") or []
-    lines = [
-        f"Rewrites {count} link(s) in {plan.get('source_count', len(sources))} node(s)"
-        + (":" if sources else ".")
-    ]
+    nodes = counted(plan.get("source_count", len(sources)), "node")
+    lines = [f"Rewrites {counted(count, 'link')} in {nodes}" + (":" if sources else ".")]
     lines += [f"  {escape(s)}" for s in sources[:SHOWN]]
     if len(sources) > SHOWN:
         lines.append(f"  [dim]... and {len(sources) - SHOWN} more[/dim]")

@@ -14,6 +14,7 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Input, Static
 
 from monkeyllm.errors import error_of
+from monkeyllm.text import counted
 
 from ..deliver import deliver
 from ..heat import escape
@@ -121,7 +122,7 @@ class DatasetScreen(Screen[None]):
             return
         status.remove_class("error")
         fill(table, result.get("columns") or [], result.get("rows") or [])
-        note = f"{result.get('row_count')} row(s) in {result.get('elapsed_ms')} ms"
+        note = f"{counted(result.get('row_count') or 0, 'row')} in {result.get('elapsed_ms')} ms"
         if result.get("limited"):
             note += " · LIMIT 200 was added: there may be more rows"
         if result.get("truncated"):

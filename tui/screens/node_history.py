@@ -12,6 +12,7 @@ from textual.screen import ModalScreen
 from textual.widgets import DataTable, Label, Static
 
 from monkeyllm.errors import error_of
+from monkeyllm.text import counted
 
 from ..deliver import deliver
 from ..heat import escape
@@ -63,7 +64,7 @@ class HistoryScreen(ModalScreen[None]):
                 str(entry.get("commit", ""))[:12],
             )
         count = len(out.get("entries", []))
-        text = f"{count} commit(s)" + (", older ones exist" if out.get("truncated") else "")
+        text = counted(count, "commit") + (", older ones exist" if out.get("truncated") else "")
         status.update(f"[dim]{text} · Escape closes[/dim]")
 
     def action_close(self) -> None:

@@ -15,6 +15,7 @@ from textual.widgets import Footer, Header, Input, OptionList, RadioButton, Radi
 from textual.widgets.option_list import Option
 
 from monkeyllm.errors import error_of
+from monkeyllm.text import counted
 
 from ..deliver import deliver
 from ..heat import escape, heat_colour, heat_dot
@@ -61,7 +62,8 @@ def result_options(mode: str, response: dict[str, Any]) -> list[Option]:
             if item.get("coverage"):
                 lines.append(f"  [dim]{escape(str(item['coverage']))}[/dim]")
         else:
-            lines = [head + f"  [dim]{item.get('match_count')} matching line(s)[/dim]"]
+            matching = counted(item.get("match_count") or 0, "matching line")
+            lines = [head + f"  [dim]{matching}[/dim]"]
             for match in item.get("matches", []):
                 lines.append(
                     f"  [dim]§ {escape(str(match.get('section') or '-'))}, "
@@ -150,7 +152,7 @@ class SearchScreen(Screen[str | None]):
         self.response = response
         found = response.get("results", [])
         results.add_options(result_options(mode, response))
-        note = f"{len(found)} result(s) for {escape(text)!r} by {mode}"
+        note = f"{counted(len(found), 'result')} for {escape(text)!r} by {mode}"
         if mode == "locate":
             note += ranking_note(response.get("hybrid"))
         if mode == "sniff":
