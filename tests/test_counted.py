@@ -53,3 +53,21 @@ def test_a_page_of_one_block_and_one_period_and_one_commit() -> None:
     assert "history of kb/a: 1 commit" in history and "(s)" not in history
     total = render("coverage", {"roots": [], "total": 1, "types": {}, "sources": {}})
     assert "1 node" in total and "0 regions" in total and "(s)" not in total
+
+
+def test_envelopes_count_in_words(tmp_path) -> None:  # noqa: ANN001
+    """The engine's own refusals read as people write: "1 link", not "1 link(s)"."""
+    from .forestkit import git_init, leaf, make_forest
+
+    root = make_forest(
+        tmp_path / "f",
+        {
+            "kb/a": leaf("# A\n\nA.\n", title="A", summary="A.", links=[("related-to", "kb/b")]),
+            "kb/b": leaf("# B\n\nB.\n", title="B", summary="B."),
+        },
+    )
+    git_init(root)
+    with Vine(root) as vine:
+        pruned = vine.prune("kb/b")
+    assert pruned["error"]["code"] == "E_ANCHORED"
+    assert "linked from 1 link in other nodes" in pruned["error"]["message"]

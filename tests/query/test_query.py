@@ -271,7 +271,7 @@ def test_when_no_row_fits_the_hint_prices_a_row(shop: Shop) -> None:
     out = assert_ok(q(shop, sql))
     _check_cut(out, columns=["id", "big"], matched=3)
     assert out["rows"] == [] and out["row_count"] == 0
-    m = re.search(r"(\d+) tokens", out["hint"].split("column(s)")[-1])
+    m = re.search(r"(\d+) tokens", out["hint"].split("2 columns")[-1])
     assert m, out["hint"]
     row_cost = tokens(dumps([1, "00" * 6000]))
     assert abs(int(m.group(1)) - row_cost) <= 2

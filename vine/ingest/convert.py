@@ -11,6 +11,7 @@ from typing import Any
 
 from ..datasets import tables_of
 from ..nodes import ParseError, parse_text
+from ..text import counted
 from ..writes import dataset
 from .files import human_size, image_size
 from .model import AUDIO_EXT, Content, FileProblem
@@ -77,7 +78,7 @@ def json_content(data: Any, stem: str, name: str) -> Content:
             else "an empty JSON object"
         )
     elif isinstance(data, list):
-        what = f"a JSON list of {len(data)} item(s)"
+        what = f"a JSON list of {counted(len(data), 'item')}"
     else:
         what = f"a JSON {_JSON_KINDS.get(type(data), 'scalar')} value"
     title = stem.replace("_", " ").strip() or name

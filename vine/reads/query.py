@@ -9,6 +9,7 @@ from typing import Any
 from .. import budget, datasets, hints, sqlguard
 from ..errors import QueryForbidden, QueryInvalid, Timeout, refused_write
 from ..forest import Forest
+from ..text import counted
 
 
 def query(forest: Forest, id: str, sql: str) -> dict[str, Any]:
@@ -113,7 +114,7 @@ def _fit(out: dict[str, Any], matched: int) -> None:
             f"Showing {kept} of {matched} rows. The other {matched - kept} matched your "
             f"query and exist: they were dropped by the {budget.QUERY}-token response "
             f"budget, not by your filter, do NOT report these {kept} as the complete "
-            f"result. This statement returns {ncols} column(s); ask again with fewer "
+            f"result. This statement returns {counted(ncols, 'column')}; ask again with fewer "
             "columns to fit more rows, or aggregate."
         )
         if kept == 0:
@@ -128,7 +129,7 @@ def _fit(out: dict[str, Any], matched: int) -> None:
         out["hint"] = hint(len(rows))
     if budget.cost(out) > budget.QUERY:
         raise QueryInvalid(
-            f"the names of the {ncols} result column(s) alone exceed the {budget.QUERY}-token "
-            "budget",
+            f"the names of the {counted(ncols, 'result column')} alone exceed the "
+            f"{budget.QUERY}-token budget",
             hint="Select fewer columns, or give them short aliases.",
         )

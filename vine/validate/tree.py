@@ -5,6 +5,7 @@ from __future__ import annotations
 from .. import ids
 from ..forest import coverage_text
 from ..nodes import Node
+from ..text import counted
 from ..writes import render
 from .model import (
     COVERAGE_SUFFIX,
@@ -46,7 +47,8 @@ def check_tree(run: ValidationRun) -> None:
                 first,
                 ERROR,
                 "tree.missing-parent",
-                f"{parent}.md is missing: the folder holds {len(kids)} node(s) but no index",
+                f"{parent}.md is missing: the folder holds {counted(len(kids), 'node')} "
+                "but no index",
                 f"Create {parent}.md with 'type: branch' listing them (vine plant a branch).",
                 line=None,
             )

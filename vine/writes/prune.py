@@ -119,8 +119,9 @@ def _refuse_children(forest: Forest, node_id: str, seen: Any) -> None:
     if hidden:
         extras["out_of_scope"] = hidden
     raise Anchored(
-        f"{node_id} is a branch that still holds {len(visible) or 'some'} "
-        "node(s); a branch is pruned once it is empty",
+        f"{node_id} is a branch that still holds "
+        f"{counted(len(visible), 'node') if visible else 'some nodes'}; a branch is pruned "
+        "once it is empty",
         hint="Prune (or transplant) its nodes first, one at a time; "
         f"{hints.call('scan', parent_id=node_id, recursive=True)} lists them.",
         **extras,
@@ -132,14 +133,14 @@ def _anchored(node_id: str, visible: list[tuple[str, str]], hidden: int, force: 
     if hidden:
         extras["out_of_scope"] = hidden
         return Anchored(
-            f"{node_id} is linked from {hidden} node(s) outside what this caller may see"
-            + (f" (and {len(visible)} link(s) it may)" if visible else ""),
+            f"{node_id} is linked from {counted(hidden, 'node')} outside what this caller "
+            "may see" + (f" (and {counted(len(visible), 'link')} it may)" if visible else ""),
             hint="Those links cannot be dropped from here: ask someone who sees them to "
             "prune it, or to remove their links first.",
             **extras,
         )
     return Anchored(
-        f"{node_id} is linked from {len(visible)} link(s) in other nodes",
+        f"{node_id} is linked from {counted(len(visible), 'link')} in other nodes",
         hint=f"{hints.call('prune', id=node_id, force=True)} removes it anyway and "
         "drops exactly those links, in the same commit."
         if not force

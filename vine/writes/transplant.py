@@ -10,6 +10,7 @@ from typing import Any
 
 from .. import hints, ids
 from ..errors import Anchored, Forbidden, NotFound, SchemaError
+from ..text import counted
 from . import backlinks, render, rules
 from .backlinks import Doc, Docs
 from .context import WriteContext
@@ -68,7 +69,7 @@ def transplant(ctx: WriteContext, node_id: str, new_id: str, dry_run: bool) -> d
         pairs = [(s, r) for s, r in backlinks.anchors(forest, node_id) if seen.sees(s)]
         pairs += [(s, "wikilink") for s in sources if s not in {p for p, _ in pairs}]
         raise Anchored(
-            f"{node_id} is linked from {len(hidden)} node(s) outside what this caller may "
+            f"{node_id} is linked from {counted(len(hidden), 'node')} outside what this caller may "
             "see: their links cannot be rewritten, so it does not move",
             hint="Ask someone who sees them to move it, or to remove their links first.",
             anchors=backlinks.shown(pairs),
