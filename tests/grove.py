@@ -7,7 +7,7 @@ from pathlib import Path
 
 from monkeyllm import Vine
 
-from .forestkit import assert_ok, counter, node
+from .forestkit import assert_ok, counter, git, node
 
 EM = "\u2014"
 
@@ -95,3 +95,34 @@ def grow(root: Path) -> Path:
 def body_of(path: Path) -> str:
     """A node file's body."""
     return path.read_text(encoding="utf-8").split("\n---\n", 1)[1]
+
+
+# A node file whose frontmatter no YAML parser reads (the catalog skips it).
+BROKEN = """---
+id: other/{name}
+type: note
+title: [unclosed
+summary: A file whose frontmatter no YAML parser reads.
+{links}---
+
+# {name}
+
+{body}
+"""
+
+
+def write_unparsed(root: Path) -> dict[str, str]:
+    """Three skipped files naming kb/stray (a link ``target:``), kb/lone (a wikilink) and
+    kb/quiet (in prose only), committed; returns their texts by path."""
+    files = {
+        "other/linked.md": BROKEN.format(
+            name="linked", links="links:\n  - {rel: related-to, target: kb/stray}\n", body="Hi."
+        ),
+        "other/prose.md": BROKEN.format(name="prose", links="", body="See [[kb/lone|it]]."),
+        "other/plain.md": BROKEN.format(name="plain", links="", body="kb/quiet is no link."),
+    }
+    for path, text in files.items():
+        (root / path).write_text(text, encoding="utf-8")
+    git(root, "add", "-A")
+    git(root, "-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-qm", "broken")
+    return files

@@ -10,7 +10,7 @@ import pytest
 from monkeyllm import Vine
 
 from .forestkit import assert_error, assert_ok, counter, files_of, git, head, meta_of, status
-from .grove import body_of, grow, node
+from .grove import body_of, grow, node, write_unparsed
 
 
 @pytest.fixture(scope="module")
@@ -263,36 +263,13 @@ def test_a_moved_id_answers_moved(vine: Vine) -> None:
     assert err["moved_to"] == "other/beta"
 
 
-BROKEN = """---
-id: other/{name}
-type: note
-title: [unclosed
-summary: A file whose frontmatter no YAML parser reads.
-{links}---
-
-# {name}
-
-{body}
-"""
-
-
 def test_a_file_whose_frontmatter_cannot_be_parsed_still_anchors(vine: Vine, root: Path) -> None:
     """A skipped file is no node (no edge, no link a write can drop), but its text still
     points at the node: prune names it and refuses, force or not, rather than leave its
     link dangling unseen."""
     for leaf in ("stray", "lone", "quiet"):
         assert_ok(vine.plant(node(f"kb/{leaf}", "kb", leaf.title(), f"The {leaf} note.")))
-    files = {
-        "other/linked.md": BROKEN.format(
-            name="linked", links="links:\n  - {rel: related-to, target: kb/stray}\n", body="Hi."
-        ),
-        "other/prose.md": BROKEN.format(name="prose", links="", body="See [[kb/lone|it]]."),
-        "other/plain.md": BROKEN.format(name="plain", links="", body="kb/quiet is no link."),
-    }
-    for path, text in files.items():
-        (root / path).write_text(text, encoding="utf-8")
-    git(root, "add", "-A")
-    git(root, "-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-qm", "broken")
+    write_unparsed(root)
     before, tree = head(root), files_of(root)
     for target, path in (("kb/stray", "other/linked.md"), ("kb/lone", "other/prose.md")):
         for args in ({}, {"force": True}, {"force": True, "dry_run": True}):

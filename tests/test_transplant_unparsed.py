@@ -11,19 +11,7 @@ import pytest
 from monkeyllm import Vine
 
 from .forestkit import assert_error, assert_ok, files_of, git, head, status
-from .grove import grow, node
-
-BROKEN = """---
-id: other/{name}
-type: note
-title: [unclosed
-summary: A file whose frontmatter no YAML parser reads.
-{links}---
-
-# {name}
-
-{body}
-"""
+from .grove import BROKEN, grow, node, write_unparsed
 
 
 @pytest.fixture(scope="module")
@@ -39,16 +27,7 @@ def commit_all(root: Path, message: str) -> None:
 def test_a_file_whose_frontmatter_cannot_be_parsed_holds_the_node(vine: Vine, root: Path) -> None:
     for leaf in ("stray", "lone", "quiet"):
         assert_ok(vine.plant(node(f"kb/{leaf}", "kb", leaf.title(), f"The {leaf} note.")))
-    files = {
-        "other/linked.md": BROKEN.format(
-            name="linked", links="links:\n  - {rel: related-to, target: kb/stray}\n", body="Hi."
-        ),
-        "other/prose.md": BROKEN.format(name="prose", links="", body="See [[kb/lone|it]]."),
-        "other/plain.md": BROKEN.format(name="plain", links="", body="kb/quiet is no link."),
-    }
-    for path, text in files.items():
-        (root / path).write_text(text, encoding="utf-8")
-    commit_all(root, "broken")
+    files = write_unparsed(root)
     before, tree = head(root), files_of(root)
     for target, path in (("kb/stray", "other/linked.md"), ("kb/lone", "other/prose.md")):
         for args in ({}, {"dry_run": True}):
