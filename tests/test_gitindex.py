@@ -5,8 +5,10 @@ not ours to rewrite."""
 from __future__ import annotations
 
 import hashlib
+import os
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -280,3 +282,51 @@ def test_a_write_that_keeps_the_count_hashes_from_the_chunk_it_changed(
         assert rehashed()[0] == done
         assert_in_sync(forest)
     gitindex._CACHE.clear()
+
+
+def _deleted_indexes_held() -> list[str]:
+    """The files this process holds open that were an index and are gone."""
+    fds = Path("/proc/self/fd")
+    held = []
+    for fd in fds.iterdir():
+        try:
+            target = os.readlink(fd)
+        except OSError:
+            continue
+        if "/.git/index" in target and target.endswith("(deleted)"):
+            held.append(target)
+    return held
+
+
+@pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="needs /proc")
+def test_the_old_index_is_held_open_through_the_rename_and_let_go_after(forest: Path) -> None:
+    index = forest / ".git" / "index"
+    before = os.stat(index).st_ino
+    fd = gitindex._retire(forest / ".git")
+    assert fd is not None
+    with Vine(forest) as vine:
+        assert_ok(vine.plant(note("clients/alpha")))
+    # The new index replaced the old one, whose blocks are still held (not freed by
+    # the rename), readable, with no name left.
+    assert os.stat(index).st_ino != before
+    old = os.fstat(fd)
+    assert (old.st_ino, old.st_nlink) == (before, 0)
+    gitindex._reap(fd)
+    for thread in threading.enumerate():
+        if thread.name == "index-retire":
+            thread.join(5)
+    with pytest.raises(OSError):
+        os.fstat(fd)
+    assert_in_sync(forest)
+
+
+@pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="needs /proc")
+def test_writes_let_go_of_every_old_index(forest: Path) -> None:
+    with Vine(forest) as vine:
+        for i in range(6):
+            assert_ok(vine.plant(note(f"clients/held-{i}")))
+        for thread in threading.enumerate():
+            if thread.name == "index-retire":
+                thread.join(5)
+        assert _deleted_indexes_held() == []
+        assert_in_sync(forest)
