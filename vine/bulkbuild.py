@@ -58,15 +58,18 @@ class BulkBuilder:
     def __init__(self, catalog: Catalog) -> None:
         self.catalog = catalog
         self.conn = catalog.conn
-        self._queue: queue.Queue[list[tuple[str, str]] | None] = queue.Queue(maxsize=4)
+        self._queue: queue.Queue[list[tuple[str, Any]] | None] = queue.Queue(maxsize=4)
         self._error: BaseException | None = None
         self._thread = threading.Thread(target=self._drain, name="catalog-build", daemon=True)
         self.inserting = 0.0
 
-    def _insert(self, batch: list[tuple[str, str]]) -> None:
+    def _insert(self, batch: list[tuple[str, Any]]) -> None:
         start = time.perf_counter()
         for table, payload in batch:
-            self.conn.execute(BULK[table], (payload,))
+            if table == "lines":
+                bodyindex.bulk_insert(self.conn, payload)
+            else:
+                self.conn.executemany(BULK[table], payload)
         self.inserting += time.perf_counter() - start
 
     def _drain(self) -> None:
