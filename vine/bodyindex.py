@@ -100,6 +100,14 @@ def bulk_payload(rowids: array[int], texts: list[str]) -> tuple[bytes, str]:
     return rowids.tobytes(), "\n".join(texts)
 
 
+def bulk_json(rowids: bytes, texts: str) -> str:
+    """:func:`bulk_payload`'s rows as one JSON array of ``[rowid, "line"]`` (the lines
+    need no escaping)."""
+    ids: array[int] = array("q")
+    ids.frombytes(rowids)
+    return "[" + ",".join(f'[{r},"{t}"]' for r, t in zip(ids, texts.split("\n"), strict=True)) + "]"
+
+
 def bulk_insert(conn: sqlite3.Connection, payload: tuple[bytes, str]) -> None:
     """Insert the rows of :func:`bulk_payload` (by ``executemany`` over the two columns:
     at 100,000 nodes a third less time than reading each row out of JSON in SQLite)."""

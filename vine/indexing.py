@@ -197,23 +197,30 @@ _ENTRY = re.compile(r"^- \[\[([^\]|#]+)", re.MULTILINE)
 _INSERT_FILE = "INSERT OR REPLACE INTO files VALUES(?,?,?,?)"
 
 
-def _bulk(verb_table: str, columns: tuple[str, ...]) -> str:
-    """A rebuild's INSERT of one row of ``columns``, run by ``executemany`` over a batch.
+# A rebuild's tables: the INSERT verb and the columns of each.
+_BULK_TABLES: dict[str, tuple[str, tuple[str, ...]]] = {
+    "nodes": ("INSERT INTO nodes", _NODE_INSERT_COLS),
+    "fts": ("INSERT INTO nodes_fts", FTS_COLUMNS),
+    "edges": ("INSERT OR IGNORE INTO edges", ("src", "rel", "dst", "confidence", "ord")),
+    "moves": ("INSERT OR REPLACE INTO moves", ("old_id", "new_id")),
+    "files": ("INSERT OR REPLACE INTO files", ("path", "mtime_ns", "size", "error")),
+    "listings": ("INSERT OR IGNORE INTO listings", ("branch", "listed")),
+}
 
-    Rows travel as Python tuples (pickled from the parsing processes), not as JSON that
-    SQLite reads back: ``value ->> i`` parses a row's JSON once per column, which made
-    a node's 23 columns cost 85 microseconds a row at 100,000 nodes.
-    """
-    marks = ", ".join("?" for _ in columns)
-    return f"{verb_table}({', '.join(columns)}) VALUES({marks})"
+
+def _one_row(verb_table: str, columns: tuple[str, ...]) -> str:
+    """An INSERT of one row, run by ``executemany`` over a batch of row tuples (pickled
+    from the parsing processes). Reading rows back from JSON in SQLite parses a row once
+    per column (``value ->> i``): a node's 23 columns cost 85 µs a row."""
+    return f"{verb_table}({', '.join(columns)}) VALUES({', '.join('?' for _ in columns)})"
 
 
-_BULK_NODE = _bulk("INSERT INTO nodes", _NODE_INSERT_COLS)
-_BULK_FTS = _bulk("INSERT INTO nodes_fts", FTS_COLUMNS)
-_BULK_EDGE = _bulk("INSERT OR IGNORE INTO edges", ("src", "rel", "dst", "confidence", "ord"))
-_BULK_MOVE = _bulk("INSERT OR REPLACE INTO moves", ("old_id", "new_id"))
-_BULK_LISTING = _bulk("INSERT OR IGNORE INTO listings", ("branch", "listed"))
-_BULK_FILE = _bulk("INSERT OR REPLACE INTO files", ("path", "mtime_ns", "size", "error"))
+def _from_json(verb_table: str, columns: tuple[str, ...]) -> str:
+    """An INSERT that reads a whole batch from one JSON array of rows: one bound
+    parameter, so SQLite runs the batch without the GIL while this process parses the
+    next (a rebuild without worker processes)."""
+    picks = ", ".join(f"value ->> {i}" for i in range(len(columns)))
+    return f"{verb_table}({', '.join(columns)}) SELECT {picks} FROM json_each(?)"
 
 
 class Writer:
@@ -327,11 +334,12 @@ class Writer:
 
 
 def parse_batch(
-    root: str, first_gen: int, items: list[tuple[int, str, int, int]]
+    root: str, first_gen: int, items: list[tuple[int, str, int, int]], *, as_json: bool = False
 ) -> list[tuple[str, Any]]:
     """The rebuild's rows of some files, as ``(table, payload)`` pairs: a list of row
     tuples for each catalog table, the two columns of :func:`bodyindex.bulk_payload`
-    for the body index (``"lines"``).
+    for the body index (``"lines"``); with ``as_json``, each payload is one JSON array
+    of rows instead (for :data:`BULK_JSON`).
 
     ``items`` are ``(rowid, path, mtime_ns, size)``; a node's body version is
     ``first_gen + rowid - 1``, so batches parsed apart (in other processes) number
@@ -371,17 +379,22 @@ def parse_batch(
     ]
     if texts:
         batch.append(("lines", bodyindex.bulk_payload(rowids, texts)))
+    if as_json:
+        return [
+            (
+                table,
+                bodyindex.bulk_json(*rows)
+                if table == "lines"
+                else json.dumps(rows, ensure_ascii=False),
+            )
+            for table, rows in batch
+        ]
     return batch
 
 
-BULK = {
-    "nodes": _BULK_NODE,
-    "fts": _BULK_FTS,
-    "edges": _BULK_EDGE,
-    "moves": _BULK_MOVE,
-    "files": _BULK_FILE,
-    "listings": _BULK_LISTING,
-}
+BULK = {table: _one_row(*spec) for table, spec in _BULK_TABLES.items()}
+BULK_JSON = {table: _from_json(*spec) for table, spec in _BULK_TABLES.items()}
+BULK_JSON["lines"] = _from_json("INSERT INTO body_fts", ("rowid", "text"))
 
 
 # Below this many files a rebuild takes a second or two, less than starting processes.
