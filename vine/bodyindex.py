@@ -100,12 +100,10 @@ def bulk_payload(rowids: array[int], texts: list[str]) -> tuple[bytes, str]:
     return rowids.tobytes(), "\n".join(texts)
 
 
-def bulk_json(rowids: bytes, texts: str) -> str:
-    """:func:`bulk_payload`'s rows as one JSON array of ``[rowid, "line"]`` (the lines
+def bulk_json(rowids: array[int], texts: list[str]) -> str:
+    """:func:`bulk_rows`'s rows as one JSON array of ``[rowid, "line"]`` (the lines
     need no escaping)."""
-    ids: array[int] = array("q")
-    ids.frombytes(rowids)
-    return "[" + ",".join(f'[{r},"{t}"]' for r, t in zip(ids, texts.split("\n"), strict=True)) + "]"
+    return "[" + ",".join(f'[{r},"{t}"]' for r, t in zip(rowids, texts, strict=True)) + "]"
 
 
 def bulk_insert(conn: sqlite3.Connection, payload: tuple[bytes, str]) -> None:

@@ -365,30 +365,24 @@ def parse_batch(
         moves.extend(rec.moves)
         listings.extend(rec.listings)
         files.append((path, mtime, size, None))
-    batch: list[tuple[str, Any]] = [
-        (table, rows)
-        for table, rows in (
-            ("nodes", nodes),
-            ("fts", fts),
-            ("edges", edges),
-            ("moves", moves),
-            ("files", files),
-            ("listings", listings),
-        )
-        if rows
+    tables: list[tuple[str, list[Any]]] = [
+        ("nodes", nodes),
+        ("fts", fts),
+        ("edges", edges),
+        ("moves", moves),
+        ("files", files),
+        ("listings", listings),
     ]
+    if as_json:
+        batch: list[tuple[str, Any]] = [
+            (table, json.dumps(rows, ensure_ascii=False)) for table, rows in tables if rows
+        ]
+        if texts:
+            batch.append(("lines", bodyindex.bulk_json(rowids, texts)))
+        return batch
+    batch = [(table, rows) for table, rows in tables if rows]
     if texts:
         batch.append(("lines", bodyindex.bulk_payload(rowids, texts)))
-    if as_json:
-        return [
-            (
-                table,
-                bodyindex.bulk_json(*rows)
-                if table == "lines"
-                else json.dumps(rows, ensure_ascii=False),
-            )
-            for table, rows in batch
-        ]
     return batch
 
 
