@@ -4,22 +4,12 @@ import sys
 from pathlib import Path
 from typing import Annotated
 
-import typer
-
 from . import common, options
 from .options import unset
 
 
 def browse(
-    forest: Annotated[
-        Path | None,
-        typer.Argument(
-            metavar="FOREST",
-            help="The forest's folder (default: --forest, $VINE_FOREST, "
-            "else the nearest forest at or above the current folder).",
-            show_default=False,
-        ),
-    ] = None,
+    forest: options.ForestArgument = None,
     forest_option: options.Forest = None,
     copy: Annotated[
         Path | None,
@@ -40,7 +30,7 @@ def browse(
     \b
     Example: vine browse sample-brain --copy ~/brain
     """
-    root = common.find_forest(forest or forest_option)
+    root = common.forest_of(forest, forest_option)
     from monkeyllm.errors import VineError
     from monkeyllm.tui.app import BrowseApp
 

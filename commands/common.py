@@ -59,10 +59,10 @@ def is_forest(folder: Path) -> bool:
     return (folder / "_index.md").is_file() and (folder / "_meta" / "schema.md").is_file()
 
 
-def find_forest(given: Path | None) -> Path:
-    """``--forest``, else ``$VINE_FOREST``, else the nearest forest at or above here."""
+def find_forest(given: Path | None, *, source: str = "--forest") -> Path:
+    """``--forest``, else ``$VINE_FOREST``, else the nearest forest at or above here
+    (``source`` names how ``given`` was given, for the error)."""
     chosen = given or Settings.forest
-    source = "--forest"
     if chosen is None and os.environ.get(ENV_FOREST):
         chosen, source = Path(os.environ[ENV_FOREST]), ENV_FOREST
     if chosen is not None:
@@ -88,6 +88,18 @@ def find_forest(given: Path | None) -> Path:
         f"inside a forest ({_forests_below(here) or 'create one with `vine init`'}).",
         param_hint="--forest",
     )
+
+
+def forest_of(argument: Path | None, option: Path | None) -> Path:
+    """The forest of a command taking it as its FOREST argument or as ``--forest``:
+    either one, not two different ones."""
+    if argument is not None and option is not None and argument != option:
+        raise bad_parameter(
+            f"two forests given, {argument} and --forest {option}: give one", param_hint="FOREST"
+        )
+    if argument is not None:
+        return find_forest(argument, source="FOREST")
+    return find_forest(option)
 
 
 def _forests_below(folder: Path) -> str:

@@ -10,6 +10,17 @@ import typer
 from .flags import FOREST, JSON
 
 Forest = Annotated[Path | None, typer.Option(*FOREST.names, help=FOREST.help, show_default=False)]
+# The forest as a command's only positional argument, beside --forest, for commands
+# that act on a whole forest (`vine browse sample-brain`, `vine validate ./brain`).
+ForestArgument = Annotated[
+    Path | None,
+    typer.Argument(
+        metavar="FOREST",
+        help="The forest's folder (default: --forest, $VINE_FOREST, "
+        "else the nearest forest at or above the current folder).",
+        show_default=False,
+    ),
+]
 Json = Annotated[bool, typer.Option(*JSON.names, help=JSON.help)]
 
 

@@ -5,14 +5,19 @@ import sys
 from . import common, options
 
 
-def reindex(forest: options.Forest = None, json: options.Json = False) -> None:
+def reindex(
+    forest_argument: options.ForestArgument = None,
+    forest: options.Forest = None,
+    json: options.Json = False,
+) -> None:
     """Rebuild the catalog (_derived/catalog.db) from the files; heat is kept.
 
     \b
-    Example: vine reindex -f ./brain
+    Example: vine reindex ./brain
     """
     as_json = common.json_mode(json)
-    vine = common.open_vine(forest, writable=False, as_json=as_json)
+    root = common.forest_of(forest_argument, forest)
+    vine = common.open_vine(root, writable=False, as_json=as_json)
     try:
         if sys.stderr.isatty():
             from rich.console import Console

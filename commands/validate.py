@@ -31,6 +31,7 @@ class Format(enum.StrEnum):
 
 
 def validate(
+    forest_argument: options.ForestArgument = None,
     forest: options.Forest = None,
     strict: Annotated[
         bool,
@@ -65,9 +66,9 @@ def validate(
     wikilinks, index entries and coverage, payloads. Exit 1 on errors.
 
     \b
-    Example: vine validate -f ./brain --strict --format github
+    Example: vine validate ./brain --strict --format github
     """
-    root = common.find_forest(forest)
+    root = common.forest_of(forest_argument, forest)
     from monkeyllm.errors import VineError
     from monkeyllm.validate import fix as repair
     from monkeyllm.validate import validate as check

@@ -16,6 +16,7 @@ POLL_S = 1.0
 
 
 def watch(
+    forest_argument: options.ForestArgument = None,
     forest: options.Forest = None,
     idle: Annotated[
         float,
@@ -43,11 +44,12 @@ def watch(
     (with --idle 600), unless VINE_WATCH=0.
 
     \b
-    Example: vine watch -f ./brain
+    Example: vine watch ./brain
     """
     from monkeyllm import keeper as keepers
     from monkeyllm.errors import VineError
 
+    forest = common.forest_of(forest_argument, forest)
     if stop:
         root = common.find_forest(forest)
         stopped = keepers.stop(root)

@@ -221,3 +221,31 @@ def test_canopy_and_search_counts_say_one_node_not_one_nodes() -> None:
     assert two[0] == "Embedded 2 nodes in 1.2 s." and "2 of 2 nodes embedded" in two[1]
     assert ", 1 node waiting" in ranking_note({"ran": True, "model": "m", "stale": 1})
     assert ", 3 nodes waiting" in ranking_note({"ran": True, "model": "m", "stale": 3})
+
+
+def test_forest_wide_commands_take_the_forest_as_their_argument(tmp_path: Path) -> None:
+    """`vine validate ./brain` and `vine reindex ./brain` work as `vine browse ./brain`
+    does (the folder as the one positional argument), the same as with --forest."""
+    root = copy_sample(tmp_path / "brain")
+    given = vine("validate", str(root), "--format", "json", "--no-payloads")
+    option = vine("validate", "-f", str(root), "--format", "json", "--no-payloads")
+    assert given.exit_code == option.exit_code == 0, given.stderr
+    assert json.loads(given.stdout) == json.loads(option.stdout)
+    assert json.loads(given.stdout)["errors"] == 0
+    rebuilt = vine("reindex", str(root))
+    again = vine("reindex", "-f", str(root))
+    assert rebuilt.exit_code == again.exit_code == 0, rebuilt.stderr
+    assert json.loads(rebuilt.stdout)["nodes"] == json.loads(again.stdout)["nodes"] > 50
+
+
+def test_a_forest_argument_that_is_wrong_is_named_as_the_argument(tmp_path: Path) -> None:
+    missing = vine("validate", str(tmp_path / "nowhere"))
+    assert missing.exit_code == 2
+    assert "Invalid value for FOREST" in missing.stderr
+    assert "nowhere does not exist" in missing.stderr
+    root = copy_sample(tmp_path / "brain")
+    other = copy_sample(tmp_path / "other")
+    both = vine("validate", str(root), "-f", str(other))
+    assert both.exit_code == 2 and "two forests given" in both.stderr
+    same = vine("validate", str(root), "-f", str(root), "--no-payloads")
+    assert same.exit_code == 0, same.stderr
