@@ -287,6 +287,16 @@ def test_sample_brain_is_clean(clean_copy: Path) -> None:
     assert check(clean_copy) == []
 
 
+def test_a_wrong_value_is_said_as_its_key_says_it(tmp_path: Path) -> None:
+    """Each finding names the key first, in one style: the engine's error code is the
+    finding's own business (frontmatter.invalid), not a prefix of some messages."""
+    root = copy_sample(tmp_path / "brain")
+    edit(root, ICMS, "source: manual", "source: manual\nconfidence: [0.5]\ntags: {a: b}")
+    edit(root, ICMS, "type: concept", "type: entity\nentity_kind: [x]")
+    messages = {f.message for f in check(root) if f.code == "frontmatter.invalid"}
+    assert {m.split(":", 1)[0] for m in messages} == {"confidence", "tags", "entity_kind"}
+
+
 @pytest.mark.parametrize("name, mutate, expected", CASES, ids=[c[0] for c in CASES])
 def test_each_check(
     tmp_path: Path,

@@ -132,7 +132,7 @@ def _check_values(run: ValidationRun, f: NodeFile) -> None:
             try:
                 check(meta[key])
             except VineError as exc:
-                _invalid(run, f, key, f"{exc.code}: {exc.message}")
+                _invalid(run, f, key, exc.message)
     aliases = meta.get("aliases")
     if aliases is not None and not (
         isinstance(aliases, list) and all(isinstance(a, str | int | float) for a in aliases)
@@ -142,7 +142,7 @@ def _check_values(run: ValidationRun, f: NodeFile) -> None:
         rules.check_enums(meta)
     except VineError as exc:
         key = exc.message.split(":", 1)[0]
-        _invalid(run, f, key if key in meta else "type", f"{exc.code}: {exc.message}")
+        _invalid(run, f, key if key in meta else "type", exc.message)
 
 
 def _check_links(run: ValidationRun, f: NodeFile) -> None:
