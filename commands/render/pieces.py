@@ -34,8 +34,12 @@ NARROW_COLUMN = 30
 UNCAPPED = ("id", "node")
 # Columns whose first line is copied (an id, a sha): a table keeps it whole, or stacks.
 WHOLE = (*UNCAPPED, "child", "region", "commit")
-# The narrowest a prose column may get before a table reads worse than a list.
+# The narrowest a column may get before a table reads worse than a list; a table's
+# prose column (a summary, a snippet) needs more: at ten cells a two-line summary folds
+# into a dozen lines, taller than the same row stacked.
 COMFORT = 10
+PROSE = ("summary", "snippet")
+PROSE_COMFORT = 24
 DIM = "dim"
 NONE = "—"
 
@@ -157,11 +161,12 @@ def fit(console: Console, table: Table, options: ConsoleOptions | None = None) -
     """``table`` as wide as the terminal allows it to stay readable, else its rows stacked.
 
     A table is kept when every id (and sha) column can show its ids whole on one line
-    and every other column keeps at least ``COMFORT`` cells (or all it needs); those id
-    columns are then fixed at that width, so rich squeezes the prose instead of folding
-    an id mid-word. On a terminal narrower than that (40 columns, or 80 for a wide
-    table), each row is a block of ``header  value`` lines under a rule instead: a
-    table of 3-cell columns cannot be read, and a folded id cannot be copied. Within
+    and every other column keeps at least ``COMFORT`` cells (``PROSE_COMFORT`` for a
+    summary or a snippet, which folded into a dozen lines at ten), or all it needs;
+    those id columns are then fixed at that width, so rich squeezes the prose instead
+    of folding an id mid-word. On a terminal narrower than that (40 columns, or 80 for
+    a wide table), each row is a block of ``header  value`` lines under a rule instead:
+    a table of 3-cell columns cannot be read, and a folded id cannot be copied. Within
     a panel, ``options`` (the room inside it) decide instead of the terminal's width."""
     options = options or console.options
     widths: dict[int, int] = {}
@@ -176,7 +181,8 @@ def fit(console: Console, table: Table, options: ConsoleOptions | None = None) -
             widest = max(
                 [header, *(Measurement.get(console, options, c).maximum for c in column.cells)]
             )
-            want = max(header, min(widest, COMFORT))
+            floor = PROSE_COMFORT if column.header in PROSE else COMFORT
+            want = max(header, min(widest, floor))
         need += want + 2  # padding
     if need > options.max_width:
         return stacked(table, options.max_width)

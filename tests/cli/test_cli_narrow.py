@@ -71,6 +71,27 @@ def test_forty_columns_stack_the_rows_under_their_headers(brain: Vine) -> None:
     assert [ln[:3] for ln in lines if "─" in ln] == ["1  ", "2  "]
 
 
+SQUEEZED = {
+    "move": (lambda v: v.move("sales/exchange-policy"), "neighbors"),
+    "sniff": (lambda v: v.sniff(["prazo"], k=3), "results"),
+    "locate": (lambda v: v.locate("exchange policy", k=3), "results"),
+}
+
+
+@pytest.mark.parametrize("call", sorted(SQUEEZED))
+def test_a_summary_is_never_squeezed_into_a_column_of_a_few_words(brain: Vine, call: str) -> None:
+    """At 80 columns a table whose summary or snippet would get ten-odd cells (a
+    two-line summary folded into a dozen lines) is shown as stacked rows instead."""
+    ask, key = SQUEEZED[call]
+    response = assert_ok(ask(brain))
+    lines = shown(call, response, 80)
+    prose = [item.get("summary") or "" for item in response[key]]
+    prose += [m.get("snippet") or "" for item in response[key] for m in item.get("matches", [])]
+    first = next(p for p in prose if len(p) > 60)
+    opening = " ".join(first.split()[:5])
+    assert any(opening in ln for ln in lines), (opening, lines)
+
+
 def test_a_wide_terminal_keeps_the_table(brain: Vine) -> None:
     response = assert_ok(brain.locate("exchange policy", k=2))
     lines = shown("locate", response, 160)
