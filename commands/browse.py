@@ -4,6 +4,8 @@ import sys
 from pathlib import Path
 from typing import Annotated
 
+import typer
+
 from . import common, options
 from .options import unset
 
@@ -47,6 +49,15 @@ def browse(
             "its own: edits save there.\n"
         )
         root = copy.expanduser()
+    if not (sys.stdin.isatty() and sys.stdout.isatty()):
+        # A terminal app with no terminal would draw into a pipe and wait for keys that
+        # never come (an agent's shell, a script, a CI step).
+        sys.stderr.write(
+            "vine browse: a terminal app, and this is not a terminal (standard input and "
+            "output must both be one); from a script, the calls print JSON: "
+            f"vine look _index -f {root}, vine locate QUERY -f {root}\n"
+        )
+        raise typer.Exit(0 if copy is not None else common.EXIT_USAGE)
     try:
         app = BrowseApp(root)
     except VineError as exc:

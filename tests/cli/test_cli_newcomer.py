@@ -249,3 +249,24 @@ def test_a_forest_argument_that_is_wrong_is_named_as_the_argument(tmp_path: Path
     assert both.exit_code == 2 and "two forests given" in both.stderr
     same = vine("validate", str(root), "-f", str(root), "--no-payloads")
     assert same.exit_code == 0, same.stderr
+
+
+def test_browse_without_a_terminal_says_so_instead_of_waiting(tmp_path: Path) -> None:
+    """An agent's shell or a script has no terminal: the app would draw into the pipe
+    and wait for keys forever."""
+    sample = Path(__file__).resolve().parents[2] / "sample-brain"
+    command = [sys.executable, "-m", "monkeyllm.commands", "browse", str(sample)]
+    done = subprocess.run(
+        command, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 2 and done.stdout == ""
+    assert "not a terminal" in done.stderr and "vine look _index" in done.stderr
+    copied = subprocess.run(
+        [*command, "--copy", str(tmp_path / "mine")],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert copied.returncode == 0 and "copied" in copied.stderr
+    assert (tmp_path / "mine" / "_index.md").is_file()
