@@ -82,6 +82,15 @@ def serve(
             "Start it from an MCP client (or give it a pipe or a file), or use --transport http.",
         )
     if transport is Transport.stdio:
+        if sys.stdin.isatty():
+            # Someone typed it: over stdio the server waits, silent, for an MCP client
+            # speaking JSON-RPC on its standard input, which reads like a hang.
+            sys.stderr.write(
+                "vine serve: speaking MCP on standard input and output, for an MCP client "
+                "that starts this command (an agent's config); nothing more is printed here. "
+                "Ctrl-C stops it; --transport http serves it on a port instead.\n"
+            )
+            sys.stderr.flush()
         # Only protocol reaches the real standard output: anything else printed by
         # this process (or a child it starts) lands on stderr.
         protocol = os.dup(sys.stdout.fileno())

@@ -270,3 +270,28 @@ def test_browse_without_a_terminal_says_so_instead_of_waiting(tmp_path: Path) ->
     )
     assert copied.returncode == 0 and "copied" in copied.stderr
     assert (tmp_path / "mine" / "_index.md").is_file()
+
+
+def test_serve_typed_in_a_terminal_says_it_waits_for_an_mcp_client() -> None:
+    """Over stdio the server is silent until a client speaks: typed at a terminal, it
+    says so on stderr instead of looking hung (and a client's pipe never sees it)."""
+    sample = Path(__file__).resolve().parents[2] / "sample-brain"
+    leader, follower = pty.openpty()
+    with subprocess.Popen(
+        [sys.executable, "-m", "monkeyllm.commands", "serve", "-f", str(sample)],
+        stdin=follower,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env={**os.environ, "VINE_WATCH": "0"},
+    ) as proc:
+        os.close(follower)
+        try:
+            assert proc.stderr is not None and proc.stdout is not None
+            first = proc.stderr.readline().decode()
+            assert "speaking MCP on standard input and output" in first
+            assert "--transport http" in first
+        finally:
+            proc.kill()
+            proc.wait(timeout=30)
+            os.close(leader)
+        assert proc.stdout.read() == b""  # only protocol goes there
