@@ -75,7 +75,7 @@ def test_a_mixed_folder_lands_in_one_commit(vine: Vine, source: Path) -> None:
     assert "not UTF-8" in failed["latin.txt"]["reason"]
     assert "not valid JSON" in failed["bad.json"]["reason"]
     assert "outside the source" in failed["leak.md"]["reason"]
-    assert "1 row(s) skipped" in created["sales.csv"]["warnings"][0]
+    assert "1 row skipped" in created["sales.csv"]["warnings"][0]
     assert report["counts"] == {
         "created": 11,
         "updated": 0,
@@ -507,3 +507,18 @@ def test_a_file_ingested_before_is_not_planted_again_in_another_branch(
     for into in ("notes", "projects"):  # moved out of notes, by a person: it is the node
         plan.write_text(f"Ship it from {into}. Then rest.\n", encoding="utf-8")
         assert [e["id"] for e in ingest(vine, [plan], into=into)["updated"]] == ["projects/plan"]
+
+
+def test_a_table_summary_counts_its_rows_in_words(vine: Vine, tmp_path: Path) -> None:
+    """ "1 row", "2 rows": a summary is read in every listing, "row(s)" in none."""
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "one.csv").write_text("a,b\n1,2\n", encoding="utf-8")
+    (src / "two.csv").write_text("a,b\n1,2\n3,4\n5\n", encoding="utf-8")
+    report = ingest(vine, [src])
+    summaries = {
+        Path(e["path"]).stem: assert_ok(vine.look(e["id"]))["summary"] for e in report["created"]
+    }
+    assert summaries == {"one": "one: 1 row of a, b.", "two": "two: 2 rows of a, b."}
+    warned = {Path(e["path"]).stem: e.get("warnings", []) for e in report["created"]}
+    assert warned["two"] == ["1 row skipped: wrong number of fields (line 4)"]

@@ -11,6 +11,7 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
+from ..text import counted
 from ..writes import dataset
 from .convert import (
     dataset_content,
@@ -87,7 +88,8 @@ class Contents:
             shown = ", ".join(str(n) for n in bad[:BAD_ROWS_SHOWN])
             more = f" and {len(bad) - BAD_ROWS_SHOWN} more" if len(bad) > BAD_ROWS_SHOWN else ""
             content.warnings.append(
-                f"{len(bad)} row(s) skipped: wrong number of fields (line {shown}{more})"
+                f"{counted(len(bad), 'row')} skipped: wrong number of fields "
+                f"({'line' if len(bad) == 1 else 'lines'} {shown}{more})"
             )
         return content
 

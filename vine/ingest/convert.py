@@ -102,11 +102,11 @@ def dataset_content(
     if len(tables) == 1:
         cols = columns[tables[0]]
         shown = ", ".join(cols[:6]) + (", …" if len(cols) > 6 else "")
-        what = f"{counts[tables[0]]} row(s) of {shown}"
+        what = f"{counted(counts[tables[0]], 'row')} of {shown}"
     elif tables:
         what = (
             "tables "
-            + ", ".join(f"{t} ({counts[t]} rows)" for t in tables[:5])
+            + ", ".join(f"{t} ({counted(counts[t], 'row')})" for t in tables[:5])
             + (", …" if len(tables) > 5 else "")
         )
     else:
