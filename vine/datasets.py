@@ -145,7 +145,8 @@ def damage(path: Path, tables: list[str]) -> str | None:
         return "SQLite's quick_check fails: " + "; ".join(map(str, verdict))
     gone = [t for t in tables if t not in have]
     if gone:
-        return "the Query manual names table(s) it does not hold: " + ", ".join(gone)
+        noun = "a table" if len(gone) == 1 else "tables"
+        return f"the Query manual names {noun} it does not hold: " + ", ".join(gone)
     return None
 
 

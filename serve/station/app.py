@@ -20,6 +20,7 @@ from starlette.routing import Route
 
 import monkeyllm
 from monkeyllm.errors import NotFound, SchemaError, VineError
+from monkeyllm.text import counted
 
 from . import auth, mcp, openapi
 from .core import Served, Station, serve_call
@@ -205,7 +206,7 @@ def run(root: Path, host: str, port: int, allow_hosts: list[str] | None = None) 
     sys.stderr.write(
         f"vine station: REST at http://{url_host(host)}:{port}/v1, MCP over streamable "
         f"HTTP at http://{url_host(host)}:{port}{mcp.PATH} "
-        f"({len(station.forests.ids())} forest(s) under {station.root})\n"
+        f"({counted(len(station.forests.ids()), 'forest')} under {station.root})\n"
     )
     if not extra:
         sys.stderr.write(

@@ -295,3 +295,30 @@ def test_serve_typed_in_a_terminal_says_it_waits_for_an_mcp_client() -> None:
             proc.wait(timeout=30)
             os.close(leader)
         assert proc.stdout.read() == b""  # only protocol goes there
+
+
+def test_the_station_says_how_many_forests_it_serves_in_words(tmp_path: Path) -> None:
+    import socket
+
+    root = tmp_path / "forests"
+    copy_sample(root / "brain", git=True)
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    command = [sys.executable, "-m", "monkeyllm.commands", "station", "serve"]
+    with subprocess.Popen(
+        [*command, "--root", str(root), "--port", str(port)],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        env={**os.environ, "VINE_WATCH": "0"},
+    ) as proc:
+        try:
+            assert proc.stderr is not None
+            first = proc.stderr.readline().decode()
+        finally:
+            proc.kill()
+            proc.wait(timeout=30)
+            if proc.stderr is not None:
+                proc.stderr.close()
+    assert f"127.0.0.1:{port}/v1" in first and "(1 forest under" in first, first

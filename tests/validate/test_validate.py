@@ -412,7 +412,7 @@ def _hot_journal(db: Path) -> None:
         (_append, "bytes were added or cut off"),
         (_cut, "bytes were added or cut off"),
         (_garbage, "SQLite"),
-        (_no_table, "names table(s) it does not hold: orders"),
+        (_no_table, "names a table it does not hold: orders"),
         (_hot_journal, "an unfinished write is beside it"),
     ],
     ids=["appended", "truncated", "overwritten", "table-gone", "hot-journal"],
