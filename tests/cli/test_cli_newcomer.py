@@ -16,7 +16,7 @@ import pytest
 
 from monkeyllm import Vine
 
-from ..forestkit import copy_sample, git
+from ..forestkit import SAMPLE, copy_sample, git
 from .kit import vine
 
 
@@ -254,8 +254,7 @@ def test_a_forest_argument_that_is_wrong_is_named_as_the_argument(tmp_path: Path
 def test_browse_without_a_terminal_says_so_instead_of_waiting(tmp_path: Path) -> None:
     """An agent's shell or a script has no terminal: the app would draw into the pipe
     and wait for keys forever."""
-    sample = Path(__file__).resolve().parents[2] / "sample-brain"
-    command = [sys.executable, "-m", "monkeyllm.commands", "browse", str(sample)]
+    command = [sys.executable, "-m", "monkeyllm.commands", "browse", str(SAMPLE)]
     done = subprocess.run(
         command, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60
     )
@@ -275,10 +274,9 @@ def test_browse_without_a_terminal_says_so_instead_of_waiting(tmp_path: Path) ->
 def test_serve_typed_in_a_terminal_says_it_waits_for_an_mcp_client() -> None:
     """Over stdio the server is silent until a client speaks: typed at a terminal, it
     says so on stderr instead of looking hung (and a client's pipe never sees it)."""
-    sample = Path(__file__).resolve().parents[2] / "sample-brain"
     leader, follower = pty.openpty()
     with subprocess.Popen(
-        [sys.executable, "-m", "monkeyllm.commands", "serve", "-f", str(sample)],
+        [sys.executable, "-m", "monkeyllm.commands", "serve", "-f", str(SAMPLE)],
         stdin=follower,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
