@@ -17,13 +17,14 @@ import os
 import re
 import sqlite3
 import threading
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from stat import S_ISREG
 from typing import TYPE_CHECKING, Any
 
-from . import bodyindex, derived, keeper
+from . import bodyindex, buildlock, derived, keeper
 from .catalogschema import DDL, LOCATE_RANK, SCHEMA_VERSION
 from .ids import id_of
 from .watch import Stat, Walk, Watcher
@@ -89,7 +90,11 @@ class Catalog:
         # How the last sync learned what changed: "walk", "inotify" or "keeper".
         self.last_sync = ""
 
+        # The build lock while this process builds the catalog from nothing.
+        self._build_lock: buildlock.BuildLock | None = None
+
         self.path, self._uri = self._locate_file()
+        self._connect_when_built()
         self._open_checked()
 
     # -- connections ---------------------------------------------------------------
@@ -140,6 +145,51 @@ class Catalog:
         self._conns = []
         self._local = threading.local()
 
+    def _connect_when_built(self) -> None:
+        """Connect once no other process is building the catalog from nothing (such a
+        build may write without a journal: nothing of it is readable until it ends),
+        throwing away what a builder that died that way left."""
+        if self.path is None:
+            return
+        folder = self.path.parent
+        marker = folder / buildlock.NAME
+        attempt = 0
+        while True:
+            took = buildlock.await_builder(folder, self._discard_file)
+            try:
+                _ = self.conn  # connected: from now on a build keeps its journal
+            except sqlite3.DatabaseError:
+                return  # an unreadable file: opening starts over (under the lock)
+            if not marker.exists() or (not took and attempt):
+                return
+            # A build began between the wait and the connection: wait for it too
+            # (unless there is no lock to wait on).
+            self._close_conns()
+            attempt += 1
+
+    @contextmanager
+    def building(self) -> Iterator[buildlock.BuildLock | None]:
+        """The build lock for a build of this catalog (taken once however deep the
+        calls go; None for a catalog in memory or without ``flock``). Taking it waits
+        for another process's build, and a catalog a dead builder left half-written
+        is thrown away first."""
+        if self._build_lock is not None or self.path is None:
+            yield self._build_lock
+            return
+        lock = buildlock.BuildLock(self.path.parent)
+        if not lock.take():
+            yield None
+            return
+        self._build_lock = lock
+        try:
+            if lock.left == buildlock.UNJOURNALED:
+                self._start_over()
+            lock.mark(buildlock.JOURNALED)
+            yield lock
+        finally:
+            self._build_lock = None
+            lock.release()
+
     def _open_checked(self) -> None:
         """Open the catalog, throwing away anything unreadable or of another version."""
         try:
@@ -153,7 +203,8 @@ class Catalog:
                 raise sqlite3.DatabaseError("catalog of another version")
             conn.execute("SELECT count(*) FROM nodes").fetchone()
         except sqlite3.DatabaseError:
-            self._start_over()
+            with self.building():
+                self._start_over()
 
     def _start_over(self) -> None:
         """Throw the catalog file away and make an empty one."""
@@ -196,10 +247,11 @@ class Catalog:
             except sqlite3.DatabaseError as exc:
                 if not damaged(exc):
                     raise
-                self._start_over()
-                self._walked = True
-                self.last_sync = "walk"
-                return self.build()
+                with self.building():
+                    self._start_over()
+                    self._walked = True
+                    self.last_sync = "walk"
+                    return self.build()
 
     def _files_gen(self) -> str | None:
         row = self.conn.execute("SELECT value FROM meta WHERE key='files_gen'").fetchone()
@@ -229,7 +281,11 @@ class Catalog:
                 self.last_sync = "walk"
                 found = self.watcher.walk_all(self._expected())
                 if first and bodyindex.needs_compaction(self.conn):
-                    return self.build(found.files)
+                    built = self._build_unless(
+                        found.files, lambda: not bodyindex.needs_compaction(self.conn)
+                    )
+                    if built is not None:
+                        return built
                 return self._sync_walk(found)
             self.last_sync = "inotify"
             if not changes:
@@ -286,7 +342,11 @@ class Catalog:
             for path, mtime, size in conn.execute("SELECT path, mtime_ns, size FROM files")
         }
         if not known:
-            return self.build(found)
+            built = self._build_unless(found, self._holds_files)
+            if built is not None:
+                return built
+            # Another process built it while this one waited: compare with that.
+            return self._sync_walk(walk)
         if known == found:
             # Still the generation read before the rows: they are that generation's.
             if conn.execute(_SNAPSHOT).fetchone()[0] == gen:
@@ -370,13 +430,25 @@ class Catalog:
 
     def build(self, found: dict[str, Stat] | None = None) -> int:
         """Index every node file from scratch; returns the number of nodes."""
-        with self._sync_lock:
+        built = self._build_unless(found, None)
+        assert built is not None
+        return built
+
+    def _holds_files(self) -> bool:
+        return self.conn.execute("SELECT 1 FROM files LIMIT 1").fetchone() is not None
+
+    def _build_unless(self, found: dict[str, Stat] | None, done: Any) -> int | None:
+        """Build the catalog, unless ``done()`` says (once the build lock is held,
+        after another process's build) that it needs none now: then None."""
+        with self._sync_lock, self.building() as lock:
+            if done is not None and done():
+                return None
             if found is None:
                 found = self.watcher.walk()
             from .bulkbuild import BulkBuilder
 
+            BulkBuilder(self).run(found, lock)
             conn = self.conn
-            BulkBuilder(self).run(found)
             self._gen = self._files_gen()
             for callback in self.on_change:
                 callback(None)
