@@ -16,6 +16,7 @@ import pytest
 
 from bench.generate import generate
 from monkeyllm import Vine
+from monkeyllm.buildlock import JOURNALED, UNJOURNALED, BuildLock
 from monkeyllm.bulkbuild import BulkBuilder
 from monkeyllm.catalog import Catalog
 
@@ -192,3 +193,55 @@ def test_a_build_without_a_journal_that_is_interrupted_leaves_an_empty_catalog(
         conn.close()
     with Vine(forest, writable=False) as vine:
         assert vine._forest.catalog.count() == _md_files(forest)
+
+
+OPEN = (
+    "import sys, time; from monkeyllm import Vine; t = time.monotonic(); "
+    "v = Vine(sys.argv[1], writable=False); print(v._forest.catalog.count()); v.close()"
+)
+
+
+@pytest.mark.parametrize("how", [JOURNALED, UNJOURNALED])
+def test_openers_wait_for_a_build_without_a_journal_only(forest: Path, how: str) -> None:
+    Vine(forest, writable=False).close()
+    lock = BuildLock(forest / "_derived")
+    assert lock.take()
+    lock.mark(how)
+    try:
+        proc = subprocess.Popen(
+            [sys.executable, "-c", OPEN, str(forest)], stdout=subprocess.PIPE, text=True
+        )
+        try:
+            proc.wait(timeout=1.5 if how == UNJOURNALED else 30)
+        except subprocess.TimeoutExpired:
+            pass
+        # A build keeping the WAL leaves the catalog readable: the opener reads it now.
+        assert (proc.returncode is None) == (how == UNJOURNALED)
+    finally:
+        lock.mark(JOURNALED)
+        lock.release()
+    out, _ = proc.communicate(timeout=60)
+    assert proc.returncode == 0
+    assert int(out) == _md_files(forest)
+
+
+def test_an_opener_that_needs_a_build_waits_for_one_under_way(forest: Path) -> None:
+    empty = Catalog(forest, use_inotify=False)  # an empty catalog, held open
+    lock = BuildLock(forest / "_derived")
+    assert lock.take()
+    lock.mark(JOURNALED)  # as a build beside an open connection marks it
+    try:
+        proc = subprocess.Popen(
+            [sys.executable, "-c", OPEN, str(forest)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        time.sleep(6)  # longer than SQLite's busy wait, which the opener used to hit
+        assert proc.poll() is None
+    finally:
+        lock.release()
+        empty.close()
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 0, err[-800:]
+    assert int(out) == _md_files(forest)

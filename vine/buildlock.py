@@ -1,12 +1,13 @@
-"""Who is building the catalog from nothing: ``_derived/catalog.building``.
+"""Who is building the catalog: ``_derived/catalog.building``.
 
 A full build holds this file with ``flock`` for its whole length and removes it when
 the catalog is whole again. The file says how the build writes: ``journaled`` (the
 catalog's own WAL, which rolls a dead build back) or ``unjournaled`` (no journal, the
-faster way a build goes when no other connection has the catalog open, which leaves a
-half-written file when the build dies). So a process about to open the catalog waits
-while the file is held, and when it finds the file left behind by a builder that died
-without its journal, it throws the catalog away to be built again.
+faster way a build from nothing goes when no other connection has the catalog open,
+which leaves a half-written file when the build dies). A process about to open the
+catalog waits while a build without a journal holds the file, and throws the catalog
+away to be built again when it finds the file left by such a builder that died; a
+process about to build waits for any build, then builds only if it still must.
 
 Without ``flock`` (Windows) there is no build lock: builds keep the WAL, and a second
 process finds the catalog busy as before.
@@ -111,12 +112,26 @@ class BuildLock:
             os.close(fd)
 
 
+def pending(folder: Path) -> bool:
+    """True when the catalog in ``folder`` may be unreadable: a build is writing it
+    without a journal (or is about to say how it writes), or one that did died. A
+    build that keeps the WAL leaves the catalog readable as it was meanwhile."""
+    try:
+        with open(folder / NAME, "rb") as fh:
+            said = fh.read(64).decode("utf-8", "replace").split(" ")[0]
+    except FileNotFoundError:
+        return False
+    return said != JOURNALED
+
+
 def await_builder(folder: Path, discard: Callable[[], None]) -> bool:
-    """Wait while another process builds the catalog in ``folder``; when a builder
-    died without its journal, ``discard`` the half-written catalog it left. False when
-    there is no lock to wait on (no build, or no ``flock`` here)."""
+    """Wait while another process builds the catalog in ``folder`` without a journal;
+    when such a builder died, ``discard`` the half-written catalog it left. False when
+    there was nothing to wait for (or no ``flock`` here)."""
+    if not pending(folder):
+        return False
     lock = BuildLock(folder)
-    if not lock.exists() or not lock.take():
+    if not lock.take():
         return False
     try:
         if lock.left == UNJOURNALED:

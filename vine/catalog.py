@@ -146,13 +146,13 @@ class Catalog:
         self._local = threading.local()
 
     def _connect_when_built(self) -> None:
-        """Connect once no other process is building the catalog from nothing (such a
-        build may write without a journal: nothing of it is readable until it ends),
-        throwing away what a builder that died that way left."""
+        """Connect once no other process is building the catalog without a journal
+        (nothing of it is readable until that build ends), throwing away what a
+        builder that died that way left. A build that keeps the WAL is not waited for
+        here: the catalog reads as it was until it commits."""
         if self.path is None:
             return
         folder = self.path.parent
-        marker = folder / buildlock.NAME
         attempt = 0
         while True:
             took = buildlock.await_builder(folder, self._discard_file)
@@ -160,10 +160,10 @@ class Catalog:
                 _ = self.conn  # connected: from now on a build keeps its journal
             except sqlite3.DatabaseError:
                 return  # an unreadable file: opening starts over (under the lock)
-            if not marker.exists() or (not took and attempt):
+            if not buildlock.pending(folder) or (not took and attempt):
                 return
-            # A build began between the wait and the connection: wait for it too
-            # (unless there is no lock to wait on).
+            # A build without a journal began between the wait and the connection:
+            # wait for it too (unless there is no lock to wait on).
             self._close_conns()
             attempt += 1
 
@@ -447,7 +447,13 @@ class Catalog:
                 found = self.watcher.walk()
             from .bulkbuild import BulkBuilder
 
-            BulkBuilder(self).run(found, lock)
+            try:
+                BulkBuilder(self).run(found, lock)
+            except BaseException:
+                if lock is not None and lock.how == buildlock.UNJOURNALED:
+                    self._start_over()  # half-written, with no journal to roll it back
+                    lock.mark(buildlock.JOURNALED)
+                raise
             conn = self.conn
             self._gen = self._files_gen()
             for callback in self.on_change:
