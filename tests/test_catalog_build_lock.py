@@ -25,6 +25,7 @@ pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="the build lock 
 NODES = 2500
 # Opens the forest read-only (no writer lock), so it builds the catalog and exits.
 BUILD = "import sys; from monkeyllm import Vine; Vine(sys.argv[1], writable=False).close()"
+INTERRUPTIBLE = "import signal; signal.signal(signal.SIGINT, signal.default_int_handler); "
 
 
 @pytest.fixture(scope="module")
@@ -53,10 +54,10 @@ def _md_files(root: Path) -> int:
     )
 
 
-def _start_build(root: Path) -> subprocess.Popen[bytes]:
+def _start_build(root: Path, script: str = BUILD) -> subprocess.Popen[bytes]:
     """A process building the catalog, returned once its build writes without a journal."""
     proc = subprocess.Popen(
-        [sys.executable, "-c", BUILD, str(root)], start_new_session=True, stderr=subprocess.PIPE
+        [sys.executable, "-c", script, str(root)], start_new_session=True, stderr=subprocess.PIPE
     )
     marker = _marker(root)
     deadline = time.monotonic() + 60
@@ -179,7 +180,9 @@ def test_a_catalog_left_by_a_builder_that_died_without_its_journal_is_thrown_awa
 def test_a_build_without_a_journal_that_is_interrupted_leaves_an_empty_catalog(
     forest: Path, after: float
 ) -> None:
-    proc = _start_build(forest)
+    # Ctrl-C as a person sends it (pytest-xdist's workers ignore SIGINT, and so would
+    # a process they start, unless it asks for Python's own handler).
+    proc = _start_build(forest, INTERRUPTIBLE + BUILD)
     time.sleep(after)
     os.killpg(proc.pid, signal.SIGINT)
     err = proc.communicate(timeout=60)[1].decode()
