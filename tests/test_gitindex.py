@@ -284,6 +284,58 @@ def test_a_write_that_keeps_the_count_hashes_from_the_chunk_it_changed(
     gitindex._CACHE.clear()
 
 
+def test_a_write_that_adds_an_entry_starts_from_the_states_hashed_ahead(
+    forest: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """After a write that added an entry, a thread hashes the index under the header
+    one more entry gives it: a plant then hashes only from the first chunk it changed,
+    and the file is what git checks whether the thread finished, was cut short, or
+    hashed the wrong header."""
+    monkeypatch.setattr(gitindex, "CHUNK", 4)
+    gitindex._CACHE.clear()
+    git_dir = forest / ".git"
+
+    def rehashed() -> tuple[int, int]:
+        data = (git_dir / "index").read_bytes()
+        assert hashlib.sha1(data[:-20]).digest() == data[-20:]
+        index = gitindex._CACHE[git_dir]
+        return index.rehashed, len(index.chunks)
+
+    def settled() -> None:
+        ahead = gitindex._CACHE[git_dir]._ahead
+        assert ahead is not None
+        ahead._thread.join()
+
+    late = "sales/pipeline/2026"
+    with Vine(forest) as vine:
+        assert_ok(vine.plant(note("clients/alpha")))
+        done, chunks = rehashed()
+        assert done == chunks, "nothing hashed ahead of the first write"
+        settled()
+        # The new leaf and its parent's index sort last: only their chunks are hashed.
+        assert_ok(vine.plant(note(f"{late}/zz-late", f"{late}/_index")))
+        done, chunks = rehashed()
+        assert chunks > 8 and done <= 3
+        # Right away, the thread still running: the write takes what it reached.
+        assert_ok(vine.plant(note(f"{late}/zz-later", f"{late}/_index")))
+        rehashed()
+        # One entry fewer is not the header hashed ahead: all of it, and right.
+        settled()
+        assert_ok(vine.prune(f"{late}/zz-late"))
+        done, chunks = rehashed()
+        assert done == chunks
+        # Nor is anything hashed ahead after a write that added no entry.
+        assert gitindex._CACHE[git_dir]._ahead is None
+        assert_ok(vine.plant(note("0first", "_index")))
+        done, chunks = rehashed()
+        assert done == chunks
+        settled()
+        assert_ok(vine.graft(f"{late}/zz-later", {"set_frontmatter": {"summary": "G."}}))
+        rehashed()
+        assert_in_sync(forest)
+    gitindex._CACHE.clear()
+
+
 def _deleted_indexes_held() -> list[str]:
     """The files this process holds open that were an index and are gone."""
     fds = Path("/proc/self/fd")
