@@ -46,17 +46,9 @@ class BuildLock:
         self.left = ""
 
     @property
-    def held(self) -> bool:
-        return self._fd is not None
-
-    @property
     def how(self) -> str:
         """What this holder last marked ("" before it marked anything)."""
         return self._how
-
-    def exists(self) -> bool:
-        """True when a build is under way here, or one died without finishing."""
-        return self.path.exists()
 
     def take(self, timeout: float = WAIT_S) -> bool:
         """Take the lock, waiting up to ``timeout`` seconds for another builder; False
