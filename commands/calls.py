@@ -2,7 +2,8 @@
 
 A call's Python signature is its command line: the first required parameter is
 positional, every other one is an option named as in Python (``-k``, ``--scope``,
-``--type-filter`` or ``--type_filter``). Lists repeat their option (``--fields id
+``--type-filter`` or ``--type_filter``); ``graft``'s patch and the SQL of ``query`` and
+``tend`` may also follow the id as a second argument. Lists repeat their option (``--fields id
 --fields summary``, or ``--fields id,summary``); a parameter that takes one value or a
 list takes several values; structured arguments (``plant``'s node, ``graft``'s patch,
 ``scan``'s filter) are JSON given inline, as ``@file.json`` or as ``-`` for standard
@@ -22,7 +23,15 @@ import typer
 from monkeyllm.registry import CALLS, Call, Param
 
 from . import common, options
-from .params import choices_of, collect, kinds_of, option_names, positionals, shape_of
+from .params import (
+    choices_of,
+    collect,
+    kinds_of,
+    option_names,
+    positionals,
+    second_spelling,
+    shape_of,
+)
 
 # One example per call, shown in its --help (a test checks every call has one, and
 # that each runs as written on a writable copy of sample-brain/: what a newcomer tries
@@ -102,8 +111,9 @@ def _list_choices(param: Param) -> tuple[str, ...]:
     return ()
 
 
-def _cli_param(param: Param, positional: bool) -> inspect.Parameter:
-    """The Typer parameter for one call parameter."""
+def _cli_param(param: Param, positional: bool, optional: bool = False) -> inspect.Parameter:
+    """The Typer parameter for one call parameter (``optional``: a required option
+    that may come as the second argument instead, which the command checks)."""
     shape = shape_of(param)
     annotation: Any = {
         "json": str,
@@ -116,6 +126,8 @@ def _cli_param(param: Param, positional: bool) -> inspect.Parameter:
     # Options left out reach the engine as absent, so its own defaults apply; help
     # shows them.
     text = param_help(param, shape)
+    if optional:
+        text += f" Required: this option or {param.name.upper()} after the first argument."
     if param.default is not None and shape not in ("flag", "json"):
         text += f"  [default: {param.default}]"
     options: dict[str, Any] = {
@@ -133,7 +145,7 @@ def _cli_param(param: Param, positional: bool) -> inspect.Parameter:
         if shape == "flag":
             default = bool(param.default)
         else:
-            default = ... if param.required else None
+            default = ... if param.required and not optional else None
     return inspect.Parameter(
         param.name,
         inspect.Parameter.KEYWORD_ONLY,
@@ -161,18 +173,60 @@ def _choices(values: tuple[str, ...]) -> type[enum.Enum]:
 def build(spec: Call) -> typer.models.CommandInfo | Any:
     """The command function of one call, with a signature Typer reads."""
     by_position = positionals(spec)
+    second = second_spelling(spec)
 
     def command(**kwargs: Any) -> None:
         forest = kwargs.pop("forest_")
         as_json = common.json_mode(kwargs.pop("json_"))
         yes = bool(kwargs.pop("yes_", False))
+        if second is not None:
+            _second_argument(spec, second, kwargs)
         common.run_call(spec, forest, as_json, collect(spec, kwargs), assume_yes=yes)
 
-    params = [_cli_param(p, p in by_position) for p in spec.params]
+    params = [_cli_param(p, p in by_position, p is second) for p in spec.params]
     extra = [_YES] if spec.name in common.CONFIRMED else []
+    if second is not None:
+        extra.append(_second_parameter(second))
     command.__signature__ = inspect.Signature([*params, *extra, _FOREST, _JSON])  # type: ignore[attr-defined]
     command.__name__ = spec.name
     return command
+
+
+def _second_parameter(param: Param) -> inspect.Parameter:
+    """The optional second argument that stands for the option ``param``."""
+    flag = option_names(param)[0]
+    return inspect.Parameter(
+        "second_",
+        inspect.Parameter.KEYWORD_ONLY,
+        default=None,
+        annotation=Annotated[
+            str | None,
+            typer.Argument(
+                help=f"The same as {flag}, given after the first argument.",
+                metavar=param.name.upper(),
+                show_default=False,
+            ),
+        ],
+    )
+
+
+def _second_argument(spec: Call, param: Param, kwargs: dict[str, Any]) -> None:
+    """Put the second argument in the option's place: one of the two is needed, and
+    only one may be given."""
+    given = kwargs.pop("second_", None)
+    flag = option_names(param)[0]
+    if given is not None and kwargs.get(param.name) is not None:
+        raise common.usage_error(
+            f"{param.name} given twice, as {flag} and as the second argument: give it once."
+        )
+    if given is not None:
+        kwargs[param.name] = given
+    elif kwargs.get(param.name) is None:
+        first = positionals(spec)[0].name.upper()
+        raise common.usage_error(
+            f"Missing option '{flag}' (or give it after {first}: "
+            f"vine {spec.name} {first} {param.name.upper()})."
+        )
 
 
 def help_text(spec: Call) -> str:

@@ -42,11 +42,24 @@ def bad_parameter(message: str, param_hint: str | None = None) -> Exception:
     return typer.BadParameter(message, param_hint=param_hint)
 
 
-def is_usage_error(exc: BaseException) -> bool:
-    """True for a usage error raised by :func:`usage` or :func:`find_forest`."""
+def _usage_error_class() -> type[Exception]:
+    """Click's ``UsageError`` as Typer raises it (Typer 0.2x carries a Click of its
+    own), found as the parent of Typer's ``BadParameter``."""
     import typer
 
-    return isinstance(exc, typer.BadParameter)
+    return next(c for c in typer.BadParameter.__mro__ if c.__name__ == "UsageError")
+
+
+def usage_error(message: str) -> Exception:
+    """A usage error about the command line as a whole (no parameter to name):
+    printed as ``Error: message`` under the usage line, exit 2."""
+    return _usage_error_class()(message)
+
+
+def is_usage_error(exc: BaseException) -> bool:
+    """True for a usage error raised by :func:`usage`, :func:`usage_error` or
+    :func:`find_forest`."""
+    return isinstance(exc, _usage_error_class())
 
 
 def usage(message: str, hint: str = "") -> NoReturn:

@@ -26,7 +26,7 @@ from monkeyllm.registry import CALLS, Call, Param
 
 from . import common
 from .flags import FOREST, JSON
-from .params import choices_of, collect, option_names, positionals, shape_of
+from .params import choices_of, collect, option_names, positionals, second_spelling, shape_of
 
 _COMPLETE = "_VINE_COMPLETE"
 
@@ -132,6 +132,14 @@ def parse(argv: list[str]) -> Plan | None:
             return None
         plan.values[first.name] = given
     else:
+        second = second_spelling(plan.spec)
+        if second is not None and len(given) == len(by_position) + 1:
+            if second.name in plan.values:
+                return None  # given twice: Typer says so
+            try:
+                plan.values[second.name] = _convert(second, shape_of(second), given.pop())
+            except ValueError:
+                return None
         if len(given) != len(by_position):
             return None
         for param, raw in zip(by_position, given, strict=True):

@@ -15,6 +15,10 @@ from . import common
 
 # Calls that take a second argument by position (``vine transplant ID NEW_ID``).
 SECOND_POSITIONAL = {"transplant": "new_id"}
+# Required options that may also be given after the first argument, as people type
+# them (``vine graft ID JSON``, ``vine query ID "SELECT ..."``): the option or the
+# second argument, not both.
+SECOND_SPELLING = {"graft": "patch", "query": "sql", "tend": "sql"}
 
 
 def positionals(spec: Call) -> list[Param]:
@@ -25,6 +29,12 @@ def positionals(spec: Call) -> list[Param]:
     second = SECOND_POSITIONAL.get(spec.name)
     out += [p for p in spec.params if p.name == second]
     return out
+
+
+def second_spelling(spec: Call) -> Param | None:
+    """The required option of ``spec`` that may also come after its first argument."""
+    name = SECOND_SPELLING.get(spec.name)
+    return next((p for p in spec.params if p.name == name), None)
 
 
 def kinds_of(hint: Any) -> list[Any]:

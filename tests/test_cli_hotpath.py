@@ -20,7 +20,14 @@ from hypothesis import strategies as st
 
 from monkeyllm.commands import calls, common
 from monkeyllm.commands.main import parse
-from monkeyllm.commands.params import choices_of, collect, option_names, positionals, shape_of
+from monkeyllm.commands.params import (
+    choices_of,
+    collect,
+    option_names,
+    positionals,
+    second_spelling,
+    shape_of,
+)
 from monkeyllm.registry import CALLS
 
 from .forestkit import copy_sample
@@ -53,6 +60,9 @@ def hot(argv: list[str]) -> tuple[dict[str, Any], Path | None, bool] | None:
 def typer_side(name: str, argv: list[str]) -> tuple[dict[str, Any], Path | None, bool]:
     params = typer_kwargs(name, argv)
     forest, as_json = params.pop("forest_"), params.pop("json_")
+    second = second_spelling(CALLS[name])
+    if second is not None:  # what the command does first: the option or the argument
+        calls._second_argument(CALLS[name], second, params)
     return collect(CALLS[name], params), forest, as_json
 
 
@@ -69,6 +79,9 @@ PLAIN = [
     ["query", "sales/orders-2026", "--sql", "SELECT COUNT(*) FROM orders"],
     ["harvest", "what is the deadline?", "--terms", "NF-4412", "--date_field", "updated"],
     ["graft", "sales/price-list", "--patch", '{"set_frontmatter": {"tags": ["x"]}}'],
+    ["graft", "sales/price-list", '{"set_frontmatter": {"tags": ["x"]}}'],
+    ["query", "sales/orders-2026", "SELECT COUNT(*) FROM orders", "--json"],
+    ["tend", "sales/orders-2026", "DELETE FROM orders WHERE id = '1'"],
     ["transplant", "sales/price-list", "sales/pipeline/price-list", "--dry-run"],
     ["prune", "sales/price-list", "--force"],
     ["history", "sales/price-list", "--limit", "3"],
@@ -98,6 +111,9 @@ def test_plain_command_lines_take_the_hot_path_and_agree_with_typer(argv: list[s
         ["locate", "q", "-k3"],
         ["harvest", "q", "--date-field", "born"],
         ["query", "x"],
+        ["query", "x", "SELECT 1", "--sql", "SELECT 2"],
+        ["query", "x", "SELECT 1", "SELECT 2"],
+        ["graft", "x", "-"],
         ["plant", "-"],
         ["look", "x", "--nope"],
         ["--version"],

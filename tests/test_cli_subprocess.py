@@ -148,6 +148,37 @@ def test_plant_from_a_pipe_makes_one_commit(brain_copy: Path) -> None:
     assert len(git(brain_copy, "log", "--format=%s", f"{before}..HEAD").splitlines()) == 1
 
 
+@pytest.mark.parametrize("entry", list(ENTRY_POINTS))
+def test_graft_tend_and_query_take_their_patch_or_sql_after_the_id(
+    brain_copy: Path, entry: str
+) -> None:
+    vine = ENTRY_POINTS[entry]
+    where = ("-f", str(brain_copy))
+    before = head(brain_copy)
+    patch = json.dumps({"set_frontmatter": {"tags": ["pricing", "second-argument"]}})
+    graft = run(vine, "graft", "sales/price-list", patch, *where)
+    assert graft.returncode == 0, graft.stderr
+    assert one_json_line(graft.stdout)["commit"] == head(brain_copy) != before
+    tags = engine(brain_copy, "look", id="sales/price-list", fields=["tags"])["tags"]
+    assert "second-argument" in tags
+    tend = run(vine, "tend", "sales/orders-2026", "DELETE FROM orders WHERE id = '1001'", *where)
+    assert tend.returncode == 0, tend.stderr
+    assert one_json_line(tend.stdout)["rows_affected"] == 1
+    count = "SELECT COUNT(*) FROM orders WHERE id = '1001'"
+    query = run(vine, "query", "sales/orders-2026", count, *where)
+    assert query.returncode == 0, query.stderr
+    assert one_json_line(query.stdout)["rows"] == [[0]]
+    # Both spellings at once, or neither: a usage error that says how, and no commit.
+    sealed = head(brain_copy)
+    twice = run(vine, "graft", "sales/price-list", patch, "--patch", patch, *where)
+    assert twice.returncode == 2 and twice.stdout == ""
+    assert "given twice" in twice.stderr and "Traceback" not in twice.stderr
+    missing = run(vine, "tend", "sales/orders-2026", *where)
+    assert missing.returncode == 2 and missing.stdout == ""
+    assert "--sql" in missing.stderr and "vine tend ID SQL" in missing.stderr
+    assert head(brain_copy) == sealed
+
+
 def test_a_writer_in_another_process_locks_out_writes_only(brain_copy: Path) -> None:
     hold = (
         "import sys\nfrom monkeyllm import Vine\nwith Vine(sys.argv[1]):\n"
