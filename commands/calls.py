@@ -3,11 +3,12 @@
 A call's Python signature is its command line: the first required parameter is
 positional, every other one is an option named as in Python (``-k``, ``--scope``,
 ``--type-filter`` or ``--type_filter``); ``graft``'s patch and the SQL of ``query`` and
-``tend`` may also follow the id as a second argument. Lists repeat their option (``--fields id
---fields summary``, or ``--fields id,summary``); a parameter that takes one value or a
-list takes several values; structured arguments (``plant``'s node, ``graft``'s patch,
-``scan``'s filter) are JSON given inline, as ``@file.json`` or as ``-`` for standard
-input. Reads open the forest read-only; only the write calls take its lock.
+``tend`` may also follow the id as a second argument. Lists repeat their option
+(``--fields id --fields summary``, or ``--fields id,summary``); a parameter that takes
+one value or a list takes several values; structured arguments (``plant``'s node,
+``graft``'s patch, ``scan``'s filter) are JSON given inline, as ``@file.json`` or as
+``-`` for standard input. Reads open the forest read-only; only the write calls take
+its lock.
 """
 
 from __future__ import annotations
