@@ -152,6 +152,24 @@ BODY = """# Title
 """
 
 
+_H2_H3 = re.compile(r"^#{2,3}[ \t]+(.*?)(?:[ \t]+#+)?[ \t]*$")
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    st.lists(
+        st.sampled_from(["##", "###", "####", "#", " ", "\t", "\r", "a", "b c", "##x", "\n", "é"]),
+        max_size=40,
+    ).map("".join)
+)
+def test_the_outline_without_fences_is_every_h2_and_h3_line(body: str) -> None:
+    """The outline of a body without fences, found by searching for "\\n##", is what
+    matching every line against the header pattern finds, on any mix of hashes,
+    blanks, carriage returns and text."""
+    expected = [m.group(1) for line in body.split("\n") if (m := _H2_H3.match(line)) and m.group(1)]
+    assert nodes.Node("x", {}, body).outline == expected
+
+
 def test_headers_skip_fenced_code_and_trailing_hashes() -> None:
     node = parse_text("x", "---\nid: x\n---\n\n" + BODY)
     assert node.outline == ["One", "One point one", "Two"]

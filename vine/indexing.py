@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 import sqlite3
 from array import array
@@ -48,6 +49,11 @@ NODE_COLUMNS: tuple[str, ...] = (
     "body_lines",
     "stale",
 )
+
+
+# ``json.dumps(value, ensure_ascii=False)`` without making an encoder per call (a build
+# encodes three lists per node).
+_json = json.JSONEncoder(ensure_ascii=False).encode
 
 
 def _str_list(value: Any) -> list[str]:
@@ -99,8 +105,8 @@ def record(node: Node, gen: int, lines: int, body_hash: str) -> Record:
         "type": ntype,
         "title": node.title,
         "summary": node.summary,
-        "tags": json.dumps(tags, ensure_ascii=False),
-        "aliases": json.dumps(aliases, ensure_ascii=False),
+        "tags": _json(tags),
+        "aliases": _json(aliases),
         "created": meta_str(meta.get("created")),
         "updated": meta_str(meta.get("updated")),
         "confidence": _confidence(meta.get("confidence", 1.0)),
@@ -113,7 +119,7 @@ def record(node: Node, gen: int, lines: int, body_hash: str) -> Record:
         "trail": json.dumps(trail_of(node_id)),
         "coverage": meta_str(meta.get("coverage")),
         "body_tokens": tokens(node.body),
-        "outline": json.dumps(outline, ensure_ascii=False),
+        "outline": _json(outline),
         "body_hash": body_hash,
         "origin": meta_str(meta.get("origin")),
         "body_gen": gen,
@@ -152,13 +158,25 @@ def body_hash(node: Node) -> str:
     return hashlib.sha256(node.body.encode("utf-8", "surrogatepass")).hexdigest()
 
 
-def read_node(root: Path, path: str) -> Node | str:
-    """Parse one file, or say why it is not a node."""
+def read_bytes(path: str, size: int = 0) -> bytes:
+    """A whole file's bytes, read in one call when it has at most ``size`` bytes (the
+    size a walk saw): a quarter of what ``open`` and ``read`` cost, which a build pays
+    once per file."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        chunks = [os.read(fd, size + 1 if size > 0 else 65536)]
+        while chunks[-1]:
+            chunks.append(os.read(fd, 65536))
+    finally:
+        os.close(fd)
+    return b"".join(chunks)
+
+
+def read_node(root: Path | str, path: str, size: int = 0) -> Node | str:
+    """Parse one file (of ``size`` bytes, if known), or say why it is not a node."""
     node_id = id_of(path)
     try:
-        with open(root / path, "rb") as fh:
-            data = fh.read()
-        return parse_bytes(node_id, data)
+        return parse_bytes(node_id, read_bytes(os.path.join(root, path), size))
     except ParseError as exc:
         return str(exc)
     except OSError as exc:
@@ -346,13 +364,12 @@ def parse_batch(
     their rows as one pass over the sorted files would. The body index's rows, nine in
     ten of a rebuild's, come back as one text and one bytes object.
     """
-    base = Path(root)
     nodes, fts, edges, moves, listings = [], [], [], [], []
     files: list[tuple[str, int, int, str | None]] = []
     rowids: array[int] = array("q")
     texts: list[str] = []
     for rowid, path, mtime, size in items:
-        node = read_node(base, path)
+        node = read_node(root, path, size)
         if isinstance(node, str):
             files.append((path, mtime, size, node))
             continue

@@ -41,6 +41,9 @@ _local = threading.local()
 _PT_ENDINGS = (("coes", "ções"), ("cao", "ção"), ("oes", "ões"), ("aes", "ães"), ("ao", "ão"))
 _WORD = re.compile(r"[^\W_]+")
 _CODED = re.compile(r"\S*\d\S*")
+# Whether a text holds a digit at all: most titles, summaries and headers hold none, and
+# for them _CODED's scan (which tries every position of every word) is skipped.
+_DIGIT = re.compile(r"\d")
 # Each word's stem tokens, per set of languages, as a catalog build meets them.
 _STEMMED: dict[tuple[str, ...], dict[str, str]] = {}
 _STEMMED_MAX = 200_000
@@ -117,10 +120,11 @@ def _stem_text(text: str, langs: tuple[str, ...]) -> str:
     if not text:
         return ""
     coded: set[str] = set()
-    for chunk in _CODED.findall(text):
-        parts = _WORD.findall(chunk)
-        if len(parts) > 1:
-            coded.update(parts)
+    if _DIGIT.search(text):
+        for chunk in _CODED.findall(text):
+            parts = _WORD.findall(chunk)
+            if len(parts) > 1:
+                coded.update(parts)
     known = _STEMMED.setdefault(langs, {})
     out = []
     for word in _WORD.findall(text):
