@@ -327,6 +327,46 @@ def test_a_rebuild_leaves_the_body_index_in_one_segment(tmp_path: Path, monkeypa
         assert config.get("automerge", bodyindex.AUTOMERGE) == bodyindex.AUTOMERGE
 
 
+def test_a_rebuild_writes_the_body_index_without_merging_until_its_end(
+    tmp_path: Path, monkeypatch
+) -> None:
+    """Every segment the build flushes (every 4 kB here, over sixteen of them) is still
+    there when the files are in: no level of them was merged on the way (which wrote the
+    rows again per level and left free pages behind), and edits merge as FTS5 does by
+    default afterwards."""
+    monkeypatch.setattr(bulkbuild.BulkBuilder, "HASHSIZE", 4096)
+    seen: list[int] = []
+    statements = bulkbuild.index_statements
+
+    def counting() -> list[str]:
+        conn = built[0]
+        seen.append(
+            conn.execute(
+                "SELECT count(DISTINCT id >> 37) FROM body_fts_data WHERE id >= 1 << 37"
+            ).fetchone()[0]
+        )
+        return statements()
+
+    built: list[sqlite3.Connection] = []
+    init = bulkbuild.BulkBuilder.__init__
+
+    def keep(self, catalog) -> None:  # type: ignore[no-untyped-def]
+        init(self, catalog)
+        built.append(self.conn)
+
+    monkeypatch.setattr(bulkbuild.BulkBuilder, "__init__", keep)
+    monkeypatch.setattr(bulkbuild, "index_statements", counting)
+    root = tmp_path / "f"
+    shutil.copytree(FIELD_OFFICE, root, ignore=shutil.ignore_patterns("_derived", ".git"))
+    with Vine(root, writable=False) as vine:
+        assert seen and seen[0] > bulkbuild.FTS5_CRISISMERGE
+        conn = vine._forest.catalog.conn
+        config = dict(conn.execute("SELECT k, v FROM body_fts_config"))
+        assert int(config.get("crisismerge", 16)) == bulkbuild.FTS5_CRISISMERGE == 16
+        the = "SELECT count(*) FROM body_fts WHERE body_fts MATCH '\"the\"'"
+        assert conn.execute(the).fetchone()[0] > 100
+
+
 def test_a_rebuild_leaves_the_metadata_index_in_one_segment(tmp_path: Path) -> None:
     """locate reads each word from one segment after a rebuild, however many the
     rebuild flushed (every 4 kB here), and edits merge as FTS5 does by default."""

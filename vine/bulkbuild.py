@@ -18,8 +18,13 @@ from .indexing import BULK, BULK_JSON, PARALLEL_FILES, Catalog, parse_batch
 from .reads import topk
 from .watch import Stat
 
-# FTS5's own default: how many segments of a level an edit merges.
+# FTS5's own defaults: how many segments of a level an edit merges, and how many of a
+# level make an edit merge them at once.
 FTS5_AUTOMERGE = 4
+FTS5_CRISISMERGE = 16
+# A build's body index: no merge at all until its one merge at the end (FTS5 takes
+# values up to 2,000; a rebuild of 100,000 nodes writes about fifteen segments).
+BUILD_CRISISMERGE = 1999
 
 
 def build_workers(files: int) -> int:
@@ -162,6 +167,13 @@ class BulkBuilder:
         # 100k nodes); a rebuild never leaves a level of segments for an edit to merge
         # at once, and edits merge as usual again.
         conn.execute("INSERT INTO body_fts(body_fts, rank) VALUES('automerge', 0)")
+        # Nor when a level fills up: by default the sixteenth segment of a level has an
+        # insert merge the level's sixteen into one at the next level, then again at
+        # the next, so the rows of a 100k build were written three times and its one
+        # merge at the end left 230 MB of free pages behind.
+        conn.execute(
+            "INSERT INTO body_fts(body_fts, rank) VALUES('crisismerge', ?)", (BUILD_CRISISMERGE,)
+        )
         # The same for the metadata index: locate then reads each word from one
         # segment, not from each of a rebuild's eight or so (a fifth less per query).
         conn.execute("INSERT INTO nodes_fts(nodes_fts, rank) VALUES('automerge', 0)")
@@ -187,6 +199,9 @@ class BulkBuilder:
         for table, automerge in (("body_fts", bodyindex.AUTOMERGE), ("nodes_fts", FTS5_AUTOMERGE)):
             conn.execute(f"INSERT INTO {table}({table}) VALUES('optimize')")
             conn.execute(f"INSERT INTO {table}({table}, rank) VALUES('automerge', ?)", (automerge,))
+        conn.execute(
+            "INSERT INTO body_fts(body_fts, rank) VALUES('crisismerge', ?)", (FTS5_CRISISMERGE,)
+        )
         phase("merge")
         topk.common_terms(conn)
         bodyindex.finish_bulk(conn, first_gen + len(items))
