@@ -392,8 +392,16 @@ def test_a_build_whose_workers_fail_parses_their_files_itself(tmp_path: Path, mo
         expected = catalog_contents(vine._forest.catalog.conn)
     shutil.rmtree(root / "_derived")
     monkeypatch.setenv("VINE_BUILD_WORKERS", "2")
-    # Interpreters that exit at once, and one that is not there at all.
-    for executable in (shutil.which("false"), str(tmp_path / "no-python")):
+    # Interpreters that exit at once, and one that is not there at all; workers that cut
+    # their first answer short, and that answer bytes which are no pickle.
+    short = tmp_path / "short-answer"
+    short.write_text("#!/bin/sh\nprintf '\\020\\000\\000\\000\\000\\000\\000\\000eight...'\n")
+    garbled = tmp_path / "garbled-answer"
+    garbled.write_text("#!/bin/sh\nprintf '\\010\\000\\000\\000\\000\\000\\000\\000garbage!'\n")
+    for script in (short, garbled):
+        script.chmod(0o755)
+    missing = tmp_path / "no-python"
+    for executable in (shutil.which("false"), str(missing), str(short), str(garbled)):
         monkeypatch.setattr(sys, "executable", executable)
         shutil.rmtree(root / "_derived", ignore_errors=True)
         here = parsed_here(monkeypatch)

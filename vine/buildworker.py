@@ -1,8 +1,10 @@
 """A process that parses files for a catalog rebuild (``python -m monkeyllm.buildworker``).
 
 It reads one pickled task from standard input, ``(root, first_gen, batches)``, and
-writes one pickled answer per batch, in order, to standard output: ``("ok", rows)``
-with the rows :func:`monkeyllm.indexing.parse_batch` makes, or ``("error", text)``.
+writes one answer per batch, in order, to standard output: ``("ok", rows)`` with the
+rows :func:`monkeyllm.indexing.parse_batch` makes, or ``("error", text)``, pickled, each
+behind its length (8 bytes, little-endian), so the process that reads them can take
+the bytes off the pipe without unpickling them there (:func:`frame`).
 A fresh interpreter, not a fork: the process that asks may hold threads and
 connections, and its main module is never imported again.
 """
@@ -12,6 +14,15 @@ from __future__ import annotations
 import os
 import pickle
 import sys
+
+# The length before each answer.
+HEADER = 8
+
+
+def frame(answer: tuple[str, object]) -> bytes:
+    """One answer as it goes down the pipe: its pickle's length, then the pickle."""
+    data = pickle.dumps(answer, protocol=pickle.HIGHEST_PROTOCOL)
+    return len(data).to_bytes(HEADER, "little") + data
 
 
 def main() -> int:
@@ -31,7 +42,7 @@ def main() -> int:
             answer: tuple[str, object] = ("ok", parse_batch(root, first_gen, items))
         except Exception as exc:  # noqa: BLE001 - reported to the builder, which parses it again
             answer = ("error", f"{type(exc).__name__}: {exc}")
-        pickle.dump(answer, writer, protocol=pickle.HIGHEST_PROTOCOL)
+        writer.write(frame(answer))
         writer.flush()
     return 0
 
