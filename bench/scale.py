@@ -111,6 +111,7 @@ PHASES = {
     "... inserting": "inserting",
     "indexes": "secondary indexes",
     "merge": "merging the body index",
+    "part": "waiting for and copying the worker's part of it",
     "vocabulary": "vocabularies",
     "commit": "commit",
     "checkpoint": "checkpoint",

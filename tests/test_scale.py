@@ -15,7 +15,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from monkeyllm import Vine, bodyindex, bulkbuild, catalogschema, gitindex
+from monkeyllm import Vine, bodyindex, bodyshard, bulkbuild, catalogschema, gitindex
 from monkeyllm.reads import locate as locate_module
 from monkeyllm.reads import sniff as sniff_module
 from monkeyllm.reads import topk
@@ -41,15 +41,20 @@ FIELD_OFFICE = Path(__file__).resolve().parent.parent / "bench" / "forests" / "f
 def catalog_contents(conn: sqlite3.Connection) -> dict[str, list[tuple]]:
     """Everything a catalog says about its nodes, keyed so that two builds compare:
     body index rows by node id and line (body versions are numbered differently)."""
-    conn.execute(
-        "CREATE VIRTUAL TABLE IF NOT EXISTS temp.lines USING fts5vocab(main, body_fts, 'instance')"
-    )
     shift, mask = bodyindex.LINE_BITS, bodyindex.LINE_MASK
-    out = {
-        "lines": conn.execute(
+    lines = []
+    for name in bodyindex.SHARDS:
+        conn.execute(
+            "CREATE VIRTUAL TABLE IF NOT EXISTS temp.lines "
+            f"USING fts5vocab(main, {name}, 'instance')"
+        )
+        lines += conn.execute(
             f"SELECT n.id, i.doc & {mask}, i.term FROM temp.lines i "
-            f"JOIN nodes n ON n.body_gen = i.doc >> {shift} ORDER BY 1, 2, 3"
-        ).fetchall(),
+            f"JOIN nodes n ON n.body_gen = i.doc >> {shift}"
+        ).fetchall()
+        conn.execute("DROP TABLE temp.lines")
+    out = {
+        "lines": sorted(lines),
         "nodes": conn.execute(
             "SELECT id, kind, type, title, summary, tags, aliases, created, updated, "
             "confidence, source, entity_kind, payload, payload_type, payload_hash, parent, "
@@ -71,7 +76,6 @@ def catalog_contents(conn: sqlite3.Connection) -> dict[str, list[tuple]]:
             )
         ),
     }
-    conn.execute("DROP TABLE temp.lines")
     return out
 
 
@@ -359,10 +363,10 @@ def test_a_rebuild_writes_the_body_index_without_merging_until_its_end(
     root = tmp_path / "f"
     shutil.copytree(FIELD_OFFICE, root, ignore=shutil.ignore_patterns("_derived", ".git"))
     with Vine(root, writable=False) as vine:
-        assert seen and seen[0] > bulkbuild.FTS5_CRISISMERGE
+        assert seen and seen[0] > bodyshard.CRISISMERGE
         conn = vine._forest.catalog.conn
         config = dict(conn.execute("SELECT k, v FROM body_fts_config"))
-        assert int(config.get("crisismerge", 16)) == bulkbuild.FTS5_CRISISMERGE == 16
+        assert int(config.get("crisismerge", 16)) == bodyshard.CRISISMERGE == 16
         the = "SELECT count(*) FROM body_fts WHERE body_fts MATCH '\"the\"'"
         assert conn.execute(the).fetchone()[0] > 100
 

@@ -7,6 +7,15 @@ old versions are never deleted (contentless tables cannot delete on this
 SQLite); a join on the live ``gen`` hides them, and a rebuild drops them once
 they outnumber the live rows.
 
+The index is two FTS5 tables, ``body_fts`` and ``body_fts1``, each holding the rows
+of its own versions: a rebuild writes the first six in seven bodies (by path) into
+``body_fts`` here while a parsing worker writes the rest into a database of its own,
+which is copied in whole at the end (:func:`install_shard`), so the two cores share
+FTS5's inserting and merging; every edit writes into ``body_fts1``. A version is in
+one table only, and every ``gen`` in ``body_fts1`` is above every one in ``body_fts``,
+so a match read from one table and then the other comes out in rowid order
+(:func:`match_rowids`).
+
 Tokens are runs of letters and digits of the folded text (lowercased, accents
 dropped), stored space-separated under the ``ascii`` tokenizer so the index
 holds exactly the tokens Python computed. A literal term is found through the
@@ -39,11 +48,27 @@ AUTOMERGE = 4
 RARE_CHUNK = 64
 
 
+# The body index's tables, in rowid order: a rebuild's first part, then the part a
+# worker built apart, which every edit writes into.
+SHARDS = ("body_fts", "body_fts1")
+LIVE = SHARDS[-1]
+# FTS5's shadow tables of a contentless index without column sizes: all it stores.
+SHADOWS = ("data", "idx", "config")
+
+
+def shard_ddl(name: str) -> str:
+    """The ``CREATE VIRTUAL TABLE`` of one body index table (both are alike)."""
+    return (
+        f"CREATE VIRTUAL TABLE IF NOT EXISTS {name} USING fts5("
+        "text, tokenize='ascii', content='', detail='none', columnsize=0)"
+    )
+
+
 def create(conn: sqlite3.Connection) -> None:
     """Create the body index tables when missing."""
+    for name in SHARDS:
+        conn.execute(shard_ddl(name))
     conn.executescript("""
-        CREATE VIRTUAL TABLE IF NOT EXISTS body_fts USING fts5(
-            text, tokenize='ascii', content='', detail='none', columnsize=0);
         CREATE TABLE IF NOT EXISTS body_vocab(id INTEGER PRIMARY KEY, term TEXT UNIQUE);
         CREATE TABLE IF NOT EXISTS body_vocab_blob(
             one INTEGER PRIMARY KEY CHECK (one = 1), upto INTEGER, terms TEXT,
@@ -51,7 +76,27 @@ def create(conn: sqlite3.Connection) -> None:
     """)
 
 
-INSERT_ROW = "INSERT INTO body_fts(rowid, text) VALUES(?, ?)"
+def insert_row(name: str) -> str:
+    """The INSERT of one index row into table ``name``."""
+    return f"INSERT INTO {name}(rowid, text) VALUES(?, ?)"
+
+
+INSERT_ROW = insert_row(SHARDS[0])
+INSERT_LIVE = insert_row(LIVE)
+
+
+def match_rowids(conn: sqlite3.Connection, expr: str) -> list[int]:
+    """The rowids of the lines matching an FTS5 expression, ascending: each table's,
+    fetched as one string (far cheaper than rows) and read by the JSON parser (twice
+    as fast as splitting it)."""
+    parts = []
+    for name in SHARDS:
+        joined = conn.execute(
+            f"SELECT group_concat(rowid) FROM {name} WHERE {name} MATCH ?", (expr,)
+        ).fetchone()[0]
+        if joined:
+            parts.append(joined)
+    return json.loads("[" + ",".join(parts) + "]") if parts else []
 
 
 def meta_int(conn: sqlite3.Connection, key: str) -> int:
@@ -106,7 +151,9 @@ def bulk_json(rowids: array[int], texts: list[str]) -> str:
     return "[" + ",".join(f'[{r},"{t}"]' for r, t in zip(rowids, texts, strict=True)) + "]"
 
 
-def bulk_insert(conn: sqlite3.Connection, payload: tuple[bytes, str]) -> None:
+def bulk_insert(
+    conn: sqlite3.Connection, payload: tuple[bytes, str], insert: str = INSERT_ROW
+) -> None:
     """Insert the rows of :func:`bulk_payload` (by ``executemany`` over the two columns:
     at 100,000 nodes a third less time than reading each row out of JSON in SQLite)."""
     rowids: array[int] = array("q")
@@ -114,24 +161,53 @@ def bulk_insert(conn: sqlite3.Connection, payload: tuple[bytes, str]) -> None:
     # FTS5 keeps the terms in memory until its hash is full (the build sets its size),
     # then writes them out as one segment: at 100,000 nodes about fifteen segments, not
     # one per batch (a savepoint per batch made 250, and the build 3-4 s slower).
-    conn.executemany(INSERT_ROW, zip(rowids, payload[1].split("\n"), strict=True))
+    conn.executemany(insert, zip(rowids, payload[1].split("\n"), strict=True))
 
 
 def clear(conn: sqlite3.Connection) -> None:
     """Empty the index (a rebuild)."""
-    conn.execute("INSERT INTO body_fts(body_fts) VALUES('delete-all')")
+    for name in SHARDS:
+        conn.execute(f"INSERT INTO {name}({name}) VALUES('delete-all')")
     conn.execute("DELETE FROM body_vocab")
     conn.execute("DELETE FROM body_vocab_blob")
     _set_meta(conn, "body_garbage", 0)
 
 
-def finish_bulk(conn: sqlite3.Connection, next_gen: int) -> None:
-    """After a rebuild: the vocabulary, read back from the index itself, and counters."""
+def vocabulary_counts(conn: sqlite3.Connection, name: str) -> list[tuple[str, int]]:
+    """Every token of one body index table with the number of its rows holding it."""
     conn.execute(
-        "CREATE VIRTUAL TABLE IF NOT EXISTS temp.body_terms USING fts5vocab(main, body_fts, 'row')"
+        f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.body_terms USING fts5vocab(main, {name}, 'row')"
     )
-    conn.execute("CREATE TEMP TABLE body_counts AS SELECT term, doc FROM temp.body_terms")
-    conn.execute("DROP TABLE temp.body_terms")
+    try:
+        return conn.execute("SELECT term, doc FROM temp.body_terms").fetchall()
+    finally:
+        conn.execute("DROP TABLE temp.body_terms")
+
+
+def finish_bulk(
+    conn: sqlite3.Connection, next_gen: int, counted: dict[str, list[tuple[str, int]]] | None = None
+) -> None:
+    """After a rebuild: the vocabulary, read back from the index itself (from each table,
+    or as ``counted`` gives a table's counts already), and counters."""
+    counted = counted or {}
+    conn.execute("CREATE TEMP TABLE body_counts(term TEXT, doc INTEGER)")
+    for name in SHARDS:
+        if name in counted:
+            conn.executemany("INSERT INTO temp.body_counts VALUES(?, ?)", counted[name])
+            continue
+        conn.execute(
+            "CREATE VIRTUAL TABLE IF NOT EXISTS temp.body_terms "
+            f"USING fts5vocab(main, {name}, 'row')"
+        )
+        conn.execute("INSERT INTO temp.body_counts SELECT term, doc FROM temp.body_terms")
+        conn.execute("DROP TABLE temp.body_terms")
+    if len(SHARDS) > 1:
+        conn.execute(
+            "CREATE TEMP TABLE body_summed AS SELECT term, sum(doc) AS doc "
+            "FROM temp.body_counts GROUP BY term"
+        )
+        conn.execute("DROP TABLE temp.body_counts")
+        conn.execute("ALTER TABLE temp.body_summed RENAME TO body_counts")
     conn.execute(
         "INSERT OR IGNORE INTO body_vocab(term) SELECT term FROM temp.body_counts ORDER BY term"
     )
@@ -174,7 +250,7 @@ class BodyWriter:
         rows: list[tuple[int, str]] = []
         count = body_rows(body, gen, rows)
         self._added += count
-        self.conn.executemany(INSERT_ROW, rows)
+        self.conn.executemany(INSERT_LIVE, rows)
         for _, line in rows:
             self._vocab.update(line.split())
         return gen, count

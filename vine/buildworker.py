@@ -1,10 +1,15 @@
 """A process that parses files for a catalog rebuild (``python -m monkeyllm.buildworker``).
 
-It reads one pickled task from standard input, ``(root, first_gen, batches)``, and
-writes one answer per batch, in order, to standard output: ``("ok", rows)`` with the
-rows :func:`monkeyllm.indexing.parse_batch` makes, or ``("error", text)``, pickled, each
-behind its length (8 bytes, little-endian), so the process that reads them can take
-the bytes off the pipe without unpickling them there (:func:`frame`).
+It reads one pickled task from standard input, ``(root, first_gen, batches, part)``,
+and writes one answer per batch, in order, to standard output: ``("ok", rows)`` with
+the rows :func:`monkeyllm.indexing.parse_batch` makes, or ``("error", text)``, pickled,
+each behind its length (8 bytes, little-endian), so the process that reads them can
+take the bytes off the pipe without unpickling them there (:func:`frame`).
+
+``part`` is None, or ``(path, start)``: the body lines of batches ``start`` and on are
+not sent but written into a body index table of this process's own at ``path``
+(:mod:`monkeyllm.bodyshard`), and one answer more follows the batches': ``("part",
+counts)``, that table's vocabulary, once it is merged and closed.
 A fresh interpreter, not a fork: the process that asks may hold threads and
 connections, and its main module is never imported again.
 """
@@ -27,6 +32,7 @@ def frame(answer: tuple[str, object]) -> bytes:
 
 def main() -> int:
     """Serve one task; returns the exit status."""
+    from . import bodyshard
     from .indexing import parse_batch
 
     # Below the process that inserts what this one parses: on a busy machine, the
@@ -36,11 +42,29 @@ def main() -> int:
     except OSError:
         pass
     reader, writer = sys.stdin.buffer, sys.stdout.buffer
-    root, first_gen, batches = pickle.load(reader)
-    for items in batches:
+    root, first_gen, batches, part = pickle.load(reader)
+    table = None
+    for number, items in enumerate(batches):
         try:
-            answer: tuple[str, object] = ("ok", parse_batch(root, first_gen, items))
+            rows = parse_batch(root, first_gen, items)
+            if part is not None and number >= part[1]:
+                if table is None:
+                    table = bodyshard.Writer(part[0])
+                for name, payload in rows:
+                    if name == "lines":
+                        table.add(payload)
+                rows = [(name, payload) for name, payload in rows if name != "lines"]
+            answer: tuple[str, object] = ("ok", rows)
         except Exception as exc:  # noqa: BLE001 - reported to the builder, which parses it again
+            answer = ("error", f"{type(exc).__name__}: {exc}")
+        writer.write(frame(answer))
+        writer.flush()
+    if part is not None:
+        try:
+            if table is None:
+                table = bodyshard.Writer(part[0])
+            answer = ("part", table.finish())
+        except Exception as exc:  # noqa: BLE001 - the builder indexes those lines itself
             answer = ("error", f"{type(exc).__name__}: {exc}")
         writer.write(frame(answer))
         writer.flush()

@@ -9,22 +9,25 @@ import queue
 import sqlite3
 import threading
 import time
+from pathlib import Path
 from typing import Any
 
-from . import bodyindex, derived
+from . import bodyindex, bodyshard, derived
 from .buildlock import JOURNALED, UNJOURNALED, BuildLock
 from .catalogschema import INDEX_NAMES, index_statements
 from .indexing import BULK, BULK_JSON, PARALLEL_FILES, Catalog, parse_batch
 from .reads import topk
 from .watch import Stat
 
-# FTS5's own defaults: how many segments of a level an edit merges, and how many of a
-# level make an edit merge them at once.
+# FTS5's own default: how many segments of a level an edit merges.
 FTS5_AUTOMERGE = 4
-FTS5_CRISISMERGE = 16
-# A build's body index: no merge at all until its one merge at the end (FTS5 takes
-# values up to 2,000; a rebuild of 100,000 nodes writes about fifteen segments).
-BUILD_CRISISMERGE = 1999
+# The share of a parallel build's batches (the last ones, by path) whose body lines the
+# last worker indexes itself, in a table of its own (:mod:`monkeyllm.bodyshard`): the
+# building process merges its own part of the body index and counts its vocabulary
+# while the worker parses those batches and indexes their lines. At 100,000 nodes on 2
+# cores, 0.15 had both done at about the same time (0.20 and 0.25 kept the building
+# process waiting 1.5 and 2.7 s for the worker).
+PART_SHARE = 0.15
 
 
 def build_workers(files: int) -> int:
@@ -51,10 +54,12 @@ class BulkBuilder:
     """A full rebuild: parsing on worker processes (or here), SQLite on its own.
 
     With workers, they parse while this process inserts their row tuples
-    (``executemany``). Without, this process parses while a thread inserts each batch
-    as one JSON text, which SQLite reads without the GIL, so the two overlap (row
-    tuples would hold the GIL for every row: 10 % more time for 3,000 files). Either
-    way the connection is used by one thread at a time.
+    (``executemany``), and the last worker indexes the body lines of the last batches
+    itself, which this process copies in at the end (:class:`_Pool`). Without, this
+    process parses while a thread inserts each batch as one JSON text, which SQLite
+    reads without the GIL, so the two overlap (row tuples would hold the GIL for every
+    row: 10 % more time for 3,000 files). Either way the connection is used by one
+    thread at a time.
     """
 
     BATCH = 400
@@ -63,7 +68,7 @@ class BulkBuilder:
     # How the last rebuild in this process wrote: "off" (no journal) or "wal".
     last_journal = ""
     # Bytes of body index terms held in memory before FTS5 writes them out as a segment.
-    HASHSIZE = 16 << 20
+    HASHSIZE = bodyshard.HASHSIZE
 
     def __init__(self, catalog: Catalog) -> None:
         self.catalog = catalog
@@ -72,6 +77,8 @@ class BulkBuilder:
         self._error: BaseException | None = None
         self._thread = threading.Thread(target=self._drain, name="catalog-build", daemon=True)
         self.inserting = 0.0
+        # Vocabulary counts of body index tables taken before the build's end.
+        self._counted: dict[str, list[tuple[str, int]]] = {}
 
     def _insert(self, batch: list[tuple[str, Any]]) -> None:
         start = time.perf_counter()
@@ -161,19 +168,11 @@ class BulkBuilder:
         """The build's one transaction, committed."""
         conn = self.conn
         conn.execute("BEGIN IMMEDIATE")
-        conn.execute("INSERT INTO body_fts(body_fts, rank) VALUES('hashsize', ?)", (self.HASHSIZE,))
         # No merging of the body index's segments while it is written from nothing, one
         # merge of them all at the end instead (a seventh of a rebuild's time less at
         # 100k nodes); a rebuild never leaves a level of segments for an edit to merge
         # at once, and edits merge as usual again.
-        conn.execute("INSERT INTO body_fts(body_fts, rank) VALUES('automerge', 0)")
-        # Nor when a level fills up: by default the sixteenth segment of a level has an
-        # insert merge the level's sixteen into one at the next level, then again at
-        # the next, so the rows of a 100k build were written three times and its one
-        # merge at the end left 230 MB of free pages behind.
-        conn.execute(
-            "INSERT INTO body_fts(body_fts, rank) VALUES('crisismerge', ?)", (BUILD_CRISISMERGE,)
-        )
+        bodyshard.prepare(conn, bodyindex.SHARDS[0], self.HASHSIZE)
         # The same for the metadata index: locate then reads each word from one
         # segment, not from each of a rebuild's eight or so (a fifth less per query).
         conn.execute("INSERT INTO nodes_fts(nodes_fts, rank) VALUES('automerge', 0)")
@@ -187,27 +186,80 @@ class BulkBuilder:
         chunks = [items[i : i + self.BATCH] for i in range(0, len(items), self.BATCH)]
         workers = build_workers(len(items))
         BulkBuilder.last["workers"] = workers
+        pool = None
         if workers:
-            self._parallel(chunks, first_gen, workers)
-        else:
-            self._serial(chunks, first_gen)
-        phase("files")
-        BulkBuilder.last["... inserting"] = round(self.inserting, 3)
-        for statement in index_statements():
-            conn.execute(statement)
-        phase("indexes")
-        for table, automerge in (("body_fts", bodyindex.AUTOMERGE), ("nodes_fts", FTS5_AUTOMERGE)):
-            conn.execute(f"INSERT INTO {table}({table}) VALUES('optimize')")
-            conn.execute(f"INSERT INTO {table}({table}, rank) VALUES('automerge', ?)", (automerge,))
-        conn.execute(
-            "INSERT INTO body_fts(body_fts, rank) VALUES('crisismerge', ?)", (FTS5_CRISISMERGE,)
-        )
-        phase("merge")
-        topk.common_terms(conn)
-        bodyindex.finish_bulk(conn, first_gen + len(items))
-        phase("vocabulary")
+            pool = _Pool(str(self.catalog.root), first_gen, chunks, workers, self._part_path())
+        try:
+            if pool is not None:
+                self._parallel(pool)
+            else:
+                self._serial(chunks, first_gen)
+            phase("files")
+            BulkBuilder.last["... inserting"] = round(self.inserting, 3)
+            for statement in index_statements():
+                conn.execute(statement)
+            phase("indexes")
+            counted = self._counted
+            if bodyindex.SHARDS[0] not in counted:
+                bodyshard.settle(conn, bodyindex.SHARDS[0])
+            conn.execute("INSERT INTO nodes_fts(nodes_fts) VALUES('optimize')")
+            conn.execute(
+                "INSERT INTO nodes_fts(nodes_fts, rank) VALUES('automerge', ?)", (FTS5_AUTOMERGE,)
+            )
+            phase("merge")
+            if pool is not None:
+                counted.update(self._take_part(pool))
+            phase("part")
+            topk.common_terms(conn)
+            bodyindex.finish_bulk(conn, first_gen + len(items), counted)
+            phase("vocabulary")
+        finally:
+            if pool is not None:
+                pool.close()
         conn.commit()
         phase("commit")
+
+    def _part_path(self) -> str | None:
+        """Where a worker may write its part of the body index: beside a catalog file
+        (a catalog in memory takes every line itself)."""
+        path = getattr(self.catalog, "path", None)
+        return str(Path(path).parent / bodyshard.NAME) if path is not None else None
+
+    def _take_part(self, pool: _Pool) -> dict[str, list[tuple[str, int]]]:
+        """The worker's part of the body index copied into the catalog, and its
+        vocabulary; when the worker could not finish it, its lines indexed here."""
+        if not pool.part_from_worker:
+            return {}
+        counts = pool.part()
+        if counts is not None:
+            assert pool.path is not None
+            bodyshard.install(self.conn, pool.path)
+            return {bodyindex.LIVE: counts}
+        self._index_lines_here(pool)
+        bodyshard.settle(self.conn, bodyindex.SHARDS[0])
+        return {}
+
+    def _settle_first(self) -> None:
+        """Merge the first part of the body index and count its vocabulary."""
+        start = time.perf_counter()
+        first = bodyindex.SHARDS[0]
+        bodyshard.settle(self.conn, first)
+        self._counted[first] = bodyindex.vocabulary_counts(self.conn, first)
+        BulkBuilder.last["... merging and counting the first part early"] = round(
+            time.perf_counter() - start, 3
+        )
+
+    def _index_lines_here(self, pool: _Pool) -> None:
+        """The body lines of the batches whose rows came from the worker while their
+        lines went to its table (which is not coming): parsed again, lines only (the
+        first part is merged and counted again at the end)."""
+        self._counted.pop(bodyindex.SHARDS[0], None)
+        for i in pool.lines_in_part:
+            for table, payload in parse_batch(pool.root, pool.first_gen, pool.chunks[i]):
+                if table == "lines":
+                    self._insert([(table, payload)])
+        pool.lines_in_part = []
+        pool.part_from_worker = False
 
     def _phase(self) -> Any:
         """A clock for the phases of this build, kept in :attr:`last` (seconds)."""
@@ -235,20 +287,60 @@ class BulkBuilder:
         if self._error is not None:
             raise self._error
 
-    def _parallel(
-        self, chunks: list[list[tuple[int, str, int, int]]], first_gen: int, workers: int
+    def _parallel(self, pool: _Pool) -> None:
+        """Batches parsed by the pool's processes, inserted here in file order (FTS5
+        appends ascending rowids without flushing). Batches a worker could not give (it
+        failed, or never started) are parsed here, and with them the body lines its
+        part of the index would have held."""
+        for i, chunk in enumerate(pool.chunks):
+            if i == pool.split and pool.part_from_worker and not pool.failed:
+                # This process's part of the body index is whole: merge it and count its
+                # vocabulary while the worker parses the last batches and indexes theirs.
+                self._settle_first()
+            batch = pool.batch(i)
+            if batch is None:
+                if pool.lines_in_part:
+                    self._index_lines_here(pool)
+                batch = parse_batch(pool.root, pool.first_gen, chunk)
+            self._insert(batch)
+        if pool.failed:
+            # Every line after the failure was indexed here, and those before it too.
+            pool.part_from_worker = False
+
+
+class _Pool:
+    """A build's worker processes, each given its whole task at once.
+
+    Batch ``i`` goes to worker ``i % workers``, but for the last :data:`PART_SHARE` of
+    the batches, which all go to the last worker, which indexes their body lines in a
+    table of its own at ``path`` (when there is a path and such batches). A thread per
+    worker drains its pipe into a short queue, so a worker parses on while the building
+    thread inserts, and stops once two of its batches wait.
+    """
+
+    def __init__(
+        self,
+        root: str,
+        first_gen: int,
+        chunks: list[list[tuple[int, str, int, int]]],
+        workers: int,
+        path: str | None,
     ) -> None:
-        """Batches parsed by ``workers`` processes, inserted here in file order (FTS5
-        appends ascending rowids without flushing). Batch ``i`` goes to worker
-        ``i % workers``; a thread per worker drains its pipe into a short queue, so a
-        worker parses on while this thread inserts, and stops once two of its batches
-        wait. Batches a worker could not give (it failed, or never started) are parsed
-        here."""
         import subprocess
         import sys
 
-        root = str(self.catalog.root)
-        procs: list[subprocess.Popen[bytes]] = []
+        self.root, self.first_gen, self.chunks, self.path = root, first_gen, chunks, path
+        n = len(chunks)
+        self.split = n - int(n * PART_SHARE) if path is not None else n
+        self.owner = [i % workers if i < self.split else workers - 1 for i in range(n)]
+        # Whether the last worker is to give the part of the body index past ``split``,
+        # and the batches whose lines it holds there so far.
+        self.part_from_worker = self.split < n
+        self.lines_in_part: list[int] = []
+        self.failed = False
+        self.procs: list[subprocess.Popen[bytes]] = []
+        if path is not None:
+            bodyshard.remove(path)
         try:
             for w in range(workers):
                 proc = subprocess.Popen(
@@ -257,30 +349,54 @@ class BulkBuilder:
                     stdout=subprocess.PIPE,
                     stderr=subprocess.DEVNULL,
                 )
-                procs.append(proc)
-                _send_task(proc, (root, first_gen, chunks[w::workers]))
+                self.procs.append(proc)
+                mine = [chunks[i] for i in range(n) if self.owner[i] == w]
+                part = None
+                if w == workers - 1 and self.part_from_worker:
+                    part = (path, sum(1 for i in range(self.split) if self.owner[i] == w))
+                _send_task(proc, (root, first_gen, mine, part))
         except OSError:
             pass
-        stop = threading.Event()
-        answers = [_drain_worker(proc, stop) for proc in procs]
-        failed = not procs
-        try:
-            for i, chunk in enumerate(chunks):
-                batch = None
-                if not failed and i % workers < len(procs):
-                    status, batch = _answer(answers[i % workers].get())
-                    if status != "ok":
-                        failed, batch = True, None
-                self._insert(batch if batch is not None else parse_batch(root, first_gen, chunk))
-        finally:
-            stop.set()
-            for proc in procs:
-                if proc.poll() is None:
-                    proc.kill()
-                proc.wait()
+        if len(self.procs) < workers:
+            self.part_from_worker = False
+        self.stop = threading.Event()
+        self.answers = [_drain_worker(proc, self.stop) for proc in self.procs]
+
+    def batch(self, i: int) -> list[tuple[str, Any]] | None:
+        """Batch ``i``'s rows from its worker, or None for this process to parse it."""
+        if self.failed or not 0 <= self.owner[i] < len(self.procs):
+            return None
+        status, batch = _answer(self.answers[self.owner[i]].get())
+        if status != "ok":
+            self.failed = True
+            return None
+        if i >= self.split and self.part_from_worker:
+            self.lines_in_part.append(i)
+        return batch
+
+    def part(self) -> list[tuple[str, int]] | None:
+        """The vocabulary of the worker's part of the body index once it is merged and
+        closed at :attr:`path`; None when it failed."""
+        if self.failed:
+            return None
+        status, counts = _answer(self.answers[-1].get())
+        if status != "part":
+            self.failed = True
+            return None
+        return list(counts)
+
+    def close(self) -> None:
+        """Stop the workers and remove the part of the body index (copied by now)."""
+        self.stop.set()
+        for proc in self.procs:
+            if proc.poll() is None:
+                proc.kill()
+            proc.wait()
+        if self.path is not None:
+            bodyshard.remove(self.path)
 
 
-def _send_task(proc: Any, task: tuple[str, int, list[Any]]) -> None:
+def _send_task(proc: Any, task: tuple[str, int, list[Any], Any]) -> None:
     """Give a build worker its whole task at once (it reads it all before it answers);
     a worker that is gone already is found out when its answers are read."""
     import pickle
@@ -309,25 +425,62 @@ def _answer(got: tuple[str, Any] | bytes) -> tuple[str, Any]:
     return answer if isinstance(answer, tuple) and len(answer) == 2 else ("error", "bad answer")
 
 
-def _drain_worker(proc: Any, stop: threading.Event) -> queue.Queue[tuple[str, Any] | bytes]:
-    """A queue that a thread fills with the answers of one build worker as they come,
-    each the bytes of its pickle (``("error", why)`` last when the worker stops early).
+class _Answers:
+    """The answers one worker has given and the building thread not yet taken, bounded
+    by their bytes (:data:`ANSWER_BYTES`) rather than their number: a batch with its
+    body lines weighs several megabytes, one whose lines went to the worker's part of
+    the index a tenth of that, and the worker runs on through those while the
+    building thread merges its own part."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self._items: list[tuple[str, Any] | bytes] = []
+        self._bytes = 0
+        self._ready = threading.Condition()
+
+    def put(self, answer: tuple[str, Any] | bytes, stop: threading.Event) -> bool:
+        """Queue an answer, waiting while those queued weigh the limit (one always
+        goes in); False once ``stop`` is set."""
+        size = len(answer) if isinstance(answer, bytes) else 0
+        with self._ready:
+            while self._items and self._bytes + size > self.limit:
+                if stop.is_set():
+                    return False
+                self._ready.wait(0.1)
+            self._items.append(answer)
+            self._bytes += size
+            self._ready.notify_all()
+        return True
+
+    def get(self) -> tuple[str, Any] | bytes:
+        """The oldest answer, waiting for one."""
+        with self._ready:
+            while not self._items:
+                self._ready.wait()
+            answer = self._items.pop(0)
+            self._bytes -= len(answer) if isinstance(answer, bytes) else 0
+            self._ready.notify_all()
+            return answer
+
+
+# How many bytes of answers a worker may have waiting (a batch of 400 files with its
+# body lines: 3-7 MB; without them: about 0.6 MB).
+ANSWER_BYTES = 48 << 20
+
+
+def _drain_worker(proc: Any, stop: threading.Event) -> _Answers:
+    """The answers of one build worker, which a thread reads as they come, each the
+    bytes of its pickle (``("error", why)`` last when the worker stops early).
 
     The thread only reads: unpickling a batch here held the GIL while the inserting
     thread needed it between rows (3.3 million times at 100,000 nodes), so the inserting
     thread unpickles each batch as it takes it (:func:`_answer`)."""
     from .buildworker import HEADER
 
-    answers: queue.Queue[tuple[str, Any] | bytes] = queue.Queue(maxsize=2)
+    answers = _Answers(ANSWER_BYTES)
 
     def put(answer: tuple[str, Any] | bytes) -> bool:
-        while not stop.is_set():
-            try:
-                answers.put(answer, timeout=0.1)
-                return True
-            except queue.Full:
-                continue
-        return False
+        return answers.put(answer, stop)
 
     def drain() -> None:
         with proc.stdout:

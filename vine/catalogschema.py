@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 
-SCHEMA_VERSION = "7"
+SCHEMA_VERSION = "8"
 # bm25 weights per column: id (unindexed), title 4, aliases 3, tags 2, summary 1, section
 # headers 0.5, then the stems of the title, of the aliases and tags, of the summary and of
 # the headers at half their field's weight. A word matches its own field and its stem

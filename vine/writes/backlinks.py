@@ -89,10 +89,7 @@ def wikilink_sources(forest: Forest, node_id: str) -> list[str]:
     conn = forest.catalog.conn
     if tokens and folded.isascii():
         expr = " AND ".join('"' + t + '"' for t in tokens)
-        joined = conn.execute(
-            "SELECT group_concat(rowid) FROM body_fts WHERE body_fts MATCH ?", (expr,)
-        ).fetchone()[0]
-        gens = sorted({int(r) >> bodyindex.LINE_BITS for r in joined.split(",")}) if joined else []
+        gens = sorted({r >> bodyindex.LINE_BITS for r in bodyindex.match_rowids(conn, expr)})
         candidates = [
             r[0]
             for r in conn.execute(
