@@ -110,6 +110,7 @@ PHASES = {
     "files": "parsing and inserting the files",
     "... inserting": "inserting",
     "indexes": "secondary indexes",
+    "... merging and counting the first part early": "... of which merging its first part early",
     "merge": "merging the body index",
     "part": "waiting for and copying the worker's part of it",
     "vocabulary": "vocabularies",
