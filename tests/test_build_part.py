@@ -169,3 +169,28 @@ def test_a_worker_that_dies_in_its_part_leaves_its_lines_to_the_build(
         sound(conn)
     assert here  # this process parsed what the worker left (lines or whole batches)
     assert not (forest / "_derived" / bodyshard.NAME).exists()
+
+
+def test_a_rebuild_beside_a_reader_installs_the_part_and_the_reader_reads_it(
+    forest: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A rebuild while another connection has the catalog open keeps the WAL; the reader
+    finds the same lines after it, read from a second table that was dropped and
+    declared again while the reader had it open."""
+    monkeypatch.setenv("VINE_BUILD_WORKERS", "1")
+
+    def lines(response: dict) -> list[tuple]:  # type: ignore[type-arg]
+        return [
+            (r["id"], r["match_count"], [m["line"] for m in r["matches"]])
+            for r in assert_ok(response)["results"]
+        ]
+
+    with Vine(forest, writable=False, alpha=0) as reader:
+        before = lines(reader.sniff(["the", "contract"], k=20))
+        assert len(before) >= 3
+        with Vine(forest, alpha=0) as writer:
+            writer._forest.catalog.build()
+            assert bulkbuild.BulkBuilder.last_journal == "wal"
+            assert part_rows(writer._forest.catalog.conn) > 0
+        assert lines(reader.sniff(["the", "contract"], k=20)) == before
+        sound(reader._forest.catalog.conn)
