@@ -301,6 +301,10 @@ class BulkBuilder:
             if batch is None:
                 if pool.lines_in_part:
                     self._index_lines_here(pool)
+                if i >= pool.split:
+                    # Lines of the part come into the first table: merged and counted
+                    # again at the end.
+                    self._counted.pop(bodyindex.SHARDS[0], None)
                 batch = parse_batch(pool.root, pool.first_gen, chunk)
             self._insert(batch)
         if pool.failed:
