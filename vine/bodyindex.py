@@ -8,13 +8,13 @@ SQLite); a join on the live ``gen`` hides them, and a rebuild drops them once
 they outnumber the live rows.
 
 The index is two FTS5 tables, ``body_fts`` and ``body_fts1``, each holding the rows
-of its own versions: a rebuild writes the first six in seven bodies (by path) into
-``body_fts`` here while a parsing worker writes the rest into a database of its own,
-which is copied in whole at the end (:func:`install_shard`), so the two cores share
-FTS5's inserting and merging; every edit writes into ``body_fts1``. A version is in
-one table only, and every ``gen`` in ``body_fts1`` is above every one in ``body_fts``,
-so a match read from one table and then the other comes out in rowid order
-(:func:`match_rowids`).
+of its own versions: a parallel rebuild writes most bodies (by path) into ``body_fts``
+here while a parsing worker writes the last ones (``bulkbuild.PART_SHARE``) into a
+database of its own, which is copied in whole at the end (``bodyshard.install``), so
+the two cores share FTS5's inserting and merging; every edit writes into ``body_fts1``.
+A version is in one table only, and every ``gen`` in ``body_fts1`` is above every one in
+``body_fts``, so a match read from one table and then the other comes out in rowid
+order (:func:`match_rowids`).
 
 Tokens are runs of letters and digits of the folded text (lowercased, accents
 dropped), stored space-separated under the ``ascii`` tokenizer so the index
@@ -190,24 +190,15 @@ def finish_bulk(
     """After a rebuild: the vocabulary, read back from the index itself (from each table,
     or as ``counted`` gives a table's counts already), and counters."""
     counted = counted or {}
-    conn.execute("CREATE TEMP TABLE body_counts(term TEXT, doc INTEGER)")
+    conn.execute("CREATE TEMP TABLE body_parts(term TEXT, doc INTEGER)")
     for name in SHARDS:
-        if name in counted:
-            conn.executemany("INSERT INTO temp.body_counts VALUES(?, ?)", counted[name])
-            continue
-        conn.execute(
-            "CREATE VIRTUAL TABLE IF NOT EXISTS temp.body_terms "
-            f"USING fts5vocab(main, {name}, 'row')"
-        )
-        conn.execute("INSERT INTO temp.body_counts SELECT term, doc FROM temp.body_terms")
-        conn.execute("DROP TABLE temp.body_terms")
-    if len(SHARDS) > 1:
-        conn.execute(
-            "CREATE TEMP TABLE body_summed AS SELECT term, sum(doc) AS doc "
-            "FROM temp.body_counts GROUP BY term"
-        )
-        conn.execute("DROP TABLE temp.body_counts")
-        conn.execute("ALTER TABLE temp.body_summed RENAME TO body_counts")
+        rows = counted[name] if name in counted else vocabulary_counts(conn, name)
+        conn.executemany("INSERT INTO temp.body_parts VALUES(?, ?)", rows)
+    conn.execute(
+        "CREATE TEMP TABLE body_counts AS SELECT term, sum(doc) AS doc "
+        "FROM temp.body_parts GROUP BY term"
+    )
+    conn.execute("DROP TABLE temp.body_parts")
     conn.execute(
         "INSERT OR IGNORE INTO body_vocab(term) SELECT term FROM temp.body_counts ORDER BY term"
     )

@@ -4,6 +4,7 @@ and made again once the rows are in."""
 
 from __future__ import annotations
 
+import collections
 import os
 import queue
 import sqlite3
@@ -318,8 +319,8 @@ class _Pool:
     Batch ``i`` goes to worker ``i % workers``, but for the last :data:`PART_SHARE` of
     the batches, which all go to the last worker, which indexes their body lines in a
     table of its own at ``path`` (when there is a path and such batches). A thread per
-    worker drains its pipe into a short queue, so a worker parses on while the building
-    thread inserts, and stops once two of its batches wait.
+    worker drains its pipe into a queue bounded by bytes (:class:`_Answers`), so a
+    worker parses on while the building thread inserts.
     """
 
     def __init__(
@@ -438,7 +439,7 @@ class _Answers:
 
     def __init__(self, limit: int) -> None:
         self.limit = limit
-        self._items: list[tuple[str, Any] | bytes] = []
+        self._items: collections.deque[tuple[str, Any] | bytes] = collections.deque()
         self._bytes = 0
         self._ready = threading.Condition()
 
@@ -461,7 +462,7 @@ class _Answers:
         with self._ready:
             while not self._items:
                 self._ready.wait()
-            answer = self._items.pop(0)
+            answer = self._items.popleft()
             self._bytes -= len(answer) if isinstance(answer, bytes) else 0
             self._ready.notify_all()
             return answer
